@@ -1,0 +1,56 @@
+import type { RelationId, StorageId, UnitName, ApplicationName } from '../../runtime/ids.ts'
+
+/**
+ * Hook kinds the uniter runs (juju-semantics §7.1). `leader-deposed` is declared by
+ * Juju but never executed, so it is not a kind here.
+ */
+export type UnitHookKind =
+  | 'install' | 'start' | 'config-changed' | 'upgrade-charm' | 'stop' | 'remove'
+  | 'leader-elected' | 'leader-settings-changed' | 'update-status'
+
+export type RelationHookKind =
+  | 'relation-created' | 'relation-joined' | 'relation-changed' | 'relation-departed' | 'relation-broken'
+
+export type StorageHookKind = 'storage-attached' | 'storage-detaching'
+
+export type HookKind = UnitHookKind | RelationHookKind | StorageHookKind
+
+/** What the uniter persists about the current or last hook (Juju's `hook` blob). */
+export interface HookInfo {
+  kind: HookKind
+  relationId?: RelationId
+  /** Endpoint name of the relation, for the hook name `<ep>-relation-<kind>`. */
+  endpoint?: string
+  remoteUnit?: UnitName
+  remoteApplication?: ApplicationName
+  /** The remote settings version this hook observes; recorded on commit. */
+  changeVersion?: number
+  /** For `-departed`: the unit that is leaving (the remote unit, or this unit when it is dying). */
+  departee?: UnitName
+  storageId?: StorageId
+  storageName?: string
+}
+
+export function isRelationHook (kind: HookKind): kind is RelationHookKind {
+  return kind.startsWith('relation-')
+}
+
+export function isStorageHook (kind: HookKind): kind is StorageHookKind {
+  return kind.startsWith('storage-')
+}
+
+/** The executable name Juju runs: `install`, `db-relation-joined`, `data-storage-attached`. */
+export function hookName (hook: HookInfo): string {
+  if (isRelationHook(hook.kind)) return `${hook.endpoint ?? '?'}-${hook.kind}`
+  if (isStorageHook(hook.kind)) return `${hook.storageName ?? '?'}-${hook.kind}`
+  return hook.kind
+}
+
+/** A short description for logs and traces: `db-relation-joined mysql/0 (rel 3)`. */
+export function describeHook (hook: HookInfo): string {
+  const parts = [hookName(hook)]
+  if (hook.remoteUnit !== undefined) parts.push(hook.remoteUnit)
+  else if (hook.remoteApplication !== undefined && hook.kind === 'relation-changed') parts.push(`app ${hook.remoteApplication}`)
+  if (hook.storageId !== undefined) parts.push(hook.storageId)
+  return parts.join(' ')
+}

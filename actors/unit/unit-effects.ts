@@ -1,0 +1,32 @@
+import type { RelationId } from '../../runtime/ids.ts'
+import type { HookInfo } from './hook-info.ts'
+import type { ActionOutcome, CommandOutcome } from './operation.ts'
+
+/** Workload and agent status as the uniter sets them (juju-semantics §8). */
+export type WorkloadStatus = 'waiting' | 'maintenance' | 'blocked' | 'active' | 'unknown' | 'terminated' | 'error'
+export type AgentStatus = 'allocating' | 'executing' | 'idle' | 'error' | 'failed' | 'lost'
+
+export interface UnitStatus {
+  agent: { status: AgentStatus, message: string, data?: Record<string, string | number> }
+  workload: { status: WorkloadStatus, message: string }
+}
+
+/**
+ * What the unit actor tells its host, as XState emitted events. The host (agent/ or sim/)
+ * turns them into controller calls; tests read them to check hook order.
+ */
+export type UnitEmitted =
+  | { type: 'unit.status', status: UnitStatus }
+  | { type: 'hook.started', hook: HookInfo }
+  | { type: 'hook.committed', hook: HookInfo, ran: boolean }
+  | { type: 'hook.failed', hook: HookInfo, reason: string }
+  | { type: 'hook.requeued', hook: HookInfo }
+  | { type: 'relation.enterScope', relationId: RelationId }
+  | { type: 'relation.leaveScope', relationId: RelationId }
+  | { type: 'controller.clearResolved' }
+  | { type: 'unit.destroy' }
+  | { type: 'unit.terminated' }
+  | { type: 'leadership.changed', leader: boolean }
+  | { type: 'action.completed', actionId: string, outcome: ActionOutcome }
+  | { type: 'command.completed', commandId: string, outcome: CommandOutcome }
+  | { type: 'charm.deployed', url: string, modifiedVersion: number }

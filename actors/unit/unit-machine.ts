@@ -1,0 +1,563 @@
+import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate'
+import { assert } from '../../runtime/assert.ts'
+import { NotProvidedError } from '../../runtime/errors.ts'
+import type { UnitName } from '../../runtime/ids.ts'
+import { limits } from '../../runtime/limits.ts'
+import { relationMachine, type RelationActorRef } from '../relation/relation-machine.ts'
+import { isRelationHook, type HookInfo } from './hook-info.ts'
+import { initialLocalState, initialMemory, type DeployedCharm, type LocalState, type UniterMemory } from './local-state.ts'
+import { needsHookLock, type ActionOutcome, type CommandOutcome, type DeployOutcome, type ExecuteOutcome, type HookOutcome } from './operation.ts'
+import { afterExecute, captureRemote, commit, prepare, type CurrentOperation, type StepResult } from './operation-steps.ts'
+import type { RemoteAction, RemoteCommand, RemoteState } from './remote-state.ts'
+import { nextOp } from './resolver.ts'
+import type { Decision, RemoteSnapshot } from './resolver-types.ts'
+import { advanceRng, hookRetryDelayMs } from './retry-backoff.ts'
+import type { UnitEmitted, UnitStatus, WorkloadStatus } from './unit-effects.ts'
+import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict } from './unit-status.ts'
+
+/**
+ * The uniter of one unit as a statechart (juju-semantics §1): load local state, then loop
+ * resolve → execute one operation in persisted steps (prepare → execute → commit) → resolve,
+ * resting in `idle`, `waiting` or `hookError` until the remote state or a timer changes.
+ * A parallel `timers` region keeps the update-status ticker and the hook-retry back-off,
+ * as Juju's remote-state watcher does. Every side effect is an injected actor; the
+ * defaults throw "not provided".
+ */
+
+export interface UnitInput {
+  unit: UnitName
+  /** The remote state known when the actor starts. */
+  remote: RemoteState
+  /** The machine rebooted since the agent last ran: a started unit runs `start` once. */
+  rebooted?: boolean
+  /** Seeds the hook-retry jitter; the host draws it from its `Random`. */
+  seed: number
+  updateStatusIntervalMs?: number
+  automaticallyRetryHooks?: boolean
+}
+
+export interface UnitContext {
+  unit: UnitName
+  local: LocalState
+  memory: UniterMemory
+  remote: RemoteSnapshot
+  decision: Decision
+  current: CurrentOperation | undefined
+  outcome: ExecuteOutcome | undefined
+  /** Where the operation goes after its execute step was recorded. */
+  afterExecute: 'commit' | 'error' | 'requeued' | 'conflict' | undefined
+  status: UnitStatus
+  retry: { armed: boolean, attempt: number, rng: number }
+  config: { updateStatusIntervalMs: number, automaticallyRetryHooks: boolean }
+  stopRequested: boolean
+  destroyRequested: boolean
+  operationsWithoutIdle: number
+  failure: string | undefined
+  /** One relation actor per relation this unit has created (by relation id). */
+  relationActors: Record<string, RelationActorRef>
+}
+
+export type UnitEvent =
+  | { type: 'remote.changed', remote: RemoteState }
+  /** From the hook tools: `status-set`, immediate. */
+  | { type: 'workload.statusSet', status: Exclude<WorkloadStatus, 'error' | 'unknown' | 'terminated'>, message: string }
+  /** Graceful stop (SIGTERM to the agent): a running hook is killed and re-queued. */
+  | { type: 'agent.stop' }
+  | { type: 'lock.acquired' }
+  | { type: 'timers.fired' }
+  | { type: 'retryTimer.start' }
+  | { type: 'retryTimer.stop' }
+
+export interface PersistInput { unit: UnitName, local: LocalState }
+export interface RunHookInput { unit: UnitName, hook: HookInfo, charm: DeployedCharm | undefined }
+export interface DeployCharmInput { unit: UnitName, charm: DeployedCharm, mode: 'install' | 'upgrade' }
+export interface RunActionInput { unit: UnitName, action: RemoteAction }
+export interface RunCommandInput { unit: UnitName, command: RemoteCommand }
+
+function notProvided (what: string): never {
+  throw new NotProvidedError(`unit actor "${what}"`)
+}
+
+function snapshotRemote (remote: RemoteState, previous?: RemoteSnapshot): RemoteSnapshot {
+  return { ...remote, updateStatusVersion: previous?.updateStatusVersion ?? 0, retryHookVersion: previous?.retryHookVersion ?? 0 }
+}
+
+interface StepEnqueue {
+  assign: (c: Partial<UnitContext>) => void
+  emit: (e: UnitEmitted) => void
+  sendTo: (ref: RelationActorRef, e: { type: 'relation.hookCommitted', hook: HookInfo }) => void
+}
+
+function applyStep (context: UnitContext, step: StepResult, enqueue: StepEnqueue): void {
+  enqueue.assign({ local: step.local, memory: step.memory })
+  for (const event of step.emitted) {
+    enqueue.emit(event)
+    // The relation actor checks and mirrors every committed hook of its relation.
+    if (event.type === 'hook.committed' && isRelationHook(event.hook.kind)) {
+      const ref = context.relationActors[String(event.hook.relationId)]
+      if (ref !== undefined) enqueue.sendTo(ref, { type: 'relation.hookCommitted', hook: event.hook })
+    }
+  }
+}
+
+export const unitMachine = setup({
+  types: {
+    context: {} as UnitContext,
+    input: {} as UnitInput,
+    events: {} as UnitEvent,
+    emitted: {} as UnitEmitted
+  },
+  actors: {
+    relation: relationMachine,
+    loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async () => notProvided('loadLocalState')),
+    persistLocalState: fromPromise<void, PersistInput>(async () => notProvided('persistLocalState')),
+    hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: UnitName }>(() => notProvided('hookLock')),
+    runHook: fromPromise<HookOutcome, RunHookInput>(async () => notProvided('runHook')),
+    deployCharm: fromPromise<DeployOutcome, DeployCharmInput>(async () => notProvided('deployCharm')),
+    runAction: fromPromise<ActionOutcome, RunActionInput>(async () => notProvided('runAction')),
+    runCommand: fromPromise<CommandOutcome, RunCommandInput>(async () => notProvided('runCommand'))
+  },
+  delays: {
+    updateStatusInterval: ({ context }) => context.config.updateStatusIntervalMs,
+    hookRetryDelay: ({ context }) => hookRetryDelayMs(context.retry.attempt, context.retry.rng)
+  },
+  guards: {
+    stopRequested: ({ context }) => context.stopRequested,
+    decidedTerminate: ({ context }) => context.decision.kind === 'terminate',
+    decidedRun: ({ context }) => context.decision.kind === 'run',
+    decidedHookError: ({ context }) => context.decision.kind === 'hook-error',
+    decidedWaiting: ({ context }) => context.decision.kind === 'waiting',
+    decidedRestart: ({ context }) => context.decision.kind === 'restart',
+    needsLock: ({ context }) => context.current !== undefined && needsHookLock(context.current.op),
+    runsHook: ({ context }) => context.current?.op.kind === 'run-hook',
+    runsDeploy: ({ context }) => context.current?.op.kind === 'deploy',
+    runsAction: ({ context }) => context.current?.op.kind === 'run-action',
+    nextCommit: ({ context }) => context.afterExecute === 'commit',
+    nextError: ({ context }) => context.afterExecute === 'error',
+    nextRequeued: ({ context }) => context.afterExecute === 'requeued'
+  },
+  actions: {
+    recordRemote: assign(({ context, event }) => {
+      assert(event.type === 'remote.changed', `unit "${context.unit}": recordRemote on ${event.type}`)
+      const remote = snapshotRemote(event.remote, context.remote)
+      // Once the controller shows the resolved flag cleared, the next one is a new request.
+      const memory = event.remote.resolvedMode === 'none' && context.memory.resolvedConsumed
+        ? { ...context.memory, resolvedConsumed: false }
+        : context.memory
+      return { remote, memory }
+    }),
+    recordWorkloadStatus: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'workload.statusSet') return
+      const status: UnitStatus = { ...context.status, workload: { status: event.status, message: event.message } }
+      enqueue.assign({ status, local: { ...context.local, statusSet: true } })
+      enqueue.emit({ type: 'unit.status', status })
+    }),
+    resolve: enqueueActions(({ context, enqueue }) => {
+      assert(context.operationsWithoutIdle < limits.operationsWithoutIdleMax,
+        `unit "${context.unit}": ${limits.operationsWithoutIdleMax} operations without becoming idle`)
+      const { decision, effects } = nextOp({
+        unit: context.unit,
+        local: context.local,
+        memory: context.memory,
+        remote: context.remote,
+        retryTimer: { armed: context.retry.armed, attempt: context.retry.attempt },
+        automaticallyRetryHooks: context.config.automaticallyRetryHooks
+      })
+      enqueue.assign({ decision })
+      for (const effect of effects) {
+        switch (effect.type) {
+          case 'clear-resolved':
+            enqueue.assign({ memory: { ...context.memory, resolvedConsumed: true } })
+            enqueue.emit({ type: 'controller.clearResolved' })
+            break
+          case 'start-retry-timer': enqueue.raise({ type: 'retryTimer.start' }); break
+          case 'stop-retry-timer': enqueue.raise({ type: 'retryTimer.stop' }); break
+          case 'destroy-unit':
+            if (!context.destroyRequested) {
+              enqueue.assign({ destroyRequested: true })
+              enqueue.emit({ type: 'unit.destroy' })
+            }
+            break
+        }
+      }
+    }),
+    beginOperation: assign(({ context }) => {
+      assert(context.decision.kind === 'run', `unit "${context.unit}": beginOperation without an operation`)
+      return {
+        current: captureRemote(context.decision.op, context.remote),
+        outcome: undefined,
+        afterExecute: undefined,
+        operationsWithoutIdle: context.operationsWithoutIdle + 1
+      }
+    }),
+    restartLoop: assign(({ context }) => ({
+      // Juju rebuilds the loop: in-memory state starts again, counters aligned with the new watcher.
+      memory: {
+        ...initialMemory(false),
+        updateStatusVersion: context.remote.updateStatusVersion,
+        retryHookVersion: context.remote.retryHookVersion,
+        completedActions: context.memory.completedActions,
+        completedCommands: context.memory.completedCommands
+      }
+    })),
+    applyPrepare: enqueueActions(({ context, enqueue }) => {
+      const current = context.current!
+      const step = prepare(context, current)
+      applyStep(context, step, enqueue)
+      const status = statusOnOperationStart(context.status, current.op, step.local)
+      if (status !== context.status) {
+        enqueue.assign({ status })
+        enqueue.emit({ type: 'unit.status', status })
+      }
+      if (current.op.kind === 'run-hook') enqueue.emit({ type: 'hook.started', hook: current.op.hook })
+    }),
+    applyAfterExecute: enqueueActions(({ context, enqueue }) => {
+      const step = afterExecute(context, context.current!, context.outcome!)
+      applyStep(context, step, enqueue)
+      enqueue.assign({ afterExecute: step.next })
+    }),
+    applyCommit: enqueueActions(({ context, enqueue }) => {
+      const current = context.current!
+      const step = commit(context, current)
+      applyStep(context, step, enqueue)
+      const status = statusOnCommit(context.status, current.op, step.local)
+      enqueue.assign({ status, current: undefined, outcome: undefined, afterExecute: undefined })
+      enqueue.emit({ type: 'unit.status', status })
+    }),
+    applyPrepareAndCommit: enqueueActions(({ context, enqueue }) => {
+      const current = context.current!
+      const prepared = prepare(context, current)
+      const committed = commit({ ...context, local: prepared.local, memory: prepared.memory }, current)
+      applyStep(context, { ...committed, emitted: [...prepared.emitted, ...committed.emitted] }, enqueue)
+      enqueue.assign({ current: undefined })
+    }),
+    applyRequeueOnStop: enqueueActions(({ context, enqueue }) => {
+      const current = context.current
+      if (current?.op.kind !== 'run-hook') return
+      enqueue.assign({ local: { ...context.local, operation: { kind: 'run-hook', step: 'queued', hook: current.op.hook } } })
+      enqueue.emit({ type: 'hook.requeued', hook: current.op.hook })
+    }),
+    showHookError: enqueueActions(({ context, enqueue }) => {
+      assert(context.decision.kind === 'hook-error', `unit "${context.unit}": showHookError without a hook error`)
+      const status = statusOnHookError(context.status, context.decision.hook)
+      if (status.agent.message === context.status.agent.message && context.status.agent.status === 'error') return
+      enqueue.assign({ status })
+      enqueue.emit({ type: 'unit.status', status })
+    }),
+    showIdle: enqueueActions(({ context, enqueue }) => {
+      const status = context.memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
+      enqueue.assign({ operationsWithoutIdle: 0 })
+      if (status === context.status) return
+      enqueue.assign({ status })
+      enqueue.emit({ type: 'unit.status', status })
+    }),
+    syncRelationActors: enqueueActions(({ context, enqueue }) => {
+      const wanted = context.local.relations
+      const unitDying = context.remote.life !== 'alive'
+      const actors = { ...context.relationActors }
+      let changed = false
+      for (const [id, ref] of Object.entries(actors)) {
+        if (id in wanted) continue
+        enqueue.stopChild(ref)
+        delete actors[id]
+        changed = true
+      }
+      const missing = Object.keys(wanted).filter(id => !(id in actors))
+      if (missing.length > 0 || changed) {
+        enqueue.assign({
+          relationActors: ({ spawn }) => {
+            const next = { ...actors }
+            for (const id of missing) {
+              next[id] = spawn('relation', {
+                id: `relation-${id}`,
+                input: { unit: context.unit, local: wanted[id]!, remote: context.remote.relations[id], unitDying, leader: context.local.leader }
+              })
+            }
+            return next
+          }
+        })
+      }
+    }),
+    forwardRemoteToRelations: enqueueActions(({ context, enqueue }) => {
+      for (const [id, ref] of Object.entries(context.relationActors)) {
+        enqueue.sendTo(ref, { type: 'relation.remoteChanged', remote: context.remote.relations[id], unitDying: context.remote.life !== 'alive', leader: context.local.leader })
+      }
+    }),
+    bumpUpdateStatus: assign(({ context }) => ({
+      remote: { ...context.remote, updateStatusVersion: context.remote.updateStatusVersion + 1 }
+    })),
+    armRetry: assign(({ context }) => ({ retry: { ...context.retry, armed: true } })),
+    fireRetry: assign(({ context }) => ({
+      remote: { ...context.remote, retryHookVersion: context.remote.retryHookVersion + 1 },
+      retry: { armed: false, attempt: context.retry.attempt + 1, rng: advanceRng(context.retry.rng) }
+    })),
+    resetRetry: assign(({ context }) => ({ retry: { ...context.retry, armed: false, attempt: 0 } })),
+    wake: raise({ type: 'timers.fired' }),
+    requestStop: assign({ stopRequested: true }),
+    emitTerminated: emit({ type: 'unit.terminated' })
+  }
+}).createMachine({
+  id: 'unit',
+  context: ({ input }) => ({
+    unit: input.unit,
+    local: initialLocalState(),
+    memory: initialMemory(input.rebooted ?? false),
+    remote: snapshotRemote(input.remote),
+    decision: { kind: 'none' },
+    current: undefined,
+    outcome: undefined,
+    afterExecute: undefined,
+    status: initialUnitStatus,
+    retry: { armed: false, attempt: 0, rng: input.seed >>> 0 },
+    config: {
+      updateStatusIntervalMs: input.updateStatusIntervalMs ?? limits.updateStatusIntervalMs,
+      automaticallyRetryHooks: input.automaticallyRetryHooks ?? true
+    },
+    stopRequested: false,
+    destroyRequested: false,
+    operationsWithoutIdle: 0,
+    failure: undefined,
+    relationActors: {}
+  }),
+  initial: 'running',
+  states: {
+    running: {
+      type: 'parallel',
+      on: {
+        'remote.changed': { actions: ['recordRemote', 'forwardRemoteToRelations'] },
+        'workload.statusSet': { actions: 'recordWorkloadStatus' },
+        'agent.stop': { actions: 'requestStop' }
+      },
+      states: {
+        uniter: {
+          initial: 'loading',
+          states: {
+            loading: {
+              invoke: {
+                src: 'loadLocalState',
+                input: ({ context }) => ({ unit: context.unit }),
+                onDone: {
+                  target: 'resolving',
+                  actions: [assign({ local: ({ event }) => event.output ?? initialLocalState() }), 'syncRelationActors']
+                },
+                onError: {
+                  target: '#unit.failed',
+                  actions: assign({ failure: ({ event }) => `cannot load local state: ${String(event.error)}` })
+                }
+              }
+            },
+            resolving: {
+              entry: ['syncRelationActors', 'resolve'],
+              always: [
+                { guard: 'stopRequested', target: '#unit.stopped' },
+                { guard: 'decidedTerminate', target: '#unit.terminated' },
+                { guard: 'decidedRun', target: 'executing', actions: 'beginOperation' },
+                { guard: 'decidedHookError', target: 'hookError' },
+                { guard: 'decidedWaiting', target: 'waiting' },
+                { guard: 'decidedRestart', target: 'resolving', reenter: true, actions: 'restartLoop' },
+                { target: 'idle' }
+              ]
+            },
+            idle: {
+              entry: 'showIdle',
+              on: {
+                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'forwardRemoteToRelations'] },
+                'timers.fired': 'resolving',
+                'agent.stop': '#unit.stopped'
+              }
+            },
+            waiting: {
+              entry: 'showIdle',
+              on: {
+                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'forwardRemoteToRelations'] },
+                'timers.fired': 'resolving',
+                'agent.stop': '#unit.stopped'
+              }
+            },
+            hookError: {
+              entry: 'showHookError',
+              on: {
+                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'forwardRemoteToRelations'] },
+                'timers.fired': 'resolving',
+                'agent.stop': '#unit.stopped'
+              }
+            },
+            executing: {
+              initial: 'choosing',
+              states: {
+                choosing: {
+                  always: [
+                    { guard: 'needsLock', target: 'locked' },
+                    { target: 'unlocked' }
+                  ]
+                },
+                unlocked: {
+                  // Hookless operations (leadership, skipped hooks, failed actions) change
+                  // local state only: one persisted step.
+                  entry: 'applyPrepareAndCommit',
+                  invoke: {
+                    src: 'persistLocalState',
+                    input: ({ context }) => ({ unit: context.unit, local: context.local }),
+                    onDone: { target: '#unit.running.uniter.resolving' },
+                    onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                  }
+                },
+                locked: {
+                  invoke: { src: 'hookLock', input: ({ context }) => ({ unit: context.unit }) },
+                  initial: 'acquiring',
+                  states: {
+                    acquiring: {
+                      on: { 'lock.acquired': 'preparing' }
+                    },
+                    preparing: {
+                      entry: 'applyPrepare',
+                      invoke: {
+                        src: 'persistLocalState',
+                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
+                        onDone: 'executing',
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                      }
+                    },
+                    executing: {
+                      on: { 'agent.stop': 'abandoning' },
+                      initial: 'choosing',
+                      states: {
+                        choosing: {
+                          always: [
+                            { guard: 'runsHook', target: 'hook' },
+                            { guard: 'runsDeploy', target: 'deploy' },
+                            { guard: 'runsAction', target: 'action' },
+                            { target: 'command' }
+                          ]
+                        },
+                        hook: {
+                          invoke: {
+                            src: 'runHook',
+                            input: ({ context }) => {
+                              const op = context.current!.op
+                              assert(op.kind === 'run-hook', `unit "${context.unit}": runHook for ${op.kind}`)
+                              return { unit: context.unit, hook: op.hook, charm: context.local.charm }
+                            },
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: event.output }) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: { kind: 'failed' as const, exitCode: null, reason: `cannot run hook: ${String(event.error)}` } }) }) }
+                          }
+                        },
+                        deploy: {
+                          invoke: {
+                            src: 'deployCharm',
+                            input: ({ context }) => {
+                              const op = context.current!.op
+                              assert(op.kind === 'deploy', `unit "${context.unit}": deployCharm for ${op.kind}`)
+                              return { unit: context.unit, charm: op.charm, mode: op.mode }
+                            },
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: event.output }) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: { kind: 'conflicted' as const, reason: String(event.error) } }) }) }
+                          }
+                        },
+                        action: {
+                          invoke: {
+                            src: 'runAction',
+                            input: ({ context }) => {
+                              const op = context.current!.op
+                              assert(op.kind === 'run-action', `unit "${context.unit}": runAction for ${op.kind}`)
+                              return { unit: context.unit, action: op.action }
+                            },
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: event.output }) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: { status: 'failed' as const, message: String(event.error), results: {} } }) }) }
+                          }
+                        },
+                        command: {
+                          invoke: {
+                            src: 'runCommand',
+                            input: ({ context }) => {
+                              const op = context.current!.op
+                              assert(op.kind === 'run-command', `unit "${context.unit}": runCommand for ${op.kind}`)
+                              return { unit: context.unit, command: op.command }
+                            },
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: event.output }) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: { exitCode: 1, stdout: '', stderr: String(event.error) } }) }) }
+                          }
+                        }
+                      }
+                    },
+                    abandoning: {
+                      // The agent is stopping: the invoked runner was stopped (its process
+                      // group killed); a hook goes back to queued so it runs again on restart.
+                      entry: 'applyRequeueOnStop',
+                      invoke: {
+                        src: 'persistLocalState',
+                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
+                        onDone: '#unit.stopped',
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                      }
+                    },
+                    recording: {
+                      entry: 'applyAfterExecute',
+                      invoke: {
+                        src: 'persistLocalState',
+                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
+                        onDone: [
+                          { guard: 'nextCommit', target: 'committing' },
+                          { guard: 'nextRequeued', target: '#unit.stopped' },
+                          { target: '#unit.running.uniter.resolving' }
+                        ],
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                      }
+                    },
+                    committing: {
+                      entry: 'applyCommit',
+                      invoke: {
+                        src: 'persistLocalState',
+                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
+                        onDone: '#unit.running.uniter.resolving',
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        timers: {
+          type: 'parallel',
+          states: {
+            updateStatus: {
+              initial: 'ticking',
+              states: {
+                ticking: {
+                  after: {
+                    updateStatusInterval: { target: 'ticking', reenter: true, actions: ['bumpUpdateStatus', 'wake'] }
+                  }
+                }
+              }
+            },
+            hookRetry: {
+              initial: 'disarmed',
+              states: {
+                disarmed: {
+                  on: {
+                    'retryTimer.start': { target: 'armed', actions: 'armRetry' },
+                    'retryTimer.stop': { actions: 'resetRetry' }
+                  }
+                },
+                armed: {
+                  after: {
+                    hookRetryDelay: { target: 'disarmed', actions: ['fireRetry', 'wake'] }
+                  },
+                  on: { 'retryTimer.stop': { target: 'disarmed', actions: 'resetRetry' } }
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    stopped: { type: 'final' },
+    terminated: { type: 'final', entry: 'emitTerminated' },
+    failed: { type: 'final' }
+  }
+})
+
+export type UnitActorRef = ActorRefFrom<typeof unitMachine>
+export type UnitSnapshot = SnapshotFrom<typeof unitMachine>

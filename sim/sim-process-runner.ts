@@ -1,0 +1,165 @@
+/**
+ * Simulated `ProcessRunner`: no process is started. A script decides each outcome
+ * from the spec, and the outcome plays out on the `SimClock`: the exit resolves after
+ * `durationMs` of simulated time, a hang lasts until a kill or the timeout, and the
+ * timeout and kill grace are measured on the same clock. Output lines are delivered,
+ * capped exactly as the real runner caps them, when the process ends.
+ */
+import { assert } from '../runtime/assert.ts'
+import { limits } from '../runtime/limits.ts'
+import type { ProcessExit, ProcessRunner, ProcessSpec, RunningProcess } from '../runtime/process-runner.ts'
+import type { SimClock } from './sim-clock.ts'
+
+export interface SimProcessOutcome {
+  /** Exit code when the process ends by itself; default 0. */
+  exitCode?: number
+  /** Simulated run time before it ends by itself. */
+  durationMs: number
+  /** Never ends by itself: only the timeout or a kill stops it. */
+  hang?: boolean
+  /** Lines written to stdout. */
+  output?: string[]
+  /** Lines written to stderr. */
+  stderr?: string[]
+  /** Ends after `durationMs` killed by this signal (an OOM kill, someone else's kill). */
+  signal?: string
+  /** Survives SIGTERM, so only the SIGKILL after the grace ends it. */
+  ignoresSigterm?: boolean
+  /** Cannot be started at all, for this reason (a missing hook, no exec bit). */
+  spawnFailure?: string
+}
+
+export type SimProcessScript = (spec: ProcessSpec) => SimProcessOutcome
+
+export interface SimProcessRunnerOptions {
+  /** Grace between SIGTERM and SIGKILL when the timeout kills the group. */
+  timeoutKillGraceMs?: number
+  /** The pid of the first process; later ones count up. */
+  firstPid?: number
+}
+
+export class SimProcessRunner implements ProcessRunner {
+  readonly #clock: SimClock
+  readonly #script: SimProcessScript
+  readonly #timeoutKillGraceMs: number
+  #nextPid: number
+  readonly #running = new Set<number>()
+
+  constructor (clock: SimClock, script: SimProcessScript, options: SimProcessRunnerOptions = {}) {
+    this.#clock = clock
+    this.#script = script
+    this.#timeoutKillGraceMs = options.timeoutKillGraceMs ?? limits.processKillGraceMs
+    this.#nextPid = options.firstPid ?? 1000
+  }
+
+  /** Processes started and not yet ended. */
+  get runningCount (): number {
+    return this.#running.size
+  }
+
+  start (spec: ProcessSpec): RunningProcess {
+    assert(Number.isFinite(spec.timeoutMs) && spec.timeoutMs > 0, `sim-process-runner: timeout must be > 0, got ${String(spec.timeoutMs)}`)
+    assert(Number.isSafeInteger(spec.outputBytesMax) && spec.outputBytesMax >= 0 && spec.outputBytesMax <= limits.processOutputBytesMax,
+      `sim-process-runner: output cap out of range, got ${String(spec.outputBytesMax)}`)
+    const outcome = this.#script(spec)
+    assert(Number.isFinite(outcome.durationMs) && outcome.durationMs >= 0,
+      `sim-process-runner: script gave a durationMs of ${String(outcome.durationMs)} for ${JSON.stringify(spec.command)}`)
+    if (outcome.spawnFailure !== undefined) {
+      return { pid: undefined, exit: Promise.resolve({ kind: 'spawn-failed', reason: outcome.spawnFailure }), kill () {} }
+    }
+    const pid = this.#nextPid++
+    this.#running.add(pid)
+    return new SimRunningProcess(pid, spec, outcome, this.#clock, this.#timeoutKillGraceMs, () => this.#running.delete(pid))
+  }
+}
+
+/** How a process ended, before its output accounting is added. */
+type Ending = { kind: 'exited', exitCode: number } | { kind: 'signalled', signal: string } | { kind: 'timed-out' }
+
+class SimRunningProcess implements RunningProcess {
+  readonly pid: number
+  readonly exit: Promise<ProcessExit>
+  readonly #spec: ProcessSpec
+  readonly #outcome: SimProcessOutcome
+  readonly #clock: SimClock
+  readonly #timeoutKillGraceMs: number
+  readonly #onEnded: () => void
+  #resolve!: (exit: ProcessExit) => void
+  #ended = false
+  /** Set once a SIGTERM has been sent: why, so the exit can say so. */
+  #terminating: 'timeout' | 'kill' | undefined
+  readonly #timers = new Set<unknown>()
+
+  constructor (pid: number, spec: ProcessSpec, outcome: SimProcessOutcome, clock: SimClock, timeoutKillGraceMs: number, onEnded: () => void) {
+    this.pid = pid
+    this.#spec = spec
+    this.#outcome = outcome
+    this.#clock = clock
+    this.#timeoutKillGraceMs = timeoutKillGraceMs
+    this.#onEnded = onEnded
+    this.exit = new Promise(resolve => { this.#resolve = resolve })
+    // The natural end is scheduled before the timeout, so a process that finishes at
+    // exactly its timeout counts as finished.
+    if (outcome.hang !== true) {
+      this.#after(outcome.durationMs, () => {
+        if (outcome.signal !== undefined) this.#end({ kind: 'signalled', signal: outcome.signal })
+        else this.#end({ kind: 'exited', exitCode: outcome.exitCode ?? 0 })
+      })
+    }
+    this.#after(spec.timeoutMs, () => { this.#terminate('timeout', this.#timeoutKillGraceMs) })
+  }
+
+  kill (graceMs: number): void {
+    assert(Number.isFinite(graceMs) && graceMs >= 0, `sim-process-runner: kill grace must be >= 0, got ${String(graceMs)}`)
+    this.#terminate('kill', graceMs)
+  }
+
+  #terminate (reason: 'timeout' | 'kill', graceMs: number): void {
+    if (this.#ended || this.#terminating !== undefined) return
+    this.#terminating = reason
+    const result = (signal: string): Ending =>
+      reason === 'timeout' ? { kind: 'timed-out' } : { kind: 'signalled', signal }
+    if (this.#outcome.ignoresSigterm === true) this.#after(graceMs, () => { this.#end(result('SIGKILL')) })
+    else this.#end(result('SIGTERM'))
+  }
+
+  #after (delayMs: number, callback: () => void): void {
+    const handle = this.#clock.setTimeout(() => {
+      this.#timers.delete(handle)
+      callback()
+    }, delayMs)
+    this.#timers.add(handle)
+  }
+
+  #end (result: Ending): void {
+    if (this.#ended) return
+    this.#ended = true
+    for (const handle of this.#timers) this.#clock.clearTimeout(handle)
+    this.#timers.clear()
+    this.#onEnded()
+    const output = this.#deliverOutput()
+    this.#resolve({ ...result, ...output })
+  }
+
+  /** Byte accounting as in the real runner: every line costs its UTF-8 bytes plus a newline. */
+  #deliverOutput (): { outputBytes: number, outputTruncated: boolean } {
+    const encoder = new TextEncoder()
+    const decoder = new TextDecoder()
+    const max = this.#spec.outputBytesMax
+    let outputBytes = 0
+    let kept = 0
+    const streams = [['stdout', this.#outcome.output ?? []], ['stderr', this.#outcome.stderr ?? []]] as const
+    for (const [stream, lines] of streams) {
+      for (const line of lines) {
+        const bytes = encoder.encode(line + '\n')
+        outputBytes += bytes.length
+        const room = max - kept
+        if (room <= 0) continue
+        const keptBytes = bytes.length <= room ? bytes.subarray(0, bytes.length - 1) : bytes.subarray(0, room)
+        kept += Math.min(bytes.length, room)
+        this.#spec.onOutput?.(stream, decoder.decode(keptBytes))
+      }
+    }
+    return { outputBytes, outputTruncated: outputBytes > max }
+  }
+}

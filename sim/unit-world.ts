@@ -1,0 +1,355 @@
+import { createActor, fromCallback, fromPromise, SimulatedClock, type Subscription } from 'xstate'
+import { assert } from '../runtime/assert.ts'
+import { HookLock } from '../runtime/hook-lock.ts'
+import type { MachineId, UnitName } from '../runtime/ids.ts'
+import { hashString32 } from '../runtime/random.ts'
+import { describeHook, hookName, type HookInfo } from '../actors/unit/hook-info.ts'
+import type { LocalState } from '../actors/unit/local-state.ts'
+import type { ActionOutcome, DeployOutcome, HookOutcome } from '../actors/unit/operation.ts'
+import { unitMachine, type UnitActorRef, type UnitInput } from '../actors/unit/unit-machine.ts'
+import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
+import { ScriptedController } from './scripted-controller.ts'
+
+/**
+ * A deterministic world for unit actors: a scripted controller, one hook lock per
+ * machine, local state kept in memory as the durable copy, hooks whose outcomes are
+ * scripted, and XState's simulated clock. `settle()` lets every actor run until nothing
+ * moves. Crashes stop an actor without any further persistence; restarts rebuild it from
+ * its durable local state, as the agent does after kill -9.
+ */
+
+export type HookRule = (unit: UnitName, hook: HookInfo, attempt: number) => HookOutcome | 'hold' | undefined
+
+export interface HookRun {
+  unit: UnitName
+  /** `describeHook` form: `db-relation-joined mysql/0`. */
+  hook: string
+  info: HookInfo
+  outcome?: HookOutcome['kind']
+}
+
+interface HeldHook {
+  unit: UnitName
+  hook: HookInfo
+  resolve: (outcome: HookOutcome) => void
+}
+
+interface UnitSlot {
+  actor: UnitActorRef
+  subscription: Subscription
+  generation: number
+}
+
+export interface UnitWorldOptions {
+  seed?: number
+  updateStatusIntervalMs?: number
+  automaticallyRetryHooks?: boolean
+}
+
+/** Microtask rounds a single settle may take before we call it a livelock. */
+const settleRoundsMax = 100_000
+
+export class UnitWorld {
+  readonly controller = new ScriptedController()
+  readonly clock = new SimulatedClock()
+  readonly runs: HookRun[] = []
+  readonly emitted: Array<{ unit: UnitName, event: UnitEmitted }> = []
+  readonly durable = new Map<UnitName, LocalState>()
+  readonly #slots = new Map<UnitName, UnitSlot>()
+  readonly #generation = new Map<UnitName, number>()
+  readonly #machines = new Map<UnitName, MachineId>()
+  readonly #locks = new Map<MachineId, HookLock>()
+  readonly #held: HeldHook[] = []
+  readonly #hookRules: HookRule[] = []
+  readonly #attempts = new Map<string, number>()
+  readonly #errors: unknown[] = []
+  readonly #options: Required<UnitWorldOptions>
+  #progress = 0
+  #persistCount = 0
+  #crashAtPersist: { count: number, write: boolean, unit?: UnitName } | undefined
+  #pendingCrash: UnitName | undefined
+  /** Units whose agent the world starts automatically when the controller adds them. */
+  autoStart = true
+  /** How many hooks ran concurrently on one machine at most (must stay 1). */
+  maxConcurrentHooksPerMachine = 0
+  readonly #runningPerMachine = new Map<MachineId, number>()
+
+  constructor (options: UnitWorldOptions = {}) {
+    this.#options = {
+      seed: options.seed ?? 1,
+      updateStatusIntervalMs: options.updateStatusIntervalMs ?? 300_000,
+      automaticallyRetryHooks: options.automaticallyRetryHooks ?? false
+    }
+    this.controller.onChange(units => {
+      for (const unit of units) this.#deliver(unit)
+    })
+  }
+
+  // --- scripting -----------------------------------------------------------------
+
+  /** Add a rule deciding hook outcomes; the first rule that answers wins, default success. */
+  rule (rule: HookRule): this {
+    this.#hookRules.push(rule)
+    return this
+  }
+
+  /** Make `unit`'s hook named `name` fail `times` times (then succeed). */
+  failHook (unit: UnitName, name: string, times = 1): this {
+    let failures = 0
+    return this.rule((u, hook) => {
+      if (u !== unit || hookName(hook) !== name || failures >= times) return undefined
+      failures++
+      return { kind: 'failed', exitCode: 1, reason: `exit status 1` }
+    })
+  }
+
+  /** Hold `unit`'s next hook named `name` until `releaseHook` is called. */
+  holdHook (unit: UnitName, name: string): this {
+    let held = false
+    return this.rule((u, hook) => {
+      if (held || u !== unit || hookName(hook) !== name) return undefined
+      held = true
+      return 'hold'
+    })
+  }
+
+  heldHooks (): Array<{ unit: UnitName, hook: string }> {
+    return this.#held.map(h => ({ unit: h.unit, hook: describeHook(h.hook) }))
+  }
+
+  releaseHook (unit: UnitName, outcome: HookOutcome = { kind: 'succeeded' }): void {
+    const index = this.#held.findIndex(h => h.unit === unit)
+    assert(index >= 0, `world: no held hook for "${unit}"`)
+    const [held] = this.#held.splice(index, 1)
+    this.#finishHook(held!.unit, held!.hook, outcome)
+    held!.resolve(outcome)
+  }
+
+  /** Crash the unit actor at the `count`-th persist from now, before or after the write lands. */
+  crashAtPersist (count: number, write: boolean, unit?: UnitName): void {
+    this.#crashAtPersist = unit === undefined ? { count: this.#persistCount + count, write } : { count: this.#persistCount + count, write, unit }
+  }
+
+  get persistCount (): number { return this.#persistCount }
+
+  // --- agents ----------------------------------------------------------------------
+
+  start (unit: UnitName, options: { rebooted?: boolean } = {}): UnitActorRef {
+    assert(!this.#slots.has(unit), `world: unit "${unit}" already running`)
+    const generation = (this.#generation.get(unit) ?? 0) + 1
+    this.#generation.set(unit, generation)
+    const machine = this.controller.machineOf(unit)
+    this.#machines.set(unit, machine)
+    const lock = this.#lockFor(machine)
+    const world = this
+    const logic = unitMachine.provide({
+      actors: {
+        loadLocalState: fromPromise(async ({ input }) => {
+          const state = world.durable.get(input.unit)
+          return state === undefined ? undefined : structuredClone(state)
+        }),
+        persistLocalState: fromPromise(async ({ input }) => world.#persist(input.unit, input.local)),
+        hookLock: fromCallback(({ sendBack, input }) => lock.acquire(input.unit, () => sendBack({ type: 'lock.acquired' }))),
+        runHook: fromPromise(async ({ input }) => world.#runHook(input.unit, input.hook, machine)),
+        deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
+        runAction: fromPromise(async ({ input }): Promise<ActionOutcome> => ({ status: 'completed', results: { name: input.action.name } })),
+        runCommand: fromPromise(async () => ({ exitCode: 0, stdout: '', stderr: '' }))
+      }
+    })
+    const input: UnitInput = {
+      unit,
+      remote: this.controller.remoteState(unit),
+      seed: hashString32(unit, this.#options.seed),
+      updateStatusIntervalMs: this.#options.updateStatusIntervalMs,
+      automaticallyRetryHooks: this.#options.automaticallyRetryHooks
+    }
+    if (options.rebooted === true) input.rebooted = true
+    const actor = createActor(logic, { input, clock: this.clock })
+    actor.on('*', event => this.#onEmitted(unit, generation, event))
+    const subscription = actor.subscribe({
+      next: () => { this.#progress++ },
+      error: error => { this.#errors.push(error) }
+    })
+    this.#slots.set(unit, { actor, subscription, generation })
+    actor.start()
+    return actor
+  }
+
+  /** kill -9: the actor stops where it is; nothing more is persisted. */
+  crash (unit: UnitName): void {
+    const slot = this.#slots.get(unit)
+    assert(slot !== undefined, `world: unit "${unit}" not running`)
+    this.#slots.delete(unit)
+    slot.subscription.unsubscribe()
+    slot.actor.stop()
+    for (let i = this.#held.length - 1; i >= 0; i--) {
+      if (this.#held[i]!.unit === unit) this.#held.splice(i, 1)
+    }
+    this.#runningPerMachine.set(this.#machines.get(unit)!, 0)
+  }
+
+  /** SIGTERM: the unit stops gracefully; a running hook is killed and re-queued. */
+  async stop (unit: UnitName): Promise<void> {
+    const slot = this.#slots.get(unit)
+    assert(slot !== undefined, `world: unit "${unit}" not running`)
+    slot.actor.send({ type: 'agent.stop' })
+    // A held hook stands for a process: the runner reports it killed.
+    for (const held of this.#held.filter(h => h.unit === unit)) this.releaseHook(unit, { kind: 'terminated', signal: 'SIGTERM' })
+    await this.settle()
+    assert(slot.actor.getSnapshot().status === 'done', `world: unit "${unit}" did not stop (state ${JSON.stringify(slot.actor.getSnapshot().value)})`)
+    this.#slots.delete(unit)
+    slot.subscription.unsubscribe()
+  }
+
+  restart (unit: UnitName, options: { rebooted?: boolean } = {}): UnitActorRef {
+    if (this.#slots.has(unit)) this.crash(unit)
+    return this.start(unit, options)
+  }
+
+  actor (unit: UnitName): UnitActorRef {
+    const slot = this.#slots.get(unit)
+    assert(slot !== undefined, `world: unit "${unit}" not running`)
+    return slot.actor
+  }
+
+  running (unit: UnitName): boolean {
+    return this.#slots.has(unit)
+  }
+
+  /** The uniter region's state: `idle`, `hookError`, `waiting`, `executing`… or the final state. */
+  stateOf (unit: UnitName): string {
+    const value = this.actor(unit).getSnapshot().value
+    if (typeof value === 'string') return value
+    const uniter = (value as { running?: { uniter?: unknown } }).running?.uniter
+    return typeof uniter === 'string' ? uniter : Object.keys(uniter as object)[0] ?? 'unknown'
+  }
+
+  // --- observation -----------------------------------------------------------------
+
+  /** Hooks `unit` started, in order (each run of a retried hook counts). */
+  hooks (unit: UnitName): string[] {
+    return this.runs.filter(run => run.unit === unit).map(run => run.hook)
+  }
+
+  /** Hooks started since the last call to `mark()`. */
+  hooksSince (unit: UnitName, mark: number): string[] {
+    return this.runs.slice(mark).filter(run => run.unit === unit).map(run => run.hook)
+  }
+
+  mark (): number {
+    return this.runs.length
+  }
+
+  errors (): unknown[] {
+    return [...this.#errors]
+  }
+
+  // --- running -----------------------------------------------------------------------
+
+  /** Let everything run until no actor moves; throws on a livelock or an actor error. */
+  async settle (): Promise<void> {
+    let quietRounds = 0
+    for (let round = 0; round < settleRoundsMax; round++) {
+      const before = this.#progress
+      await Promise.resolve()
+      if (this.#pendingCrash !== undefined) {
+        const unit = this.#pendingCrash
+        this.#pendingCrash = undefined
+        if (this.#slots.has(unit)) this.crash(unit)
+      }
+      if (this.#errors.length > 0) throw this.#errors[0]
+      quietRounds = this.#progress === before ? quietRounds + 1 : 0
+      if (quietRounds >= 8) return
+    }
+    throw new Error(`world: no quiescence after ${settleRoundsMax} rounds (seed ${this.#options.seed})`)
+  }
+
+  /** Advance simulated time, settling after each timer. */
+  async advance (ms: number, stepMs = 1_000): Promise<void> {
+    for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
+      this.clock.increment(Math.min(stepMs, ms - elapsed))
+      await this.settle()
+    }
+  }
+
+  // --- internals -----------------------------------------------------------------------
+
+  #lockFor (machine: MachineId): HookLock {
+    let lock = this.#locks.get(machine)
+    if (lock === undefined) {
+      lock = new HookLock(`machine-${machine}`)
+      this.#locks.set(machine, lock)
+    }
+    return lock
+  }
+
+  #deliver (unit: UnitName): void {
+    const slot = this.#slots.get(unit)
+    if (slot === undefined) {
+      if (this.autoStart && !this.#generation.has(unit)) this.start(unit)
+      return
+    }
+    if (slot.actor.getSnapshot().status !== 'active') return
+    slot.actor.send({ type: 'remote.changed', remote: this.controller.remoteState(unit) })
+  }
+
+  #onEmitted (unit: UnitName, generation: number, event: UnitEmitted): void {
+    if (this.#slots.get(unit)?.generation !== generation) return
+    this.#progress++
+    this.emitted.push({ unit, event })
+    switch (event.type) {
+      case 'relation.enterScope': this.controller.enterScope(unit, event.relationId); break
+      case 'relation.leaveScope': this.controller.leaveScope(unit, event.relationId); break
+      case 'controller.clearResolved': this.controller.clearResolved(unit); break
+      case 'unit.destroy': this.controller.destroyUnit(unit); break
+      case 'unit.terminated': this.controller.unitTerminated(unit); break
+      case 'action.completed': this.controller.actionCompleted(unit, event.actionId); break
+      default: break
+    }
+  }
+
+  #persist (unit: UnitName, local: LocalState): Promise<void> {
+    this.#persistCount++
+    this.#progress++
+    const crash = this.#crashAtPersist
+    if (crash !== undefined && this.#persistCount >= crash.count && (crash.unit === undefined || crash.unit === unit)) {
+      this.#crashAtPersist = undefined
+      if (crash.write) this.durable.set(unit, structuredClone(local))
+      this.#pendingCrash = unit
+      return new Promise(() => {})
+    }
+    this.durable.set(unit, structuredClone(local))
+    return Promise.resolve()
+  }
+
+  #runHook (unit: UnitName, hook: HookInfo, machine: MachineId): Promise<HookOutcome> {
+    this.#progress++
+    const running = (this.#runningPerMachine.get(machine) ?? 0) + 1
+    this.#runningPerMachine.set(machine, running)
+    this.maxConcurrentHooksPerMachine = Math.max(this.maxConcurrentHooksPerMachine, running)
+    const key = `${unit}:${describeHook(hook)}`
+    const attempt = (this.#attempts.get(key) ?? 0) + 1
+    this.#attempts.set(key, attempt)
+    this.runs.push({ unit, hook: describeHook(hook), info: hook })
+    let decided: HookOutcome | 'hold' | undefined
+    for (const rule of this.#hookRules) {
+      decided = rule(unit, hook, attempt)
+      if (decided !== undefined) break
+    }
+    if (decided === 'hold') {
+      return new Promise(resolve => this.#held.push({ unit, hook, resolve }))
+    }
+    const outcome = decided ?? { kind: 'succeeded' }
+    this.#finishHook(unit, hook, outcome)
+    return Promise.resolve(outcome)
+  }
+
+  #finishHook (unit: UnitName, hook: HookInfo, outcome: HookOutcome): void {
+    const machine = this.#machines.get(unit)!
+    this.#runningPerMachine.set(machine, Math.max(0, (this.#runningPerMachine.get(machine) ?? 1) - 1))
+    for (let i = this.runs.length - 1; i >= 0; i--) {
+      const run = this.runs[i]!
+      if (run.unit === unit && run.outcome === undefined && run.info === hook) { run.outcome = outcome.kind; break }
+    }
+  }
+}

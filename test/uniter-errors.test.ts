@@ -1,0 +1,162 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { UnitWorld } from '../sim/unit-world.ts'
+import { hookRetryDelayMs } from '../actors/unit/retry-backoff.ts'
+import { expectHooks, startupHooks } from './support/hook-order.ts'
+
+const errors = suite('uniter: hook errors and resolved (§6)')
+
+errors('a failed install puts the unit in error and nothing else runs', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'install')
+  world.controller.deploy({ name: 'kv', peers: ['cluster'] }, 1)
+  await world.settle()
+  assert.equal(world.hooks('kv/0'), ['install'])
+  assert.is(world.stateOf('kv/0'), 'hookError')
+  const status = world.actor('kv/0').getSnapshot().context.status
+  assert.equal(status.agent, { status: 'error', message: 'hook failed: "install"', data: { hook: 'install' } })
+  world.controller.setConfig('kv', 'config-1')
+  world.controller.leaderSet('kv')
+  await world.advance(900_000, 60_000)
+  assert.equal(world.hooks('kv/0'), ['install'], 'no config, leadership, relation or update-status hooks in error')
+})
+
+errors('resolved (retry) re-runs the failed hook, then the chain continues', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'install')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.resolved('kv/0', 'retry-hooks')
+  await world.settle()
+  expectHooks(world.hooks('kv/0'), ['install', ...startupHooks(true)])
+  assert.is(world.controller.remoteState('kv/0').resolvedMode, 'none', 'the resolved flag is cleared')
+})
+
+errors('resolved (retry) that fails again stays in error and needs its own resolve', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'start', 2)
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.resolved('kv/0', 'retry-hooks')
+  await world.settle()
+  assert.is(world.stateOf('kv/0'), 'hookError')
+  assert.equal(world.hooks('kv/0').filter(h => h === 'start'), ['start', 'start'])
+  world.controller.resolved('kv/0', 'retry-hooks')
+  await world.settle()
+  assert.is(world.stateOf('kv/0'), 'idle')
+  assert.equal(world.hooks('kv/0').filter(h => h === 'start'), ['start', 'start', 'start'])
+})
+
+errors('resolved --no-retry of config-changed skips it and still queues start', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'config-changed')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.resolved('kv/0', 'no-hooks')
+  await world.settle()
+  expectHooks(world.hooks('kv/0'), ['install', 'leader-elected', 'config-changed', 'start'])
+  assert.is(world.durable.get('kv/0')!.configHash, 'config-0', 'the skipped hook committed its effects')
+})
+
+errors('resolved --no-retry of install marks it installed', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'install')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.resolved('kv/0', 'no-hooks')
+  await world.settle()
+  expectHooks(world.hooks('kv/0'), ['install', 'leader-elected', 'config-changed', 'start'])
+  assert.is(world.durable.get('kv/0')!.installed, true)
+})
+
+errors('resolved --no-retry of start marks it started', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'start')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.resolved('kv/0', 'no-hooks')
+  await world.settle()
+  assert.is(world.durable.get('kv/0')!.started, true)
+  assert.is(world.stateOf('kv/0'), 'idle')
+})
+
+errors('a failed relation hook records relation id and remote unit, and blocks later relation hooks', async () => {
+  const world = new UnitWorld()
+  world.controller.deploy({ name: 'db' }, 2)
+  world.controller.deploy({ name: 'web' }, 1)
+  await world.settle()
+  world.failHook('web/0', 'db-relation-changed')
+  const id = world.controller.relate('web:db', 'db:server')
+  await world.settle()
+  assert.is(world.stateOf('web/0'), 'hookError')
+  const data = world.actor('web/0').getSnapshot().context.status.agent.data
+  assert.equal(data, { hook: 'db-relation-changed', 'relation-id': id, 'remote-unit': 'db/0' })
+  assert.equal(world.hooks('web/0').slice(-2), ['db-relation-joined db/0', 'db-relation-changed db/0'])
+  world.controller.resolved('web/0')
+  await world.settle()
+  expectHooks(world.hooks('web/0'), [...startupHooks(true), 'db-relation-created',
+    'db-relation-joined db/0', 'db-relation-changed db/0', 'db-relation-changed db/0',
+    'db-relation-joined db/1', 'db-relation-changed db/1'])
+})
+
+errors('automatic retry: 5 s, doubling with jitter, until the hook succeeds', async () => {
+  const world = new UnitWorld({ automaticallyRetryHooks: true, seed: 7 })
+  world.failHook('kv/0', 'install', 3)
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  const rng = world.actor('kv/0').getSnapshot().context.retry.rng
+  const first = hookRetryDelayMs(0, rng)
+  assert.ok(first >= 4_000 && first <= 6_000, `first delay ${first} ms within 5 s ± 20%`)
+  await world.advance(first - 1, first - 1)
+  assert.equal(world.hooks('kv/0'), ['install'], 'not before the delay')
+  await world.advance(1, 1)
+  assert.equal(world.hooks('kv/0'), ['install', 'install'])
+  const retry = world.actor('kv/0').getSnapshot().context.retry
+  const second = hookRetryDelayMs(1, retry.rng)
+  assert.ok(second >= 8_000 && second <= 12_000, `second delay ${second} ms within 10 s ± 20%`)
+  await world.advance(second, 1_000)
+  await world.advance(30_000, 1_000)
+  expectHooks(world.hooks('kv/0'), ['install', 'install', 'install', ...startupHooks(true)])
+  assert.is(world.actor('kv/0').getSnapshot().context.retry.attempt, 0, 'back-off resets after leaving error')
+})
+
+errors('retry delay is capped at 5 minutes', () => {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const delay = hookRetryDelayMs(attempt, 12345 + attempt)
+    assert.ok(delay <= 300_000 * 1.2 + 1, `attempt ${attempt}: ${delay}`)
+    assert.ok(delay >= 5_000 * 0.8 - 1, `attempt ${attempt}: ${delay}`)
+  }
+  assert.ok(hookRetryDelayMs(20, 1) >= 240_000)
+})
+
+errors('actions run while in error and do not clear it', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'config-changed')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  const id = world.controller.enqueueAction('kv/0', 'backup')
+  await world.settle()
+  const done = world.emitted.find(e => e.event.type === 'action.completed')
+  assert.ok(done !== undefined)
+  assert.is((done.event as { actionId: string }).actionId, id)
+  assert.is(world.stateOf('kv/0'), 'hookError', 'still in error after the action')
+  assert.is(world.durable.get('kv/0')!.operation.kind, 'run-hook')
+  assert.is(world.durable.get('kv/0')!.operation.hook?.kind, 'config-changed')
+})
+
+errors('a dying unit in error waits for resolution, then the failed hook, then teardown', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'config-changed')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  const mark = world.mark()
+  world.controller.removeUnit('kv/0')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), [])
+  world.controller.resolved('kv/0', 'retry-hooks')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), ['config-changed', 'start', 'stop', 'remove'])
+  assert.ok(world.controller.removedUnits.includes('kv/0'))
+})
+
+errors.run()

@@ -1,0 +1,162 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { UnitWorld } from '../sim/unit-world.ts'
+import { startupHooks, expectHooks } from './support/hook-order.ts'
+
+async function deployed (count: number): Promise<UnitWorld> {
+  const world = new UnitWorld()
+  world.controller.deploy({ name: 'kv' }, count)
+  await world.settle()
+  return world
+}
+
+const restart = suite('uniter: agent restart (§2.11)')
+
+restart('idle leader: nothing runs', async () => {
+  const world = await deployed(2)
+  const mark = world.mark()
+  world.restart('kv/0')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), [])
+})
+
+restart('idle non-leader: leader-settings-changed (in-memory version is reset)', async () => {
+  const world = await deployed(2)
+  const mark = world.mark()
+  world.restart('kv/1')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/1', mark), ['leader-settings-changed'])
+})
+
+restart('machine rebooted and unit had started: start once, plus the non-leader case', async () => {
+  const world = await deployed(2)
+  const mark = world.mark()
+  world.restart('kv/0', { rebooted: true })
+  world.restart('kv/1', { rebooted: true })
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), ['start'])
+  assert.equal(world.hooksSince('kv/1', mark), ['start', 'leader-settings-changed'])
+  const again = world.mark()
+  world.controller.setConfig('kv', 'config-1')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', again), ['config-changed'], 'start ran once only')
+})
+
+restart('config changed while the agent was down: config-changed (hashes are persisted)', async () => {
+  const world = await deployed(1)
+  world.crash('kv/0')
+  world.controller.setConfig('kv', 'config-1')
+  await world.settle()
+  const mark = world.mark()
+  world.start('kv/0')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), ['config-changed'])
+})
+
+restart('a hook was queued (leader-elected after accepting leadership): the chain continues', async () => {
+  const world = new UnitWorld()
+  world.holdHook('kv/0', 'leader-elected')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  // Crash while leader-elected is still queued: the accept-leadership commit is durable.
+  world.crash('kv/0')
+  const durable = world.durable.get('kv/0')!
+  assert.is(durable.operation.kind, 'run-hook')
+  assert.is(durable.operation.hook?.kind, 'leader-elected')
+  assert.is(durable.operation.step, 'pending', 'leader-elected was started when held')
+  const mark = world.mark()
+  world.start('kv/0')
+  await world.settle()
+  // A started hook that never finished is a failed hook after a crash.
+  assert.is(world.stateOf('kv/0'), 'hookError')
+  assert.equal(world.hooksSince('kv/0', mark), [])
+})
+
+restart('a queued hook found at start runs first, then the chain continues', async () => {
+  const world = new UnitWorld()
+  world.controller.deploy({ name: 'kv' }, 1)
+  // Stop exactly when install is queued (the deploy commit) and before it starts.
+  world.crashAtPersist(3, true, 'kv/0')
+  await world.settle()
+  assert.is(world.running('kv/0'), false)
+  assert.equal(world.durable.get('kv/0')!.operation, { kind: 'run-hook', step: 'queued', hook: { kind: 'install' } })
+  world.start('kv/0')
+  await world.settle()
+  expectHooks(world.hooks('kv/0'), startupHooks(true))
+})
+
+restart('graceful stop while a hook runs: the hook is killed, re-queued and re-run without error', async () => {
+  const world = new UnitWorld()
+  world.holdHook('kv/0', 'config-changed')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  await world.stop('kv/0')
+  assert.equal(world.durable.get('kv/0')!.operation, { kind: 'run-hook', step: 'queued', hook: { kind: 'config-changed' } })
+  assert.ok(world.emitted.some(e => e.event.type === 'hook.requeued'))
+  const mark = world.mark()
+  world.start('kv/0')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), ['config-changed', 'start'])
+  assert.is(world.stateOf('kv/0'), 'idle')
+})
+
+restart('crash mid-hook: the hook is left pending and the unit comes back in error', async () => {
+  const world = new UnitWorld()
+  world.holdHook('kv/0', 'config-changed')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.crash('kv/0')
+  const mark = world.mark()
+  world.start('kv/0')
+  await world.settle()
+  assert.is(world.stateOf('kv/0'), 'hookError')
+  assert.equal(world.hooksSince('kv/0', mark), [])
+  assert.is(world.actor('kv/0').getSnapshot().context.status.agent.message, 'hook failed: "config-changed"')
+  world.controller.resolved('kv/0')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), ['config-changed', 'start'])
+})
+
+restart('in hook error before restart: still in error, nothing runs', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'start')
+  world.controller.deploy({ name: 'kv' }, 2)
+  await world.settle()
+  const mark = world.mark()
+  world.restart('kv/0')
+  await world.settle()
+  assert.is(world.stateOf('kv/0'), 'hookError')
+  assert.equal(world.hooksSince('kv/0', mark), [])
+})
+
+restart('crash mid-action: the action is failed on restart, not re-run', async () => {
+  const world = await deployed(1)
+  let actionStarted = false
+  world.crashAtPersist(1, true, 'kv/0')
+  const actionId = world.controller.enqueueAction('kv/0', 'backup')
+  await world.settle()
+  actionStarted = world.durable.get('kv/0')!.operation.kind === 'run-action'
+  assert.ok(actionStarted, 'the crash came with the action pending')
+  world.start('kv/0')
+  await world.settle()
+  const completed = world.emitted.filter(e => e.event.type === 'action.completed')
+  assert.is(completed.length, 1)
+  assert.equal((completed[0]!.event as { actionId: string, outcome: { status: string } }).outcome.status, 'failed')
+  assert.is((completed[0]!.event as { actionId: string }).actionId, actionId)
+  assert.is(world.stateOf('kv/0'), 'idle')
+})
+
+restart('crash after an action finished but before its commit: committed, neither re-run nor failed', async () => {
+  const world = await deployed(1)
+  world.crashAtPersist(2, true, 'kv/0')
+  world.controller.enqueueAction('kv/0', 'backup')
+  await world.settle()
+  assert.is(world.durable.get('kv/0')!.operation.step, 'done')
+  world.start('kv/0')
+  await world.settle()
+  const completed = world.emitted.filter(e => e.event.type === 'action.completed')
+  assert.equal(completed.map(e => (e.event as { outcome: { status: string } }).outcome.status), ['completed'])
+  assert.is(world.stateOf('kv/0'), 'idle')
+})
+
+restart.run()
