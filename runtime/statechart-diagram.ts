@@ -15,6 +15,9 @@ import { assert } from './assert.ts'
  *   `_start` or `_end`, which Mermaid uses for the `[*]` of a composite state.
  * - Compound states are nested `state id { … }` blocks with `[*] --> initial`; the
  *   regions of a parallel state are separated by `--`; a final state gets `x --> [*]`.
+ *   A parallel machine is wrapped in a block named after it (Mermaid reads `--` only
+ *   inside a block); history states show as `H` / `H*` with an arrow to their default.
+ *   Transitions with neither target nor actions (XState's inert ones) are left out.
  * - A transition is written inside a block only when both ends are direct children of
  *   that (compound) block. Every other transition is written at the top level: older
  *   Mermaid versions move both ends of a transition into the block it is written in.
@@ -76,17 +79,17 @@ class MermaidWriter {
     // Pre-order, iteratively: document order is what makes the ids deterministic.
     const stack: AnyStateNode[] = [this.root]
     while (stack.length > 0) {
-      const node = stack.pop() as AnyStateNode
-      this.nodes.push(node)
-      stack.push(...children(node).reverse())
+      const stateNode = stack.pop() as AnyStateNode
+      this.nodes.push(stateNode)
+      stack.push(...children(stateNode).reverse())
     }
-    for (const node of this.nodes) {
-      if (node !== this.root) this.ids.set(node, this.claim('s_' + node.path.map(idSegment).join('__')))
+    for (const stateNode of this.nodes) {
+      if (stateNode !== this.root) this.ids.set(stateNode, this.claim('s_' + stateNode.path.map(idSegment).join('__')))
     }
     // A parallel root needs a block of its own (Mermaid accepts `--` only inside one), and a
     // machine without child states is drawn as one state so the diagram is not empty.
     this.rootWrapperId = this.root.type === 'compound' ? undefined : this.claim('x_machine')
-    for (const node of this.nodes) this.collectEdges(node)
+    for (const stateNode of this.nodes) this.collectEdges(stateNode)
   }
 
   write (options: ToMermaidOptions): string {
@@ -112,72 +115,72 @@ class MermaidWriter {
     return lines.join('\n')
   }
 
-  private writeCompoundBody (node: AnyStateNode, depth: number, lines: string[]): void {
-    const initial = node.initial?.target[0]
+  private writeCompoundBody (stateNode: AnyStateNode, depth: number, lines: string[]): void {
+    const initial = stateNode.initial?.target[0]
     if (initial !== undefined) lines.push(line(depth, `[*] --> ${this.id(initial)}`))
-    for (const child of children(node)) this.writeState(child, depth, lines)
-    if (node !== this.root) this.writeAnyState(node, depth, lines)
+    for (const child of children(stateNode)) this.writeState(child, depth, lines)
+    if (stateNode !== this.root) this.writeAnyState(stateNode, depth, lines)
     for (const edge of this.edges) {
-      if (edge.scope === node) lines.push(line(depth, edgeText(edge)))
+      if (edge.scope === stateNode) lines.push(line(depth, edgeText(edge)))
     }
-    if (node === this.root) {
+    if (stateNode === this.root) {
       // The root's own lines end the document, after the edges written at the top level.
-      this.writeAnyState(node, depth, lines)
+      this.writeAnyState(stateNode, depth, lines)
       return
     }
-    this.writeFinalArrows(node, depth, lines)
+    this.writeFinalArrows(stateNode, depth, lines)
   }
 
-  private writeFinalArrows (node: AnyStateNode, depth: number, lines: string[]): void {
-    for (const child of children(node)) {
+  private writeFinalArrows (stateNode: AnyStateNode, depth: number, lines: string[]): void {
+    for (const child of children(stateNode)) {
       if (child.type === 'final') lines.push(line(depth, `${this.id(child)} --> [*]`))
     }
   }
 
-  private writeParallelBody (node: AnyStateNode, depth: number, lines: string[]): void {
-    children(node).forEach((region, index) => {
+  private writeParallelBody (stateNode: AnyStateNode, depth: number, lines: string[]): void {
+    children(stateNode).forEach((region, index) => {
       if (index > 0) lines.push(line(depth, '--'))
       this.writeState(region, depth, lines)
     })
   }
 
-  private writeState (node: AnyStateNode, depth: number, lines: string[]): void {
-    const id = this.id(node)
-    const label = node.type === 'history' ? (node.history === 'deep' ? 'H*' : 'H') : stateLabel(node.key)
+  private writeState (stateNode: AnyStateNode, depth: number, lines: string[]): void {
+    const id = this.id(stateNode)
+    const label = stateNode.type === 'history' ? (stateNode.history === 'deep' ? 'H*' : 'H') : stateLabel(stateNode.key)
     lines.push(line(depth, `state "${label}" as ${id}`))
-    if (children(node).length === 0) return
+    if (children(stateNode).length === 0) return
     // The label goes on its own line: `state "x" as id {` makes some Mermaid versions
     // keep the space before `{` in the id.
     lines.push(line(depth, `state ${id} {`))
-    if (node.type === 'parallel') this.writeParallelBody(node, depth + 1, lines)
-    else this.writeCompoundBody(node, depth + 1, lines)
+    if (stateNode.type === 'parallel') this.writeParallelBody(stateNode, depth + 1, lines)
+    else this.writeCompoundBody(stateNode, depth + 1, lines)
     lines.push(line(depth, '}'))
     // Inside a parallel state every line belongs to one of its regions, so the
     // pseudo-state of the parallel state itself goes next to it, named after it.
-    if (node.type === 'parallel') this.writeAnyState(node, depth, lines, `${anyStateLabel} in ${stateLabel(node.key)}`)
+    if (stateNode.type === 'parallel') this.writeAnyState(stateNode, depth, lines, `${anyStateLabel} in ${stateLabel(stateNode.key)}`)
   }
 
-  private writeAnyState (node: AnyStateNode, depth: number, lines: string[], label = anyStateLabel): void {
-    const anyId = this.anyIds.get(node)
+  private writeAnyState (stateNode: AnyStateNode, depth: number, lines: string[], label = anyStateLabel): void {
+    const anyId = this.anyIds.get(stateNode)
     if (anyId !== undefined) lines.push(line(depth, `state "${label}" as ${anyId}`))
   }
 
-  private collectEdges (node: AnyStateNode): void {
-    const invokeLabels = invokeEventLabels(node)
-    for (const [descriptor, transitions] of node.transitions) {
+  private collectEdges (stateNode: AnyStateNode): void {
+    const invokeLabels = invokeEventLabels(stateNode)
+    for (const [descriptor, transitions] of stateNode.transitions) {
       for (const transition of transitions) {
         // XState's "inert" transitions (no target, no actions) only stop an event from
         // reaching the parent; they change nothing worth drawing.
         if (isInert(transition)) continue
-        this.addTransition(node, withGuard(eventLabel(node, descriptor, transition, invokeLabels), transition, descriptor), transition)
+        this.addTransition(stateNode, withGuard(eventLabel(stateNode, descriptor, transition, invokeLabels), transition, descriptor), transition)
       }
     }
-    for (const transition of node.always ?? []) {
+    for (const transition of stateNode.always ?? []) {
       if (isInert(transition)) continue
-      this.addTransition(node, withGuard('always', transition, ''), transition)
+      this.addTransition(stateNode, withGuard('always', transition, ''), transition)
     }
-    if (node.type === 'history' && node.config.target !== undefined) {
-      for (const target of historyTargets(node)) this.addEdge(this.id(node), node.parent, this.id(target), target.parent, '')
+    if (stateNode.type === 'history' && stateNode.config.target !== undefined) {
+      for (const target of historyTargets(stateNode)) this.addEdge(this.id(stateNode), stateNode.parent, this.id(target), target.parent, '')
     }
   }
 
@@ -207,19 +210,19 @@ class MermaidWriter {
     this.edges.push({ from, to, label, scope: local ? fromParent : undefined })
   }
 
-  private anyId (node: AnyStateNode): string {
-    let id = this.anyIds.get(node)
+  private anyId (stateNode: AnyStateNode): string {
+    let id = this.anyIds.get(stateNode)
     if (id === undefined) {
-      id = this.claim(node === this.root ? 'x_any' : 'x_any__' + node.path.map(idSegment).join('__'))
-      this.anyIds.set(node, id)
+      id = this.claim(stateNode === this.root ? 'x_any' : 'x_any__' + stateNode.path.map(idSegment).join('__'))
+      this.anyIds.set(stateNode, id)
     }
     return id
   }
 
-  private id (node: AnyStateNode): string {
-    if (node === this.root) return this.rootWrapperId ?? this.anyId(node)
-    const id = this.ids.get(node)
-    assert(id !== undefined, `statechart diagram: state "#${node.id}" is not part of machine "${this.root.id}"`)
+  private id (stateNode: AnyStateNode): string {
+    if (stateNode === this.root) return this.rootWrapperId ?? this.anyId(stateNode)
+    const id = this.ids.get(stateNode)
+    assert(id !== undefined, `statechart diagram: state "#${stateNode.id}" is not part of machine "${this.root.id}"`)
     return id
   }
 
@@ -233,40 +236,40 @@ class MermaidWriter {
   }
 }
 
-function children (node: AnyStateNode): AnyStateNode[] {
-  return Object.values(node.states) as AnyStateNode[]
+function children (stateNode: AnyStateNode): AnyStateNode[] {
+  return Object.values(stateNode.states) as AnyStateNode[]
 }
 
 function isInert (transition: AnyTransitionDefinition): boolean {
   return (transition.target === undefined || transition.target.length === 0) && transition.actions.length === 0 && !transition.reenter
 }
 
-function isDescendant (node: AnyStateNode, ancestor: AnyStateNode): boolean {
-  for (let p = node.parent; p !== undefined; p = p.parent) if (p === ancestor) return true
+function isDescendant (stateNode: AnyStateNode, ancestor: AnyStateNode): boolean {
+  for (let p = stateNode.parent; p !== undefined; p = p.parent) if (p === ancestor) return true
   return false
 }
 
-function historyTargets (node: AnyStateNode): AnyStateNode[] {
-  const parent = node.parent
-  const raw: unknown = node.config.target
+function historyTargets (stateNode: AnyStateNode): AnyStateNode[] {
+  const parent = stateNode.parent
+  const raw: unknown = stateNode.config.target
   const targets = Array.isArray(raw) ? raw as unknown[] : [raw]
   return targets.map(target => {
     if (typeof target !== 'string') return target as AnyStateNode
-    if (target.startsWith('#')) return node.machine.getStateNodeById(target) as AnyStateNode
+    if (target.startsWith('#')) return stateNode.machine.getStateNodeById(target) as AnyStateNode
     let current = parent
     for (const key of target.split('.')) {
       const next = current?.states[key] as AnyStateNode | undefined
-      assert(next !== undefined, `statechart diagram: history state "#${node.id}" targets "${target}", which does not exist`)
+      assert(next !== undefined, `statechart diagram: history state "#${stateNode.id}" targets "${target}", which does not exist`)
       current = next
     }
     return current as AnyStateNode
   })
 }
 
-function invokeEventLabels (node: AnyStateNode): Map<string, string> {
+function invokeEventLabels (stateNode: AnyStateNode): Map<string, string> {
   const labels = new Map<string, string>()
-  const configs: unknown[] = Array.isArray(node.config.invoke) ? node.config.invoke : node.config.invoke === undefined ? [] : [node.config.invoke]
-  node.invoke.forEach((invoke, index) => {
+  const configs: unknown[] = Array.isArray(stateNode.config.invoke) ? stateNode.config.invoke : stateNode.config.invoke === undefined ? [] : [stateNode.config.invoke]
+  stateNode.invoke.forEach((invoke, index) => {
     const config = configs[index] as { id?: unknown } | undefined
     const name = typeof invoke.src === 'string' && !invoke.src.startsWith('xstate.invoke.')
       ? invoke.src
@@ -278,14 +281,14 @@ function invokeEventLabels (node: AnyStateNode): Map<string, string> {
   return labels
 }
 
-function eventLabel (node: AnyStateNode, descriptor: string, transition: AnyTransitionDefinition, invokeLabels: Map<string, string>): string {
+function eventLabel (stateNode: AnyStateNode, descriptor: string, transition: AnyTransitionDefinition, invokeLabels: Map<string, string>): string {
   const invoked = invokeLabels.get(descriptor)
   if (invoked !== undefined) return invoked
   if (descriptor.startsWith('xstate.after.') && 'delay' in transition) {
     const delay: unknown = transition.delay
     return 'after ' + (typeof delay === 'number' ? `${delay}ms` : typeof delay === 'string' ? delay : 'delay')
   }
-  if (descriptor === `xstate.done.state.${node.id}`) return 'done'
+  if (descriptor === `xstate.done.state.${stateNode.id}`) return 'done'
   if (descriptor === 'xstate.route') return 'route'
   return descriptor
 }
