@@ -17,6 +17,9 @@ import type { ProcessExit, ProcessRunner, ProcessSpec, RunningProcess } from '..
 
 const component = 'child-process-runner'
 
+/** How often a kill looks again for group members still on their way out. */
+const groupRecheckMs = 5
+
 /** Node fires timers asked for more than 2^31 - 1 ms after 1 ms. */
 const timerDelayMsMax = 2_147_483_647
 
@@ -94,6 +97,8 @@ class RunningChild implements RunningProcess {
   #drainTimer: NodeJS.Timeout | undefined
   /** Both output pipes have closed (or been given up on). */
   #closed = false
+  /** While killing: look again shortly for members that are still exiting. */
+  #recheckTimer: NodeJS.Timeout | undefined
 
   constructor (child: ChildProcess, spec: ProcessSpec, timeoutKillGraceMs: number, outputDrainMs: number) {
     this.#child = child
@@ -256,9 +261,15 @@ class RunningChild implements RunningProcess {
     const leader = this.#leaderExit
     if (leader === undefined) return
     if (this.#killTimer !== undefined) {
-      // A member ignoring SIGTERM is still there: the SIGKILL at the end of the grace
-      // comes back here.
-      if (this.#groupHasMembers()) return
+      // A member is still there: one ignoring SIGTERM (the SIGKILL at the end of the
+      // grace comes back here), or one that closed its pipes and is still exiting.
+      if (this.#groupHasMembers()) {
+        this.#recheckTimer ??= setTimeout(() => {
+          this.#recheckTimer = undefined
+          this.#finish()
+        }, groupRecheckMs).unref()
+        return
+      }
       clearTimeout(this.#killTimer)
       this.#killTimer = undefined
     }
@@ -284,6 +295,8 @@ class RunningChild implements RunningProcess {
     this.#settled = true
     if (this.#timeoutTimer !== undefined) clearTimeout(this.#timeoutTimer)
     this.#timeoutTimer = undefined
+    if (this.#recheckTimer !== undefined) clearTimeout(this.#recheckTimer)
+    this.#recheckTimer = undefined
     this.#resolveExit(exit)
   }
 }
