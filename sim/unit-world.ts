@@ -8,7 +8,9 @@ import type { LocalState } from '../actors/unit/local-state.ts'
 import type { ActionOutcome, DeployOutcome, HookOutcome } from '../actors/unit/operation.ts'
 import { unitMachine, type UnitActorRef, type UnitInput } from '../actors/unit/unit-machine.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
+import { createUnitStateStore, type UnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { ScriptedController } from './scripted-controller.ts'
+import { SimStorage } from './sim-storage.ts'
 
 /**
  * A deterministic world for unit actors: a scripted controller, one hook lock per
@@ -54,7 +56,10 @@ export class UnitWorld {
   readonly clock = new SimulatedClock()
   readonly runs: HookRun[] = []
   readonly emitted: Array<{ unit: UnitName, event: UnitEmitted }> = []
+  /** A mirror of what each unit last saved durably, for synchronous inspection by tests. */
   readonly durable = new Map<UnitName, LocalState>()
+  /** Each machine agent's storage; unit state goes through the real store code path. */
+  readonly #storages = new Map<MachineId, { storage: SimStorage, store: UnitStateStore }>()
   readonly #slots = new Map<UnitName, UnitSlot>()
   readonly #generation = new Map<UnitName, number>()
   readonly #machines = new Map<UnitName, MachineId>()
@@ -144,11 +149,8 @@ export class UnitWorld {
     const world = this
     const logic = unitMachine.provide({
       actors: {
-        loadLocalState: fromPromise(async ({ input }) => {
-          const state = world.durable.get(input.unit)
-          return state === undefined ? undefined : structuredClone(state)
-        }),
-        persistLocalState: fromPromise(async ({ input }) => world.#persist(input.unit, input.local)),
+        loadLocalState: fromPromise(async ({ input }) => world.#storeFor(machine).load(input.unit)),
+        persistLocalState: fromPromise(async ({ input }) => world.#persist(input.unit, input.local, machine)),
         hookLock: fromCallback(({ sendBack, input }) => lock.acquire(input.unit, () => sendBack({ type: 'lock.acquired' }))),
         runHook: fromPromise(async ({ input }) => world.#runHook(input.unit, input.hook, machine)),
         deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
@@ -308,18 +310,40 @@ export class UnitWorld {
     }
   }
 
-  #persist (unit: UnitName, local: LocalState): Promise<void> {
+  #storeFor (machine: MachineId): UnitStateStore {
+    let entry = this.#storages.get(machine)
+    if (entry === undefined) {
+      const storage = new SimStorage()
+      entry = { storage, store: createUnitStateStore(storage) }
+      this.#storages.set(machine, entry)
+    }
+    return entry.store
+  }
+
+  /** The simulated disk of a machine agent, for fault injection. */
+  storageOf (machine: MachineId): SimStorage {
+    this.#storeFor(machine)
+    return this.#storages.get(machine)!.storage
+  }
+
+  async #persist (unit: UnitName, local: LocalState, machine: MachineId): Promise<void> {
     this.#persistCount++
     this.#progress++
     const crash = this.#crashAtPersist
+    const store = this.#storeFor(machine)
     if (crash !== undefined && this.#persistCount >= crash.count && (crash.unit === undefined || crash.unit === unit)) {
       this.#crashAtPersist = undefined
-      if (crash.write) this.durable.set(unit, structuredClone(local))
+      // SimStorage applies a write when called, so the crash lands after (or before) it exactly.
+      if (crash.write) {
+        void store.save(unit, local)
+        this.durable.set(unit, structuredClone(local))
+      }
       this.#pendingCrash = unit
       return new Promise(() => {})
     }
+    const saved = store.save(unit, local)
     this.durable.set(unit, structuredClone(local))
-    return Promise.resolve()
+    return saved
   }
 
   #runHook (unit: UnitName, hook: HookInfo, machine: MachineId): Promise<HookOutcome> {

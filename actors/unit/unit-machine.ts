@@ -74,6 +74,10 @@ export interface DeployCharmInput { unit: UnitName, charm: DeployedCharm, mode: 
 export interface RunActionInput { unit: UnitName, action: RemoteAction }
 export interface RunCommandInput { unit: UnitName, command: RemoteCommand }
 
+function errorText (error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
 function notProvided (what: string): never {
   throw new NotProvidedError(`unit actor "${what}"`)
 }
@@ -342,7 +346,7 @@ export const unitMachine = setup({
                 },
                 onError: {
                   target: '#unit.failed',
-                  actions: assign({ failure: ({ event }) => `cannot load local state: ${String(event.error)}` })
+                  actions: assign({ failure: ({ event }) => `cannot load local state: ${errorText(event.error)}` })
                 }
               }
             },
@@ -399,7 +403,7 @@ export const unitMachine = setup({
                     src: 'persistLocalState',
                     input: ({ context }) => ({ unit: context.unit, local: context.local }),
                     onDone: { target: '#unit.running.uniter.resolving' },
-                    onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                    onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
                   }
                 },
                 locked: {
@@ -415,7 +419,7 @@ export const unitMachine = setup({
                         src: 'persistLocalState',
                         input: ({ context }) => ({ unit: context.unit, local: context.local }),
                         onDone: 'executing',
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
                       }
                     },
                     executing: {
@@ -439,7 +443,7 @@ export const unitMachine = setup({
                               return { unit: context.unit, hook: op.hook, charm: context.local.charm }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: { kind: 'failed' as const, exitCode: null, reason: `cannot run hook: ${String(event.error)}` } }) }) }
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: { kind: 'failed' as const, exitCode: null, reason: `cannot run hook: ${errorText(event.error)}` } }) }) }
                           }
                         },
                         deploy: {
@@ -451,7 +455,7 @@ export const unitMachine = setup({
                               return { unit: context.unit, charm: op.charm, mode: op.mode }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: { kind: 'conflicted' as const, reason: String(event.error) } }) }) }
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: { kind: 'conflicted' as const, reason: errorText(event.error) } }) }) }
                           }
                         },
                         action: {
@@ -463,7 +467,7 @@ export const unitMachine = setup({
                               return { unit: context.unit, action: op.action }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: { status: 'failed' as const, message: String(event.error), results: {} } }) }) }
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: { status: 'failed' as const, message: errorText(event.error), results: {} } }) }) }
                           }
                         },
                         command: {
@@ -475,7 +479,7 @@ export const unitMachine = setup({
                               return { unit: context.unit, command: op.command }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: { exitCode: 1, stdout: '', stderr: String(event.error) } }) }) }
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: { exitCode: 1, stdout: '', stderr: errorText(event.error) } }) }) }
                           }
                         }
                       }
@@ -488,7 +492,7 @@ export const unitMachine = setup({
                         src: 'persistLocalState',
                         input: ({ context }) => ({ unit: context.unit, local: context.local }),
                         onDone: '#unit.stopped',
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
                       }
                     },
                     recording: {
@@ -501,7 +505,7 @@ export const unitMachine = setup({
                           { guard: 'nextRequeued', target: '#unit.stopped' },
                           { target: '#unit.running.uniter.resolving' }
                         ],
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
                       }
                     },
                     committing: {
@@ -510,7 +514,7 @@ export const unitMachine = setup({
                         src: 'persistLocalState',
                         input: ({ context }) => ({ unit: context.unit, local: context.local }),
                         onDone: '#unit.running.uniter.resolving',
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${String(event.error)}` }) }
+                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
                       }
                     }
                   }

@@ -1,0 +1,1214 @@
+import { createEmptyActor, fromCallback, fromPromise, initialTransition, type AnyActorScope } from 'xstate'
+import { getAdjacencyMap, getStateNodes, type AnyStateNode, type AdjacencyMap } from 'xstate/graph'
+import { describeHook, type HookInfo, type HookKind } from '../../actors/unit/hook-info.ts'
+import { initialLocalState, type LocalState } from '../../actors/unit/local-state.ts'
+import type { HookOutcome } from '../../actors/unit/operation.ts'
+import type { Life, RemoteRelation, RemoteState } from '../../actors/unit/remote-state.ts'
+import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
+import { unitMachine, type UnitContext, type UnitEvent, type UnitInput, type UnitSnapshot } from '../../actors/unit/unit-machine.ts'
+import { SeededRandom, type Random } from '../../runtime/random.ts'
+import type { HookRun } from '../../sim/unit-world.ts'
+import { UnitWorld } from '../../sim/unit-world.ts'
+
+/**
+ * Support for test/unit-model.test.ts: the five ordering properties of the uniter
+ * (juju-semantics §1.5, §2.1, §2.2, §2.5, §6) as one checker over the unit's emitted
+ * hook events; an abstract model of the unit statechart for `xstate/graph`; and a
+ * seeded random walker over real actor runs in `UnitWorld`.
+ */
+
+// ---------------------------------------------------------------------------------------
+// 1. The property checker
+// ---------------------------------------------------------------------------------------
+
+export type PropertyName =
+  | 'a: one operation at a time'
+  | 'b: -changed U only after -joined U'
+  | 'c: -broken only after every -departed'
+  | 'd: first deploy order'
+  | 'e: nothing but the failed hook while in error'
+
+export interface Violation {
+  property: PropertyName
+  unit: string
+  message: string
+}
+
+/** Identity of a hook for "the same hook again" (a retry re-runs the persisted hook info). */
+export function hookKey (hook: HookInfo): string {
+  return `${describeHook(hook)}#${hook.relationId ?? ''}`
+}
+
+/** Hooks that may run on first deploy before the first `config-changed` (§2.1, §2.13, §1.4 item 15). */
+const firstDeployHooks: ReadonlySet<HookKind> = new Set<HookKind>([
+  'storage-attached',
+  // Storage detached (while alive) before the unit started is torn down by the storage resolver.
+  'storage-detaching',
+  'install',
+  'relation-created',
+  'leader-elected',
+  'leader-settings-changed',
+  // §1.4 item 15 checks the charm before the config: a refresh between install and the first
+  // config-changed runs upgrade-charm, whose commit queues that config-changed.
+  'upgrade-charm'
+])
+
+/** The hook a persisted local state is in error on (§1.1: pending = failed, also kept under an action or a forced upgrade). */
+export function errorHookOf (local: LocalState | undefined): HookInfo | undefined {
+  if (local === undefined) return undefined
+  const op = local.operation
+  if (op.kind === 'run-hook') return op.step === 'pending' ? op.hook : undefined
+  if (op.kind === 'continue') return undefined
+  return op.hook
+}
+
+interface UnitTrack {
+  /** The hook whose operation started (hook.started) and has not been committed, failed or re-queued. */
+  inflight: HookInfo | undefined
+  /** The hook the unit is in error on. */
+  error: HookInfo | undefined
+  /** A config-changed has started (or been skipped): first deploy is over. */
+  configStarted: boolean
+  configCommitted: boolean
+  /** Per relation id: remote units whose -joined committed and whose -departed did not. */
+  members: Map<number, Set<string>>
+  /** The last hook events of the unit, for messages. */
+  recent: string[]
+}
+
+function newTrack (): UnitTrack {
+  return { inflight: undefined, error: undefined, configStarted: false, configCommitted: false, members: new Map(), recent: [] }
+}
+
+function cloneTrack (track: UnitTrack): UnitTrack {
+  const members = new Map<number, Set<string>>()
+  for (const [id, set] of track.members) members.set(id, new Set(set))
+  return { ...track, members, recent: [...track.recent] }
+}
+
+/**
+ * Checks, event by event, the hook events of units (`hook.started`, `hook.committed`,
+ * `hook.failed`, `hook.requeued`, in the order each unit emitted them) plus crash markers:
+ *
+ * (a) a unit starts no hook while another of its hooks is in flight;
+ * (b) per relation id, `-changed U` only while U is a member (joined committed, departed not);
+ * (c) `-broken` only when every unit that joined has departed;
+ * (d) while alive and before the first `config-changed`, only storage, install,
+ *     relation-created and leadership hooks; `start` only after `config-changed` committed;
+ * (e) between a failure (or a crash that left a hook pending) and the commit of that hook
+ *     (success or `resolved --no-retry`), no other hook starts or commits.
+ */
+export class HookChecker {
+  readonly violations: Violation[] = []
+  readonly #units = new Map<string, UnitTrack>()
+  events = 0
+
+  #track (unit: string): UnitTrack {
+    let track = this.#units.get(unit)
+    if (track === undefined) {
+      track = newTrack()
+      this.#units.set(unit, track)
+    }
+    return track
+  }
+
+  clone (): HookChecker {
+    const copy = new HookChecker()
+    for (const [unit, track] of this.#units) copy.#units.set(unit, cloneTrack(track))
+    copy.violations.push(...this.violations)
+    copy.events = this.events
+    return copy
+  }
+
+  #violate (unit: string, property: PropertyName, message: string): void {
+    const track = this.#track(unit)
+    this.violations.push({ property, unit, message: `${message} (recent hook events of ${unit}: ${track.recent.slice(-8).join(' | ') || 'none'})` })
+  }
+
+  #note (track: UnitTrack, line: string): void {
+    track.recent.push(line)
+    if (track.recent.length > 16) track.recent.shift()
+  }
+
+  /** Start tracking `unit` from a persisted local state (restored agent, or a state in the middle of a model path). */
+  restore (unit: string, local: LocalState, inflight?: HookInfo): void {
+    const track = newTrack()
+    track.inflight = inflight
+    track.error = inflight === undefined ? errorHookOf(local) : undefined
+    track.configStarted = local.started || local.configHash !== ''
+    track.configCommitted = track.configStarted
+    for (const rel of Object.values(local.relations)) track.members.set(rel.id, new Set(Object.keys(rel.members)))
+    this.#units.set(unit, track)
+  }
+
+  /** The agent died (kill -9): whatever ran is gone; the durable state says whether a hook is left pending (§2.11). */
+  crash (unit: string, durable: LocalState | undefined): void {
+    const track = this.#track(unit)
+    this.#note(track, `CRASH(${durable === undefined ? 'no state' : `${durable.operation.kind}/${durable.operation.step}`})`)
+    track.inflight = undefined
+    track.error = errorHookOf(durable)
+  }
+
+  event (unit: string, event: UnitEmitted, life: Life): void {
+    switch (event.type) {
+      case 'hook.started': this.#started(unit, event.hook, life); break
+      case 'hook.committed': this.#committed(unit, event.hook, event.ran); break
+      case 'hook.failed': {
+        const track = this.#track(unit)
+        this.#note(track, `failed ${describeHook(event.hook)}`)
+        if (track.inflight !== undefined && hookKey(track.inflight) === hookKey(event.hook)) track.inflight = undefined
+        track.error = event.hook
+        break
+      }
+      case 'hook.requeued': {
+        const track = this.#track(unit)
+        this.#note(track, `requeued ${describeHook(event.hook)}`)
+        if (track.inflight !== undefined && hookKey(track.inflight) === hookKey(event.hook)) track.inflight = undefined
+        break
+      }
+      default: return
+    }
+    this.events++
+  }
+
+  #started (unit: string, hook: HookInfo, life: Life): void {
+    const track = this.#track(unit)
+    const name = describeHook(hook)
+    this.#note(track, `start ${name}${life === 'alive' ? '' : ` (${life})`}`)
+    if (track.inflight !== undefined) {
+      this.#violate(unit, 'a: one operation at a time', `${unit} started "${name}" while "${describeHook(track.inflight)}" was still running`)
+    }
+    if (track.error !== undefined && hookKey(track.error) !== hookKey(hook)) {
+      this.#violate(unit, 'e: nothing but the failed hook while in error', `${unit} started "${name}" while in error on "${describeHook(track.error)}"`)
+    }
+    if (!track.configStarted && life === 'alive' && hook.kind !== 'config-changed' && !firstDeployHooks.has(hook.kind)) {
+      this.#violate(unit, 'd: first deploy order', `${unit} started "${name}" before its first config-changed`)
+    }
+    if (hook.kind === 'start' && !track.configCommitted) {
+      this.#violate(unit, 'd: first deploy order', `${unit} started "start" before any config-changed committed`)
+    }
+    if (hook.relationId !== undefined) {
+      const members = track.members.get(hook.relationId) ?? new Set<string>()
+      if (hook.kind === 'relation-changed' && hook.remoteUnit !== undefined && !members.has(hook.remoteUnit)) {
+        this.#violate(unit, 'b: -changed U only after -joined U', `${unit} started "${name}" on relation ${hook.relationId} but ${hook.remoteUnit} has not joined (members: ${[...members].join(',') || 'none'})`)
+      }
+      if (hook.kind === 'relation-broken' && members.size > 0) {
+        this.#violate(unit, 'c: -broken only after every -departed', `${unit} started "${name}" on relation ${hook.relationId} while ${[...members].join(',')} have not departed`)
+      }
+    }
+    if (hook.kind === 'config-changed') track.configStarted = true
+    track.inflight = hook
+  }
+
+  #committed (unit: string, hook: HookInfo, ran: boolean): void {
+    const track = this.#track(unit)
+    const name = describeHook(hook)
+    this.#note(track, `${ran ? 'commit' : 'skip'} ${name}`)
+    if (track.inflight !== undefined && hookKey(track.inflight) === hookKey(hook)) {
+      track.inflight = undefined
+    } else if (ran) {
+      this.#violate(unit, 'a: one operation at a time', `${unit} committed "${name}" as run, but the hook in flight was ${track.inflight === undefined ? 'none' : `"${describeHook(track.inflight)}"`}`)
+    }
+    if (track.error !== undefined) {
+      if (hookKey(track.error) === hookKey(hook)) track.error = undefined
+      else this.#violate(unit, 'e: nothing but the failed hook while in error', `${unit} committed "${name}" while in error on "${describeHook(track.error)}"`)
+    }
+    const id = hook.relationId
+    switch (hook.kind) {
+      case 'config-changed': track.configStarted = true; track.configCommitted = true; break
+      case 'relation-joined':
+        if (id !== undefined && hook.remoteUnit !== undefined) {
+          const members = track.members.get(id) ?? new Set<string>()
+          members.add(hook.remoteUnit)
+          track.members.set(id, members)
+        }
+        break
+      case 'relation-departed':
+        if (id !== undefined && hook.remoteUnit !== undefined) track.members.get(id)?.delete(hook.remoteUnit)
+        break
+      case 'relation-broken':
+        if (id !== undefined) track.members.delete(id)
+        break
+      default: break
+    }
+  }
+}
+
+export function formatViolations (violations: readonly Violation[], max = 5): string {
+  return violations.slice(0, max).map(v => `  [${v.property}] ${v.message}`).join('\n') +
+    (violations.length > max ? `\n  … and ${violations.length - max} more` : '')
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. The statechart, explored with xstate/graph
+// ---------------------------------------------------------------------------------------
+
+/** Stub side effects: pure traversal never starts invoked actors, but they must exist. */
+export const stubbedUnitMachine = unitMachine.provide({
+  actors: {
+    loadLocalState: fromPromise(async () => undefined),
+    persistLocalState: fromPromise(async () => undefined),
+    hookLock: fromCallback(() => () => undefined),
+    runHook: fromPromise(async (): Promise<HookOutcome> => ({ kind: 'succeeded' })),
+    deployCharm: fromPromise(async () => ({ kind: 'deployed' as const })),
+    runAction: fromPromise(async () => ({ status: 'completed' as const, results: {} })),
+    runCommand: fromPromise(async () => ({ exitCode: 0, stdout: '', stderr: '' }))
+  }
+})
+
+export const modelUnit = 'web/0'
+
+export const modelInput: UnitInput = {
+  unit: modelUnit,
+  seed: 7,
+  updateStatusIntervalMs: 60_000,
+  automaticallyRetryHooks: true,
+  remote: {
+    life: 'alive',
+    resolvedMode: 'none',
+    charm: { url: 'local:web-0', modifiedVersion: 0, forceUpgrade: false },
+    configHash: 'c0',
+    trustHash: '',
+    addressesHash: 'addr-0',
+    leader: false,
+    leaderSettingsVersion: 1,
+    relations: {},
+    // Deployed with storage that is not provisioned yet: the unit waits before install (§2.13).
+    storage: { 'data/0': { id: 'data/0', name: 'data', kind: 'filesystem', life: 'alive', attached: false, location: '/srv/data/0' } },
+    storageRequiredForInstall: ['data/0'],
+    actions: [],
+    commands: [],
+    subordinates: []
+  }
+}
+
+/** A transition definition of the statechart, named `source --event--> [index]`. */
+export interface TransitionRef { key: string, source: string, event: string }
+
+type TransitionDef = AnyStateNode['always'] extends Array<infer T> | undefined ? T : never
+
+function transitionKey (t: TransitionDef): string {
+  const source = t.source
+  const list = t.eventType === '' || t.eventType === undefined
+    ? source.always ?? []
+    : source.transitions.get(t.eventType) ?? []
+  const index = list.indexOf(t)
+  const targets = (t.target ?? []).map(target => target.id).join(',') || '(self)'
+  return `${source.id} --${t.eventType === '' ? 'always' : t.eventType}[${index}]--> ${targets}`
+}
+
+/** Every state node id of the machine, root excluded. */
+export function allStateNodeIds (): string[] {
+  return getStateNodes(unitMachine.root).map(node => node.id)
+}
+
+/** Every transition definition: `on`, `after`, invoke `onDone`/`onError` (all in `transitions`) and `always`. */
+export function allTransitions (): string[] {
+  const keys: string[] = []
+  for (const node of [unitMachine.root, ...getStateNodes(unitMachine.root)]) {
+    for (const list of node.transitions.values()) for (const t of list) keys.push(transitionKey(t))
+    for (const t of node.always ?? []) keys.push(transitionKey(t))
+  }
+  return keys
+}
+
+/** Ids of the active state nodes for a state value (`{ running: { uniter: 'idle', … } }`). */
+export function activeStateIds (value: unknown, prefix = 'unit'): string[] {
+  if (typeof value === 'string') return [`${prefix}.${value}`]
+  const ids: string[] = []
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    ids.push(`${prefix}.${key}`, ...activeStateIds(child, `${prefix}.${key}`))
+  }
+  return ids
+}
+
+/** The uniter region's path: `idle`, `executing.locked.executing.hook`, … or the final state name. */
+export function uniterPath (snapshot: UnitSnapshot): string {
+  const value = snapshot.value as unknown
+  if (typeof value === 'string') return value
+  let node = (value as { running: { uniter: unknown } }).running.uniter
+  const parts: string[] = []
+  while (typeof node !== 'string') {
+    const [key, child] = Object.entries(node as Record<string, unknown>)[0]!
+    parts.push(key)
+    node = child
+  }
+  parts.push(node)
+  return parts.join('.')
+}
+
+function hookRetryArmed (snapshot: UnitSnapshot): boolean {
+  const value = snapshot.value as unknown
+  return typeof value === 'object' && (value as { running: { timers: { hookRetry: string } } }).running.timers.hookRetry === 'armed'
+}
+
+/** Invoke ids, read from the machine definition (never hard-coded). */
+function invokeIdOf (stateId: string): string {
+  const node = unitMachine.getStateNodeById(stateId)
+  const invoke = node.invoke[0]
+  if (invoke === undefined) throw new Error(`no invoke on ${stateId}`)
+  return invoke.id
+}
+
+function afterEventOf (stateId: string): string {
+  const node = unitMachine.getStateNodeById(stateId)
+  const after = node.after[0]
+  if (after === undefined) throw new Error(`no after transition on ${stateId}`)
+  return after.eventType
+}
+
+const ids = {
+  load: invokeIdOf('unit.running.uniter.loading'),
+  unlocked: invokeIdOf('unit.running.uniter.executing.unlocked'),
+  preparing: invokeIdOf('unit.running.uniter.executing.locked.preparing'),
+  hook: invokeIdOf('unit.running.uniter.executing.locked.executing.hook'),
+  deploy: invokeIdOf('unit.running.uniter.executing.locked.executing.deploy'),
+  action: invokeIdOf('unit.running.uniter.executing.locked.executing.action'),
+  command: invokeIdOf('unit.running.uniter.executing.locked.executing.command'),
+  abandoning: invokeIdOf('unit.running.uniter.executing.locked.abandoning'),
+  recording: invokeIdOf('unit.running.uniter.executing.locked.recording'),
+  committing: invokeIdOf('unit.running.uniter.executing.locked.committing'),
+  updateStatusTick: afterEventOf('unit.running.timers.updateStatus.ticking'),
+  retryTick: afterEventOf('unit.running.timers.hookRetry.armed')
+}
+
+/** Events carry a label for `serializeEvent`; kept beside the event, not in it. */
+const labels = new WeakMap<object, string>()
+
+function labelled (label: string, event: Record<string, unknown> & { type: string }): UnitEvent {
+  labels.set(event, label)
+  return event as unknown as UnitEvent
+}
+
+function done (id: string, label: string, output?: unknown): UnitEvent {
+  return labelled(label, { type: `xstate.done.actor.${id}`, output, actorId: id })
+}
+
+function failure (id: string): UnitEvent {
+  return labelled('error', { type: `xstate.error.actor.${id}`, error: new Error('injected'), actorId: id })
+}
+
+function remoteOf (context: UnitContext): RemoteState {
+  const { updateStatusVersion: _u, retryHookVersion: _r, ...remote } = context.remote
+  return remote
+}
+
+function withRelation (remote: RemoteState, id: string, relation: RemoteRelation | undefined): RemoteState {
+  const relations = { ...remote.relations }
+  if (relation === undefined) delete relations[id]
+  else relations[id] = relation
+  return { ...remote, relations }
+}
+
+function relation (id: number, endpoint: string, remoteApplication: string, extra: Partial<RemoteRelation> = {}): RemoteRelation {
+  return { id, endpoint, remoteApplication, life: 'alive', suspended: false, peer: false, implicit: false, containerScoped: false, members: {}, applicationVersion: 0, ...extra }
+}
+
+type Mutation = (context: UnitContext) => RemoteState | undefined
+
+/** Relation templates of the model: a regular one, a peer one, an implicit juju-info one. */
+const modelRelations: Array<{ key: string, make: () => RemoteRelation, member: string }> = [
+  { key: '1', make: () => relation(1, 'db', 'db'), member: 'db/0' },
+  { key: '0', make: () => relation(0, 'cluster', 'web', { peer: true }), member: 'web/1' },
+  { key: '2', make: () => relation(2, 'juju-info', 'ntp', { implicit: true }), member: 'ntp/0' }
+]
+
+function relationMutations (key: string, make: () => RemoteRelation, member: string): Array<[string, Mutation]> {
+  const get = (c: UnitContext): RemoteRelation | undefined => c.remote.relations[key]
+  const set = (c: UnitContext, rel: RemoteRelation | undefined): RemoteState => withRelation(remoteOf(c), key, rel)
+  return [
+    [`rel${key}.add`, c => get(c) === undefined && c.local.installed ? set(c, make()) : undefined],
+    [`rel${key}.join`, c => { const r = get(c); return r?.life === 'alive' && !(member in r.members) ? set(c, { ...r, members: { [member]: 1 } }) : undefined }],
+    [`rel${key}.settings`, c => { const r = get(c); return r !== undefined && member in r.members ? set(c, { ...r, members: { [member]: r.members[member]! + 1 } }) : undefined }],
+    [`rel${key}.appbag`, c => { const r = get(c); return r?.life === 'alive' && !r.peer ? set(c, { ...r, applicationVersion: r.applicationVersion + 1 }) : undefined }],
+    [`rel${key}.leave`, c => { const r = get(c); return r !== undefined && member in r.members ? set(c, { ...r, members: {} }) : undefined }],
+    [`rel${key}.dying`, c => { const r = get(c); return r?.life === 'alive' && !r.peer ? set(c, { ...r, life: 'dying' }) : undefined }],
+    [`rel${key}.gone`, c => { const r = get(c); return r !== undefined && r.life !== 'alive' ? set(c, undefined) : undefined }]
+  ]
+}
+
+/** The menu of controller-side changes offered while the unit rests (idle, waiting, hook error). */
+const restMutations: Array<[string, Mutation]> = [
+  ['config', c => c.remote.configHash === c.local.configHash ? { ...remoteOf(c), configHash: c.local.configHash === 'c1' ? 'c2' : 'c1' } : undefined],
+  ['leader.on', c => c.remote.leader ? undefined : { ...remoteOf(c), leader: true }],
+  ['leader.off', c => c.remote.leader ? { ...remoteOf(c), leader: false } : undefined],
+  ['leaderSettings', c => c.remote.leaderSettingsVersion === c.memory.leaderSettingsVersion ? { ...remoteOf(c), leaderSettingsVersion: c.memory.leaderSettingsVersion + 1 } : undefined],
+  ['storage.attach', c => {
+    const s = c.remote.storage['data/0']
+    return s !== undefined && !s.attached ? { ...remoteOf(c), storage: { ...c.remote.storage, 'data/0': { ...s, attached: true } } } : undefined
+  }],
+  ['storage.detach', c => {
+    const s = c.remote.storage['data/0']
+    return s?.attached === true && s.life === 'alive' ? { ...remoteOf(c), storage: { ...c.remote.storage, 'data/0': { ...s, life: 'dying' } } } : undefined
+  }],
+  ...modelRelations.flatMap(r => relationMutations(r.key, r.make, r.member)),
+  ['dying', c => c.remote.life === 'alive' ? { ...remoteOf(c), life: 'dying' } : undefined],
+  ['dead', c => c.remote.life !== 'dead' && c.remote.life !== 'alive' ? { ...remoteOf(c), life: 'dead' } : undefined],
+  ['resolved.retry', c => c.remote.resolvedMode === 'none' ? { ...remoteOf(c), resolvedMode: 'retry-hooks' } : undefined],
+  ['resolved.noHooks', c => c.remote.resolvedMode === 'none' ? { ...remoteOf(c), resolvedMode: 'no-hooks' } : undefined],
+  // The controller clears the flag once the unit asked (controller.clearResolved).
+  ['resolved.cleared', c => c.remote.resolvedMode !== 'none' && c.memory.resolvedConsumed ? { ...remoteOf(c), resolvedMode: 'none' } : undefined],
+  ['action', c => c.remote.actions.length === 0 ? { ...remoteOf(c), actions: [{ id: `a${c.memory.completedActions.length + 1}`, name: 'backup', parameters: {} }] } : undefined],
+  ['action.gone', c => c.remote.actions.some(a => c.memory.completedActions.includes(a.id)) ? { ...remoteOf(c), actions: [] } : undefined],
+  ['command', c => c.remote.commands.length === 0 ? { ...remoteOf(c), commands: [{ id: `x${c.memory.completedCommands.length + 1}`, commands: 'hostname' }] } : undefined],
+  ['command.gone', c => c.remote.commands.some(x => c.memory.completedCommands.includes(x.id)) ? { ...remoteOf(c), commands: [] } : undefined],
+  ['refresh', c => c.local.charm !== undefined && c.remote.charm.modifiedVersion === c.local.charm.modifiedVersion
+    ? { ...remoteOf(c), charm: { ...c.remote.charm, modifiedVersion: c.remote.charm.modifiedVersion + 1, forceUpgrade: false } }
+    : undefined],
+  ['refresh.force', c => c.local.charm !== undefined && c.remote.charm.modifiedVersion === c.local.charm.modifiedVersion && errorHookOf(c.local) !== undefined
+    ? { ...remoteOf(c), charm: { ...c.remote.charm, modifiedVersion: c.remote.charm.modifiedVersion + 1, forceUpgrade: true } }
+    : undefined],
+  ['subordinate.add', c => c.remote.subordinates.length === 0 && c.remote.life !== 'alive' ? { ...remoteOf(c), subordinates: ['ntp/0'] } : undefined],
+  ['subordinate.gone', c => c.remote.subordinates.length > 0 ? { ...remoteOf(c), subordinates: [] } : undefined]
+]
+
+/** Local states a restarted agent may load (§2.11): every persisted operation kind and step. */
+function restoredStates (): Array<[string, LocalState]> {
+  const started: LocalState = {
+    ...initialLocalState(),
+    installed: true,
+    started: true,
+    charm: { url: 'local:web-0', modifiedVersion: 0 },
+    configHash: 'c0',
+    addressesHash: 'addr-0',
+    storageAttached: { 'data/0': { name: 'data' } }
+  }
+  return [
+    ['idle', started],
+    ['crashed-mid-hook', { ...started, operation: { kind: 'run-hook', step: 'pending', hook: { kind: 'config-changed' } } }],
+    ['hook-queued', { ...started, leader: true, operation: { kind: 'run-hook', step: 'queued', hook: { kind: 'leader-elected' } } }],
+    ['hook-done', { ...started, operation: { kind: 'run-hook', step: 'done', hook: { kind: 'update-status' } } }],
+    ['crashed-mid-action', { ...started, operation: { kind: 'run-action', step: 'pending', actionId: 'a0' } }],
+    ['crashed-mid-upgrade', { ...started, operation: { kind: 'upgrade', step: 'pending', charm: { url: 'local:web-0', modifiedVersion: 0 } } }]
+  ]
+}
+
+/** The events that make sense in a snapshot: the model's alphabet, by state. */
+export function modelEvents (snapshot: UnitSnapshot): UnitEvent[] {
+  if (snapshot.status !== 'active') return []
+  const c = snapshot.context
+  const path = uniterPath(snapshot)
+  const events: UnitEvent[] = []
+  const remoteChanged = (label: string, remote: RemoteState): UnitEvent => labelled(`remote:${label}`, { type: 'remote.changed', remote })
+  const busy = (): void => {
+    events.push(labelled('agent.stop', { type: 'agent.stop' }))
+    // The watcher may deliver a change at any time; while busy it is only recorded.
+    events.push(remoteChanged('config', { ...remoteOf(c), configHash: c.remote.configHash === 'c1' ? 'c2' : 'c1' }))
+  }
+  switch (path) {
+    case 'loading':
+      events.push(done(ids.load, 'fresh', undefined), failure(ids.load), labelled('agent.stop', { type: 'agent.stop' }))
+      for (const [label, local] of restoredStates()) events.push(done(ids.load, label, local))
+      break
+    case 'idle':
+    case 'waiting':
+    case 'hookError':
+      for (const [label, mutate] of restMutations) {
+        const remote = mutate(c)
+        if (remote !== undefined) events.push(remoteChanged(label, remote))
+      }
+      events.push(labelled('agent.stop', { type: 'agent.stop' }))
+      events.push(labelled('tick', { type: ids.updateStatusTick }))
+      if (hookRetryArmed(snapshot)) events.push(labelled('retry', { type: ids.retryTick }))
+      break
+    case 'executing.unlocked':
+      events.push(done(ids.unlocked, 'persisted'), failure(ids.unlocked))
+      busy()
+      break
+    case 'executing.locked.acquiring':
+      events.push(labelled('lock', { type: 'lock.acquired' }))
+      busy()
+      break
+    case 'executing.locked.preparing':
+      events.push(done(ids.preparing, 'persisted'), failure(ids.preparing))
+      busy()
+      break
+    case 'executing.locked.executing.hook':
+      for (const outcome of [
+        { kind: 'succeeded' }, { kind: 'missing' }, { kind: 'failed', exitCode: 1, reason: 'exit status 1' }, { kind: 'terminated', signal: 'SIGTERM' }
+      ] as HookOutcome[]) events.push(done(ids.hook, outcome.kind, outcome))
+      events.push(failure(ids.hook), labelled('statusSet', { type: 'workload.statusSet', status: 'active', message: 'ready' }))
+      busy()
+      break
+    case 'executing.locked.executing.deploy':
+      events.push(done(ids.deploy, 'deployed', { kind: 'deployed' }), done(ids.deploy, 'conflicted', { kind: 'conflicted', reason: 'merge failed' }), failure(ids.deploy))
+      busy()
+      break
+    case 'executing.locked.executing.action':
+      events.push(done(ids.action, 'completed', { status: 'completed', results: {} }), done(ids.action, 'failed', { status: 'failed', message: 'no', results: {} }), failure(ids.action))
+      busy()
+      break
+    case 'executing.locked.executing.command':
+      events.push(done(ids.command, 'ran', { exitCode: 0, stdout: '', stderr: '' }), failure(ids.command))
+      busy()
+      break
+    case 'executing.locked.abandoning':
+      events.push(done(ids.abandoning, 'persisted'), failure(ids.abandoning))
+      break
+    case 'executing.locked.recording':
+      events.push(done(ids.recording, 'persisted'), failure(ids.recording))
+      busy()
+      break
+    case 'executing.locked.committing':
+      events.push(done(ids.committing, 'persisted'), failure(ids.committing))
+      busy()
+      break
+    default:
+      throw new Error(`model: no events for uniter state "${path}"`)
+  }
+  return events
+}
+
+export function serializeModelEvent (event: UnitEvent): string {
+  return labels.get(event) ?? event.type
+}
+
+function relationSummary (c: UnitContext, key: string): string {
+  const local = c.local.relations[key]
+  const remote = c.remote.relations[key]
+  let text = local === undefined ? '-' : `[${Object.keys(local.members).sort().join(',')}${local.changedPending === undefined ? '' : '*'}]`
+  if (remote === undefined) return `${text}/-`
+  text += `/${remote.life[0]}${remote.suspended ? 's' : ''}[${Object.keys(remote.members).sort().join(',')}]`
+  if (local !== undefined) {
+    const stale = Object.entries(remote.members).some(([unit, version]) => unit in local.members && local.members[unit] !== version)
+    const appStale = remote.applicationVersion !== 0 && remote.applicationVersion !== (local.applicationMembers[remote.remoteApplication] ?? 0)
+    text += `${stale ? 'v' : ''}${appStale ? 'a' : ''}`
+  }
+  return text
+}
+
+/**
+ * Abstracts a snapshot to what decides the unit's behaviour: the state value, the
+ * persisted flags and operation, per relation and storage what is known locally and
+ * remotely, whether each remote counter differs from the local one (not its value), the
+ * operation in flight and the timers. Counters that only grow are reduced to "differs",
+ * which keeps the graph finite.
+ */
+export function serializeModelState (snapshot: UnitSnapshot): string {
+  if (snapshot.status !== 'active') return `#${snapshot.status}:${JSON.stringify(snapshot.value)}`
+  const c = snapshot.context
+  const l = c.local
+  const m = c.memory
+  const r = c.remote
+  const op = l.operation
+  const flags = (pairs: Array<[string, boolean]>): string => pairs.filter(([, on]) => on).map(([name]) => name).join('')
+  return [
+    uniterPath(snapshot) + (hookRetryArmed(snapshot) ? '+retry' : ''),
+    flags([['I', l.installed], ['S', l.started], ['T', l.stopped], ['R', l.removed], ['L', l.leader], ['C', l.charm !== undefined]]),
+    `${op.kind}/${op.step}/${op.hook === undefined ? '' : describeHook(op.hook)}/${op.actionId ?? ''}`,
+    flags([['x', m.conflicted], ['r', m.restart], ['b', m.rebootPending], ['c', m.resolvedConsumed],
+      ['l', m.leaderSettingsVersion !== r.leaderSettingsVersion], ['u', m.updateStatusVersion !== r.updateStatusVersion],
+      ['t', m.retryHookVersion !== r.retryHookVersion], ['a', c.retry.attempt > 0]]),
+    `${r.life}/${r.resolvedMode}/${r.leader ? 'leader' : ''}`,
+    flags([['k', l.configHash !== r.configHash], ['h', l.charm !== undefined && (l.charm.url !== r.charm.url || l.charm.modifiedVersion !== r.charm.modifiedVersion)],
+      ['f', r.charm.forceUpgrade], ['s', r.subordinates.length > 0]]),
+    modelRelations.map(rel => relationSummary(c, rel.key)).join(' '),
+    Object.values(r.storage).map(s => `${s.id}:${s.life[0]}${s.attached ? '+' : ''}`).join(',') + `|${Object.keys(l.storageAttached).join(',')}`,
+    `act:${r.actions.filter(a => !m.completedActions.includes(a.id)).length}/${r.actions.length}`,
+    `cmd:${r.commands.filter(x => !m.completedCommands.includes(x.id)).length}/${r.commands.length}`,
+    c.current === undefined ? '' : `${c.current.op.kind}:${'hook' in c.current.op ? describeHook(c.current.op.hook) : ''}`,
+    `${c.afterExecute ?? ''}/${c.outcome?.type ?? ''}/${c.stopRequested ? 'stop' : ''}/${c.decision.kind}`
+  ].join(' ; ')
+}
+
+/** What one pure transition did: the transition definitions taken, the state nodes entered, the events emitted. */
+export interface StepTrace {
+  transitions: string[]
+  states: string[]
+  emitted: UnitEmitted[]
+}
+
+/**
+ * A pure transition function that also records, through an actor scope of our own, the
+ * microsteps' transitions (from the `@xstate.microstep` inspection event) and the emitted
+ * events (only `emit` actions are executed; spawns, delays and the like stay inert).
+ */
+function tracingTransition (): { transition: (snapshot: UnitSnapshot, event: UnitEvent) => UnitSnapshot, traces: WeakMap<UnitSnapshot, StepTrace> } {
+  const traces = new WeakMap<UnitSnapshot, StepTrace>()
+  let current: StepTrace = { transitions: [], states: [], emitted: [] }
+  const self = createEmptyActor()
+  const system = Object.create(self.system) as typeof self.system & { _sendInspectionEvent: (event: unknown) => void }
+  system._sendInspectionEvent = (event: unknown) => {
+    const inspection = event as { type: string, snapshot?: { value: unknown }, _transitions?: TransitionDef[] }
+    if (inspection.type !== '@xstate.microstep') return
+    for (const t of inspection._transitions ?? []) current.transitions.push(transitionKey(t))
+    if (inspection.snapshot !== undefined) current.states.push(...activeStateIds(inspection.snapshot.value))
+  }
+  const scope = {
+    self,
+    logger: () => undefined,
+    id: 'model',
+    sessionId: 'model',
+    defer: (fn: () => void) => fn(),
+    system,
+    stopChild: () => undefined,
+    emit: (event: UnitEmitted) => { current.emitted.push(event) },
+    actionExecutor: (action: { type: string, exec?: ((...args: unknown[]) => void) | undefined, info: unknown, params: unknown }) => {
+      if (action.type === 'xstate.emit') action.exec?.(action.info, action.params)
+    }
+  } as unknown as AnyActorScope
+  return {
+    traces,
+    transition: (snapshot, event) => {
+      current = { transitions: [], states: [], emitted: [] }
+      const next = stubbedUnitMachine.transition(snapshot, event, scope)
+      traces.set(next, current)
+      return next
+    }
+  }
+}
+
+export interface ModelEdge {
+  from: string
+  event: UnitEvent
+  to: string
+  source: UnitSnapshot
+  target: UnitSnapshot
+  trace: StepTrace
+}
+
+export interface ExploredModel {
+  adjacency: AdjacencyMap<UnitSnapshot, UnitEvent>
+  initial: UnitSnapshot
+  edges: ModelEdge[]
+  /** Per abstract state, the edge that first reached its representative (a shortest-path tree). */
+  parent: Map<string, ModelEdge>
+  statesReached: Set<string>
+  transitionsTaken: Map<string, number>
+  ms: number
+}
+
+/** Explore the abstract unit model with `getAdjacencyMap` (breadth first, up to `limit` expansions). */
+export function exploreModel (limit = 200_000): ExploredModel {
+  const started = performance.now()
+  const { transition, traces } = tracingTransition()
+  const [initial] = initialTransition(stubbedUnitMachine, modelInput)
+  // The machine's own pure API, with a transition that records what it did.
+  const logic = Object.create(stubbedUnitMachine, { transition: { value: transition } }) as typeof stubbedUnitMachine
+  const adjacency = getAdjacencyMap(logic, {
+    input: modelInput,
+    fromState: initial,
+    events: modelEvents,
+    serializeState: serializeModelState,
+    serializeEvent: event => serializeModelEvent(event),
+    limit
+  })
+  const edges: ModelEdge[] = []
+  const parent = new Map<string, ModelEdge>()
+  const statesReached = new Set<string>(activeStateIds(initial.value))
+  const transitionsTaken = new Map<string, number>()
+  for (const [from, entry] of Object.entries(adjacency)) {
+    for (const { event, state: target } of Object.values(entry.transitions)) {
+      const trace = traces.get(target)
+      if (trace === undefined) throw new Error(`model: no trace for ${from} --${serializeModelEvent(event)}`)
+      const to = serializeModelState(target)
+      const edge: ModelEdge = { from, event, to, source: entry.state, target, trace }
+      edges.push(edge)
+      // The representative of `to` is the snapshot object this edge produced: it is the tree edge.
+      if (adjacency[to as keyof typeof adjacency]?.state === target && !parent.has(to)) parent.set(to, edge)
+      for (const key of trace.transitions) transitionsTaken.set(key, (transitionsTaken.get(key) ?? 0) + 1)
+      for (const id of trace.states) statesReached.add(id)
+    }
+  }
+  return { adjacency, initial, edges, parent, statesReached, transitionsTaken, ms: performance.now() - started }
+}
+
+/** Checker state before an edge: restored from the persisted local state of its source (or of what `loading` read). */
+export function checkerBefore (edge: ModelEdge): HookChecker {
+  const checker = new HookChecker()
+  const event = edge.event as unknown as { type: string, output?: LocalState }
+  if (event.type === `xstate.done.actor.${ids.load}`) {
+    checker.restore(modelUnit, event.output ?? initialLocalState())
+    return checker
+  }
+  const source = edge.source
+  const c = source.context
+  const path = uniterPath(source)
+  const hook = c.current?.op.kind === 'run-hook' ? c.current.op.hook : undefined
+  const running = hook !== undefined && (
+    path === 'executing.locked.preparing' || path.startsWith('executing.locked.executing') ||
+    (path === 'executing.locked.recording' && c.afterExecute === 'commit'))
+  checker.restore(modelUnit, c.local, running ? hook : undefined)
+  return checker
+}
+
+export function applyEdge (checker: HookChecker, edge: ModelEdge): void {
+  for (const event of edge.trace.emitted) checker.event(modelUnit, event, edge.target.context.remote.life)
+}
+
+/** The events along the tree path to `state`, for messages. */
+export function pathTo (model: ExploredModel, state: string): string[] {
+  const labelsOnPath: string[] = []
+  let at = state
+  for (let guard = 0; guard < 10_000; guard++) {
+    const edge = model.parent.get(at)
+    if (edge === undefined) break
+    labelsOnPath.unshift(serializeModelEvent(edge.event))
+    at = edge.from
+  }
+  return labelsOnPath
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Random walks over real actor runs
+// ---------------------------------------------------------------------------------------
+
+export interface WalkResult {
+  seed: number
+  steps: string[]
+  violations: Violation[]
+  hooks: number
+  failure: string | undefined
+}
+
+interface WalkState {
+  world: UnitWorld
+  rng: Random
+  checker: HookChecker
+  steps: string[]
+  emittedSeen: number
+  /** Units whose agent we believe runs (to notice crashes injected at a persist). */
+  live: Set<string>
+  /** Units whose agent crashed and was not restarted yet. */
+  down: Set<string>
+  failNext: Map<string, number>
+  holdNext: Set<string>
+  crashArmed: boolean
+  openRuns: Array<{ run: HookRun, machine: string }>
+  crashedRuns: WeakSet<HookRun>
+  realTime: Violation[]
+  deadApps: Set<string>
+  counter: number
+}
+
+function pick<T> (rng: Random, items: readonly T[]): T | undefined {
+  return items.length === 0 ? undefined : items[rng.int(0, items.length - 1)]
+}
+
+function unitsOf (world: UnitWorld, app?: string): string[] {
+  return world.controller.units().filter(unit => app === undefined || unit.startsWith(`${app}/`))
+}
+
+function aliveUnits (world: UnitWorld): string[] {
+  return unitsOf(world).filter(unit => world.controller.unitLife(unit) === 'alive')
+}
+
+function activeUnits (s: WalkState): string[] {
+  return unitsOf(s.world).filter(unit => s.world.running(unit) && s.world.actor(unit).getSnapshot().status === 'active')
+}
+
+/** Relation ids with who is in scope, as the units' watchers see it. */
+function relationsSeen (world: UnitWorld): Map<number, { peer: boolean, life: Life, members: Set<string>, apps: Set<string> }> {
+  const seen = new Map<number, { peer: boolean, life: Life, members: Set<string>, apps: Set<string> }>()
+  for (const unit of world.controller.units()) {
+    for (const rel of Object.values(world.controller.remoteState(unit).relations)) {
+      const entry = seen.get(rel.id) ?? { peer: rel.peer, life: rel.life, members: new Set<string>(), apps: new Set<string>() }
+      for (const member of Object.keys(rel.members)) entry.members.add(member)
+      entry.apps.add(unit.split('/')[0]!)
+      seen.set(rel.id, entry)
+    }
+  }
+  return seen
+}
+
+function noteCrash (s: WalkState, unit: string): void {
+  for (const open of s.openRuns) if (open.run.unit === unit && open.run.outcome === undefined) s.crashedRuns.add(open.run)
+  s.checker.crash(unit, s.world.durable.get(unit))
+  s.live.delete(unit)
+  s.down.add(unit)
+}
+
+function disarmCrash (s: WalkState): void {
+  if (!s.crashArmed) return
+  s.world.crashAtPersist(Number.MAX_SAFE_INTEGER, false)
+  s.crashArmed = false
+}
+
+type WalkAction = { name: string, weight: number, run: (s: WalkState) => Promise<string | undefined> | string | undefined }
+
+const walkActions: WalkAction[] = [
+  {
+    name: 'relate',
+    weight: 3,
+    run: s => {
+      if (s.deadApps.has('db') || s.deadApps.has('web')) return undefined
+      const related = [...relationsSeen(s.world).values()].some(rel => !rel.peer && rel.life === 'alive' && rel.apps.has('db'))
+      if (related) return undefined
+      const id = s.world.controller.relate('web:db', 'db:server')
+      return `relate web:db db:server (relation ${id})`
+    }
+  },
+  {
+    name: 'addUnit',
+    weight: 3,
+    run: s => {
+      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a) && unitsOf(s.world, a).length < 3))
+      if (app === undefined) return undefined
+      // Sometimes beside an existing unit: the machine lock serialises them.
+      const beside = s.rng.next() < 0.3 ? pick(s.rng, unitsOf(s.world)) : undefined
+      const machine = beside === undefined ? undefined : s.world.controller.machineOf(beside)
+      const unit = s.world.controller.addUnit(app, machine)
+      s.live.add(unit)
+      return `addUnit ${app}${machine === undefined ? '' : ` on machine ${machine}`} → ${unit}`
+    }
+  },
+  {
+    name: 'removeUnit',
+    weight: 2,
+    run: s => {
+      const unit = pick(s.rng, aliveUnits(s.world))
+      if (unit === undefined) return undefined
+      s.world.controller.removeUnit(unit)
+      return `removeUnit ${unit}`
+    }
+  },
+  {
+    name: 'config',
+    weight: 3,
+    run: s => {
+      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      if (app === undefined) return undefined
+      s.world.controller.setConfig(app, `config-${++s.counter}`)
+      return `config ${app}`
+    }
+  },
+  {
+    name: 'leader',
+    weight: 2,
+    run: s => {
+      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      if (app === undefined) return undefined
+      const unit = s.rng.next() < 0.2 ? undefined : pick(s.rng, unitsOf(s.world, app).filter(u => s.world.controller.unitLife(u) === 'alive'))
+      s.world.controller.setLeader(app, unit)
+      return `setLeader ${app} ${unit ?? '(none)'}`
+    }
+  },
+  {
+    name: 'leaderSet',
+    weight: 2,
+    run: s => {
+      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      if (app === undefined) return undefined
+      s.world.controller.leaderSet(app)
+      return `leaderSet ${app}`
+    }
+  },
+  {
+    name: 'relationSet',
+    weight: 4,
+    run: s => {
+      const pairs = [...relationsSeen(s.world)].flatMap(([id, rel]) => [...rel.members].filter(u => s.world.controller.units().includes(u)).map(u => [u, id] as const))
+      const pair = pick(s.rng, pairs)
+      if (pair === undefined) return undefined
+      const application = s.rng.next() < 0.3
+      s.world.controller.relationSet(pair[0], pair[1], { application })
+      return `relationSet ${pair[0]} relation ${pair[1]}${application ? ' (app bag)' : ''}`
+    }
+  },
+  {
+    name: 'removeRelation',
+    weight: 2,
+    run: s => {
+      const id = pick(s.rng, [...relationsSeen(s.world)].filter(([, rel]) => !rel.peer && rel.life === 'alive').map(([id]) => id))
+      if (id === undefined) return undefined
+      s.world.controller.removeRelation(id)
+      return `removeRelation ${id}`
+    }
+  },
+  {
+    name: 'failHooks',
+    weight: 3,
+    run: s => {
+      const unit = pick(s.rng, unitsOf(s.world))
+      if (unit === undefined) return undefined
+      const times = s.rng.int(1, 2)
+      s.failNext.set(unit, (s.failNext.get(unit) ?? 0) + times)
+      return `fail next ${times} hook(s) of ${unit}`
+    }
+  },
+  {
+    name: 'resolved',
+    weight: 4,
+    run: s => {
+      const unit = pick(s.rng, activeUnits(s).filter(u => s.world.stateOf(u) === 'hookError'))
+      if (unit === undefined) return undefined
+      const mode = s.rng.next() < 0.5 ? 'retry-hooks' : 'no-hooks'
+      s.world.controller.resolved(unit, mode)
+      return `resolved ${unit} ${mode}`
+    }
+  },
+  {
+    name: 'action',
+    weight: 2,
+    run: s => {
+      const unit = pick(s.rng, unitsOf(s.world))
+      if (unit === undefined) return undefined
+      s.world.controller.enqueueAction(unit, 'backup')
+      return `enqueueAction ${unit}`
+    }
+  },
+  {
+    name: 'storage',
+    weight: 2,
+    run: s => {
+      const unit = pick(s.rng, unitsOf(s.world))
+      if (unit === undefined) return undefined
+      const storage = Object.values(s.world.controller.remoteState(unit).storage)
+      const unattached = storage.filter(st => !st.attached)
+      if (unattached.length > 0) { s.world.controller.attachStorage(unit); return `attachStorage ${unit}` }
+      const attached = storage.filter(st => st.attached && st.life === 'alive')
+      if (attached.length > 0 && s.rng.next() < 0.4) {
+        const st = pick(s.rng, attached)!
+        s.world.controller.detachStorage(unit, st.id)
+        return `detachStorage ${unit} ${st.id}`
+      }
+      if (storage.length >= 3) return undefined
+      const id = s.world.controller.addStorage(unit, 'logs')
+      return `addStorage ${unit} ${id}`
+    }
+  },
+  {
+    name: 'advance',
+    weight: 3,
+    run: async s => {
+      const ms = pick(s.rng, [2_000, 6_000, 20_000, 70_000, 330_000])!
+      await s.world.advance(ms, 2_000)
+      return `advance ${ms} ms`
+    }
+  },
+  {
+    name: 'hold',
+    weight: 2,
+    run: s => {
+      const unit = pick(s.rng, activeUnits(s))
+      if (unit === undefined) return undefined
+      s.holdNext.add(unit)
+      return `hold next hook of ${unit}`
+    }
+  },
+  {
+    name: 'release',
+    weight: 3,
+    run: s => {
+      const held = pick(s.rng, s.world.heldHooks())
+      if (held === undefined) return undefined
+      const outcome: HookOutcome = s.rng.next() < 0.25 ? { kind: 'failed', exitCode: 1, reason: 'exit status 1' } : { kind: 'succeeded' }
+      s.world.releaseHook(held.unit, outcome)
+      return `release ${held.unit} ${held.hook} (${outcome.kind})`
+    }
+  },
+  {
+    name: 'crashRestart',
+    weight: 2,
+    run: s => {
+      const unit = pick(s.rng, unitsOf(s.world).filter(u => s.world.running(u)))
+      if (unit === undefined) return undefined
+      const rebooted = s.rng.next() < 0.3
+      noteCrash(s, unit)
+      s.world.restart(unit, { rebooted })
+      s.down.delete(unit)
+      s.live.add(unit)
+      return `kill -9 and restart ${unit}${rebooted ? ' (machine rebooted)' : ''}`
+    }
+  },
+  {
+    name: 'crashAtPersist',
+    weight: 2,
+    run: s => {
+      const unit = pick(s.rng, activeUnits(s))
+      if (unit === undefined || s.crashArmed) return undefined
+      const count = s.rng.int(1, 4)
+      const write = s.rng.next() < 0.5
+      s.world.crashAtPersist(count, write, unit)
+      s.crashArmed = true
+      return `crash ${unit} at its persist #${count} from now (${write ? 'after' : 'before'} the write)`
+    }
+  },
+  {
+    name: 'startCrashed',
+    weight: 3,
+    run: s => {
+      const unit = pick(s.rng, [...s.down].filter(u => s.world.controller.units().includes(u) && !s.world.running(u)))
+      if (unit === undefined) return undefined
+      const rebooted = s.rng.next() < 0.3
+      s.world.start(unit, { rebooted })
+      s.down.delete(unit)
+      s.live.add(unit)
+      return `start crashed ${unit}${rebooted ? ' (machine rebooted)' : ''}`
+    }
+  },
+  {
+    name: 'stopStart',
+    weight: 2,
+    run: async s => {
+      const unit = pick(s.rng, activeUnits(s))
+      if (unit === undefined) return undefined
+      disarmCrash(s)
+      s.live.delete(unit)
+      await s.world.stop(unit)
+      if (!s.world.controller.units().includes(unit)) return `graceful stop ${unit} (gone)`
+      s.world.start(unit)
+      s.live.add(unit)
+      return `graceful stop and start ${unit}`
+    }
+  },
+  {
+    name: 'refresh',
+    weight: 1,
+    run: s => {
+      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      if (app === undefined) return undefined
+      s.world.controller.refresh(app, `local:${app}-${++s.counter}`)
+      return `refresh ${app}`
+    }
+  },
+  {
+    name: 'removeApplication',
+    weight: 0.3,
+    run: s => {
+      if (s.deadApps.has('db') || s.steps.length < 8) return undefined
+      s.world.controller.removeApplication('db')
+      s.deadApps.add('db')
+      return 'removeApplication db'
+    }
+  }
+]
+
+/** Feed the checker the unit events emitted since the last call, with each unit's life as the step left it. */
+function consumeEmitted (s: WalkState, life: Map<string, Life>): void {
+  const emitted = s.world.emitted
+  for (; s.emittedSeen < emitted.length; s.emittedSeen++) {
+    const { unit, event } = emitted[s.emittedSeen]!
+    s.checker.event(unit, event, life.get(unit) ?? 'dead')
+  }
+}
+
+function lifeNow (world: UnitWorld): Map<string, Life> {
+  const life = new Map<string, Life>()
+  for (const unit of world.controller.units()) life.set(unit, world.controller.unitLife(unit)!)
+  return life
+}
+
+/** One seeded walk: a small model, then `length` random controller/agent actions, checked after each. */
+export async function randomWalk (seed: number, length: number): Promise<WalkResult> {
+  const rng = new SeededRandom(seed)
+  const world = new UnitWorld({ seed, updateStatusIntervalMs: 60_000, automaticallyRetryHooks: rng.next() < 0.5 })
+  const s: WalkState = {
+    world,
+    rng: rng.stream('walk'),
+    checker: new HookChecker(),
+    steps: [],
+    emittedSeen: 0,
+    live: new Set(),
+    down: new Set(),
+    failNext: new Map(),
+    holdNext: new Set(),
+    crashArmed: false,
+    openRuns: [],
+    crashedRuns: new WeakSet(),
+    realTime: [],
+    deadApps: new Set(),
+    counter: 0
+  }
+  const hookRng = rng.stream('hooks')
+  // One rule decides every hook: it first checks, at the moment the process starts, that no
+  // other hook of the unit or of its machine is running (property a, in real time).
+  world.rule((unit, hook) => {
+    const run = world.runs[world.runs.length - 1]!
+    const machine = world.controller.machineOf(unit)
+    s.openRuns = s.openRuns.filter(open => open.run.outcome === undefined && !s.crashedRuns.has(open.run))
+    for (const open of s.openRuns) {
+      if (open.run.unit === unit || open.machine === machine) {
+        s.realTime.push({
+          property: 'a: one operation at a time',
+          unit,
+          message: `${unit} started "${describeHook(hook)}" on machine ${machine} while ${open.run.unit}'s "${open.run.hook}" was running`
+        })
+      }
+    }
+    s.openRuns.push({ run, machine })
+    if (s.holdNext.delete(unit)) return 'hold'
+    const planned = s.failNext.get(unit) ?? 0
+    if (planned > 0) {
+      s.failNext.set(unit, planned - 1)
+      return { kind: 'failed', exitCode: 1, reason: 'scripted failure' }
+    }
+    if (hookRng.next() < 0.04) return { kind: 'failed', exitCode: 1, reason: 'random failure' }
+    return undefined
+  })
+
+  const setup = rng.stream('setup')
+  const withStorage = setup.next() < 0.3
+  const webUnits = world.controller.deploy({ name: 'web', peers: ['cluster'], ...(withStorage ? { storage: { data: 'filesystem' as const } } : {}) }, setup.int(1, 2))
+  const colocate = setup.next() < 0.3
+  const dbUnits = world.controller.deploy({ name: 'db' }, 1, colocate ? [world.controller.machineOf(webUnits[0]!)] : undefined)
+  for (const unit of [...webUnits, ...dbUnits]) s.live.add(unit)
+  s.steps.push(`deploy web×${webUnits.length}${withStorage ? ' with storage' : ''}, db×1${colocate ? ' beside web/0' : ''}`)
+  if (setup.next() < 0.5) {
+    world.controller.relate('web:db', 'db:server')
+    s.steps.push('relate web:db db:server')
+  }
+
+  const result = (failure: string | undefined): WalkResult => ({
+    seed, steps: s.steps, violations: [...s.realTime, ...s.checker.violations], hooks: world.runs.length, failure
+  })
+
+  const check = async (life: Map<string, Life>): Promise<string | undefined> => {
+    try {
+      await world.settle()
+    } catch (error) {
+      consumeEmitted(s, life)
+      return `settle failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`
+    }
+    consumeEmitted(s, life)
+    for (const unit of [...s.live]) {
+      if (!world.running(unit)) {
+        // A crash injected at a persist (crashAtPersist) or a terminated unit leaving the model.
+        if (world.controller.units().includes(unit)) { noteCrash(s, unit); s.crashArmed = false } else s.live.delete(unit)
+      }
+    }
+    if (world.errors().length > 0) return `actor errors: ${world.errors().map(String).join('; ')}`
+    if (world.maxConcurrentHooksPerMachine > 1) return `${world.maxConcurrentHooksPerMachine} hooks ran at once on one machine`
+    if (s.realTime.length > 0 || s.checker.violations.length > 0) return 'property violated'
+    return undefined
+  }
+
+  let failure = await check(lifeNow(world))
+  for (let i = 0; i < length && failure === undefined; i++) {
+    let description: string | undefined
+    for (let attempt = 0; attempt < 20 && description === undefined; attempt++) {
+      const total = walkActions.reduce((sum, a) => sum + a.weight, 0)
+      let draw = s.rng.next() * total
+      const action = walkActions.find(a => (draw -= a.weight) < 0) ?? walkActions[walkActions.length - 1]!
+      try {
+        description = await action.run(s)
+      } catch (error) {
+        description = `${action.name} threw`
+        s.steps.push(description)
+        failure = `step "${action.name}" threw: ${error instanceof Error ? error.stack ?? error.message : String(error)}`
+        break
+      }
+    }
+    if (failure !== undefined) break
+    s.steps.push(description ?? '(nothing applicable)')
+    failure = await check(lifeNow(world))
+  }
+  if (failure === undefined) {
+    // Let held hooks finish, so the final events are checked too.
+    for (const held of world.heldHooks()) world.releaseHook(held.unit)
+    failure = await check(lifeNow(world))
+  }
+  return result(failure)
+}
+
+export function describeWalkFailure (walk: WalkResult, world?: UnitWorld): string {
+  const lines = [
+    `random walk failed — seed ${walk.seed}, ${walk.steps.length} steps (replay: randomWalk(${walk.seed}, ${Math.max(0, walk.steps.length - 1)}) in test/support/unit-model-support.ts)`,
+    walk.failure ?? '',
+    formatViolations(walk.violations),
+    'steps:',
+    ...walk.steps.map((step, i) => `  ${i}. ${step}`)
+  ]
+  void world
+  return lines.join('\n')
+}
