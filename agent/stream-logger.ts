@@ -56,7 +56,6 @@ export class StreamLogger implements Logger {
     }
   }
 
-
   log (level: LogLevel, message: string, fields?: Readonly<Record<string, unknown>>): void {
     const sink = this.#sink
     if (logLevelOrder[level] < sink.levelMin) return

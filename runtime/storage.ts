@@ -68,12 +68,12 @@ export function compareStorageKeys (a: string, b: string): number {
   return a.length - b.length
 }
 
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
 /**
  * Checks shared by every `Storage` implementation, so the real and simulated stores
  * refuse the same inputs with the same errors instead of diverging on edge cases.
  */
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
 export function checkStorageKey (component: string, key: unknown): asserts key is string {
   // A lone surrogate has no UTF-8 form: LevelDB would store U+FFFD and merge distinct keys.
   if (typeof key !== 'string' || loneSurrogate.test(key)) {

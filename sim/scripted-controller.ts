@@ -292,6 +292,21 @@ export class ScriptedController {
     this.#changed([unit])
   }
 
+  /** `juju exec --unit`: queue commands for the unit. */
+  enqueueCommand (unit: UnitName, commands: string): string {
+    const id = `cmd-${this.#nextActionId++}`
+    this.#unit(unit).commands.push({ id, commands })
+    this.#changed([unit])
+    return id
+  }
+
+  commandCompleted (unit: UnitName, id: string): void {
+    const record = this.#units.get(unit)
+    if (record === undefined) return
+    record.commands = record.commands.filter(command => command.id !== id)
+    this.#changed([unit])
+  }
+
   attachStorage (unit: UnitName, storageId?: string): void {
     const record = this.#unit(unit)
     for (const storage of Object.values(record.storage)) {

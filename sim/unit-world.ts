@@ -55,6 +55,8 @@ export class UnitWorld {
   readonly controller = new ScriptedController()
   readonly clock = new SimulatedClock()
   readonly runs: HookRun[] = []
+  /** `juju exec` commands run, in order. */
+  readonly commands: Array<{ unit: UnitName, commands: string }> = []
   readonly emitted: Array<{ unit: UnitName, event: UnitEmitted }> = []
   /** A mirror of what each unit last saved durably, for synchronous inspection by tests. */
   readonly durable = new Map<UnitName, LocalState>()
@@ -155,7 +157,10 @@ export class UnitWorld {
         runHook: fromPromise(async ({ input }) => world.#runHook(input.unit, input.hook, machine)),
         deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
         runAction: fromPromise(async ({ input }): Promise<ActionOutcome> => ({ status: 'completed', results: { name: input.action.name } })),
-        runCommand: fromPromise(async () => ({ exitCode: 0, stdout: '', stderr: '' }))
+        runCommand: fromPromise(async ({ input }) => {
+          world.commands.push({ unit: input.unit, commands: input.command.commands })
+          return { exitCode: 0, stdout: '', stderr: '' }
+        })
       }
     })
     const input: UnitInput = {
@@ -306,6 +311,7 @@ export class UnitWorld {
       case 'unit.destroy': this.controller.destroyUnit(unit); break
       case 'unit.terminated': this.controller.unitTerminated(unit); break
       case 'action.completed': this.controller.actionCompleted(unit, event.actionId); break
+      case 'command.completed': this.controller.commandCompleted(unit, event.commandId); break
       default: break
     }
   }

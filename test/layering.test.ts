@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { posix } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 
@@ -303,7 +304,7 @@ function sourceFiles (root: string): SourceFile[] {
 // ---------------------------------------------------------------------------------
 
 test('the tree follows the layering rules of DESIGN.md §3', () => {
-  const root = posix.join(posix.dirname(new URL(import.meta.url).pathname), '..')
+  const root = posix.join(posix.dirname(fileURLToPath(import.meta.url)), '..')
   const files = sourceFiles(root)
   assert.ok(files.some(f => f.path === 'runtime/clock.ts'), 'scanner found no runtime/ files')
   const violations = files.flatMap(scan).map(format)

@@ -10,6 +10,7 @@ import { createUnitStateStore, unitStateActors, unitStateKey } from '../actors/u
 import { initialLocalState, type LocalState } from '../actors/unit/local-state.ts'
 import { unitMachine } from '../actors/unit/unit-machine.ts'
 import { initialRemoteState } from '../actors/unit/remote-state.ts'
+import type { HookOutcome } from '../actors/unit/operation.ts'
 import { encode } from '../runtime/codec.ts'
 import type { Storage } from '../runtime/storage.ts'
 
@@ -76,7 +77,7 @@ test('a unit actor whose state cannot be loaded stops in failed with the reason,
     actors: {
       ...unitStateActors(createUnitStateStore(storage)),
       hookLock: fromCallback(({ sendBack }) => { sendBack({ type: 'lock.acquired' }) }),
-      runHook: fromPromise(async () => { hooks++; return { kind: 'succeeded' as const } })
+      runHook: fromPromise(async (): Promise<HookOutcome> => { hooks++; return { kind: 'succeeded' } })
     }
   }), { input: { unit: 'kv/0', remote: initialRemoteState('local:kv-0'), seed: 1 } }).start()
   for (let i = 0; i < 20 && actor.getSnapshot().status === 'active'; i++) await Promise.resolve()

@@ -144,6 +144,19 @@ errors('actions run while in error and do not clear it', async () => {
   assert.is(world.durable.get('kv/0')!.operation.hook?.kind, 'config-changed')
 })
 
+errors('juju exec commands run while in error, once each, without clearing it', async () => {
+  const world = new UnitWorld()
+  world.failHook('kv/0', 'start')
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.enqueueCommand('kv/0', 'hostname')
+  world.controller.enqueueCommand('kv/0', 'uptime')
+  await world.settle()
+  assert.equal(world.commands, [{ unit: 'kv/0', commands: 'hostname' }, { unit: 'kv/0', commands: 'uptime' }])
+  assert.is(world.stateOf('kv/0'), 'hookError')
+  assert.equal(world.controller.remoteState('kv/0').commands, [])
+})
+
 errors('a dying unit in error waits for resolution, then the failed hook, then teardown', async () => {
   const world = new UnitWorld()
   world.failHook('kv/0', 'config-changed')

@@ -119,6 +119,14 @@ export function storageCompliance<S extends Storage> (harness: StorageHarness<S>
     assert.equal(await storage.range({ limit: 10 }), [])
   })
 
+  test('a batch above the operation maximum is refused whole', async () => {
+    const storage = await open()
+    const operations = Array.from({ length: limits.storageBatchOperationsMax + 1 }, () => ({ type: 'del' as const, key: 'k' }))
+    operations[0] = { type: 'put', key: 'first', value: bytes(1) } as never
+    await rejects(storage.batch(operations, synced), 'InvalidInputError')
+    assert.is(await storage.get('first'), undefined)
+  })
+
   test('keys and values are checked', async () => {
     const storage = await open()
     await rejects(storage.put(42 as never, bytes(1), unsynced), 'InvalidInputError')
