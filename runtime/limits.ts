@@ -31,6 +31,12 @@ export const limits = {
   provisioningRetryDelayMsMax: 300_000,
   /** A machine agent not heard from for this long shows `down`. */
   machineAgentDownAfterMs: 60_000,
+  /** Largest gossip message or request/response frame, in bytes. */
+  transportMessageBytesMax: 1_048_576,
+  /** Requests one peer may have outstanding at once; more are refused at once. */
+  transportRequestsInFlightMax: 256,
+  /** Messages queued in the simulated network at once before it asserts a flood. */
+  simNetworkInFlightMax: 1_000_000,
   /** Status history entries kept per unit. */
   statusHistoryMax: 100,
   /** Largest msgpack value `decode` accepts (and `encode` produces): bounds memory per message. */

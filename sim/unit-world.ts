@@ -1,4 +1,4 @@
-import { createActor, fromCallback, fromPromise, SimulatedClock, type Subscription } from 'xstate'
+import { createActor, fromCallback, fromPromise, type Subscription } from 'xstate'
 import { assert } from '../runtime/assert.ts'
 import { HookLock } from '../runtime/hook-lock.ts'
 import type { MachineId, UnitName } from '../runtime/ids.ts'
@@ -9,7 +9,9 @@ import type { ActionOutcome, DeployOutcome, HookOutcome } from '../actors/unit/o
 import { unitMachine, type UnitActorRef, type UnitInput } from '../actors/unit/unit-machine.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import { createUnitStateStore, type UnitStateStore } from '../actors/unit/unit-state-store.ts'
+import { AgentClock } from './agent-clock.ts'
 import { ScriptedController } from './scripted-controller.ts'
+import { Simulation } from './simulation.ts'
 import { SimStorage } from './sim-storage.ts'
 
 /**
@@ -44,8 +46,14 @@ interface UnitSlot {
 
 export interface UnitWorldOptions {
   seed?: number
+  /** The run this world belongs to (clock, PRNG streams, trace); one is made from `seed` if absent. */
+  simulation?: Simulation
   updateStatusIntervalMs?: number
   automaticallyRetryHooks?: boolean
+  /** Simulated duration of each hook run; 0 (the default) completes hooks at once. */
+  hookDurationMs?: (unit: UnitName, hook: HookInfo) => number
+  /** Clock drift of each machine agent (rate error, e.g. 0.001 = 0.1 % fast). */
+  clockDrift?: (machine: MachineId) => number
 }
 
 /** Microtask rounds a single settle may take before we call it a livelock. */
@@ -53,7 +61,8 @@ const settleRoundsMax = 100_000
 
 export class UnitWorld {
   readonly controller = new ScriptedController()
-  readonly clock = new SimulatedClock()
+  readonly sim: Simulation
+  readonly #agentClocks = new Map<MachineId, AgentClock>()
   readonly runs: HookRun[] = []
   /** `juju exec` commands run, in order. */
   readonly commands: Array<{ unit: UnitName, commands: string }> = []
@@ -65,12 +74,14 @@ export class UnitWorld {
   readonly #slots = new Map<UnitName, UnitSlot>()
   readonly #generation = new Map<UnitName, number>()
   readonly #machines = new Map<UnitName, MachineId>()
+  readonly #lastDelivered = new Map<UnitName, string>()
+  readonly #lastDeliveredGeneration = new Map<UnitName, number>()
   readonly #locks = new Map<MachineId, HookLock>()
   readonly #held: HeldHook[] = []
   readonly #hookRules: HookRule[] = []
   readonly #attempts = new Map<string, number>()
   readonly #errors: unknown[] = []
-  readonly #options: Required<UnitWorldOptions>
+  readonly #options: Required<Omit<UnitWorldOptions, 'simulation'>>
   #progress = 0
   #persistCount = 0
   #crashAtPersist: { count: number, write: boolean, unit?: UnitName } | undefined
@@ -79,13 +90,17 @@ export class UnitWorld {
   autoStart = true
   /** How many hooks ran concurrently on one machine at most (must stay 1). */
   maxConcurrentHooksPerMachine = 0
-  readonly #runningPerMachine = new Map<MachineId, number>()
+  /** Units with a hook running now, and their machine. */
+  readonly #running = new Map<UnitName, { machine: MachineId, hook: HookInfo }>()
 
   constructor (options: UnitWorldOptions = {}) {
+    this.sim = options.simulation ?? new Simulation({ seed: options.seed ?? 1 })
     this.#options = {
-      seed: options.seed ?? 1,
+      seed: this.sim.seed,
       updateStatusIntervalMs: options.updateStatusIntervalMs ?? 300_000,
-      automaticallyRetryHooks: options.automaticallyRetryHooks ?? false
+      automaticallyRetryHooks: options.automaticallyRetryHooks ?? false,
+      hookDurationMs: options.hookDurationMs ?? (() => 0),
+      clockDrift: options.clockDrift ?? (() => 0)
     }
     this.controller.onChange(units => {
       for (const unit of units) this.#deliver(unit)
@@ -171,7 +186,8 @@ export class UnitWorld {
       automaticallyRetryHooks: this.#options.automaticallyRetryHooks
     }
     if (options.rebooted === true) input.rebooted = true
-    const actor = createActor(logic, { input, clock: this.clock })
+    const actor = createActor(logic, { input, clock: this.#agentClock(machine) })
+    this.sim.trace(`start ${unit} generation ${generation}${options.rebooted === true ? ' rebooted' : ''}`)
     actor.on('*', event => this.#onEmitted(unit, generation, event))
     const subscription = actor.subscribe({
       next: () => { this.#progress++ },
@@ -186,20 +202,24 @@ export class UnitWorld {
   crash (unit: UnitName): void {
     const slot = this.#slots.get(unit)
     assert(slot !== undefined, `world: unit "${unit}" not running`)
+    this.sim.trace(`crash ${unit}`)
     this.#slots.delete(unit)
     slot.subscription.unsubscribe()
     slot.actor.stop()
     for (let i = this.#held.length - 1; i >= 0; i--) {
       if (this.#held[i]!.unit === unit) this.#held.splice(i, 1)
     }
-    this.#runningPerMachine.set(this.#machines.get(unit)!, 0)
+    this.#running.delete(unit)
   }
 
   /** SIGTERM: the unit stops gracefully; a running hook is killed and re-queued. */
   async stop (unit: UnitName): Promise<void> {
     const slot = this.#slots.get(unit)
     assert(slot !== undefined, `world: unit "${unit}" not running`)
+    this.sim.trace(`stop ${unit}`)
     slot.actor.send({ type: 'agent.stop' })
+    // The agent kills the hook's process group on the way out.
+    this.#running.delete(unit)
     // A held hook stands for a process: the runner reports it killed.
     for (const held of this.#held.filter(h => h.unit === unit)) this.releaseHook(unit, { kind: 'terminated', signal: 'SIGTERM' })
     await this.settle()
@@ -271,12 +291,27 @@ export class UnitWorld {
     throw new Error(`world: no quiescence after ${settleRoundsMax} rounds (seed ${this.#options.seed})`)
   }
 
-  /** Advance simulated time, settling after each timer. */
-  async advance (ms: number, stepMs = 1_000): Promise<void> {
-    for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
-      this.clock.increment(Math.min(stepMs, ms - elapsed))
+  /** Advance simulated time by `ms`, firing each timer at its time and settling after it. */
+  async advance (ms: number, _stepMs?: number): Promise<void> {
+    const target = this.sim.clock.now() + ms
+    await this.settle()
+    for (;;) {
+      const next = this.sim.clock.nextDueAt()
+      if (next === undefined || next > target) break
+      this.sim.clock.advanceTo(next)
       await this.settle()
     }
+    this.sim.clock.advanceTo(target)
+    await this.settle()
+  }
+
+  #agentClock (machine: MachineId): AgentClock {
+    let clock = this.#agentClocks.get(machine)
+    if (clock === undefined) {
+      clock = new AgentClock(this.sim.clock, { drift: this.#options.clockDrift(machine) })
+      this.#agentClocks.set(machine, clock)
+    }
+    return clock
   }
 
   // --- internals -----------------------------------------------------------------------
@@ -297,13 +332,20 @@ export class UnitWorld {
       return
     }
     if (slot.actor.getSnapshot().status !== 'active') return
-    slot.actor.send({ type: 'remote.changed', remote: this.controller.remoteState(unit) })
+    // Like the real watcher, only announce a remote state that actually changed.
+    const remote = this.controller.remoteState(unit)
+    const key = JSON.stringify(remote)
+    if (this.#lastDelivered.get(unit) === key && slot.generation === this.#lastDeliveredGeneration.get(unit)) return
+    this.#lastDelivered.set(unit, key)
+    this.#lastDeliveredGeneration.set(unit, slot.generation)
+    slot.actor.send({ type: 'remote.changed', remote })
   }
 
   #onEmitted (unit: UnitName, generation: number, event: UnitEmitted): void {
     if (this.#slots.get(unit)?.generation !== generation) return
     this.#progress++
     this.emitted.push({ unit, event })
+    this.sim.trace(`${unit} ${event.type}${'hook' in event ? ' ' + describeHook(event.hook) : ''}`)
     switch (event.type) {
       case 'relation.enterScope': this.controller.enterScope(unit, event.relationId); break
       case 'relation.leaveScope': this.controller.leaveScope(unit, event.relationId); break
@@ -354,13 +396,15 @@ export class UnitWorld {
 
   #runHook (unit: UnitName, hook: HookInfo, machine: MachineId): Promise<HookOutcome> {
     this.#progress++
-    const running = (this.#runningPerMachine.get(machine) ?? 0) + 1
-    this.#runningPerMachine.set(machine, running)
+    assert(!this.#running.has(unit), `world: unit "${unit}" started a hook while another of its hooks runs`)
+    this.#running.set(unit, { machine, hook })
+    const running = [...this.#running.values()].filter(r => r.machine === machine).length
     this.maxConcurrentHooksPerMachine = Math.max(this.maxConcurrentHooksPerMachine, running)
     const key = `${unit}:${describeHook(hook)}`
     const attempt = (this.#attempts.get(key) ?? 0) + 1
     this.#attempts.set(key, attempt)
     this.runs.push({ unit, hook: describeHook(hook), info: hook })
+    this.sim.trace(`${unit} run ${describeHook(hook)} attempt ${attempt}`)
     let decided: HookOutcome | 'hold' | undefined
     for (const rule of this.#hookRules) {
       decided = rule(unit, hook, attempt)
@@ -369,14 +413,24 @@ export class UnitWorld {
     if (decided === 'hold') {
       return new Promise(resolve => this.#held.push({ unit, hook, resolve }))
     }
-    const outcome = decided ?? { kind: 'succeeded' }
-    this.#finishHook(unit, hook, outcome)
-    return Promise.resolve(outcome)
+    const outcome: HookOutcome = decided ?? { kind: 'succeeded' }
+    const durationMs = this.#options.hookDurationMs(unit, hook)
+    if (durationMs <= 0) {
+      this.#finishHook(unit, hook, outcome)
+      return Promise.resolve(outcome)
+    }
+    // The hook takes simulated time; a crash of the agent meanwhile abandons it.
+    return new Promise(resolve => {
+      this.sim.clock.setTimeout(() => {
+        this.#finishHook(unit, hook, outcome)
+        resolve(outcome)
+      }, durationMs)
+    })
   }
 
   #finishHook (unit: UnitName, hook: HookInfo, outcome: HookOutcome): void {
-    const machine = this.#machines.get(unit)!
-    this.#runningPerMachine.set(machine, Math.max(0, (this.#runningPerMachine.get(machine) ?? 1) - 1))
+    // A hook orphaned by a crash may finish after the restarted unit started another.
+    if (this.#running.get(unit)?.hook === hook) this.#running.delete(unit)
     for (let i = this.runs.length - 1; i >= 0; i--) {
       const run = this.runs[i]!
       if (run.unit === unit && run.outcome === undefined && run.info === hook) { run.outcome = outcome.kind; break }

@@ -12,6 +12,8 @@ import { clockCompliance } from './compliance/clock-compliance.ts'
 import { randomCompliance } from './compliance/random-compliance.ts'
 import { storageCompliance } from './compliance/storage-compliance.ts'
 import { processRunnerCompliance, type Behaviour } from './compliance/process-runner-compliance.ts'
+import { transportCompliance } from './compliance/transport-compliance.ts'
+import { SimNetworkWorld } from '../sim/sim-network-world.ts'
 
 /** Lets promise callbacks (and anything they queue) run before time moves again. */
 const settleMicrotasks = (): Promise<void> => new Promise(resolve => setImmediate(resolve))
@@ -85,3 +87,5 @@ processRunnerCompliance({
   now: () => clock.now(),
   slackMs: 1
 })
+
+transportCompliance({ name: 'SimTransport', create: async count => new SimNetworkWorld({ seed: 7, peers: count }), deliveryMs: 20, propagationMs: 0, unknownPeer: 'peer-never-started' })

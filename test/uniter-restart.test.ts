@@ -100,6 +100,23 @@ restart('graceful stop while a hook runs: the hook is killed, re-queued and re-r
   assert.is(world.stateOf('kv/0'), 'idle')
 })
 
+restart('graceful stop while waiting for the machine hook lock stops at once (found by the simulator, seed 1)', async () => {
+  const world = new UnitWorld()
+  world.holdHook('kv/0', 'install')
+  world.controller.deploy({ name: 'kv' }, 1, ['0'])
+  world.controller.deploy({ name: 'web' }, 1, ['0'])
+  await world.settle()
+  assert.equal(world.heldHooks(), [{ unit: 'kv/0', hook: 'install' }])
+  assert.equal(world.hooks('web/0'), [], 'web/0 waits for the lock kv/0 holds')
+  await world.stop('web/0')
+  assert.is(world.running('web/0'), false)
+  world.releaseHook('kv/0')
+  await world.settle()
+  world.start('web/0')
+  await world.settle()
+  expectHooks(world.hooks('web/0'), startupHooks(true))
+})
+
 restart('crash mid-hook: the hook is left pending and the unit comes back in error', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'config-changed')

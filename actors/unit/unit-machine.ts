@@ -411,7 +411,8 @@ export const unitMachine = setup({
                   initial: 'acquiring',
                   states: {
                     acquiring: {
-                      on: { 'lock.acquired': 'preparing' }
+                      // Nothing of the operation is persisted yet: a stop need not wait for the lock.
+                      on: { 'lock.acquired': 'preparing', 'agent.stop': '#unit.stopped' }
                     },
                     preparing: {
                       entry: 'applyPrepare',

@@ -1,0 +1,301 @@
+/**
+ * One peer's end of the simulated network: the `Transport` contract on top of
+ * `SimNetwork`. This class keeps what a peer owns (subscriptions, validators, handlers,
+ * requests waiting for an answer, counters); everything that crosses a link, and every
+ * fault, lives in the network. Nothing here is delivered synchronously: every message
+ * reaches a peer from a SimClock timer, so callers never see re-entrant callbacks.
+ *
+ * A crash and `stop()` are the same thing to the network: the object is dead for good,
+ * and a restart is a new `SimTransport` for the same peer id (a new incarnation), so
+ * messages still in flight to the old one are dropped, as on a broken connection.
+ */
+import { assert } from '../runtime/assert.ts'
+import type { TimerHandle } from '../runtime/clock.ts'
+import { InvalidInputError } from '../runtime/errors.ts'
+import { limits } from '../runtime/limits.ts'
+import {
+  PeerUnreachableError,
+  RemoteHandlerError,
+  RequestTimeoutError,
+  TransportBusyError,
+  TransportStoppedError,
+  type IncomingRequest,
+  type PeerId,
+  type RequestHandler,
+  type RequestOptions,
+  type TopicMessage,
+  type TopicValidator,
+  type Transport,
+  type TransportCounters,
+  type ValidationResult
+} from '../runtime/transport.ts'
+import type { SimClock } from './sim-clock.ts'
+
+const component = 'sim-network'
+
+/** What travels back for a request: the handler's bytes, or why there are none. */
+export type SimResponse = { ok: true, data: Uint8Array } | { ok: false, message: string }
+
+/** What a transport asks of its network; `SimNetwork` implements it. */
+export interface SimNetworkPort {
+  /** A network-wide unique id for the next publication or request of `peer`. */
+  nextMessageId (peer: PeerId): string
+  /** Whether a transport for `peer` was ever created on this network. */
+  isKnown (peer: PeerId): boolean
+  connectedPeers (peer: PeerId): PeerId[]
+  publish (sender: SimTransport, message: TopicMessage): void
+  sendRequest (sender: SimTransport, to: PeerId, protocol: string, id: string, data: Uint8Array): void
+  sendResponse (server: SimTransport, caller: SimTransport, protocol: string, id: string, response: SimResponse): void
+  stopped (transport: SimTransport): void
+}
+
+interface Subscription { readonly onMessage: (message: TopicMessage) => void }
+
+interface PendingRequest {
+  readonly peer: PeerId
+  readonly protocol: string
+  readonly timer: TimerHandle
+  readonly resolve: (data: Uint8Array) => void
+  readonly reject: (error: Error) => void
+}
+
+export class SimTransport implements Transport {
+  readonly peerId: PeerId
+  /** 1 for the first transport of this peer id, counting up on each restart. */
+  readonly incarnation: number
+  readonly #port: SimNetworkPort
+  readonly #clock: SimClock
+  #stopped = false
+  readonly #subscriptions = new Map<string, Subscription[]>()
+  readonly #validators = new Map<string, TopicValidator>()
+  readonly #handlers = new Map<string, RequestHandler>()
+  readonly #pending = new Map<string, PendingRequest>()
+  readonly #counters: TransportCounters = {
+    published: 0, delivered: 0, rejected: 0, ignored: 0, requestsSent: 0, requestsServed: 0, requestsFailed: 0
+  }
+
+  constructor (peerId: PeerId, incarnation: number, port: SimNetworkPort, clock: SimClock) {
+    this.peerId = peerId
+    this.incarnation = incarnation
+    this.#port = port
+    this.#clock = clock
+  }
+
+  get stopped (): boolean {
+    return this.#stopped
+  }
+
+  /** Requests sent by this peer still waiting for an answer. */
+  get requestsInFlight (): number {
+    return this.#pending.size
+  }
+
+  subscribe (topic: string, onMessage: (message: TopicMessage) => void): () => void {
+    this.#assertRunning()
+    checkName('a non-empty topic', topic)
+    if (typeof onMessage !== 'function') throw new InvalidInputError(component, 'a message callback', onMessage)
+    // A wrapper object, so the same callback subscribed twice unsubscribes one at a time.
+    const subscription: Subscription = { onMessage }
+    const list = this.#subscriptions.get(topic) ?? []
+    list.push(subscription)
+    this.#subscriptions.set(topic, list)
+    return () => {
+      const current = this.#subscriptions.get(topic)
+      const index = current?.indexOf(subscription) ?? -1
+      if (current === undefined || index < 0) return
+      current.splice(index, 1)
+      if (current.length === 0) this.#subscriptions.delete(topic)
+    }
+  }
+
+  setTopicValidator (topic: string, validator: TopicValidator | undefined): void {
+    this.#assertRunning()
+    checkName('a non-empty topic', topic)
+    if (validator === undefined) {
+      this.#validators.delete(topic)
+      return
+    }
+    if (typeof validator !== 'function') throw new InvalidInputError(component, 'a validator function or undefined', validator)
+    this.#validators.set(topic, validator)
+  }
+
+  async publish (topic: string, data: Uint8Array): Promise<void> {
+    // An async body runs synchronously up to its first await, so the deliveries are
+    // scheduled in call order even when nobody awaits the returned promise.
+    this.#assertRunning()
+    checkName('a non-empty topic', topic)
+    checkPayload(data, 'message')
+    this.#counters.published++
+    this.#port.publish(this, { topic, from: this.peerId, id: this.#port.nextMessageId(this.peerId), data: data.slice() })
+  }
+
+  handle (protocol: string, handler: RequestHandler): void {
+    this.#assertRunning()
+    checkName('a non-empty protocol', protocol)
+    if (typeof handler !== 'function') throw new InvalidInputError(component, 'a request handler function', handler)
+    this.#handlers.set(protocol, handler)
+  }
+
+  unhandle (protocol: string): void {
+    // Harmless after stop: the handlers are gone already.
+    this.#handlers.delete(protocol)
+  }
+
+  async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
+    this.#assertRunning()
+    checkName('a non-empty peer id', peer)
+    checkName('a non-empty protocol', protocol)
+    checkPayload(data, 'request')
+    const timeoutMs = options?.timeoutMs
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new InvalidInputError(component, 'a request timeout in ms, finite and > 0', timeoutMs)
+    }
+    if (peer === this.peerId) throw new PeerUnreachableError(peer, 'a peer cannot send a request to itself')
+    // A peer id this network never saw is refused at once: there is no address to dial.
+    // A known peer that is stopped or cut off is not: the request times out, as it
+    // would on a real network where nobody can tell a dead peer from a slow one.
+    if (!this.#port.isKnown(peer)) throw new PeerUnreachableError(peer, 'no peer with this id was ever on the network')
+    if (this.#pending.size >= limits.transportRequestsInFlightMax) {
+      throw new TransportBusyError(peer, protocol, limits.transportRequestsInFlightMax)
+    }
+    const id = this.#port.nextMessageId(this.peerId)
+    const answer = new Promise<Uint8Array>((resolve, reject) => {
+      const timer = this.#clock.setTimeout(() => {
+        if (!this.#pending.delete(id)) return
+        this.#counters.requestsFailed++
+        reject(new RequestTimeoutError(peer, protocol, timeoutMs))
+      }, timeoutMs)
+      this.#pending.set(id, { peer, protocol, timer, resolve, reject })
+    })
+    this.#counters.requestsSent++
+    this.#port.sendRequest(this, peer, protocol, id, data.slice())
+    return await answer
+  }
+
+  connectedPeers (): PeerId[] {
+    return this.#stopped ? [] : this.#port.connectedPeers(this.peerId)
+  }
+
+  counters (): TransportCounters {
+    return { ...this.#counters }
+  }
+
+  async stop (): Promise<void> {
+    this.crash()
+  }
+
+  /**
+   * Stops at once (what `stop()` and a simulated crash both do): waiting requests
+   * reject, and nothing is delivered to this object again.
+   */
+  crash (): void {
+    if (this.#stopped) return
+    this.#stopped = true
+    this.#subscriptions.clear()
+    this.#validators.clear()
+    this.#handlers.clear()
+    const pending = [...this.#pending.values()]
+    this.#pending.clear()
+    for (const request of pending) {
+      this.#clock.clearTimeout(request.timer)
+      this.#counters.requestsFailed++
+      request.reject(new TransportStoppedError(this.peerId))
+    }
+    this.#port.stopped(this)
+  }
+
+  // -------------------------------------------------------------------------------
+  // Called by SimNetwork when a message arrives; not part of the Transport contract.
+
+  isSubscribed (topic: string): boolean {
+    return !this.#stopped && this.#subscriptions.has(topic)
+  }
+
+  /** Runs this peer's validator for an arriving message and counts what it decided. */
+  validateTopicMessage (message: TopicMessage): ValidationResult {
+    assert(!this.#stopped, `sim-network: message "${message.id}" validated by stopped transport of "${this.peerId}"`)
+    const validator = this.#validators.get(message.topic)
+    const result = validator === undefined ? 'accept' : validator(message)
+    assert(result === 'accept' || result === 'reject' || result === 'ignore',
+      `sim-network: validator of "${this.peerId}" for topic "${message.topic}" returned ${JSON.stringify(result)}`)
+    if (result === 'reject') this.#counters.rejected++
+    if (result === 'ignore') this.#counters.ignored++
+    return result
+  }
+
+  /** Hands an accepted message to every subscriber of its topic, each with its own copy. */
+  deliverTopicMessage (message: TopicMessage): void {
+    const subscriptions = [...(this.#subscriptions.get(message.topic) ?? [])]
+    this.#counters.delivered++
+    for (const subscription of subscriptions) {
+      // A subscriber that unsubscribes another one from inside its callback wins.
+      if (this.#stopped || !this.#subscriptions.get(message.topic)?.includes(subscription)) continue
+      subscription.onMessage({ ...message, data: message.data.slice() })
+    }
+  }
+
+  /**
+   * Runs the handler for an arriving request; the answer goes back through the network
+   * when the handler settles, from the simulated time of that moment.
+   */
+  serveRequest (caller: SimTransport, protocol: string, id: string, data: Uint8Array): void {
+    const handler = this.#handlers.get(protocol)
+    if (handler === undefined) {
+      this.#port.sendResponse(this, caller, protocol, id, { ok: false, message: `no handler for protocol "${protocol}"` })
+      return
+    }
+    const request: IncomingRequest = { from: caller.peerId, protocol, data }
+    let result: Promise<Uint8Array>
+    try {
+      // Called synchronously, so the handler starts at the arrival time.
+      result = Promise.resolve(handler(request))
+    } catch (error) {
+      result = Promise.reject(error)
+    }
+    result.then(response => {
+      if (this.#stopped) return
+      if (!(response instanceof Uint8Array)) {
+        this.#port.sendResponse(this, caller, protocol, id, { ok: false, message: `handler returned ${typeof response}, expected bytes` })
+      } else if (response.length > limits.transportMessageBytesMax) {
+        this.#port.sendResponse(this, caller, protocol, id,
+          { ok: false, message: `response of ${response.length} bytes exceeds the maximum of ${limits.transportMessageBytesMax}` })
+      } else {
+        this.#counters.requestsServed++
+        this.#port.sendResponse(this, caller, protocol, id, { ok: true, data: response.slice() })
+      }
+    }, (error: unknown) => {
+      if (this.#stopped) return
+      this.#port.sendResponse(this, caller, protocol, id, { ok: false, message: error instanceof Error ? error.message : String(error) })
+    })
+  }
+
+  /** Settles a waiting request; false when none waits (answered, timed out, or a duplicate). */
+  receiveResponse (id: string, response: SimResponse): boolean {
+    const pending = this.#pending.get(id)
+    if (pending === undefined || this.#stopped) return false
+    this.#pending.delete(id)
+    this.#clock.clearTimeout(pending.timer)
+    if (response.ok) {
+      pending.resolve(response.data)
+    } else {
+      this.#counters.requestsFailed++
+      pending.reject(new RemoteHandlerError(pending.peer, pending.protocol, response.message))
+    }
+    return true
+  }
+
+  #assertRunning (): void {
+    if (this.#stopped) throw new TransportStoppedError(this.peerId)
+  }
+}
+
+function checkName (expected: string, value: unknown): void {
+  if (typeof value !== 'string' || value.length === 0) throw new InvalidInputError(component, expected, value)
+}
+
+function checkPayload (data: unknown, what: string): void {
+  if (!(data instanceof Uint8Array)) throw new InvalidInputError(component, `${what} data as a Uint8Array`, data)
+  if (data.length > limits.transportMessageBytesMax) {
+    throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
+  }
+}
