@@ -5,6 +5,10 @@
  * fault, lives in the network. Nothing here is delivered synchronously: every message
  * reaches a peer from a SimClock timer, so callers never see re-entrant callbacks.
  *
+ * A validator or subscriber that throws is a bug in the receiver: the exception leaves
+ * through the SimClock step that delivered the message, so the simulation fails where
+ * it happened instead of carrying on with a message half delivered.
+ *
  * A crash and `stop()` are the same thing to the network: the object is dead for good,
  * and a restart is a new `SimTransport` for the same peer id (a new incarnation), so
  * messages still in flight to the old one are dropped, as on a broken connection.
@@ -167,8 +171,17 @@ export class SimTransport implements Transport {
       }, timeoutMs)
       this.#pending.set(id, { peer, protocol, timer, resolve, reject })
     })
+    try {
+      this.#port.sendRequest(this, peer, protocol, id, data.slice())
+    } catch (error) {
+      // Only a network assertion gets here; forget the request so its timer cannot
+      // later reject a promise nobody holds.
+      const pending = this.#pending.get(id)
+      this.#pending.delete(id)
+      if (pending !== undefined) this.#clock.clearTimeout(pending.timer)
+      throw error
+    }
     this.#counters.requestsSent++
-    this.#port.sendRequest(this, peer, protocol, id, data.slice())
     return await answer
   }
 

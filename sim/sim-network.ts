@@ -260,7 +260,7 @@ export class SimNetwork {
     }
     this.#reorderProbability = probability
     this.#reorderExtraMaxMs = extraMaxMs
-    this.#event(() => `reorder ${probability} extra 1..${extraMaxMs} ms`)
+    this.#event(() => probability === 0 ? 'reorder off' : `reorder ${probability} extra 1..${extraMaxMs} ms`)
   }
 
   /** Holds every message from `a` to `b` (not lost) until `unclog(a, b)`. */

@@ -91,7 +91,7 @@ resolver('idle order: upgrade, then config, then relations, then update-status',
 resolver('relation-created comes before leadership, only for alive relations, only once installed', () => {
   const relations = { 3: relation(3), 4: relation(4, {}, { life: 'dying' }) }
   const created = nextOp(input({ ...installedIdle, leader: false }, { leader: true, relations }))
-  assert.equal(created.decision, { kind: 'run', op: { kind: 'run-hook', hook: { kind: 'relation-created', relationId: 3, endpoint: 'db', remoteApplication: 'db' }, source: 'resolver' } })
+  assert.equal(created.decision, { kind: 'run', op: { kind: 'run-hook', hook: { kind: 'relation-created', relationId: 3, endpoint: 'db', remoteApplication: 'db', relationKind: { peer: false, implicit: false, containerScoped: false } }, source: 'resolver' } })
   const notInstalled = nextOp(input({ charm: { url: 'local:kv-0', modifiedVersion: 0 } }, { relations }))
   assert.equal(notInstalled.decision, { kind: 'run', op: { kind: 'run-hook', hook: { kind: 'install' }, source: 'resolver' } })
 })

@@ -129,6 +129,25 @@ errors('retry delay is capped at 5 minutes', () => {
   assert.ok(hookRetryDelayMs(20, 1) >= 240_000)
 })
 
+errors('relation removed while its -created hook is in error: resolved runs -created, then -broken (found by the model walk, seed 276)', async () => {
+  const world = new UnitWorld()
+  world.controller.deploy({ name: 'web' }, 1)
+  world.controller.deploy({ name: 'db' }, 0)
+  await world.settle()
+  world.failHook('web/0', 'db-relation-created')
+  const id = world.controller.relate('web:db', 'db:server')
+  await world.settle()
+  assert.is(world.stateOf('web/0'), 'hookError')
+  world.controller.removeRelation(id)
+  await world.settle()
+  const mark = world.mark()
+  world.controller.resolved('web/0', 'retry-hooks')
+  await world.settle()
+  assert.equal(world.hooksSince('web/0', mark), ['db-relation-created', 'db-relation-broken'])
+  assert.is(world.stateOf('web/0'), 'idle')
+  assert.equal(world.durable.get('web/0')!.relations, {})
+})
+
 errors('actions run while in error and do not clear it', async () => {
   const world = new UnitWorld()
   world.failHook('kv/0', 'config-changed')

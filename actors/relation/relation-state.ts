@@ -32,6 +32,20 @@ export function newLocalRelation (remote: RemoteRelation): LocalRelation {
   }
 }
 
+/** Local state for a relation known only from its `-created` hook (the relation has since gone). */
+export function localRelationFromHook (hook: HookInfo): LocalRelation {
+  assert(hook.relationId !== undefined && hook.endpoint !== undefined && hook.remoteApplication !== undefined && hook.relationKind !== undefined,
+    `relation hook "${hook.kind}" lacks the relation it belongs to`)
+  return {
+    id: hook.relationId,
+    endpoint: hook.endpoint,
+    remoteApplication: hook.remoteApplication,
+    ...hook.relationKind,
+    members: {},
+    applicationMembers: {}
+  }
+}
+
 function relationHook (local: LocalRelation, kind: HookInfo['kind'], extra: Partial<HookInfo>): HookInfo {
   return { kind, relationId: local.id, endpoint: local.endpoint, remoteApplication: local.remoteApplication, ...extra }
 }

@@ -29,6 +29,11 @@ export interface HookInfo {
   departee?: UnitName
   storageId?: StorageId
   storageName?: string
+  /**
+   * For `-relation-created`: the relation's kind, so its local state can be made even if
+   * the relation is gone by the time the hook commits (retried after an error or a crash).
+   */
+  relationKind?: { peer: boolean, implicit: boolean, containerScoped: boolean }
 }
 
 export function isRelationHook (kind: HookKind): kind is RelationHookKind {

@@ -1,6 +1,6 @@
 import { assert } from '../../runtime/assert.ts'
 import type { UnitName } from '../../runtime/ids.ts'
-import { commitRelationHook, newLocalRelation, relationHookRefusal } from '../relation/relation-state.ts'
+import { commitRelationHook, localRelationFromHook, newLocalRelation, relationHookRefusal } from '../relation/relation-state.ts'
 import { hookName, isRelationHook, type HookInfo } from './hook-info.ts'
 import { inHookError, type LocalState, type PersistedOperation, type UniterMemory } from './local-state.ts'
 import type { ExecuteOutcome, Operation } from './operation.ts'
@@ -249,10 +249,11 @@ function commitRelation (unit: UnitName, local: LocalState, current: CurrentOper
   const key = String(hook.relationId)
   const relations = { ...local.relations }
   if (hook.kind === 'relation-created') {
-    // Idempotent: committing created again after a crash keeps what was recorded.
+    // Idempotent: committing created again after a crash keeps what was recorded. The
+    // relation may be gone by now (the hook was retried later): the unit still knows it
+    // from the hook, and tears it down with -broken like any other.
     const remote = current.captured.relation
-    assert(remote !== undefined || relations[key] !== undefined, `unit "${unit}": relation ${key} created without remote state`)
-    relations[key] ??= newLocalRelation(remote!)
+    relations[key] ??= remote !== undefined ? newLocalRelation(remote) : localRelationFromHook(hook)
     return { local: { ...local, relations } }
   }
   const rel = relations[key]

@@ -22,7 +22,13 @@ export function createdRelationsOp ({ local, remote }: ResolverInput): Operation
     .sort(visitOrder)
   const first = unseen[0]
   if (first === undefined) return undefined
-  const hook = { kind: 'relation-created' as const, relationId: first.id, endpoint: first.endpoint, remoteApplication: first.remoteApplication }
+  const hook = {
+    kind: 'relation-created' as const,
+    relationId: first.id,
+    endpoint: first.endpoint,
+    remoteApplication: first.remoteApplication,
+    relationKind: { peer: first.peer, implicit: first.implicit, containerScoped: first.containerScoped }
+  }
   return first.implicit ? { kind: 'skip-hook', hook, reason: 'implicit' } : { kind: 'run-hook', hook, source: 'resolver' }
 }
 
