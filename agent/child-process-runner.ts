@@ -111,7 +111,7 @@ class RunningChild implements RunningProcess {
     child.on('error', error => {
       // Spawn failures (ENOENT, EACCES, a missing cwd) arrive here with no pid. Later
       // errors concern child.kill and child.send, which this runner does not use.
-      if (this.pid === undefined) this.#settle({ kind: 'spawn-failed', reason: spawnFailure(spec, error) })
+      if (this.pid === undefined) this.#settle({ kind: 'spawn-failed', reason: spawnFailure(spec, error), missing: (error as NodeJS.ErrnoException).code === 'ENOENT' })
     })
     if (this.pid === undefined) return
 
@@ -328,8 +328,8 @@ function groupHasRunningMember (pgid: number): boolean {
   return false
 }
 
-function notStarted (reason: string): RunningProcess {
-  return { pid: undefined, exit: Promise.resolve({ kind: 'spawn-failed', reason }), kill () {} }
+function notStarted (reason: string, missing = false): RunningProcess {
+  return { pid: undefined, exit: Promise.resolve({ kind: 'spawn-failed', reason, missing }), kill () {} }
 }
 
 function spawnFailure (spec: ProcessSpec, error: Error): string {

@@ -22,8 +22,8 @@ export type ProcessExit =
   /** Killed by a signal we did not send as a timeout (e.g. agent shutdown). */
   | { kind: 'signalled', signal: string, outputBytes: number, outputTruncated: boolean }
   | { kind: 'timed-out', outputBytes: number, outputTruncated: boolean }
-  /** Could not be started: missing, not executable. */
-  | { kind: 'spawn-failed', reason: string }
+  /** Could not be started; `missing` when the executable does not exist (a hook the charm lacks). */
+  | { kind: 'spawn-failed', reason: string, missing: boolean }
 
 export interface RunningProcess {
   readonly pid: number | undefined

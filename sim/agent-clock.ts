@@ -13,6 +13,8 @@ export class AgentClock implements Clock {
   #rate: number
   #anchorTrueMs: number
   #anchorAgentMs: number
+  /** While paused (SIGSTOP), timers that come due wait here and fire on resume. */
+  #deferred: Array<() => void> | undefined
 
   constructor (base: SimClock, options: { offsetMs?: number, drift?: number } = {}) {
     this.#base = base
@@ -28,8 +30,25 @@ export class AgentClock implements Clock {
   }
 
   setTimeout (callback: () => void, delayMs: number): TimerHandle {
-    return this.#base.setTimeout(callback, Math.max(0, delayMs / this.#rate))
+    return this.#base.setTimeout(() => {
+      if (this.#deferred !== undefined) this.#deferred.push(callback)
+      else callback()
+    }, Math.max(0, delayMs / this.#rate))
   }
+
+  /** The agent process is stopped: its timers do not fire until it resumes. */
+  pause (): void {
+    this.#deferred ??= []
+  }
+
+  /** Fire, in order, every timer that came due while paused. */
+  resume (): void {
+    const due = this.#deferred ?? []
+    this.#deferred = undefined
+    for (const callback of due) callback()
+  }
+
+  get paused (): boolean { return this.#deferred !== undefined }
 
   clearTimeout (handle: TimerHandle): void {
     this.#base.clearTimeout(handle)

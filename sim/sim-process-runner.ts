@@ -27,6 +27,8 @@ export interface SimProcessOutcome {
   ignoresSigterm?: boolean
   /** Cannot be started at all, for this reason (a missing hook, no exec bit). */
   spawnFailure?: string
+  /** With `spawnFailure`: the executable does not exist (rather than existing but refusing to run). */
+  missing?: boolean
 }
 
 export type SimProcessScript = (spec: ProcessSpec) => SimProcessOutcome
@@ -65,7 +67,7 @@ export class SimProcessRunner implements ProcessRunner {
     assert(Number.isFinite(outcome.durationMs) && outcome.durationMs >= 0,
       `sim-process-runner: script gave a durationMs of ${String(outcome.durationMs)} for ${JSON.stringify(spec.command)}`)
     if (outcome.spawnFailure !== undefined) {
-      return { pid: undefined, exit: Promise.resolve({ kind: 'spawn-failed', reason: outcome.spawnFailure }), kill () {} }
+      return { pid: undefined, exit: Promise.resolve({ kind: 'spawn-failed', reason: outcome.spawnFailure, missing: outcome.missing ?? false }), kill () {} }
     }
     const pid = this.#nextPid++
     this.#running.add(pid)

@@ -1,7 +1,7 @@
 import { createActor, fromCallback, fromPromise, type Subscription } from 'xstate'
 import { assert } from '../runtime/assert.ts'
 import { HookLock } from '../runtime/hook-lock.ts'
-import type { MachineId, UnitName } from '../runtime/ids.ts'
+import { unitTag, type MachineId, type UnitName } from '../runtime/ids.ts'
 import { hashString32 } from '../runtime/random.ts'
 import { describeHook, hookName, type HookInfo } from '../actors/unit/hook-info.ts'
 import type { LocalState } from '../actors/unit/local-state.ts'
@@ -11,6 +11,9 @@ import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import { createUnitStateStore, type UnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { AgentClock } from './agent-clock.ts'
 import { ScriptedController } from './scripted-controller.ts'
+import { SimProcessRunner, type SimProcessOutcome } from './sim-process-runner.ts'
+import { runHookProcess } from '../actors/unit/hook-process.ts'
+import type { ProcessSpec } from '../runtime/process-runner.ts'
 import { Simulation } from './simulation.ts'
 import { SimStorage } from './sim-storage.ts'
 
@@ -56,6 +59,19 @@ export interface UnitWorldOptions {
   clockDrift?: (machine: MachineId) => number
 }
 
+/** Hook timeout in the simulated world (Juju has none by default; cantrip's runner has one). */
+const hookTimeoutMs = 3_600_000
+
+/** The simulated process that produces a scripted hook outcome after `durationMs`. */
+function simulatedProcess (outcome: HookOutcome, durationMs: number): SimProcessOutcome {
+  switch (outcome.kind) {
+    case 'succeeded': return { durationMs, exitCode: 0 }
+    case 'failed': return { durationMs, exitCode: outcome.exitCode ?? 1 }
+    case 'missing': return { durationMs: 0, spawnFailure: 'no such hook', missing: true }
+    case 'terminated': return { durationMs, signal: outcome.signal }
+  }
+}
+
 /** Microtask rounds a single settle may take before we call it a livelock. */
 const settleRoundsMax = 100_000
 
@@ -75,6 +91,9 @@ export class UnitWorld {
   readonly #generation = new Map<UnitName, number>()
   readonly #machines = new Map<UnitName, MachineId>()
   readonly #lastDelivered = new Map<UnitName, string>()
+  readonly #pids = new Map<MachineId, number>()
+  /** Paused machine agents: what reaches them waits here until they resume. */
+  readonly #paused = new Map<MachineId, Array<() => void>>()
   readonly #lastDeliveredGeneration = new Map<UnitName, number>()
   readonly #locks = new Map<MachineId, HookLock>()
   readonly #held: HeldHook[] = []
@@ -84,8 +103,11 @@ export class UnitWorld {
   readonly #options: Required<Omit<UnitWorldOptions, 'simulation'>>
   #progress = 0
   #persistCount = 0
-  #crashAtPersist: { count: number, write: boolean, unit?: UnitName } | undefined
+  readonly #persistCounts = new Map<UnitName | undefined, number>()
+  #crashAtPersist: { count: number, write: boolean, unit: UnitName | undefined } | undefined
   #pendingCrash: UnitName | undefined
+  /** Called after every simulated step (each batch of timers due at one instant, settled). */
+  onStep: (() => void) | undefined
   /** Units whose agent the world starts automatically when the controller adds them. */
   autoStart = true
   /** How many hooks ran concurrently on one machine at most (must stay 1). */
@@ -148,11 +170,17 @@ export class UnitWorld {
   }
 
   /** Crash the unit actor at the `count`-th persist from now, before or after the write lands. */
+  /** Crash at the `count`-th persist from now of `unit` (of any unit when omitted), before or after the write. */
   crashAtPersist (count: number, write: boolean, unit?: UnitName): void {
-    this.#crashAtPersist = unit === undefined ? { count: this.#persistCount + count, write } : { count: this.#persistCount + count, write, unit }
+    this.#crashAtPersist = { count: this.persistCountOf(unit) + count, write, unit }
   }
 
   get persistCount (): number { return this.#persistCount }
+
+  /** Persists made by `unit` so far (by every unit when omitted). */
+  persistCountOf (unit?: UnitName): number {
+    return unit === undefined ? this.#persistCount : this.#persistCounts.get(unit) ?? 0
+  }
 
   // --- agents ----------------------------------------------------------------------
 
@@ -169,7 +197,7 @@ export class UnitWorld {
         loadLocalState: fromPromise(async ({ input }) => world.#storeFor(machine).load(input.unit)),
         persistLocalState: fromPromise(async ({ input }) => world.#persist(input.unit, input.local, machine)),
         hookLock: fromCallback(({ sendBack, input }) => lock.acquire(input.unit, () => sendBack({ type: 'lock.acquired' }))),
-        runHook: fromPromise(async ({ input }) => world.#runHook(input.unit, input.hook, machine)),
+        runHook: fromPromise(async ({ input, signal }) => world.#runHook(input.unit, input.hook, machine, signal)),
         deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
         runAction: fromPromise(async ({ input }): Promise<ActionOutcome> => ({ status: 'completed', results: { name: input.action.name } })),
         runCommand: fromPromise(async ({ input }) => {
@@ -300,6 +328,7 @@ export class UnitWorld {
       if (next === undefined || next > target) break
       this.sim.clock.advanceTo(next)
       await this.settle()
+      this.onStep?.()
     }
     this.sim.clock.advanceTo(target)
     await this.settle()
@@ -326,6 +355,12 @@ export class UnitWorld {
   }
 
   #deliver (unit: UnitName): void {
+    const machine = this.#machines.get(unit)
+    const waiting = machine === undefined ? undefined : this.#paused.get(machine)
+    if (waiting !== undefined) {
+      waiting.push(() => this.#deliver(unit))
+      return
+    }
     const slot = this.#slots.get(unit)
     if (slot === undefined) {
       if (this.autoStart && !this.#generation.has(unit)) this.start(unit)
@@ -376,10 +411,11 @@ export class UnitWorld {
 
   async #persist (unit: UnitName, local: LocalState, machine: MachineId): Promise<void> {
     this.#persistCount++
+    this.#persistCounts.set(unit, (this.#persistCounts.get(unit) ?? 0) + 1)
     this.#progress++
     const crash = this.#crashAtPersist
     const store = this.#storeFor(machine)
-    if (crash !== undefined && this.#persistCount >= crash.count && (crash.unit === undefined || crash.unit === unit)) {
+    if (crash !== undefined && (crash.unit === undefined || crash.unit === unit) && this.persistCountOf(crash.unit) >= crash.count) {
       this.#crashAtPersist = undefined
       // SimStorage applies a write when called, so the crash lands after (or before) it exactly.
       if (crash.write) {
@@ -394,7 +430,7 @@ export class UnitWorld {
     return saved
   }
 
-  #runHook (unit: UnitName, hook: HookInfo, machine: MachineId): Promise<HookOutcome> {
+  #runHook (unit: UnitName, hook: HookInfo, machine: MachineId, signal: AbortSignal): Promise<HookOutcome> {
     this.#progress++
     assert(!this.#running.has(unit), `world: unit "${unit}" started a hook while another of its hooks runs`)
     this.#running.set(unit, { machine, hook })
@@ -419,13 +455,58 @@ export class UnitWorld {
       this.#finishHook(unit, hook, outcome)
       return Promise.resolve(outcome)
     }
-    // The hook takes simulated time; a crash of the agent meanwhile abandons it.
-    return new Promise(resolve => {
-      this.sim.clock.setTimeout(() => {
-        this.#finishHook(unit, hook, outcome)
-        resolve(outcome)
-      }, durationMs)
-    })
+    // The hook takes simulated time as a simulated process: the same mapping from process
+    // exit to hook outcome as the real runner, and a stopping agent kills it.
+    const spec: ProcessSpec = {
+      command: `/var/lib/cantrip/agents/${unitTag(unit)}/charm/hooks/${hookName(hook)}`,
+      args: [],
+      env: { JUJU_UNIT_NAME: unit, JUJU_HOOK_NAME: hookName(hook) },
+      cwd: `/var/lib/cantrip/agents/${unitTag(unit)}/charm`,
+      timeoutMs: hookTimeoutMs,
+      outputBytesMax: 65_536
+    }
+    const scripted = simulatedProcess(outcome, durationMs)
+    const runner = this.#processRunnerFor(machine, () => scripted)
+    return runHookProcess(runner, spec, hookName(hook), signal).then(result => this.#whenRunning(machine, () => {
+      this.#finishHook(unit, hook, result)
+      return result
+    }))
+  }
+
+  /** Run `fn` now, or when the machine agent resumes if it is paused. */
+  #whenRunning<T> (machine: MachineId, fn: () => T): Promise<T> {
+    const waiting = this.#paused.get(machine)
+    if (waiting === undefined) return Promise.resolve(fn())
+    return new Promise(resolve => waiting.push(() => resolve(fn())))
+  }
+
+  /** SIGSTOP of a machine agent: its timers, deliveries and hook completions wait. */
+  pause (machine: MachineId): void {
+    if (this.#paused.has(machine)) return
+    this.sim.trace(`pause machine ${machine}`)
+    this.#paused.set(machine, [])
+    this.#agentClock(machine).pause()
+  }
+
+  /** SIGCONT: everything that waited happens now, in order. */
+  resume (machine: MachineId): void {
+    const waiting = this.#paused.get(machine)
+    if (waiting === undefined) return
+    this.sim.trace(`resume machine ${machine}`)
+    this.#paused.delete(machine)
+    this.#agentClock(machine).resume()
+    for (const run of waiting) run()
+  }
+
+  isPaused (machine: MachineId): boolean {
+    return this.#paused.has(machine)
+  }
+
+  #processRunnerFor (machine: MachineId, script: () => SimProcessOutcome): SimProcessRunner {
+    // One runner per hook start keeps the script per process; pids stay unique per machine.
+    const firstPid = (this.#pids.get(machine) ?? 1000) + 1
+    this.#pids.set(machine, firstPid)
+    return new SimProcessRunner(this.sim.clock, script, { firstPid })
   }
 
   #finishHook (unit: UnitName, hook: HookInfo, outcome: HookOutcome): void {

@@ -51,7 +51,7 @@ function outcome (spec: ProcessSpec): SimProcessOutcome {
     }
     case 'print-cwd': return { durationMs: 5, output: [spec.cwd] }
     case 'print-lines': return { durationMs: 5, output: new Array(behaviour.lines).fill('x'.repeat(behaviour.width - 1)) }
-    case 'missing': return { durationMs: 0, spawnFailure: `cannot start ${JSON.stringify(spec.command)}: ENOENT` }
+    case 'missing': return { durationMs: 0, spawnFailure: `cannot start ${JSON.stringify(spec.command)}: ENOENT`, missing: true }
   }
 }
 

@@ -72,6 +72,13 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
     if (errors.length > 0) return `actor error: ${errors[0] instanceof Error ? errors[0].message : String(errors[0])}`
     return undefined
   }
+  // Invariants are checked after every simulated step; the first violation is kept with its time.
+  let firstViolation: string | undefined
+  world.onStep = () => {
+    if (firstViolation !== undefined) return
+    const problem = check()
+    if (problem !== undefined) firstViolation = `at ${sim.clock.now()} ms: ${problem}`
+  }
   const fail = (kind: 'safety' | 'liveness' | 'crash', what: string): ScenarioResult => ({
     seed: options.seed, hash: sim.traceHash(), failure: sim.failure(kind, what), kind,
     simulatedMs: sim.clock.now(), hooks: world.runs.length, crashes
@@ -88,11 +95,12 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
       sim.trace(`step ${step}: ${action}`)
       if (action.startsWith('crash') || action.startsWith('stop')) crashes++
       await world.advance(workload.int(0, 20_000))
-      const problem = check()
+      const problem = firstViolation ?? check()
       if (problem !== undefined) return fail('safety', `step ${step} (${action}): ${problem}`)
     }
     // Heal: no more injected failures; resolve what is in error until everything converges.
     failuresOn = false
+    world.resume(machine)
     sim.trace('heal')
     const budget = options.livenessBudgetMs ?? 3_600_000
     const deadline = sim.clock.now() + budget
@@ -103,7 +111,7 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
         if (world.running(unit) && local !== undefined && inHookError(local)) world.controller.resolved(unit, 'retry-hooks')
       }
       await world.advance(10_000)
-      const problem = check()
+      const problem = firstViolation ?? check()
       if (problem !== undefined) return fail('safety', `after heal: ${problem}`)
       const open = convergenceProblems(world)
       if (open.length === 0) break
@@ -147,7 +155,13 @@ async function act (world: UnitWorld, workload: Random, faults: Random, step: nu
     for (const u of running) world.start(u)
     return `stop and restart machine agent (${running.length} units)`
   }
-  if (roll < 0.30) {
+  if (roll < 0.24) {
+    world.pause(machine)
+    await world.advance(workload.int(1_000, 60_000))
+    world.resume(machine)
+    return 'pause and resume machine agent'
+  }
+  if (roll < 0.34) {
     const inError = world.controller.units().filter(u => world.running(u) && inHookError(world.durable.get(u) ?? { operation: { kind: 'continue', step: 'pending' } } as never))
     const target = pick(inError)
     if (target !== undefined) {

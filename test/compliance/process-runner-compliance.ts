@@ -146,7 +146,10 @@ export function processRunnerCompliance (harness: ProcessRunnerHarness): void {
     assert.is(running.pid, undefined)
     const exit = await harness.settle(running.exit)
     assert.is(exit.kind, 'spawn-failed')
-    if (exit.kind === 'spawn-failed') assert.ok(exit.reason.length > 0)
+    if (exit.kind === 'spawn-failed') {
+      assert.ok(exit.reason.length > 0)
+      assert.is(exit.missing, true, 'a command that does not exist is reported as missing')
+    }
     running.kill(0)
   })
 
