@@ -56,7 +56,46 @@ export const limits = {
   /** Timers one `SimClock.advance` may fire; more means a timer loop that never lets time pass. */
   simClockTimersPerAdvanceMax: 1_000_000,
   /** Unsynced writes `SimStorage` holds before it models an OS writeback making them durable. */
-  simStorageUnsyncedOperationsMax: 1_000_000
+  simStorageUnsyncedOperationsMax: 1_000_000,
+  /** Request ids the model remembers (all proposers together) so a retried command applies once: the most recent half at least. */
+  modelRequestIdsMax: 20_000,
+  /** Removed keys the model remembers for watchers; one older than the oldest must resync its whole view. */
+  modelTombstonesMax: 20_000,
+  /** Finished actions whose results the model keeps; older ones are forgotten. */
+  modelFinishedActionsMax: 10_000,
+  /** Units one deploy or add-unit may create. */
+  modelUnitsPerCommandMax: 1_000,
+  /** Bytes (keys plus values) in one relation databag, in leader settings, or in an application's config. */
+  modelSettingsBytesMax: 256 * 1024,
+  /** Largest `juju exec` command text or action parameter encoding queued for a unit. */
+  modelTaskBytesMax: 64 * 1024,
+  /**
+   * Clock-drift margin of leadership leases: a holder stops believing it leads this long
+   * before its lease expires, and a lease is granted to another unit only after expiry on
+   * the proposing controller's clock. Safe while every agent's and controller's clock is
+   * within half this margin of true time.
+   */
+  leadershipClockDriftMarginMs: 5_000,
+  /** Lease duration a claim or extension may ask for. Juju's is one minute. */
+  leadershipLeaseDurationMsMin: 10_000,
+  leadershipLeaseDurationMsDefault: 60_000,
+  leadershipLeaseDurationMsMax: 300_000,
+  /** Raft: bytes of entries in one append message (one entry is always sent); leaves room under transportMessageBytesMax. */
+  raftMaxSizePerMessageBytes: 512 * 1024,
+  /** Raft: append messages a leader keeps in flight to one follower while streaming (the pipelining window). */
+  raftMaxInflightMessages: 256,
+  /** Raft: payload bytes a leader accepts into its log uncommitted before refusing proposals. */
+  raftMaxUncommittedEntriesBytes: 16 * 1024 * 1024,
+  /** Raft: committed entries handed to the host in one Ready. */
+  raftEntriesPerReadyMax: 1024,
+  /** Raft: bytes of committed entries in one Ready (one entry is always handed out). */
+  raftCommittedBytesPerReadyMax: 16 * 1024 * 1024,
+  /** Raft: ReadIndex requests a leader holds while confirming its leadership, and ReadStates queued per Ready. */
+  raftPendingReadIndexMax: 4096,
+  /** Raft: outgoing messages queued between two Readies; more are dropped (Raft tolerates loss) and counted. */
+  raftMessagesPerReadyMax: 100_000,
+  /** Addresses the model keeps for one machine. */
+  machineAddressesMax: 64
 } as const
 
 export type Limits = typeof limits

@@ -96,7 +96,7 @@ test('an outcome with a signal ends signalled; a spawn failure never starts', as
   const missing = setup({ durationMs: 0, spawnFailure: 'hook not executable' })
   const failed = missing.runner.start(spec())
   assert.is(failed.pid, undefined)
-  assert.equal(await failed.exit, { kind: 'spawn-failed', reason: 'hook not executable' })
+  assert.equal(await failed.exit, { kind: 'spawn-failed', reason: 'hook not executable', missing: false })
   assert.is(missing.runner.runningCount, 0)
 })
 

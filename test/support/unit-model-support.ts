@@ -1,14 +1,13 @@
-import { createEmptyActor, fromCallback, fromPromise, initialTransition, type AnyActorScope } from 'xstate'
+import { createEmptyActor, fromCallback, fromPromise, initialTransition, type ActorLogic, type AnyActorScope } from 'xstate'
 import { getAdjacencyMap, getStateNodes, type AnyStateNode, type AdjacencyMap } from 'xstate/graph'
 import { describeHook, type HookInfo, type HookKind } from '../../actors/unit/hook-info.ts'
 import { initialLocalState, type LocalState } from '../../actors/unit/local-state.ts'
-import type { HookOutcome } from '../../actors/unit/operation.ts'
+import type { ActionOutcome, CommandOutcome, DeployOutcome, HookOutcome } from '../../actors/unit/operation.ts'
 import type { Life, RemoteRelation, RemoteState } from '../../actors/unit/remote-state.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
 import { unitMachine, type UnitContext, type UnitEvent, type UnitInput, type UnitSnapshot } from '../../actors/unit/unit-machine.ts'
 import { SeededRandom, type Random } from '../../runtime/random.ts'
-import type { HookRun } from '../../sim/unit-world.ts'
-import { UnitWorld } from '../../sim/unit-world.ts'
+import { UnitWorld, type HookRun } from '../../sim/unit-world.ts'
 
 /**
  * Support for test/unit-model.test.ts: the five ordering properties of the uniter
@@ -161,9 +160,12 @@ export class HookChecker {
         break
       }
       case 'hook.requeued': {
+        // A graceful stop killed the hook: it goes back to queued, not in error (§2.11), even
+        // when it was the retry of a failed hook.
         const track = this.#track(unit)
         this.#note(track, `requeued ${describeHook(event.hook)}`)
         if (track.inflight !== undefined && hookKey(track.inflight) === hookKey(event.hook)) track.inflight = undefined
+        if (track.error !== undefined && hookKey(track.error) === hookKey(event.hook)) track.error = undefined
         break
       }
       default: return
@@ -181,7 +183,7 @@ export class HookChecker {
     if (track.error !== undefined && hookKey(track.error) !== hookKey(hook)) {
       this.#violate(unit, 'e: nothing but the failed hook while in error', `${unit} started "${name}" while in error on "${describeHook(track.error)}"`)
     }
-    if (!track.configStarted && life === 'alive' && hook.kind !== 'config-changed' && !firstDeployHooks.has(hook.kind)) {
+    if (!track.configStarted && life === 'alive' && hook.kind !== 'config-changed' && hook.kind !== 'start' && !firstDeployHooks.has(hook.kind)) {
       this.#violate(unit, 'd: first deploy order', `${unit} started "${name}" before its first config-changed`)
     }
     if (hook.kind === 'start' && !track.configCommitted) {
@@ -246,13 +248,13 @@ export function formatViolations (violations: readonly Violation[], max = 5): st
 /** Stub side effects: pure traversal never starts invoked actors, but they must exist. */
 export const stubbedUnitMachine = unitMachine.provide({
   actors: {
-    loadLocalState: fromPromise(async () => undefined),
-    persistLocalState: fromPromise(async () => undefined),
-    hookLock: fromCallback(() => () => undefined),
+    loadLocalState: fromPromise(async (): Promise<LocalState | undefined> => undefined),
+    persistLocalState: fromPromise(async (): Promise<void> => undefined),
+    hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: string }>(() => () => undefined),
     runHook: fromPromise(async (): Promise<HookOutcome> => ({ kind: 'succeeded' })),
-    deployCharm: fromPromise(async () => ({ kind: 'deployed' as const })),
-    runAction: fromPromise(async () => ({ status: 'completed' as const, results: {} })),
-    runCommand: fromPromise(async () => ({ exitCode: 0, stdout: '', stderr: '' }))
+    deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
+    runAction: fromPromise(async (): Promise<ActionOutcome> => ({ status: 'completed', results: {} })),
+    runCommand: fromPromise(async (): Promise<CommandOutcome> => ({ exitCode: 0, stdout: '', stderr: '' }))
   }
 })
 
@@ -282,11 +284,9 @@ export const modelInput: UnitInput = {
   }
 }
 
-/** A transition definition of the statechart, named `source --event--> [index]`. */
-export interface TransitionRef { key: string, source: string, event: string }
-
 type TransitionDef = AnyStateNode['always'] extends Array<infer T> | undefined ? T : never
 
+/** A transition definition of the statechart, named `source --event[index]--> targets`. */
 function transitionKey (t: TransitionDef): string {
   const source = t.source
   const list = t.eventType === '' || t.eventType === undefined
@@ -384,8 +384,8 @@ function done (id: string, label: string, output?: unknown): UnitEvent {
   return labelled(label, { type: `xstate.done.actor.${id}`, output, actorId: id })
 }
 
-function failure (id: string): UnitEvent {
-  return labelled('error', { type: `xstate.error.actor.${id}`, error: new Error('injected'), actorId: id })
+function failure (id: string, label = 'error'): UnitEvent {
+  return labelled(label, { type: `xstate.error.actor.${id}`, error: new Error('injected'), actorId: id })
 }
 
 function remoteOf (context: UnitContext): RemoteState {
@@ -406,6 +406,15 @@ function relation (id: number, endpoint: string, remoteApplication: string, extr
 
 type Mutation = (context: UnitContext) => RemoteState | undefined
 
+function needsResolving (c: UnitContext): boolean {
+  return errorHookOf(c.local) !== undefined || c.memory.conflicted
+}
+
+function inScope (c: UnitContext, id: number): boolean {
+  const hook = c.local.operation.hook
+  return String(id) in c.local.relations || (hook?.kind === 'relation-created' && hook.relationId === id)
+}
+
 /** Relation templates of the model: a regular one, a peer one, an implicit juju-info one. */
 const modelRelations: Array<{ key: string, make: () => RemoteRelation, member: string }> = [
   { key: '1', make: () => relation(1, 'db', 'db'), member: 'db/0' },
@@ -423,7 +432,9 @@ function relationMutations (key: string, make: () => RemoteRelation, member: str
     [`rel${key}.appbag`, c => { const r = get(c); return r?.life === 'alive' && !r.peer ? set(c, { ...r, applicationVersion: r.applicationVersion + 1 }) : undefined }],
     [`rel${key}.leave`, c => { const r = get(c); return r !== undefined && member in r.members ? set(c, { ...r, members: {} }) : undefined }],
     [`rel${key}.dying`, c => { const r = get(c); return r?.life === 'alive' && !r.peer ? set(c, { ...r, life: 'dying' }) : undefined }],
-    [`rel${key}.gone`, c => { const r = get(c); return r !== undefined && r.life !== 'alive' ? set(c, undefined) : undefined }]
+    // The controller removes a dying relation only once this unit left its scope (it entered
+    // when its -relation-created started, it leaves when -broken commits).
+    [`rel${key}.gone`, c => { const r = get(c); return r !== undefined && r.life !== 'alive' && !inScope(c, r.id) ? set(c, undefined) : undefined }]
   ]
 }
 
@@ -444,18 +455,23 @@ const restMutations: Array<[string, Mutation]> = [
   ...modelRelations.flatMap(r => relationMutations(r.key, r.make, r.member)),
   ['dying', c => c.remote.life === 'alive' ? { ...remoteOf(c), life: 'dying' } : undefined],
   ['dead', c => c.remote.life !== 'dead' && c.remote.life !== 'alive' ? { ...remoteOf(c), life: 'dead' } : undefined],
-  ['resolved.retry', c => c.remote.resolvedMode === 'none' ? { ...remoteOf(c), resolvedMode: 'retry-hooks' } : undefined],
-  ['resolved.noHooks', c => c.remote.resolvedMode === 'none' ? { ...remoteOf(c), resolvedMode: 'no-hooks' } : undefined],
+  // `juju resolved` is refused unless the unit is in error (or its upgrade conflicted).
+  ['resolved.retry', c => c.remote.resolvedMode === 'none' && needsResolving(c) ? { ...remoteOf(c), resolvedMode: 'retry-hooks' } : undefined],
+  ['resolved.noHooks', c => c.remote.resolvedMode === 'none' && needsResolving(c) ? { ...remoteOf(c), resolvedMode: 'no-hooks' } : undefined],
   // The controller clears the flag once the unit asked (controller.clearResolved).
   ['resolved.cleared', c => c.remote.resolvedMode !== 'none' && c.memory.resolvedConsumed ? { ...remoteOf(c), resolvedMode: 'none' } : undefined],
-  ['action', c => c.remote.actions.length === 0 ? { ...remoteOf(c), actions: [{ id: `a${c.memory.completedActions.length + 1}`, name: 'backup', parameters: {} }] } : undefined],
+  // One action or command at a time: they interleave with everything the same way.
+  ['action', c => c.remote.actions.length === 0 && c.remote.commands.length === 0 ? { ...remoteOf(c), actions: [{ id: `a${c.memory.completedActions.length + 1}`, name: 'backup', parameters: {} }] } : undefined],
   ['action.gone', c => c.remote.actions.some(a => c.memory.completedActions.includes(a.id)) ? { ...remoteOf(c), actions: [] } : undefined],
-  ['command', c => c.remote.commands.length === 0 ? { ...remoteOf(c), commands: [{ id: `x${c.memory.completedCommands.length + 1}`, commands: 'hostname' }] } : undefined],
+  ['command', c => c.remote.commands.length === 0 && c.remote.actions.length === 0 ? { ...remoteOf(c), commands: [{ id: `x${c.memory.completedCommands.length + 1}`, commands: 'hostname' }] } : undefined],
   ['command.gone', c => c.remote.commands.some(x => c.memory.completedCommands.includes(x.id)) ? { ...remoteOf(c), commands: [] } : undefined],
-  ['refresh', c => c.local.charm !== undefined && c.remote.charm.modifiedVersion === c.local.charm.modifiedVersion
+  // A refresh of a started, alive unit not in error (forced ones below); others add nothing new.
+  ['refresh', c => c.local.started && c.remote.life === 'alive' && errorHookOf(c.local) === undefined &&
+    c.local.charm !== undefined && c.remote.charm.modifiedVersion === c.local.charm.modifiedVersion
     ? { ...remoteOf(c), charm: { ...c.remote.charm, modifiedVersion: c.remote.charm.modifiedVersion + 1, forceUpgrade: false } }
     : undefined],
-  ['refresh.force', c => c.local.charm !== undefined && c.remote.charm.modifiedVersion === c.local.charm.modifiedVersion && errorHookOf(c.local) !== undefined
+  ['refresh.force', c => c.remote.life === 'alive' && c.local.charm !== undefined && c.remote.charm.modifiedVersion === c.local.charm.modifiedVersion &&
+    (errorHookOf(c.local) !== undefined || c.memory.conflicted)
     ? { ...remoteOf(c), charm: { ...c.remote.charm, modifiedVersion: c.remote.charm.modifiedVersion + 1, forceUpgrade: true } }
     : undefined],
   ['subordinate.add', c => c.remote.subordinates.length === 0 && c.remote.life !== 'alive' ? { ...remoteOf(c), subordinates: ['ntp/0'] } : undefined],
@@ -483,78 +499,135 @@ function restoredStates (): Array<[string, LocalState]> {
   ]
 }
 
+export interface ModelOptions {
+  /** Which relations the controller may add: the regular one only, or also a peer and an implicit one. */
+  relations: 'db' | 'all'
+  /** Offer controller changes and `agent.stop` in every busy state, not just in a few. */
+  busyEverywhere: boolean
+  /** How much of the context tells states apart (see `serializeModelState`). */
+  detail: 'coarse' | 'fine'
+  /** Abstract states expanded at most (breadth first); the rest are reached but not expanded. */
+  maxStates: number
+  /**
+   * While blocked (waiting, hook error) offer only the changes that unblock or that §6 lets
+   * through (resolved, actions, commands, death, forced refresh, resigning, storage), not
+   * the whole menu, whose changes would otherwise pile up in every combination.
+   */
+  narrowWhileBlocked: boolean
+}
+
+export const smallModel: ModelOptions = { relations: 'db', busyEverywhere: false, detail: 'coarse', maxStates: Infinity, narrowWhileBlocked: true }
+export const fullModel: ModelOptions = { relations: 'all', busyEverywhere: true, detail: 'fine', maxStates: 25_000, narrowWhileBlocked: false }
+
+const whileBlocked: Record<string, ReadonlySet<string>> = {
+  waiting: new Set(['resolved.retry', 'resolved.noHooks', 'resolved.cleared', 'refresh.force', 'dying', 'dead', 'storage.attach', 'subordinate.gone']),
+  hookError: new Set(['resolved.retry', 'resolved.noHooks', 'resolved.cleared', 'action', 'action.gone', 'command', 'command.gone',
+    'dying', 'dead', 'refresh.force', 'leader.off'])
+}
+
+function mutationsFor (options: ModelOptions): Array<[string, Mutation]> {
+  return restMutations.filter(([label]) => options.relations === 'all' || !/^rel[02]\./.test(label))
+}
+
+/** Event types handled by the active state nodes of the uniter region themselves (not by `running`). */
+function ownEventTypes (snapshot: UnitSnapshot): Set<string> {
+  const types = new Set<string>()
+  for (const id of activeStateIds(snapshot.value)) {
+    if (!id.startsWith('unit.running.uniter')) continue
+    for (const type of unitMachine.getStateNodeById(id).transitions.keys()) types.add(type)
+  }
+  return types
+}
+
 /** The events that make sense in a snapshot: the model's alphabet, by state. */
-export function modelEvents (snapshot: UnitSnapshot): UnitEvent[] {
+export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = smallModel, menu = mutationsFor(options)): UnitEvent[] {
   if (snapshot.status !== 'active') return []
   const c = snapshot.context
   const path = uniterPath(snapshot)
   const events: UnitEvent[] = []
   const remoteChanged = (label: string, remote: RemoteState): UnitEvent => labelled(`remote:${label}`, { type: 'remote.changed', remote })
-  const busy = (): void => {
-    events.push(labelled('agent.stop', { type: 'agent.stop' }))
-    // The watcher may deliver a change at any time; while busy it is only recorded.
-    events.push(remoteChanged('config', { ...remoteOf(c), configHash: c.remote.configHash === 'c1' ? 'c2' : 'c1' }))
+  const stop = (): void => { events.push(labelled('agent.stop', { type: 'agent.stop' })) }
+  // While busy, the watcher may deliver a change at any time: it is only recorded.
+  const remoteWhileBusy = (): void => { events.push(remoteChanged('config', { ...remoteOf(c), configHash: c.remote.configHash === 'c1' ? 'c2' : 'c1' })) }
+  /**
+   * Events of the whole `running` state (remote change, stop request) in a busy state:
+   * always where a node of the uniter region handles them itself (read from the machine,
+   * e.g. `agent.stop` while acquiring the lock or executing), elsewhere only when asked
+   * to (the small model takes the running-level handlers in `loading` and `unlocked`).
+   */
+  const busy = (always: boolean): void => {
+    const own = ownEventTypes(snapshot)
+    if (always || options.busyEverywhere || own.has('agent.stop')) stop()
+    if (always || options.busyEverywhere || own.has('remote.changed')) remoteWhileBusy()
   }
   switch (path) {
     case 'loading':
-      events.push(done(ids.load, 'fresh', undefined), failure(ids.load), labelled('agent.stop', { type: 'agent.stop' }))
+      events.push(done(ids.load, 'fresh', undefined), failure(ids.load))
       for (const [label, local] of restoredStates()) events.push(done(ids.load, label, local))
+      busy(true)
       break
     case 'idle':
     case 'waiting':
     case 'hookError':
-      for (const [label, mutate] of restMutations) {
+      for (const [label, mutate] of menu) {
+        if (options.narrowWhileBlocked && whileBlocked[path]?.has(label) === false) continue
         const remote = mutate(c)
         if (remote !== undefined) events.push(remoteChanged(label, remote))
       }
-      events.push(labelled('agent.stop', { type: 'agent.stop' }))
+      stop()
       events.push(labelled('tick', { type: ids.updateStatusTick }))
       if (hookRetryArmed(snapshot)) events.push(labelled('retry', { type: ids.retryTick }))
       break
     case 'executing.unlocked':
       events.push(done(ids.unlocked, 'persisted'), failure(ids.unlocked))
-      busy()
+      busy(true)
       break
     case 'executing.locked.acquiring':
       events.push(labelled('lock', { type: 'lock.acquired' }))
-      busy()
+      busy(false)
       break
     case 'executing.locked.preparing':
       events.push(done(ids.preparing, 'persisted'), failure(ids.preparing))
-      busy()
+      busy(false)
       break
     case 'executing.locked.executing.hook':
       for (const outcome of [
         { kind: 'succeeded' }, { kind: 'missing' }, { kind: 'failed', exitCode: 1, reason: 'exit status 1' }, { kind: 'terminated', signal: 'SIGTERM' }
       ] as HookOutcome[]) events.push(done(ids.hook, outcome.kind, outcome))
       events.push(failure(ids.hook), labelled('statusSet', { type: 'workload.statusSet', status: 'active', message: 'ready' }))
-      busy()
+      busy(true)
       break
     case 'executing.locked.executing.deploy':
       events.push(done(ids.deploy, 'deployed', { kind: 'deployed' }), done(ids.deploy, 'conflicted', { kind: 'conflicted', reason: 'merge failed' }), failure(ids.deploy))
-      busy()
+      busy(false)
       break
     case 'executing.locked.executing.action':
       events.push(done(ids.action, 'completed', { status: 'completed', results: {} }), done(ids.action, 'failed', { status: 'failed', message: 'no', results: {} }), failure(ids.action))
-      busy()
+      busy(false)
       break
     case 'executing.locked.executing.command':
       events.push(done(ids.command, 'ran', { exitCode: 0, stdout: '', stderr: '' }), failure(ids.command))
-      busy()
+      busy(false)
       break
     case 'executing.locked.abandoning':
       events.push(done(ids.abandoning, 'persisted'), failure(ids.abandoning))
       break
     case 'executing.locked.recording':
       events.push(done(ids.recording, 'persisted'), failure(ids.recording))
-      busy()
+      busy(false)
       break
     case 'executing.locked.committing':
       events.push(done(ids.committing, 'persisted'), failure(ids.committing))
-      busy()
+      busy(false)
       break
-    default:
-      throw new Error(`model: no events for uniter state "${path}"`)
+    default: {
+      // A state this model does not know yet: finish its invocations either way and send
+      // the events its nodes handle, so the coverage check names what is still missing.
+      for (const id of activeStateIds(snapshot.value)) {
+        for (const invoke of unitMachine.getStateNodeById(id).invoke) events.push(done(invoke.id, `done:${invoke.id}`), failure(invoke.id, `error:${invoke.id}`))
+      }
+      for (const type of ownEventTypes(snapshot)) if (!type.startsWith('xstate.')) events.push(labelled(type, { type }))
+    }
   }
   return events
 }
@@ -568,7 +641,7 @@ function relationSummary (c: UnitContext, key: string): string {
   const remote = c.remote.relations[key]
   let text = local === undefined ? '-' : `[${Object.keys(local.members).sort().join(',')}${local.changedPending === undefined ? '' : '*'}]`
   if (remote === undefined) return `${text}/-`
-  text += `/${remote.life[0]}${remote.suspended ? 's' : ''}[${Object.keys(remote.members).sort().join(',')}]`
+  text += `/${remote.life.charAt(0)}${remote.suspended ? 's' : ''}[${Object.keys(remote.members).sort().join(',')}]`
   if (local !== undefined) {
     const stale = Object.entries(remote.members).some(([unit, version]) => unit in local.members && local.members[unit] !== version)
     const appStale = remote.applicationVersion !== 0 && remote.applicationVersion !== (local.applicationMembers[remote.remoteApplication] ?? 0)
@@ -584,8 +657,9 @@ function relationSummary (c: UnitContext, key: string): string {
  * operation in flight and the timers. Counters that only grow are reduced to "differs",
  * which keeps the graph finite.
  */
-export function serializeModelState (snapshot: UnitSnapshot): string {
+export function serializeModelState (snapshot: UnitSnapshot, detail: ModelOptions['detail'] = 'fine'): string {
   if (snapshot.status !== 'active') return `#${snapshot.status}:${JSON.stringify(snapshot.value)}`
+  if (detail === 'coarse') return coarseState(snapshot)
   const c = snapshot.context
   const l = c.local
   const m = c.memory
@@ -603,12 +677,44 @@ export function serializeModelState (snapshot: UnitSnapshot): string {
     flags([['k', l.configHash !== r.configHash], ['h', l.charm !== undefined && (l.charm.url !== r.charm.url || l.charm.modifiedVersion !== r.charm.modifiedVersion)],
       ['f', r.charm.forceUpgrade], ['s', r.subordinates.length > 0]]),
     modelRelations.map(rel => relationSummary(c, rel.key)).join(' '),
-    Object.values(r.storage).map(s => `${s.id}:${s.life[0]}${s.attached ? '+' : ''}`).join(',') + `|${Object.keys(l.storageAttached).join(',')}`,
+    Object.values(r.storage).map(s => `${s.id}:${s.life.charAt(0)}${s.attached ? '+' : ''}`).join(',') + `|${Object.keys(l.storageAttached).join(',')}`,
     `act:${r.actions.filter(a => !m.completedActions.includes(a.id)).length}/${r.actions.length}`,
     `cmd:${r.commands.filter(x => !m.completedCommands.includes(x.id)).length}/${r.commands.length}`,
     c.current === undefined ? '' : `${c.current.op.kind}:${'hook' in c.current.op ? describeHook(c.current.op.hook) : ''}`,
     `${c.afterExecute ?? ''}/${c.outcome?.type ?? ''}/${c.stopRequested ? 'stop' : ''}/${c.decision.kind}`
   ].join(' ; ')
+}
+
+/**
+ * The coarse abstraction: the state value, the persisted flags and operation step (with
+ * the queued hook), what the resolver chain looks at next (conflict, storage to wait for,
+ * leadership, leader settings and config differences, while alive), the life and the
+ * resolved mode still to act on, the regular relation reduced to member counts, and the
+ * operation in flight with its hook kind. Small enough to explore in a couple of seconds,
+ * fine enough to reach every state node and transition and every kind of hook.
+ */
+function coarseState (snapshot: UnitSnapshot): string {
+  const c = snapshot.context
+  const l = c.local
+  const r = c.remote
+  const op = l.operation
+  const rel = l.relations['1']
+  const remoteRel = r.relations['1']
+  const bit = (on: boolean, name: string): string => on ? name : ''
+  return [
+    uniterPath(snapshot) + bit(hookRetryArmed(snapshot), '+retry'),
+    bit(l.installed, 'I') + bit(l.started, 'S') + bit(l.stopped, 'T') + bit(l.removed, 'R') + bit(l.leader, 'L') + bit(l.charm !== undefined, 'C'),
+    `${op.kind}/${op.step}${op.step === 'queued' ? `/${op.hook?.kind ?? ''}` : ''}`,
+    bit(c.memory.conflicted, 'x') + bit(!l.installed && r.storage['data/0']?.attached !== true, 'w') +
+      // What the resolver's chain looks at next: leadership, leader settings, config.
+      // (none of which matters once the unit is dying).
+      (r.life === 'alive' ? bit(r.leader !== l.leader, 'l') + bit(!r.leader && c.memory.leaderSettingsVersion !== r.leaderSettingsVersion, 'v') + bit(l.configHash !== r.configHash, 'k') : ''),
+    // A resolved request the unit already consumed acts as none until the controller clears it.
+    `${r.life}/${c.memory.resolvedConsumed ? 'none' : r.resolvedMode}`,
+    `${rel === undefined ? '-' : Object.keys(rel.members).length + (rel.changedPending === undefined ? '' : '*')}/${remoteRel === undefined ? '-' : remoteRel.life.charAt(0) + Object.keys(remoteRel.members).length}`,
+    c.current === undefined ? '' : `${c.current.op.kind}:${'hook' in c.current.op ? c.current.op.hook.kind : ''}`,
+    `${c.afterExecute ?? ''}/${c.stopRequested ? 'stop' : ''}`
+  ].join(';')
 }
 
 /** What one pure transition did: the transition definitions taken, the state nodes entered, the events emitted. */
@@ -634,17 +740,25 @@ function tracingTransition (): { transition: (snapshot: UnitSnapshot, event: Uni
     for (const t of inspection._transitions ?? []) current.transitions.push(transitionKey(t))
     if (inspection.snapshot !== undefined) current.states.push(...activeStateIds(inspection.snapshot.value))
   }
+  // Only `emit` runs (it defers the delivery); spawned children are never started.
+  let emitting = false
   const scope = {
     self,
     logger: () => undefined,
     id: 'model',
     sessionId: 'model',
-    defer: (fn: () => void) => fn(),
+    defer: (fn: () => void) => { if (emitting) fn() },
     system,
     stopChild: () => undefined,
     emit: (event: UnitEmitted) => { current.emitted.push(event) },
     actionExecutor: (action: { type: string, exec?: ((...args: unknown[]) => void) | undefined, info: unknown, params: unknown }) => {
-      if (action.type === 'xstate.emit') action.exec?.(action.info, action.params)
+      if (action.type !== 'xstate.emit') return
+      emitting = true
+      try {
+        action.exec?.(action.info, action.params)
+      } finally {
+        emitting = false
+      }
     }
   } as unknown as AnyActorScope
   return {
@@ -670,6 +784,7 @@ export interface ModelEdge {
 export interface ExploredModel {
   adjacency: AdjacencyMap<UnitSnapshot, UnitEvent>
   initial: UnitSnapshot
+  initialKey: string
   edges: ModelEdge[]
   /** Per abstract state, the edge that first reached its representative (a shortest-path tree). */
   parent: Map<string, ModelEdge>
@@ -679,38 +794,43 @@ export interface ExploredModel {
 }
 
 /** Explore the abstract unit model with `getAdjacencyMap` (breadth first, up to `limit` expansions). */
-export function exploreModel (limit = 200_000): ExploredModel {
+export function exploreModel (options: ModelOptions = smallModel, limit = 2_000_000): ExploredModel {
   const started = performance.now()
   const { transition, traces } = tracingTransition()
+  const menu = mutationsFor(options)
+  let expanded = 0
   const [initial] = initialTransition(stubbedUnitMachine, modelInput)
   // The machine's own pure API, with a transition that records what it did.
-  const logic = Object.create(stubbedUnitMachine, { transition: { value: transition } }) as typeof stubbedUnitMachine
-  const adjacency = getAdjacencyMap(logic, {
+  const logic = Object.create(stubbedUnitMachine, { transition: { value: transition } }) as ActorLogic<UnitSnapshot, UnitEvent, UnitInput>
+  const adjacency: AdjacencyMap<UnitSnapshot, UnitEvent> = getAdjacencyMap(logic, {
     input: modelInput,
     fromState: initial,
-    events: modelEvents,
-    serializeState: serializeModelState,
+    events: snapshot => modelEvents(snapshot, options, menu),
+    serializeState: snapshot => serializeModelState(snapshot, options.detail),
+    stopWhen: () => ++expanded > options.maxStates,
     serializeEvent: event => serializeModelEvent(event),
     limit
   })
   const edges: ModelEdge[] = []
   const parent = new Map<string, ModelEdge>()
+  const initialKey = serializeModelState(initial, options.detail)
   const statesReached = new Set<string>(activeStateIds(initial.value))
   const transitionsTaken = new Map<string, number>()
   for (const [from, entry] of Object.entries(adjacency)) {
-    for (const { event, state: target } of Object.values(entry.transitions)) {
-      const trace = traces.get(target)
+    for (const { event, state: target } of Object.values(entry.transitions) as Array<{ event: UnitEvent, state: UnitSnapshot }>) {
+      // An event nothing handles returns the very same snapshot: an empty step.
+      const trace = target === entry.state ? { transitions: [], states: [], emitted: [] } : traces.get(target)
       if (trace === undefined) throw new Error(`model: no trace for ${from} --${serializeModelEvent(event)}`)
-      const to = serializeModelState(target)
+      const to = serializeModelState(target, options.detail)
       const edge: ModelEdge = { from, event, to, source: entry.state, target, trace }
       edges.push(edge)
       // The representative of `to` is the snapshot object this edge produced: it is the tree edge.
-      if (adjacency[to as keyof typeof adjacency]?.state === target && !parent.has(to)) parent.set(to, edge)
+      if (to !== from && to !== initialKey && adjacency[to as keyof typeof adjacency]?.state === target && !parent.has(to)) parent.set(to, edge)
       for (const key of trace.transitions) transitionsTaken.set(key, (transitionsTaken.get(key) ?? 0) + 1)
       for (const id of trace.states) statesReached.add(id)
     }
   }
-  return { adjacency, initial, edges, parent, statesReached, transitionsTaken, ms: performance.now() - started }
+  return { adjacency, initial, initialKey, edges, parent, statesReached, transitionsTaken, ms: performance.now() - started }
 }
 
 /** Checker state before an edge: restored from the persisted local state of its source (or of what `loading` read). */
@@ -734,6 +854,46 @@ export function checkerBefore (edge: ModelEdge): HookChecker {
 
 export function applyEdge (checker: HookChecker, edge: ModelEdge): void {
   for (const event of edge.trace.emitted) checker.event(modelUnit, event, edge.target.context.remote.life)
+}
+
+const workActors = new Set(['runHook', 'deployCharm', 'runAction', 'runCommand'])
+
+/** Property checks on one edge, from the checker state its source implies; returns what failed. */
+export function checkEdge (edge: ModelEdge): Violation[] {
+  const checker = checkerBefore(edge)
+  applyEdge(checker, edge)
+  const violations = [...checker.violations]
+  const working = Object.values(edge.target.children as Record<string, { src: unknown }>)
+    .filter(child => typeof child.src === 'string' && workActors.has(child.src))
+  if (working.length > 1) {
+    violations.push({ property: 'a: one operation at a time', unit: modelUnit, message: `${working.length} hook/deploy/action/command actors invoked at once` })
+  }
+  return violations
+}
+
+/**
+ * Property checks along the shortest-path tree: each state's checker is its parent's after
+ * the tree edge, so every state is checked with the whole history of the path reaching it.
+ */
+export function checkPaths (model: ExploredModel, onViolation: (state: string, violations: Violation[]) => void): number {
+  const checkers = new Map<string, HookChecker>([[model.initialKey, new HookChecker()]])
+  let checked = 0
+  for (const state of Object.keys(model.adjacency)) {
+    if (state === model.initialKey) continue
+    const edge = model.parent.get(state)
+    if (edge === undefined) throw new Error(`model: state without a tree edge: ${state}`)
+    const before = checkers.get(edge.from)
+    if (before === undefined) throw new Error(`model: tree edge from an unchecked state: ${edge.from}`)
+    const checker = before.clone()
+    const event = edge.event as unknown as { type: string, output?: LocalState }
+    if (event.type === `xstate.done.actor.${ids.load}`) checker.restore(modelUnit, event.output ?? initialLocalState())
+    const known = checker.violations.length
+    applyEdge(checker, edge)
+    if (checker.violations.length > known) onViolation(state, checker.violations.slice(known))
+    checkers.set(state, checker)
+    checked++
+  }
+  return checked
 }
 
 /** The events along the tree path to `state`, for messages. */
@@ -773,12 +933,20 @@ interface WalkState {
   down: Set<string>
   failNext: Map<string, number>
   holdNext: Set<string>
-  crashArmed: boolean
+  crashArmed: string | undefined
   openRuns: Array<{ run: HookRun, machine: string }>
   crashedRuns: WeakSet<HookRun>
   realTime: Violation[]
   deadApps: Set<string>
+  subordinateDeployed: boolean
+  /** Per unit, the index in `world.emitted` from which it is dying (recorded when the controller makes it so). */
+  dyingFrom: Map<string, number>
   counter: number
+}
+
+/** Applications still alive (the subordinate `ntp` only once it was deployed). */
+function liveApps (s: WalkState): string[] {
+  return ['web', 'db', 'ntp'].filter(app => !s.deadApps.has(app) && (app !== 'ntp' || s.subordinateDeployed))
 }
 
 function pick<T> (rng: Random, items: readonly T[]): T | undefined {
@@ -819,9 +987,9 @@ function noteCrash (s: WalkState, unit: string): void {
 }
 
 function disarmCrash (s: WalkState): void {
-  if (!s.crashArmed) return
+  if (s.crashArmed === undefined) return
   s.world.crashAtPersist(Number.MAX_SAFE_INTEGER, false)
-  s.crashArmed = false
+  s.crashArmed = undefined
 }
 
 type WalkAction = { name: string, weight: number, run: (s: WalkState) => Promise<string | undefined> | string | undefined }
@@ -866,7 +1034,7 @@ const walkActions: WalkAction[] = [
     name: 'config',
     weight: 3,
     run: s => {
-      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
       s.world.controller.setConfig(app, `config-${++s.counter}`)
       return `config ${app}`
@@ -876,7 +1044,7 @@ const walkActions: WalkAction[] = [
     name: 'leader',
     weight: 2,
     run: s => {
-      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
       const unit = s.rng.next() < 0.2 ? undefined : pick(s.rng, unitsOf(s.world, app).filter(u => s.world.controller.unitLife(u) === 'alive'))
       s.world.controller.setLeader(app, unit)
@@ -887,7 +1055,7 @@ const walkActions: WalkAction[] = [
     name: 'leaderSet',
     weight: 2,
     run: s => {
-      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
       s.world.controller.leaderSet(app)
       return `leaderSet ${app}`
@@ -1016,11 +1184,11 @@ const walkActions: WalkAction[] = [
     weight: 2,
     run: s => {
       const unit = pick(s.rng, activeUnits(s))
-      if (unit === undefined || s.crashArmed) return undefined
+      if (unit === undefined || s.crashArmed !== undefined) return undefined
       const count = s.rng.int(1, 4)
       const write = s.rng.next() < 0.5
       s.world.crashAtPersist(count, write, unit)
-      s.crashArmed = true
+      s.crashArmed = unit
       return `crash ${unit} at its persist #${count} from now (${write ? 'after' : 'before'} the write)`
     }
   },
@@ -1056,43 +1224,86 @@ const walkActions: WalkAction[] = [
     name: 'refresh',
     weight: 1,
     run: s => {
-      const app = pick(s.rng, ['web', 'db'].filter(a => !s.deadApps.has(a)))
+      const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
       s.world.controller.refresh(app, `local:${app}-${++s.counter}`)
       return `refresh ${app}`
     }
   },
   {
-    name: 'removeApplication',
-    weight: 0.3,
+    name: 'subordinate',
+    weight: 1.5,
     run: s => {
-      if (s.deadApps.has('db') || s.steps.length < 8) return undefined
-      s.world.controller.removeApplication('db')
-      s.deadApps.add('db')
-      return 'removeApplication db'
+      // A subordinate beside every web unit, through a container-scoped juju-info relation (§2.6).
+      if (s.deadApps.has('web') || s.deadApps.has('ntp')) return undefined
+      if (!s.subordinateDeployed) {
+        s.world.controller.deploy({ name: 'ntp', subordinate: true }, 0)
+        s.subordinateDeployed = true
+      }
+      const related = [...relationsSeen(s.world).values()].some(rel => rel.life === 'alive' && rel.apps.has('ntp'))
+      if (related) return undefined
+      const id = s.world.controller.relate('web:juju-info', 'ntp:juju-info')
+      return `relate web:juju-info ntp:juju-info (subordinate, relation ${id})`
+    }
+  },
+  {
+    name: 'removeApplication',
+    weight: 0.4,
+    run: s => {
+      const app = pick(s.rng, liveApps(s).filter(a => a !== 'web'))
+      if (app === undefined || s.steps.length < 8) return undefined
+      s.world.controller.removeApplication(app)
+      s.deadApps.add(app)
+      return `removeApplication ${app}`
     }
   }
 ]
 
-/** Feed the checker the unit events emitted since the last call, with each unit's life as the step left it. */
-function consumeEmitted (s: WalkState, life: Map<string, Life>): void {
+/** Feed the checker the unit events emitted since the last call, each with its unit's life when it was emitted. */
+function consumeEmitted (s: WalkState): void {
   const emitted = s.world.emitted
   for (; s.emittedSeen < emitted.length; s.emittedSeen++) {
     const { unit, event } = emitted[s.emittedSeen]!
-    s.checker.event(unit, event, life.get(unit) ?? 'dead')
+    const dyingFrom = s.dyingFrom.get(unit)
+    s.checker.event(unit, event, dyingFrom !== undefined && s.emittedSeen >= dyingFrom ? 'dying' : 'alive')
   }
 }
 
-function lifeNow (world: UnitWorld): Map<string, Life> {
-  const life = new Map<string, Life>()
-  for (const unit of world.controller.units()) life.set(unit, world.controller.unitLife(unit)!)
-  return life
+/**
+ * Records, for every unit the controller makes dying, the position in `world.emitted` at
+ * that moment, so each hook event is judged with the life its unit had (units die from
+ * the walk's actions and, mid-settle, from a subordinate destroying itself).
+ */
+function trackDeaths (s: WalkState): void {
+  const controller = s.world.controller
+  const wrap = (name: 'removeUnit' | 'removeApplication' | 'destroyUnit'): void => {
+    const original = controller[name].bind(controller)
+    controller[name] = (target: string) => {
+      const before = s.world.emitted.length
+      const alive = aliveUnits(s.world)
+      original(target)
+      for (const unit of alive) {
+        if (controller.unitLife(unit) !== 'alive' && !s.dyingFrom.has(unit)) s.dyingFrom.set(unit, before)
+      }
+    }
+  }
+  wrap('removeUnit')
+  wrap('removeApplication')
+  wrap('destroyUnit')
 }
 
 /** One seeded walk: a small model, then `length` random controller/agent actions, checked after each. */
 export async function randomWalk (seed: number, length: number): Promise<WalkResult> {
   const rng = new SeededRandom(seed)
-  const world = new UnitWorld({ seed, updateStatusIntervalMs: 60_000, automaticallyRetryHooks: rng.next() < 0.5 })
+  // Half the walks let hooks take simulated time, so crashes, stops and timers land mid-hook.
+  const durations = rng.stream('durations')
+  const slowHooks = rng.next() < 0.5
+  const world = new UnitWorld({
+    seed,
+    updateStatusIntervalMs: 60_000,
+    automaticallyRetryHooks: rng.next() < 0.5,
+    hookDurationMs: () => slowHooks ? durations.int(0, 3) * 1_000 : 0
+  })
   const s: WalkState = {
     world,
     rng: rng.stream('walk'),
@@ -1103,19 +1314,22 @@ export async function randomWalk (seed: number, length: number): Promise<WalkRes
     down: new Set(),
     failNext: new Map(),
     holdNext: new Set(),
-    crashArmed: false,
+    crashArmed: undefined,
     openRuns: [],
     crashedRuns: new WeakSet(),
     realTime: [],
     deadApps: new Set(),
+    subordinateDeployed: false,
+    dyingFrom: new Map(),
     counter: 0
   }
   const hookRng = rng.stream('hooks')
+  trackDeaths(s)
   // One rule decides every hook: it first checks, at the moment the process starts, that no
   // other hook of the unit or of its machine is running (property a, in real time).
   world.rule((unit, hook) => {
     const run = world.runs[world.runs.length - 1]!
-    const machine = world.controller.machineOf(unit)
+    const machine = world.controller.units().includes(unit) ? world.controller.machineOf(unit) : `(${unit} gone)`
     s.openRuns = s.openRuns.filter(open => open.run.outcome === undefined && !s.crashedRuns.has(open.run))
     for (const open of s.openRuns) {
       if (open.run.unit === unit || open.machine === machine) {
@@ -1153,27 +1367,41 @@ export async function randomWalk (seed: number, length: number): Promise<WalkRes
     seed, steps: s.steps, violations: [...s.realTime, ...s.checker.violations], hooks: world.runs.length, failure
   })
 
-  const check = async (life: Map<string, Life>): Promise<string | undefined> => {
+  const check = async (): Promise<string | undefined> => {
     try {
       await world.settle()
     } catch (error) {
-      consumeEmitted(s, life)
+      consumeEmitted(s)
       return `settle failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`
     }
-    consumeEmitted(s, life)
+    consumeEmitted(s)
     for (const unit of [...s.live]) {
       if (!world.running(unit)) {
         // A crash injected at a persist (crashAtPersist) or a terminated unit leaving the model.
-        if (world.controller.units().includes(unit)) { noteCrash(s, unit); s.crashArmed = false } else s.live.delete(unit)
+        if (world.controller.units().includes(unit)) {
+          noteCrash(s, unit)
+          if (s.crashArmed === unit) s.crashArmed = undefined
+        } else {
+          s.live.delete(unit)
+          if (s.crashArmed === unit) disarmCrash(s)
+        }
       }
     }
     if (world.errors().length > 0) return `actor errors: ${world.errors().map(String).join('; ')}`
+    // The unit's relation actors check every committed relation hook as well (§3 validation).
+    for (const unit of activeUnits(s)) {
+      const relationActors = (world.actor(unit).getSnapshot().context as { relationActors?: Record<string, { getSnapshot: () => { value: unknown, context: { violation?: string } } }> }).relationActors ?? {}
+      for (const [id, ref] of Object.entries(relationActors)) {
+        const snapshot = ref.getSnapshot()
+        if (snapshot.value === 'violated') return `relation actor ${id} of ${unit} refused a commit: ${snapshot.context.violation ?? '?'}`
+      }
+    }
     if (world.maxConcurrentHooksPerMachine > 1) return `${world.maxConcurrentHooksPerMachine} hooks ran at once on one machine`
     if (s.realTime.length > 0 || s.checker.violations.length > 0) return 'property violated'
     return undefined
   }
 
-  let failure = await check(lifeNow(world))
+  let failure = await check()
   for (let i = 0; i < length && failure === undefined; i++) {
     let description: string | undefined
     for (let attempt = 0; attempt < 20 && description === undefined; attempt++) {
@@ -1191,24 +1419,23 @@ export async function randomWalk (seed: number, length: number): Promise<WalkRes
     }
     if (failure !== undefined) break
     s.steps.push(description ?? '(nothing applicable)')
-    failure = await check(lifeNow(world))
+    world.sim.trace(`walk step ${s.steps.length - 1}: ${description ?? '(nothing applicable)'}`)
+    failure = await check()
   }
   if (failure === undefined) {
     // Let held hooks finish, so the final events are checked too.
     for (const held of world.heldHooks()) world.releaseHook(held.unit)
-    failure = await check(lifeNow(world))
+    failure = await check()
   }
   return result(failure)
 }
 
-export function describeWalkFailure (walk: WalkResult, world?: UnitWorld): string {
-  const lines = [
-    `random walk failed — seed ${walk.seed}, ${walk.steps.length} steps (replay: randomWalk(${walk.seed}, ${Math.max(0, walk.steps.length - 1)}) in test/support/unit-model-support.ts)`,
+export function describeWalkFailure (walk: WalkResult, length: number): string {
+  return [
+    `random walk failed — seed ${walk.seed}, ${length} steps (replay: CANTRIP_WALK_SEED=${walk.seed} CANTRIP_WALK_LENGTH=${length} node --import tsx test/unit-model.test.ts)`,
     walk.failure ?? '',
     formatViolations(walk.violations),
     'steps:',
     ...walk.steps.map((step, i) => `  ${i}. ${step}`)
-  ]
-  void world
-  return lines.join('\n')
+  ].join('\n')
 }

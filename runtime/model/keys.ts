@@ -1,0 +1,66 @@
+import type { ApplicationName, MachineId, RelationId, UnitName } from '../ids.ts'
+
+/**
+ * Delta keys: the names of the things a watcher can be told changed. One key per
+ * separately fetched piece, so a status report does not look like a config change.
+ */
+export const keys = {
+  application: (name: ApplicationName): string => `application/${name}`,
+  leadership: (application: ApplicationName): string => `leadership/${application}`,
+  leaderSettings: (application: ApplicationName): string => `leader-settings/${application}`,
+  charm: (url: string): string => `charm/${url}`,
+  unit: (name: UnitName): string => `unit/${name}`,
+  unitStatus: (name: UnitName): string => `unit/${name}/status`,
+  machine: (id: MachineId): string => `machine/${id}`,
+  machineStatus: (id: MachineId): string => `machine/${id}/status`,
+  relation: (id: RelationId): string => `relation/${id}`,
+  unitSettings: (id: RelationId, unit: UnitName): string => `relation/${id}/settings/${unit}`,
+  applicationSettings: (id: RelationId, application: ApplicationName): string => `relation/${id}/app-settings/${application}`,
+  action: (id: string): string => `action/${id}`
+} as const
+
+export type ParsedKey =
+  | { kind: 'application', application: ApplicationName }
+  | { kind: 'leadership', application: ApplicationName }
+  | { kind: 'leader-settings', application: ApplicationName }
+  | { kind: 'charm', url: string }
+  | { kind: 'unit', unit: UnitName }
+  | { kind: 'unit-status', unit: UnitName }
+  | { kind: 'machine', machine: MachineId }
+  | { kind: 'machine-status', machine: MachineId }
+  | { kind: 'relation', relationId: RelationId }
+  | { kind: 'unit-settings', relationId: RelationId, unit: UnitName }
+  | { kind: 'application-settings', relationId: RelationId, application: ApplicationName }
+  | { kind: 'action', actionId: string }
+
+const relationKey = /^relation\/(0|[1-9][0-9]*)(?:\/(settings|app-settings)\/(.+))?$/
+
+/** The structure of a delta key; undefined for anything else. */
+export function parseKey (key: string): ParsedKey | undefined {
+  const slash = key.indexOf('/')
+  if (slash <= 0) return undefined
+  const head = key.slice(0, slash)
+  const rest = key.slice(slash + 1)
+  if (rest === '') return undefined
+  switch (head) {
+    case 'application': return { kind: 'application', application: rest }
+    case 'leadership': return { kind: 'leadership', application: rest }
+    case 'leader-settings': return { kind: 'leader-settings', application: rest }
+    case 'charm': return { kind: 'charm', url: rest }
+    case 'action': return { kind: 'action', actionId: rest }
+    case 'unit':
+      return rest.endsWith('/status') ? { kind: 'unit-status', unit: rest.slice(0, -'/status'.length) } : { kind: 'unit', unit: rest }
+    case 'machine':
+      return rest.endsWith('/status') ? { kind: 'machine-status', machine: rest.slice(0, -'/status'.length) } : { kind: 'machine', machine: rest }
+    case 'relation': {
+      const match = relationKey.exec(key)
+      if (match === null) return undefined
+      const relationId = Number(match[1])
+      if (match[2] === undefined) return { kind: 'relation', relationId }
+      return match[2] === 'settings'
+        ? { kind: 'unit-settings', relationId, unit: match[3]! }
+        : { kind: 'application-settings', relationId, application: match[3]! }
+    }
+    default: return undefined
+  }
+}

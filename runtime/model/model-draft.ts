@@ -1,0 +1,171 @@
+import { limits } from '../limits.ts'
+import type { ApplicationName, MachineId, RelationId, UnitName } from '../ids.ts'
+import { listAppend, type ChunkedList } from './chunked-list.ts'
+import { TableDraft, emptyTable, tableGet } from './table.ts'
+import type {
+  ActionRecord, ApplicationRecord, CharmRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
+  ModelCounters, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
+} from './model-types.ts'
+
+/** Read access shared by a committed context and a command's draft. */
+export interface ModelReader {
+  charm (url: string): CharmRecord | undefined
+  application (name: ApplicationName): ApplicationRecord | undefined
+  unit (name: UnitName): UnitRecord | undefined
+  machine (id: MachineId): MachineRecord | undefined
+  relation (id: RelationId): RelationRecord | undefined
+  settings (key: string): SettingsRecord | undefined
+  lease (application: ApplicationName): LeaseRecord | undefined
+  action (id: string): ActionRecord | undefined
+}
+
+export function readerOf (context: ModelContext): ModelReader {
+  return {
+    charm: url => tableGet(context.charms, url),
+    application: name => tableGet(context.applications, name),
+    unit: name => tableGet(context.units, name),
+    machine: id => tableGet(context.machines, id),
+    relation: id => tableGet(context.relations, String(id)),
+    settings: key => tableGet(context.settings, key),
+    lease: application => tableGet(context.leases, application),
+    action: id => tableGet(context.actions, id)
+  }
+}
+
+export function emptyModel (): ModelContext {
+  return {
+    format: 1,
+    revision: 0,
+    term: 0,
+    counters: { relation: 0, machine: 0, task: 1, storage: 0 },
+    charms: emptyTable(),
+    applications: emptyTable(),
+    units: emptyTable(),
+    machines: emptyTable(),
+    relations: emptyTable(),
+    settings: emptyTable(),
+    leases: emptyTable(),
+    actions: emptyTable(),
+    finishedActions: [],
+    keyRevisions: emptyTable(),
+    tombstones: [],
+    tombstoneFloor: 0,
+    requests: { current: emptyTable(), previous: emptyTable() }
+  }
+}
+
+/**
+ * One command's copy-on-write view of the context. Handlers read and write through it;
+ * `touch`/`remove` record the delta keys. Nothing of the base context is modified, so a
+ * refused command simply drops its draft.
+ */
+export class ModelDraft implements ModelReader {
+  readonly base: ModelContext
+  readonly revision: number
+  readonly charms: TableDraft<CharmRecord>
+  readonly applications: TableDraft<ApplicationRecord>
+  readonly units: TableDraft<UnitRecord>
+  readonly machines: TableDraft<MachineRecord>
+  readonly relations: TableDraft<RelationRecord>
+  readonly settingsTable: TableDraft<SettingsRecord>
+  readonly leases: TableDraft<LeaseRecord>
+  readonly actions: TableDraft<ActionRecord>
+  counters: ModelCounters
+  finishedActions: ChunkedList<string>
+  /** Key → removed? in the order first touched. */
+  readonly #touched = new Map<string, KeyScope | null>()
+
+  constructor (base: ModelContext, revision: number) {
+    this.base = base
+    this.revision = revision
+    this.charms = new TableDraft(base.charms)
+    this.applications = new TableDraft(base.applications)
+    this.units = new TableDraft(base.units)
+    this.machines = new TableDraft(base.machines)
+    this.relations = new TableDraft(base.relations)
+    this.settingsTable = new TableDraft(base.settings)
+    this.leases = new TableDraft(base.leases)
+    this.actions = new TableDraft(base.actions)
+    this.counters = base.counters
+    this.finishedActions = base.finishedActions
+  }
+
+  charm (url: string): CharmRecord | undefined { return this.charms.get(url) }
+  application (name: ApplicationName): ApplicationRecord | undefined { return this.applications.get(name) }
+  unit (name: UnitName): UnitRecord | undefined { return this.units.get(name) }
+  machine (id: MachineId): MachineRecord | undefined { return this.machines.get(id) }
+  relation (id: RelationId): RelationRecord | undefined { return this.relations.get(String(id)) }
+  settings (key: string): SettingsRecord | undefined { return this.settingsTable.get(key) }
+  lease (application: ApplicationName): LeaseRecord | undefined { return this.leases.get(application) }
+  action (id: string): ActionRecord | undefined { return this.actions.get(id) }
+
+  /** The key changed (or was created) at this revision. */
+  touch (key: string): void {
+    this.#touched.delete(key)
+    this.#touched.set(key, null)
+  }
+
+  /** The key is gone; `scope` says who may learn that (computed before the removal). */
+  remove (key: string, scope: KeyScope): void {
+    this.#touched.delete(key)
+    this.#touched.set(key, scope)
+  }
+
+  /** The new context (without request bookkeeping) and the deltas of this command. */
+  finish (term: number): { context: ModelContext, deltas: Delta[] } {
+    const deltas: Delta[] = []
+    const revisions = new TableDraft(this.base.keyRevisions)
+    const removed: Tombstone[] = []
+    for (const [key, scope] of this.#touched) {
+      if (scope === null) {
+        revisions.set(key, this.revision)
+        deltas.push({ revision: this.revision, key })
+      } else {
+        // Removing a key that never existed (created and removed within one command) still tells watchers.
+        revisions.delete(key)
+        removed.push({ key, revision: this.revision, scope })
+        deltas.push({ revision: this.revision, key, removed: true })
+      }
+    }
+    const { list: tombstones, dropped } = listAppend(this.base.tombstones, removed, limits.modelTombstonesMax)
+    let tombstoneFloor = this.base.tombstoneFloor
+    for (const forgotten of dropped) tombstoneFloor = Math.max(tombstoneFloor, forgotten.revision)
+    const context: ModelContext = {
+      ...this.base,
+      revision: this.revision,
+      term,
+      counters: this.counters,
+      charms: this.charms.finish(),
+      applications: this.applications.finish(),
+      units: this.units.finish(),
+      machines: this.machines.finish(),
+      relations: this.relations.finish(),
+      settings: this.settingsTable.finish(),
+      leases: this.leases.finish(),
+      actions: this.actions.finish(),
+      finishedActions: this.finishedActions,
+      keyRevisions: revisions.finish(),
+      tombstones,
+      tombstoneFloor
+    }
+    return { context, deltas }
+  }
+}
+
+/** Records a request's result, rotating generations so at most `modelRequestIdsMax` are kept. */
+export function rememberRequest (
+  requests: ModelContext['requests'], key: string, record: RequestRecord
+): ModelContext['requests'] {
+  let { current, previous } = requests
+  if (current.size >= limits.modelRequestIdsMax / 2) {
+    previous = current
+    current = emptyTable()
+  }
+  const draft = new TableDraft(current)
+  draft.set(key, record)
+  return { current: draft.finish(), previous }
+}
+
+export function recallRequest (requests: ModelContext['requests'], key: string): RequestRecord | undefined {
+  return tableGet(requests.current, key) ?? tableGet(requests.previous, key)
+}

@@ -1,0 +1,67 @@
+import { InvalidInputError } from '../errors.ts'
+import { isPlainRecord } from './charm-summary.ts'
+import type { ModelContext } from './model-types.ts'
+import { tableFanout } from './table.ts'
+
+/**
+ * The model as RaftSnapshot data: the context is plain data already, so the snapshot is
+ * the context in a versioned envelope. `restoreModel` checks the envelope and the shape
+ * of every table (the bytes came from disk or from the leader) before the store starts
+ * from it; records inside tables are trusted as the leader's own applied state.
+ */
+export interface ModelSnapshotData {
+  readonly format: 'cantrip-model'
+  readonly version: 1
+  readonly tableFanout: number
+  readonly context: ModelContext
+}
+
+export function snapshotModel (context: ModelContext): ModelSnapshotData {
+  return { format: 'cantrip-model', version: 1, tableFanout, context }
+}
+
+const tableNames = ['charms', 'applications', 'units', 'machines', 'relations', 'settings', 'leases', 'actions', 'keyRevisions'] as const
+const counterNames = ['relation', 'machine', 'task', 'storage'] as const
+
+export function restoreModel (data: unknown): ModelContext {
+  const fail = (expected: string, got: unknown): never => { throw new InvalidInputError('model snapshot', expected, got) }
+  if (!isPlainRecord(data) || data.format !== 'cantrip-model') fail('a cantrip model snapshot', data)
+  const envelope = data as Record<string, unknown>
+  if (envelope.version !== 1) fail('snapshot version 1', envelope.version)
+  if (envelope.tableFanout !== tableFanout) fail(`tables of fan-out ${tableFanout}`, envelope.tableFanout)
+  const context = envelope.context
+  if (!isPlainRecord(context) || context.format !== 1) fail('a model context of format 1', context)
+  const ctx = context as Record<string, unknown>
+  for (const field of ['revision', 'term', 'tombstoneFloor'] as const) {
+    if (!Number.isSafeInteger(ctx[field]) || (ctx[field] as number) < 0) fail(`a whole number in "${field}"`, ctx[field])
+  }
+  if (!isPlainRecord(ctx.counters)) fail('counters', ctx.counters)
+  for (const name of counterNames) {
+    const value = (ctx.counters as Record<string, unknown>)[name]
+    if (!Number.isSafeInteger(value) || (value as number) < 0) fail(`a whole number in counters.${name}`, value)
+  }
+  const checkTable = (name: string, table: unknown): void => {
+    const buckets = isPlainRecord(table) ? table.buckets : undefined
+    if (!isPlainRecord(table) || !Number.isSafeInteger(table.size) || !Array.isArray(buckets) || buckets.length !== tableFanout) fail(`a table in "${name}"`, table)
+    let size = 0
+    for (const middle of buckets as unknown[]) {
+      if (middle === null) continue
+      if (!Array.isArray(middle) || middle.length !== tableFanout) fail(`buckets of "${name}"`, middle)
+      for (const leaf of middle as unknown[]) {
+        if (leaf === null) continue
+        if (!isPlainRecord(leaf)) fail(`buckets of "${name}"`, leaf)
+        size += Object.keys(leaf as object).length
+      }
+    }
+    if (size !== (table as { size: number }).size) fail(`"${name}" to hold ${String((table as { size: number }).size)} entries`, size)
+  }
+  for (const name of tableNames) checkTable(name, ctx[name])
+  if (!isPlainRecord(ctx.requests)) fail('the request table', ctx.requests)
+  checkTable('requests.current', (ctx.requests as Record<string, unknown>).current)
+  checkTable('requests.previous', (ctx.requests as Record<string, unknown>).previous)
+  for (const name of ['tombstones', 'finishedActions'] as const) {
+    const list = ctx[name]
+    if (!Array.isArray(list) || !list.every(chunk => Array.isArray(chunk))) fail(`a chunked list in "${name}"`, list)
+  }
+  return context as unknown as ModelContext
+}

@@ -1,0 +1,484 @@
+import type { ApplicationName, MachineId, RelationId, StorageId, UnitName } from '../ids.ts'
+import type { ChunkedList } from './chunked-list.ts'
+import type { Table } from './table.ts'
+
+/**
+ * The desired state of one model (DESIGN.md §4): what the controllers agree on through
+ * Raft, applied command by command to an @xstate/store. Everything here is plain data
+ * (records keyed by name or id, arrays, strings, numbers, booleans, null) so that the
+ * context is a RaftSnapshot as it stands and travels through the msgpackr codec.
+ * Absent values are `null`, never `undefined`.
+ */
+
+// ---------------------------------------------------------------------------------
+// Vocabulary (juju-semantics.md §1.3, §8)
+
+export type Life = 'alive' | 'dying' | 'dead'
+export type ResolvedMode = 'none' | 'retry-hooks' | 'no-hooks'
+
+/** Unit workload status; charms may set only the first four (`status-set`). */
+export type WorkloadStatus = 'waiting' | 'maintenance' | 'blocked' | 'active' | 'unknown' | 'terminated' | 'error'
+export const workloadStatuses: readonly WorkloadStatus[] = ['waiting', 'maintenance', 'blocked', 'active', 'unknown', 'terminated', 'error']
+
+/** Unit agent status (`error` is shown as workload error + agent idle by `status`). */
+export type AgentStatus = 'allocating' | 'executing' | 'idle' | 'rebooting' | 'error' | 'failed' | 'lost'
+export const agentStatuses: readonly AgentStatus[] = ['allocating', 'executing', 'idle', 'rebooting', 'error', 'failed', 'lost']
+
+/** Machine agent status (the `State` column). */
+export type MachineAgentStatus = 'pending' | 'started' | 'stopped' | 'down' | 'error'
+export const machineAgentStatuses: readonly MachineAgentStatus[] = ['pending', 'started', 'stopped', 'down', 'error']
+
+/** Instance status (`machine-status`). */
+export type MachineInstanceStatus = 'pending' | 'allocating' | 'running' | 'provisioning error' | 'stopped'
+export const machineInstanceStatuses: readonly MachineInstanceStatus[] = ['pending', 'allocating', 'running', 'provisioning error', 'stopped']
+
+export type ConfigValue = string | number | boolean
+export type ConfigOptionType = 'string' | 'int' | 'float' | 'boolean' | 'secret'
+export type Constraints = Readonly<Record<string, string>>
+
+// ---------------------------------------------------------------------------------
+// Entities: who proposes a command, who watches
+
+/**
+ * An authenticated caller. `user` is a CLI client (the admin); `controller` a worker on
+ * the controllers (provisioner, cleanup); `machine` a machine agent, which also acts for
+ * the unit agents it hosts; `unit` a unit agent speaking for itself.
+ */
+export type Entity =
+  | { readonly kind: 'user', readonly name: string }
+  | { readonly kind: 'controller', readonly id: string }
+  | { readonly kind: 'machine', readonly id: MachineId }
+  | { readonly kind: 'unit', readonly name: UnitName }
+
+// ---------------------------------------------------------------------------------
+// Charms
+
+export interface CharmEndpoint {
+  readonly interface: string
+  readonly scope: 'global' | 'container'
+}
+
+export interface CharmConfigOption {
+  readonly type: ConfigOptionType
+  /** null: no default; the option is unset until the user sets it. */
+  readonly default: ConfigValue | null
+}
+
+export interface CharmStorage {
+  readonly type: 'filesystem' | 'block'
+  /** Filesystem mount point from metadata; null for the default location. */
+  readonly location: string | null
+}
+
+/** What the model needs of a charm's metadata.yaml / config.yaml / actions.yaml. */
+export interface CharmSummary {
+  readonly name: string
+  readonly subordinate: boolean
+  readonly provides: Readonly<Record<string, CharmEndpoint>>
+  readonly requires: Readonly<Record<string, CharmEndpoint>>
+  readonly peers: Readonly<Record<string, CharmEndpoint>>
+  readonly config: Readonly<Record<string, CharmConfigOption>>
+  readonly storage: Readonly<Record<string, CharmStorage>>
+  readonly actions: Readonly<Record<string, { readonly description: string }>>
+}
+
+/** The form `add-charm` accepts: short endpoint forms (`db: mysql`) and omitted sections. */
+export interface CharmSummaryInput {
+  name: string
+  subordinate?: boolean
+  provides?: Record<string, string | { interface: string, scope?: 'global' | 'container' }>
+  requires?: Record<string, string | { interface: string, scope?: 'global' | 'container' }>
+  peers?: Record<string, string | { interface: string, scope?: 'global' | 'container' }>
+  config?: Record<string, { type?: ConfigOptionType, default?: ConfigValue | null }>
+  storage?: Record<string, { type: 'filesystem' | 'block', location?: string | null }>
+  actions?: Record<string, { description?: string }>
+}
+
+export interface CharmRecord {
+  readonly url: string
+  /** Content address (hex digest of the charm archive). */
+  readonly hash: string
+  readonly metadata: CharmSummary
+}
+
+// ---------------------------------------------------------------------------------
+// Applications, units, machines
+
+export interface ApplicationRecord {
+  readonly name: ApplicationName
+  readonly life: Life
+  readonly charm: string
+  /** Bumped by every refresh (and, later, by attaching a resource). */
+  readonly charmModifiedVersion: number
+  /** The last refresh was `--force`: units may upgrade while in hook error. */
+  readonly forceUpgrade: boolean
+  readonly subordinate: boolean
+  /** Options the user set; defaults come from the charm. */
+  readonly config: Readonly<Record<string, ConfigValue>>
+  /** Hash of the effective configuration (defaults merged with user values). */
+  readonly configHash: string
+  readonly trust: boolean
+  readonly trustHash: string
+  readonly constraints: Constraints
+  readonly exposed: boolean
+  /** Alive units (the `Scale` column). */
+  readonly scale: number
+  readonly nextUnitNumber: number
+  /** Every unit of the application in the model, in creation order. */
+  readonly units: readonly UnitName[]
+  /** Relations the application takes part in, ascending. */
+  readonly relations: readonly RelationId[]
+  readonly leaderSettings: Readonly<Record<string, string>>
+  /** Starts at 1 (the watcher's initial event) and counts every change of the leader settings. */
+  readonly leaderSettingsVersion: number
+}
+
+export interface StatusRecord<S extends string> {
+  readonly status: S
+  readonly message: string
+  /** Proposer's clock reading when the status was set; null for statuses the model set itself. */
+  readonly since: number | null
+  readonly data: Readonly<Record<string, string | number>> | null
+}
+
+export interface StorageRecord {
+  readonly id: StorageId
+  readonly name: string
+  readonly kind: 'filesystem' | 'block'
+  readonly life: Life
+  readonly attached: boolean
+  readonly location: string
+}
+
+export interface PendingCommand {
+  readonly id: string
+  readonly commands: string
+}
+
+export interface UnitRecord {
+  readonly name: UnitName
+  readonly application: ApplicationName
+  readonly machine: MachineId
+  readonly life: Life
+  readonly resolvedMode: ResolvedMode
+  /** The principal unit of a subordinate; null for principals. */
+  readonly principal: UnitName | null
+  /** Subordinate units deployed beside this principal, in creation order. */
+  readonly subordinates: readonly UnitName[]
+  readonly storage: Readonly<Record<StorageId, StorageRecord>>
+  /** Storage the unit was deployed with: install waits until it is attached. */
+  readonly storageRequired: readonly StorageId[]
+  /** Pending action ids, in the order they were enqueued. */
+  readonly actions: readonly string[]
+  readonly commands: readonly PendingCommand[]
+  readonly workload: StatusRecord<WorkloadStatus>
+  readonly agent: StatusRecord<AgentStatus>
+}
+
+export interface MachineRecord {
+  readonly id: MachineId
+  readonly life: Life
+  readonly constraints: Constraints
+  readonly instanceId: string | null
+  readonly addresses: readonly string[]
+  readonly agent: StatusRecord<MachineAgentStatus>
+  readonly instance: StatusRecord<MachineInstanceStatus>
+  /** Units assigned to this machine (principals and their subordinates), in assignment order. */
+  readonly units: readonly UnitName[]
+}
+
+// ---------------------------------------------------------------------------------
+// Relations
+
+export interface RelationEndpoint {
+  readonly application: ApplicationName
+  readonly name: string
+  readonly interface: string
+  readonly role: 'provider' | 'requirer' | 'peer'
+  readonly scope: 'global' | 'container'
+  /** The `juju-info` provider every charm has without declaring it: no hooks run for it. */
+  readonly implicit: boolean
+}
+
+export interface RelationMember {
+  /** The member's machine, kept after it leaves (container-scoped visibility of its settings). */
+  readonly machine: MachineId
+  readonly inScope: boolean
+}
+
+export interface RelationRecord {
+  readonly id: RelationId
+  /** Juju's relation key: endpoints as `app:ep`, sorted, space-separated. */
+  readonly key: string
+  readonly endpoints: readonly RelationEndpoint[]
+  readonly life: Life
+  readonly suspended: boolean
+  readonly peer: boolean
+  readonly containerScoped: boolean
+  /**
+   * Units that entered scope (those that left stay, so their settings remain readable,
+   * until they leave the model). A table: big relations change one member per command.
+   */
+  readonly members: Table<RelationMember>
+  /** Members in scope now. */
+  readonly inScope: number
+}
+
+/** A unit's or an application's databag in one relation. */
+export interface SettingsRecord {
+  /** 1 when first written (entering scope writes the address keys); bumped on each change. */
+  readonly version: number
+  readonly values: Readonly<Record<string, string>>
+}
+
+// ---------------------------------------------------------------------------------
+// Leadership, actions, requests
+
+/**
+ * A leadership lease: granted by a committed claim, at the proposer-stamped `now` of that
+ * command, for an explicit duration. The holder believes it leads only while its clock
+ * reads earlier than `expiry` minus the clock-drift margin; nobody else can be granted
+ * the lease before `expiry` on the granting controller's clock.
+ */
+export interface LeaseRecord {
+  readonly application: ApplicationName
+  readonly holder: UnitName
+  readonly start: number
+  readonly expiry: number
+  /** Raft index of the claim that granted it (extensions keep it). */
+  readonly grantedAt: number
+}
+
+export type ActionStatus = 'pending' | 'completed' | 'failed' | 'cancelled'
+
+export interface ActionRecord {
+  readonly id: string
+  readonly unit: UnitName
+  readonly machine: MachineId
+  readonly name: string
+  readonly parameters: Readonly<Record<string, unknown>>
+  readonly status: ActionStatus
+  readonly results: Readonly<Record<string, unknown>>
+  readonly message: string
+  readonly enqueuedAt: number
+  readonly completedAt: number | null
+}
+
+export interface CommandSucceeded {
+  readonly ok: true
+  /** Raft index at which the command was applied. */
+  readonly index: number
+  readonly units?: readonly UnitName[]
+  readonly machines?: readonly MachineId[]
+  readonly relationId?: RelationId
+  readonly actionId?: string
+  readonly commandId?: string
+  readonly lease?: { readonly holder: UnitName, readonly expiry: number }
+}
+
+export interface CommandFailed {
+  readonly ok: false
+  readonly index: number
+  /** One line naming the component and what failed and why: `controller: cannot deploy "web": …`. */
+  readonly error: string
+}
+
+export type CommandResult = CommandSucceeded | CommandFailed
+
+export interface RequestRecord {
+  readonly type: ModelCommand['type']
+  readonly result: CommandResult
+}
+
+/**
+ * Who may see a key, captured when it is removed (the entities it named are gone by then,
+ * so visibility cannot be derived from the context any more).
+ */
+export type KeyScope =
+  | { readonly kind: 'model' }
+  | { readonly kind: 'application', readonly application: ApplicationName }
+  | { readonly kind: 'charm', readonly url: string }
+  | { readonly kind: 'machine', readonly machine: MachineId }
+  | { readonly kind: 'unit', readonly unit: UnitName, readonly machine: MachineId }
+  | { readonly kind: 'relation', readonly applications: readonly ApplicationName[] }
+  | {
+    readonly kind: 'relation-unit'
+    readonly applications: readonly ApplicationName[]
+    readonly peer: boolean
+    readonly containerScoped: boolean
+    readonly unit: UnitName
+    readonly machine: MachineId
+  }
+  | { readonly kind: 'relation-application', readonly applications: readonly ApplicationName[] }
+
+export interface Tombstone {
+  readonly key: string
+  readonly revision: number
+  readonly scope: KeyScope
+}
+
+export interface ModelCounters {
+  readonly relation: number
+  readonly machine: number
+  /** Actions and `juju exec` commands share one sequence, as in the scripted controller. */
+  readonly task: number
+  readonly storage: number
+}
+
+export interface ModelContext {
+  readonly format: 1
+  /** Raft index of the last applied entry. */
+  readonly revision: number
+  /** Raft term of the last applied entry (0 when unknown). */
+  readonly term: number
+  readonly counters: ModelCounters
+  readonly charms: Table<CharmRecord>
+  readonly applications: Table<ApplicationRecord>
+  readonly units: Table<UnitRecord>
+  readonly machines: Table<MachineRecord>
+  /** Keyed by `String(id)`. */
+  readonly relations: Table<RelationRecord>
+  /** Keyed by the settings key (`relation/3/settings/web/0`, `relation/3/app-settings/web`). */
+  readonly settings: Table<SettingsRecord>
+  /** Keyed by application. */
+  readonly leases: Table<LeaseRecord>
+  readonly actions: Table<ActionRecord>
+  /** Finished action ids, oldest first; records beyond the limit are forgotten. */
+  readonly finishedActions: ChunkedList<string>
+  /** Delta key → revision that last changed it: "what changed since R" without a delta log. */
+  readonly keyRevisions: Table<number>
+  /** Removed keys, oldest first, bounded; see `tombstoneFloor`. */
+  readonly tombstones: ChunkedList<Tombstone>
+  /** Removals at or before this revision may have been forgotten: watchers older than it resync. */
+  readonly tombstoneFloor: number
+  /** Recent request ids (two generations, bounded) → the result they got. */
+  readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
+}
+
+// ---------------------------------------------------------------------------------
+// Deltas
+
+/**
+ * What one apply changed: an entity key and the revision. Keys:
+ * `application/web`, `leadership/web`, `leader-settings/web`, `charm/<url>`,
+ * `unit/web/0`, `unit/web/0/status`, `machine/1`, `machine/1/status`, `relation/3`,
+ * `relation/3/settings/web/0`, `relation/3/app-settings/web`, `action/7`.
+ */
+export interface Delta {
+  readonly revision: number
+  readonly key: string
+  readonly removed?: true
+}
+
+// ---------------------------------------------------------------------------------
+// Commands
+
+export interface CommandBase {
+  /** Chosen by the client; a retry with the same id (from the same proposer) applies once. */
+  readonly requestId: string
+  readonly proposer: Entity
+}
+
+export type ConfigSettings = Readonly<Record<string, ConfigValue>>
+export type ConfigChanges = Readonly<Record<string, ConfigValue | null>>
+/** Databag changes from one hook context: an empty value deletes the key (relation-set k=). */
+export type SettingsChanges = Readonly<Record<string, string>>
+
+export type ModelCommand = CommandBase & (
+  | { readonly type: 'add-charm', readonly url: string, readonly hash: string, readonly metadata: CharmSummaryInput }
+  | {
+    readonly type: 'deploy'
+    readonly application: ApplicationName
+    readonly charm: string
+    readonly config: ConfigSettings
+    readonly constraints: Constraints
+    readonly numUnits: number
+    /** Machine for each unit in turn; units beyond the list get new machines. */
+    readonly placement?: readonly MachineId[]
+    readonly trust?: boolean
+  }
+  | { readonly type: 'add-unit', readonly application: ApplicationName, readonly numUnits: number, readonly placement?: readonly MachineId[] }
+  | { readonly type: 'remove-unit', readonly unit: UnitName }
+  | { readonly type: 'remove-application', readonly application: ApplicationName }
+  | { readonly type: 'set-config', readonly application: ApplicationName, readonly config: ConfigChanges, readonly trust?: boolean }
+  /** `app:endpoint` or `app` (the endpoint is inferred when exactly one pair matches). */
+  | { readonly type: 'integrate', readonly a: string, readonly b: string }
+  | { readonly type: 'remove-relation', readonly relationId: RelationId }
+  | { readonly type: 'enter-scope', readonly unit: UnitName, readonly relationId: RelationId }
+  | { readonly type: 'leave-scope', readonly unit: UnitName, readonly relationId: RelationId }
+  | { readonly type: 'relation-settings', readonly unit: UnitName, readonly relationId: RelationId, readonly application?: boolean, readonly settings: SettingsChanges }
+  | { readonly type: 'leader-settings', readonly application: ApplicationName, readonly unit: UnitName, readonly settings: SettingsChanges }
+  /** `now` is stamped by the controller that proposes it, so replay decides the same way. */
+  | { readonly type: 'claim-leadership', readonly application: ApplicationName, readonly unit: UnitName, readonly now: number, readonly durationMs: number }
+  | { readonly type: 'extend-leadership', readonly application: ApplicationName, readonly unit: UnitName, readonly now: number, readonly durationMs: number }
+  | { readonly type: 'release-leadership', readonly application: ApplicationName, readonly unit: UnitName }
+  /** The unit agent terminated (removed or dead): the unit leaves every scope and the model. */
+  | { readonly type: 'unit-dead', readonly unit: UnitName }
+  | { readonly type: 'set-unit-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
+  | {
+    readonly type: 'set-agent-status'
+    readonly unit: UnitName
+    readonly status: AgentStatus
+    readonly message: string
+    readonly data?: Readonly<Record<string, string | number>>
+    readonly now: number
+  }
+  | { readonly type: 'resolved', readonly unit: UnitName, readonly mode: Exclude<ResolvedMode, 'none'> }
+  | { readonly type: 'clear-resolved', readonly unit: UnitName }
+  | { readonly type: 'enqueue-action', readonly unit: UnitName, readonly name: string, readonly parameters: Readonly<Record<string, unknown>> }
+  | {
+    readonly type: 'complete-action'
+    readonly unit: UnitName
+    readonly actionId: string
+    readonly status: 'completed' | 'failed'
+    readonly results?: Readonly<Record<string, unknown>>
+    readonly message?: string
+  }
+  | { readonly type: 'enqueue-command', readonly unit: UnitName, readonly commands: string }
+  | { readonly type: 'complete-command', readonly unit: UnitName, readonly commandId: string }
+  | { readonly type: 'storage-attached', readonly unit: UnitName, readonly storageId: StorageId, readonly location?: string }
+  | { readonly type: 'add-machine', readonly constraints?: Constraints }
+  | { readonly type: 'set-machine-instance', readonly machine: MachineId, readonly instanceId: string, readonly addresses: readonly string[] }
+  | {
+    readonly type: 'set-machine-status'
+    readonly machine: MachineId
+    readonly agentStatus?: MachineAgentStatus
+    readonly instanceStatus?: MachineInstanceStatus
+    readonly message: string
+    readonly now: number
+  }
+  | { readonly type: 'remove-machine', readonly machine: MachineId, readonly force?: boolean }
+  /** The provisioner stopped the instance of a dying machine with no units: it leaves the model. */
+  | { readonly type: 'machine-dead', readonly machine: MachineId }
+  | { readonly type: 'refresh', readonly application: ApplicationName, readonly charm: string, readonly force?: boolean }
+  | { readonly type: 'expose', readonly application: ApplicationName }
+  | { readonly type: 'unexpose', readonly application: ApplicationName }
+)
+
+export type ModelCommandType = ModelCommand['type']
+export type CommandOf<T extends ModelCommandType> = Extract<ModelCommand, { type: T }>
+
+/** Every command type, in a fixed order (the store has one event per type). */
+export const modelCommandTypes = [
+  'add-charm', 'deploy', 'add-unit', 'remove-unit', 'remove-application', 'set-config',
+  'integrate', 'remove-relation', 'enter-scope', 'leave-scope', 'relation-settings',
+  'leader-settings', 'claim-leadership', 'extend-leadership', 'release-leadership',
+  'unit-dead', 'set-unit-status', 'set-agent-status', 'resolved', 'clear-resolved',
+  'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
+  'storage-attached', 'add-machine', 'set-machine-instance', 'set-machine-status',
+  'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose'
+] as const satisfies readonly ModelCommandType[]
+
+/** Where a command sits in the Raft log. */
+export interface ApplyMeta {
+  readonly index: number
+  readonly term?: number
+}
+
+export interface ApplyOutcome {
+  readonly context: ModelContext
+  readonly deltas: readonly Delta[]
+  readonly result: CommandResult
+  /** The request id was seen before: the original result is returned and nothing changed. */
+  readonly duplicate: boolean
+}

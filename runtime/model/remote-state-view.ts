@@ -1,0 +1,156 @@
+import { naturalCompare, type ApplicationName, type RelationId, type StorageId, type UnitName } from '../ids.ts'
+import { addressesHashOf } from './canonical.ts'
+import { keys } from './keys.ts'
+import { believesLeader } from './leases.ts'
+import { readerOf, type ModelReader } from './model-draft.ts'
+import type { Life, ModelContext, RelationRecord, ResolvedMode, UnitRecord } from './model-types.ts'
+import { tableEntries } from './table.ts'
+import { relationVisibleTo } from './visibility.ts'
+
+/**
+ * The remote state one unit's watcher sees (juju-semantics §1.3), projected from the
+ * model. runtime/ may not import actors/, so the shape is declared here structurally; a
+ * type-level test checks that it is assignable to actors/unit/remote-state.ts RemoteState.
+ *
+ * `leader` is true only while the unit is alive, holds the application's lease, and its
+ * own clock (`now`) is more than the drift margin before the lease's expiry.
+ */
+
+export interface RemoteCharmView {
+  url: string
+  modifiedVersion: number
+  forceUpgrade: boolean
+}
+
+export interface RemoteRelationView {
+  id: RelationId
+  endpoint: string
+  remoteApplication: ApplicationName
+  life: Life
+  suspended: boolean
+  peer: boolean
+  implicit: boolean
+  containerScoped: boolean
+  members: Record<UnitName, number>
+  applicationVersion: number
+}
+
+export interface RemoteStorageView {
+  id: StorageId
+  name: string
+  kind: 'filesystem' | 'block'
+  life: Life
+  attached: boolean
+  location: string
+}
+
+export interface RemoteActionView {
+  id: string
+  name: string
+  parameters: Readonly<Record<string, unknown>>
+}
+
+export interface RemoteCommandView {
+  id: string
+  commands: string
+}
+
+export interface RemoteStateView {
+  life: Life
+  resolvedMode: ResolvedMode
+  charm: RemoteCharmView
+  configHash: string
+  trustHash: string
+  addressesHash: string
+  leader: boolean
+  leaderSettingsVersion: number
+  relations: Record<string, RemoteRelationView>
+  storage: Record<StorageId, RemoteStorageView>
+  storageRequiredForInstall: StorageId[]
+  actions: RemoteActionView[]
+  commands: RemoteCommandView[]
+  subordinates: UnitName[]
+  principalApplication?: ApplicationName
+}
+
+/** The remote state of `unit` at the unit's clock reading `now`; undefined once the unit has left the model. */
+export function remoteStateFor (context: ModelContext, unit: UnitName, now: number): RemoteStateView | undefined {
+  const reader = readerOf(context)
+  const record = reader.unit(unit)
+  if (record === undefined) return undefined
+  const app = reader.application(record.application)
+  if (app === undefined) return undefined
+  const machine = reader.machine(record.machine)
+
+  const relations: Record<string, RemoteRelationView> = {}
+  for (const id of app.relations) {
+    const relation = reader.relation(id)
+    if (relation === undefined) continue
+    const view = relationView(reader, relation, record)
+    if (view !== undefined) relations[String(id)] = view
+  }
+
+  const storage: Record<StorageId, RemoteStorageView> = {}
+  for (const [id, s] of Object.entries(record.storage)) {
+    storage[id] = { id: s.id, name: s.name, kind: s.kind, life: s.life, attached: s.attached, location: s.location }
+  }
+
+  const actions: RemoteActionView[] = []
+  for (const id of record.actions) {
+    const action = reader.action(id)
+    if (action !== undefined && action.status === 'pending') actions.push({ id, name: action.name, parameters: action.parameters })
+  }
+
+  const view: RemoteStateView = {
+    life: record.life,
+    resolvedMode: record.resolvedMode,
+    charm: { url: app.charm, modifiedVersion: app.charmModifiedVersion, forceUpgrade: app.forceUpgrade },
+    configHash: app.configHash,
+    trustHash: app.trustHash,
+    addressesHash: addressesHashOf(machine?.addresses ?? []),
+    // A dying unit resigns (juju-semantics §2.6) and may not extend: it never believes it leads.
+    leader: record.life === 'alive' && believesLeader(reader.lease(app.name), unit, now),
+    leaderSettingsVersion: app.leaderSettingsVersion,
+    relations,
+    storage,
+    storageRequiredForInstall: [...record.storageRequired],
+    actions,
+    commands: record.commands.map(command => ({ id: command.id, commands: command.commands })),
+    subordinates: [...record.subordinates].sort(naturalCompare)
+  }
+  if (record.principal !== null) {
+    const principal = reader.unit(record.principal)
+    view.principalApplication = principal?.application ?? applicationOf(record.principal)
+  }
+  return view
+}
+
+function applicationOf (unit: UnitName): ApplicationName {
+  return unit.slice(0, unit.lastIndexOf('/'))
+}
+
+function relationView (reader: ModelReader, relation: RelationRecord, unit: UnitRecord): RemoteRelationView | undefined {
+  const own = relation.endpoints.find(ep => ep.application === unit.application)
+  if (own === undefined) return undefined
+  const remote = relation.peer ? own : relation.endpoints.find(ep => ep !== own)!
+  // A subordinate relates only to its own principal, a principal only to its own subordinates.
+  if (!relationVisibleTo(reader, relation, { name: unit.name, application: unit.application, machine: unit.machine })) return undefined
+  const members: Record<UnitName, number> = {}
+  for (const [member, info] of tableEntries(relation.members)) {
+    if (!info.inScope || member === unit.name || applicationOf(member) !== remote.application) continue
+    if (relation.containerScoped && info.machine !== unit.machine) continue
+    members[member] = reader.settings(keys.unitSettings(relation.id, member))?.version ?? 0
+  }
+  return {
+    id: relation.id,
+    endpoint: own.name,
+    remoteApplication: remote.application,
+    life: relation.life,
+    suspended: relation.suspended,
+    peer: relation.peer,
+    implicit: own.implicit,
+    containerScoped: relation.containerScoped,
+    members,
+    applicationVersion: reader.settings(keys.applicationSettings(relation.id, remote.application))?.version ?? 0
+  }
+}
