@@ -117,6 +117,23 @@ restart('graceful stop while waiting for the machine hook lock stops at once (fo
   expectHooks(world.hooks('web/0'), startupHooks(true))
 })
 
+restart('graceful stop while the prepared step is being saved: the hook never starts and is re-queued', async () => {
+  const world = new UnitWorld()
+  world.controller.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  world.controller.setConfig('kv', 'config-1')
+  // remote.changed has been handled synchronously: the unit is saving the prepared step now.
+  const value = JSON.stringify(world.actor('kv/0').getSnapshot().value)
+  assert.match(value, 'preparing')
+  const mark = world.mark()
+  await world.stop('kv/0')
+  assert.equal(world.hooksSince('kv/0', mark), [], 'the hook did not run')
+  assert.equal(world.durable.get('kv/0')!.operation, { kind: 'run-hook', step: 'queued', hook: { kind: 'config-changed' } })
+  world.start('kv/0')
+  await world.settle()
+  assert.equal(world.hooksSince('kv/0', mark), ['config-changed'])
+})
+
 restart('crash mid-hook: the hook is left pending and the unit comes back in error', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'config-changed')

@@ -419,7 +419,8 @@ export const unitMachine = setup({
                       invoke: {
                         src: 'persistLocalState',
                         input: ({ context }) => ({ unit: context.unit, local: context.local }),
-                        onDone: 'executing',
+                        // A stop that came while the step was saved: do not start the hook.
+                        onDone: [{ guard: 'stopRequested', target: 'abandoning' }, { target: 'executing' }],
                         onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
                       }
                     },

@@ -588,6 +588,8 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       break
     case 'executing.locked.preparing':
       events.push(done(ids.preparing, 'persisted'), failure(ids.preparing))
+      // A stop while the prepared step is saved must keep the hook from starting.
+      stop()
       busy(false)
       break
     case 'executing.locked.executing.hook':
