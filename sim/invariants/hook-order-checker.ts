@@ -153,9 +153,12 @@ export class HookOrderChecker {
         break
       }
       case 'hook.requeued': {
+        // A graceful stop killed the hook: it goes back to queued, not in error (§2.11), even
+        // when it was the retry of a failed hook.
         const track = this.#track(unit)
         this.#note(track, `requeued ${describeHook(event.hook)}`)
         if (track.inflight !== undefined && hookKey(track.inflight) === hookKey(event.hook)) track.inflight = undefined
+        if (track.error !== undefined && hookKey(track.error) === hookKey(event.hook)) track.error = undefined
         break
       }
       default: return
@@ -177,7 +180,7 @@ export class HookOrderChecker {
     if (track.error !== undefined && hookKey(track.error) !== hookKey(hook)) {
       this.#violate(unit, 'e: nothing but the failed hook while in error', `${unit} started "${name}" while in error on "${describeHook(track.error)}"`)
     }
-    if (!track.configStarted && life === 'alive' && hook.kind !== 'config-changed' && !firstDeployHooks.has(hook.kind)) {
+    if (!track.configStarted && life === 'alive' && hook.kind !== 'config-changed' && hook.kind !== 'start' && !firstDeployHooks.has(hook.kind)) {
       this.#violate(unit, 'd: first deploy order', `${unit} started "${name}" before its first config-changed`)
     }
     if (hook.kind === 'start' && !track.configCommitted) {
