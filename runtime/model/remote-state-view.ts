@@ -5,73 +5,23 @@ import { believesLeader } from './leases.ts'
 import { readerOf, type ModelReader } from './model-draft.ts'
 import type { Life, ModelContext, RelationRecord, ResolvedMode, UnitRecord } from './model-types.ts'
 import { tableEntries } from './table.ts'
+import type { RemoteAction, RemoteCharm, RemoteCommand, RemoteRelation, RemoteState, RemoteStorage } from '../unit-remote-state.ts'
 import { relationVisibleTo } from './visibility.ts'
 
 /**
  * The remote state one unit's watcher sees (juju-semantics §1.3), projected from the
- * model. runtime/ may not import actors/, so the shape is declared here structurally; a
- * type-level test checks that it is assignable to actors/unit/remote-state.ts RemoteState.
+ * model, in the shape declared in runtime/unit-remote-state.ts that the unit actor consumes.
  *
  * `leader` is true only while the unit is alive, holds the application's lease, and its
  * own clock (`now`) is more than the drift margin before the lease's expiry.
  */
 
-export interface RemoteCharmView {
-  url: string
-  modifiedVersion: number
-  forceUpgrade: boolean
-}
-
-export interface RemoteRelationView {
-  id: RelationId
-  endpoint: string
-  remoteApplication: ApplicationName
-  life: Life
-  suspended: boolean
-  peer: boolean
-  implicit: boolean
-  containerScoped: boolean
-  members: Record<UnitName, number>
-  applicationVersion: number
-}
-
-export interface RemoteStorageView {
-  id: StorageId
-  name: string
-  kind: 'filesystem' | 'block'
-  life: Life
-  attached: boolean
-  location: string
-}
-
-export interface RemoteActionView {
-  id: string
-  name: string
-  parameters: Readonly<Record<string, unknown>>
-}
-
-export interface RemoteCommandView {
-  id: string
-  commands: string
-}
-
-export interface RemoteStateView {
-  life: Life
-  resolvedMode: ResolvedMode
-  charm: RemoteCharmView
-  configHash: string
-  trustHash: string
-  addressesHash: string
-  leader: boolean
-  leaderSettingsVersion: number
-  relations: Record<string, RemoteRelationView>
-  storage: Record<StorageId, RemoteStorageView>
-  storageRequiredForInstall: StorageId[]
-  actions: RemoteActionView[]
-  commands: RemoteCommandView[]
-  subordinates: UnitName[]
-  principalApplication?: ApplicationName
-}
+export type RemoteCharmView = RemoteCharm
+export type RemoteRelationView = RemoteRelation
+export type RemoteStorageView = RemoteStorage
+export type RemoteActionView = RemoteAction
+export type RemoteCommandView = RemoteCommand
+export type RemoteStateView = RemoteState
 
 /** The remote state of `unit` at the unit's clock reading `now`; undefined once the unit has left the model. */
 export function remoteStateFor (context: ModelContext, unit: UnitName, now: number): RemoteStateView | undefined {

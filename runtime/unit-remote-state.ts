@@ -1,0 +1,81 @@
+import type { ApplicationName, RelationId, StorageId, UnitName } from './ids.ts'
+
+/**
+ * What the controllers say should be true for one unit: the uniter's "remote state"
+ * (juju-semantics §1.3). Declared in runtime/ because both sides use it: the model
+ * projects it (runtime/model/remote-state-view.ts) and the unit actor consumes it. The host's remote-state watcher builds it; the unit actor
+ * receives it whole with `remote.changed` and the resolver compares it with local state.
+ * Timer-driven counters (update-status, hook retry) are not here: the unit actor keeps
+ * them itself, as Juju's watcher does.
+ */
+export type Life = 'alive' | 'dying' | 'dead'
+export type ResolvedMode = 'none' | 'retry-hooks' | 'no-hooks'
+
+export interface RemoteCharm {
+  url: string
+  /** Bumped by refresh and by attaching a new resource. */
+  modifiedVersion: number
+  /** `juju refresh --force-units`: may interrupt a hook error. */
+  forceUpgrade: boolean
+}
+
+export interface RemoteRelation {
+  id: RelationId
+  /** This unit's endpoint name. */
+  endpoint: string
+  remoteApplication: ApplicationName
+  life: Life
+  suspended: boolean
+  peer: boolean
+  /** The implicit `juju-info` provider side: no hooks run for it. */
+  implicit: boolean
+  /** Container-scoped (subordinate) relation. */
+  containerScoped: boolean
+  /** Remote units in scope → their settings version. */
+  members: Readonly<Record<UnitName, number>>
+  /** Version of the remote application's databag; 0 = never written. */
+  applicationVersion: number
+}
+
+export interface RemoteStorage {
+  id: StorageId
+  name: string
+  kind: 'filesystem' | 'block'
+  life: Life
+  /** Provisioned and attached to the machine: `-storage-attached` may run. */
+  attached: boolean
+  location: string
+}
+
+export interface RemoteAction {
+  id: string
+  name: string
+  parameters: Readonly<Record<string, unknown>>
+}
+
+export interface RemoteCommand {
+  id: string
+  commands: string
+}
+
+export interface RemoteState {
+  life: Life
+  resolvedMode: ResolvedMode
+  charm: RemoteCharm
+  configHash: string
+  trustHash: string
+  addressesHash: string
+  leader: boolean
+  /** Incremented on every change of the application's leader settings (and the watcher's initial event). */
+  leaderSettingsVersion: number
+  relations: Readonly<Record<string, RemoteRelation>>
+  storage: Readonly<Record<StorageId, RemoteStorage>>
+  /** Storage the unit was deployed with: install waits until it is attached. */
+  storageRequiredForInstall: readonly StorageId[]
+  actions: readonly RemoteAction[]
+  commands: readonly RemoteCommand[]
+  /** Subordinate units still on this principal: it cannot become dead until they are gone. */
+  subordinates: readonly UnitName[]
+  /** This unit is a subordinate of this principal application (for self-destruction rules). */
+  principalApplication?: ApplicationName
+}
