@@ -1,0 +1,166 @@
+import { assert } from '../assert.ts'
+import { decode, encode } from '../codec.ts'
+import { InvalidInputError } from '../errors.ts'
+import { limits } from '../limits.ts'
+import type { Storage, StorageOperation } from '../storage.ts'
+import { MemoryRaftStorage } from './memory-raft-storage.ts'
+import { bootstrapRaftState } from './raft-bootstrap.ts'
+import type { RaftInitialState, RaftStorage } from './raft-storage.ts'
+import type { Entry, HardState, NodeId, RaftSnapshot, Ready } from './raft-types.ts'
+
+const component = 'durable raft storage'
+
+export const raftHardStateKey = 'raft/hard-state'
+export const raftSnapshotKey = 'raft/snapshot'
+export const raftLogPrefix = 'raft/log/'
+
+/** Zero-padded so that the store's key order is the log's index order. */
+export function raftLogKey (index: number): string {
+  assert(Number.isSafeInteger(index) && index >= 0, `${component}: log index must be a whole number, got ${String(index)}`)
+  return raftLogPrefix + String(index).padStart(16, '0')
+}
+
+/**
+ * `RaftStorage` backed by a `Storage`, with a `MemoryRaftStorage` mirror of exactly what
+ * the store holds: the Raft core reads synchronously from the mirror, and every Ready is
+ * written in one atomic batch before the mirror changes, so the mirror never claims
+ * anything a crash could take away (once the batch was synced).
+ */
+export class DurableRaftStorage implements RaftStorage {
+  readonly #storage: Storage
+  readonly #memory: MemoryRaftStorage
+
+  private constructor (storage: Storage, memory: MemoryRaftStorage) {
+    this.#storage = storage
+    this.#memory = memory
+  }
+
+  /**
+   * Reads the snapshot, hard state and log back from `storage`. An empty store with
+   * `bootstrapVoters` becomes a founding member (written and synced before returning);
+   * an empty store without them is a node that will learn everything from a leader.
+   */
+  static async load (storage: Storage, options: { bootstrapVoters?: readonly NodeId[] } = {}): Promise<DurableRaftStorage> {
+    const snapshotBytes = await storage.get(raftSnapshotKey)
+    const hardStateBytes = await storage.get(raftHardStateKey)
+    if (snapshotBytes === undefined && hardStateBytes === undefined) {
+      if (options.bootstrapVoters === undefined) return new DurableRaftStorage(storage, new MemoryRaftStorage())
+      const init = bootstrapRaftState(options.bootstrapVoters)
+      await storage.batch([
+        { type: 'put', key: raftSnapshotKey, value: encode(init.snapshot, component) },
+        { type: 'put', key: raftHardStateKey, value: encode(init.hardState, component) }
+      ], { sync: true })
+      return new DurableRaftStorage(storage, new MemoryRaftStorage(init))
+    }
+    const snapshot = snapshotBytes === undefined ? undefined : checkSnapshot(decode(snapshotBytes, component))
+    const hardState = hardStateBytes === undefined ? undefined : checkHardState(decode(hardStateBytes, component))
+    const memory = new MemoryRaftStorage({
+      ...(snapshot === undefined ? {} : { snapshot }),
+      ...(hardState === undefined ? {} : { hardState })
+    })
+    const entries: Entry[] = []
+    // Paged so that no single read is unbounded; each page continues after the last key.
+    let after: string | undefined
+    for (;;) {
+      const page = await storage.range({
+        ...(after === undefined ? { gte: raftLogPrefix } : { gt: after }),
+        lt: raftLogPrefix + '~',
+        limit: limits.storageRangeEntriesMax
+      })
+      for (const [key, value] of page) {
+        const entry = checkEntry(decode(value, component))
+        assert(key === raftLogKey(entry.index), `${component}: key "${key}" holds entry ${entry.index}`)
+        const previous = entries[entries.length - 1]
+        assert(previous === undefined || previous.index + 1 === entry.index,
+          `${component}: log has a gap between ${previous?.index ?? 0} and ${entry.index}`)
+        entries.push(entry)
+      }
+      if (page.length < limits.storageRangeEntriesMax) break
+      after = page[page.length - 1]![0]
+    }
+    if (entries.length > 0) {
+      assert(entries[0]!.index <= memory.lastIndex() + 1,
+        `${component}: log starts at ${entries[0]!.index} but the RaftSnapshot ends at ${memory.lastIndex()}`)
+      memory.append(entries)
+    }
+    return new DurableRaftStorage(storage, memory)
+  }
+
+  initialState (): RaftInitialState { return this.#memory.initialState() }
+  firstIndex (): number { return this.#memory.firstIndex() }
+  lastIndex (): number { return this.#memory.lastIndex() }
+  term (index: number): number { return this.#memory.term(index) }
+  entries (lo: number, hi: number, maxBytes: number): Entry[] { return this.#memory.entries(lo, hi, maxBytes) }
+  snapshot (): RaftSnapshot { return this.#memory.snapshot() }
+  hardState (): HardState { return this.#memory.hardState() }
+
+  /**
+   * Persists the snapshot, entries and hard state of `ready` in one atomic batch, synced
+   * when `ready.mustSync`, then updates the mirror. Resolves once the batch is written.
+   */
+  async persistReady (ready: Ready): Promise<void> {
+    const operations: StorageOperation[] = []
+    // Track what the log would look like, to know which stored keys to delete.
+    let first = this.#memory.firstIndex()
+    let last = this.#memory.lastIndex()
+    if (ready.snapshot !== undefined) {
+      // The RaftSnapshot replaces the whole log.
+      for (let index = first; index <= last; index++) operations.push({ type: 'del', key: raftLogKey(index) })
+      operations.push({ type: 'put', key: raftSnapshotKey, value: encode(ready.snapshot, component) })
+      first = ready.snapshot.metadata.index + 1
+      last = ready.snapshot.metadata.index
+    }
+    const fresh = ready.entries.filter(entry => entry.index >= first)
+    if (fresh.length > 0) {
+      const newLast = fresh[fresh.length - 1]!.index
+      assert(fresh[0]!.index <= last + 1, `${component}: cannot append at ${fresh[0]!.index}: the log ends at ${last}`)
+      for (const entry of fresh) operations.push({ type: 'put', key: raftLogKey(entry.index), value: encode(entry, component) })
+      // A new leader's entries replace a conflicting tail: everything past them goes.
+      for (let index = newLast + 1; index <= last; index++) operations.push({ type: 'del', key: raftLogKey(index) })
+    }
+    if (ready.hardState !== undefined) {
+      operations.push({ type: 'put', key: raftHardStateKey, value: encode(ready.hardState, component) })
+    }
+    if (operations.length === 0) return
+    assert(operations.length <= limits.storageBatchOperationsMax,
+      `${component}: one Ready needs ${operations.length} writes, more than ${limits.storageBatchOperationsMax}`)
+    await this.#storage.batch(operations, { sync: ready.mustSync })
+    if (ready.snapshot !== undefined) this.#memory.applySnapshot(ready.snapshot)
+    if (fresh.length > 0) this.#memory.append(fresh)
+    if (ready.hardState !== undefined) this.#memory.setHardState(ready.hardState)
+  }
+}
+
+function isRecord (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isIndex (value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0
+}
+
+function checkHardState (value: unknown): HardState {
+  if (!isRecord(value) || !isIndex(value.term) || typeof value.vote !== 'string' || !isIndex(value.commit)) {
+    throw new InvalidInputError(component, 'a stored hard state', value)
+  }
+  return { term: value.term, vote: value.vote, commit: value.commit }
+}
+
+function checkSnapshot (value: unknown): RaftSnapshot {
+  const metadata = isRecord(value) ? value.metadata : undefined
+  const config = isRecord(metadata) ? metadata.config : undefined
+  if (!isRecord(value) || !isRecord(metadata) || !isIndex(metadata.index) || !isIndex(metadata.term) ||
+    !isRecord(config) || !Array.isArray(config.voters) || !config.voters.every(v => typeof v === 'string') ||
+    !(value.data instanceof Uint8Array)) {
+    throw new InvalidInputError(component, 'a stored RaftSnapshot', value)
+  }
+  return value as unknown as RaftSnapshot
+}
+
+function checkEntry (value: unknown): Entry {
+  if (!isRecord(value) || !isIndex(value.index) || !isIndex(value.term) ||
+    (value.type !== 'normal' && value.type !== 'config-change') || !(value.data instanceof Uint8Array)) {
+    throw new InvalidInputError(component, 'a stored log entry', value)
+  }
+  return value as unknown as Entry
+}

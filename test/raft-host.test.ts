@@ -1,0 +1,197 @@
+/**
+ * RaftHost on simulated controllers: election and replication, a leader crash that
+ * loses unsynced writes, and seeded random fault schedules checked for election safety,
+ * monotonic terms and durability of acknowledged commands.
+ */
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
+import { tableHas } from '../runtime/model/table.ts'
+import { DurableRaftStorage, raftLogKey } from '../runtime/raft/durable-raft-storage.ts'
+import type { RaftHost } from '../runtime/raft/raft-host.ts'
+import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimStorage } from '../sim/sim-storage.ts'
+import { Simulation } from '../sim/simulation.ts'
+
+const test = suite('raft host')
+
+const admin = { kind: 'user', name: 'admin' } as const
+
+const addCharm: ModelCommand = {
+  type: 'add-charm', requestId: 'charm', proposer: admin, url: 'local:web-0', hash: 'ab'.repeat(8),
+  metadata: { name: 'web', provides: { website: 'http' } }
+}
+
+function deploy (name: string): ModelCommand {
+  return { type: 'deploy', requestId: `deploy-${name}`, proposer: admin, application: name, charm: 'local:web-0', config: {}, constraints: {}, numUnits: 1 }
+}
+
+/** Drives the group until `promise` settles (or `ms` pass); returns how it settled. */
+async function settle<T> (group: ControllerGroup, promise: Promise<T>, ms: number): Promise<{ ok: true, value: T } | { ok: false, error: unknown }> {
+  let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
+  promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
+  await group.runUntil(() => outcome !== undefined, ms, 5)
+  return outcome ?? { ok: false, error: new Error('still pending') }
+}
+
+/**
+ * Proposes through whoever leads, retrying with the same request id (the model applies
+ * a request id once) until it is acknowledged or the budget runs out.
+ */
+async function proposeAcked (group: ControllerGroup, command: ModelCommand, budgetMs: number): Promise<CommandResult | undefined> {
+  const until = group.sim.clock.now() + budgetMs
+  while (group.sim.clock.now() < until) {
+    const leader = group.leader()
+    if (leader === undefined) {
+      await group.runFor(20)
+      continue
+    }
+    const outcome = await settle(group, leader.propose(command), until - group.sim.clock.now())
+    if (outcome.ok) return outcome.value
+    await group.runFor(10)
+  }
+  return undefined
+}
+
+function leaders (group: ControllerGroup): RaftHost[] {
+  return group.hosts().filter(host => host.status().role === 'leader')
+}
+
+test('durable raft storage reads back what a Ready persisted and drops an overwritten tail', async () => {
+  const storage = new SimStorage()
+  const durable = await DurableRaftStorage.load(storage, { bootstrapVoters: ['a', 'b'] })
+  const entry = (index: number, term: number) => ({ index, term, type: 'normal' as const, data: new Uint8Array([index]) })
+  await durable.persistReady({ entries: [entry(2, 2), entry(3, 2), entry(4, 2)], committedEntries: [], messages: [], readStates: [], mustSync: true, hardState: { term: 2, vote: 'a', commit: 2 } })
+  await durable.persistReady({ entries: [entry(3, 3)], committedEntries: [], messages: [], readStates: [], mustSync: true, hardState: { term: 3, vote: 'b', commit: 2 } })
+  assert.is(durable.lastIndex(), 3)
+  assert.is(await storage.get(raftLogKey(4)), undefined)
+  const reloaded = await DurableRaftStorage.load(storage)
+  assert.equal(reloaded.hardState(), { term: 3, vote: 'b', commit: 2 })
+  assert.is(reloaded.lastIndex(), 3)
+  assert.is(reloaded.term(3), 3)
+  assert.is(reloaded.term(1), 1)
+  // An unsynced hard state is lost in a crash; the synced log survives.
+  await durable.persistReady({ entries: [], committedEntries: [], messages: [], readStates: [], mustSync: false, hardState: { term: 3, vote: 'b', commit: 3 } })
+  storage.crash()
+  assert.equal((await DurableRaftStorage.load(storage)).hardState(), { term: 3, vote: 'b', commit: 2 })
+})
+
+test('3 controllers elect one leader and replicate 50 deploys', async () => {
+  const group = await ControllerGroup.create(new Simulation({ seed: 1 }), { size: 3 })
+  assert.ok(await group.runUntil(() => group.leader() !== undefined, 2000), 'no leader elected')
+  assert.is(leaders(group).length, 1)
+  assert.is((await proposeAcked(group, addCharm, 2000))?.ok, true)
+  for (let i = 0; i < 50; i++) {
+    const result = await proposeAcked(group, deploy(`app${i}`), 2000)
+    assert.is(result?.ok, true, `deploy app-${i}: ${JSON.stringify(result)}`)
+  }
+  const target = group.leader()!.model().revision
+  assert.ok(await group.runUntil(() => group.hosts().every(host => host.model().revision >= target), 1000))
+  const [first, ...rest] = group.hosts().map(host => host.model())
+  for (const model of rest) assert.equal(model, first)
+  assert.is(leaders(group).length, 1)
+  for (let i = 0; i < 50; i++) assert.ok(tableHas(first!.applications, `app${i}`))
+  await group.stop()
+})
+
+test('a new leader emerges after the leader crashes and keeps every acknowledged deploy', async () => {
+  const group = await ControllerGroup.create(new Simulation({ seed: 7 }), { size: 3 })
+  assert.ok(await group.runUntil(() => group.leader() !== undefined, 2000))
+  assert.is((await proposeAcked(group, addCharm, 2000))?.ok, true)
+  const acknowledged: string[] = []
+  let crashed: number | undefined
+  const firstLeader = group.leader()!
+  for (let i = 0; i < 30; i++) {
+    if (i === 15) {
+      crashed = group.ids.indexOf(group.leader()!.id)
+      // Leave proposals in flight so the crash lands mid-stream.
+      for (let j = 100; j < 105; j++) void group.leader()!.propose(deploy(`app${j}`)).then(() => acknowledged.push(`app${j}`), () => {})
+      await group.runFor(3)
+      group.crash(crashed)
+    }
+    const result = await proposeAcked(group, deploy(`app${i}`), 5000)
+    if (result?.ok === true) acknowledged.push(`app${i}`)
+  }
+  const newLeader = group.leader()
+  assert.ok(newLeader !== undefined && newLeader.id !== firstLeader.id, 'no new leader')
+  await group.restart(crashed!)
+  const everywhere = (): boolean => group.hosts().length === 3 &&
+    group.hosts().every(host => acknowledged.every(name => tableHas(host.model().applications, name)))
+  assert.ok(await group.runUntil(everywhere, 5000), 'acknowledged deploys missing after restart')
+  assert.ok(acknowledged.length >= 30)
+  await group.stop()
+})
+
+const seeds = Number(process.env.RAFT_HOST_SEEDS ?? 25)
+const firstSeed = Number(process.env.CANTRIP_SEED ?? 1000)
+
+test(`random faults keep election safety, monotonic terms and acknowledged deploys (${seeds} seeds)`, async () => {
+  for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
+    const sim = new Simulation({ seed, replay: `CANTRIP_SEED=${seed} RAFT_HOST_SEEDS=1 node --import tsx test/raft-host.test.ts` })
+    const group = await ControllerGroup.create(sim, { size: 3 })
+    const faults = sim.random('faults')
+    const leaderOfTerm = new Map<number, string>()
+    const lastTerm = group.ids.map(() => 0)
+    const acknowledged = new Set<string>()
+    const check = (): void => {
+      for (let i = 0; i < group.ids.length; i++) {
+        const host = group.host(i)
+        if (host === undefined) continue
+        const status = host.status()
+        assert.ok(status.term >= lastTerm[i]!, sim.failure('safety', `${host.id} term went from ${lastTerm[i]!} to ${status.term}`))
+        lastTerm[i] = status.term
+        if (status.role !== 'leader') continue
+        const known = leaderOfTerm.get(status.term)
+        assert.ok(known === undefined || known === host.id, sim.failure('safety', `two leaders in term ${status.term}: ${known ?? ''} and ${host.id}`))
+        leaderOfTerm.set(status.term, host.id)
+      }
+    }
+    const run = async (ms: number): Promise<void> => {
+      for (let t = 0; t < ms; t += 10) {
+        await group.runFor(10)
+        check()
+      }
+    }
+    await run(300)
+    assert.ok((await proposeAcked(group, addCharm, 3000))?.ok, sim.failure('liveness', 'add-charm not acknowledged'))
+    let next = 0
+    for (let step = 0; step < 12; step++) {
+      const roll = faults.next()
+      const i = faults.int(0, group.ids.length - 1)
+      if (roll < 0.25) group.crash(i)
+      else if (roll < 0.5) await group.restart(i)
+      else if (roll < 0.65) group.partition([[group.ids[i]!], group.ids.filter((_, j) => j !== i)])
+      else if (roll < 0.75) group.isolate(i)
+      else group.heal()
+      sim.trace(`step ${step} roll ${roll.toFixed(2)} on c${i}`)
+      // Proposals go to whoever leads now; only acknowledged ones must survive.
+      const leader = group.leader()
+      if (leader !== undefined) {
+        for (let k = 0; k < 3; k++) {
+          const name = `app${next++}`
+          leader.propose(deploy(name)).then(result => { if (result.ok) acknowledged.add(name) }, () => {})
+        }
+      }
+      await run(faults.int(50, 400))
+    }
+    group.heal()
+    for (let i = 0; i < group.ids.length; i++) await group.restart(i)
+    const converged = (): boolean => group.hosts().length === group.ids.length &&
+      group.hosts().every(host => [...acknowledged].every(name => tableHas(host.model().applications, name)))
+    let ok = false
+    for (let t = 0; t < 10_000 && !ok; t += 10) {
+      await run(10)
+      ok = converged()
+    }
+    assert.ok(ok, sim.failure('liveness', `acknowledged deploys not applied everywhere within 10000 ms (${acknowledged.size} acknowledged)`))
+    // Once everyone has caught up with the same commit, the models agree exactly.
+    const commit = Math.max(...group.hosts().map(host => host.status().commit))
+    await group.runUntil(() => group.hosts().every(host => host.model().revision >= commit), 2000)
+    const [first, ...rest] = group.hosts().map(host => host.model())
+    for (const model of rest) if (model.revision === first!.revision) assert.equal(model, first)
+    for (const host of group.hosts()) assert.is(host.status().invalidMessages, 0)
+    await group.stop()
+  }
+})
+
+test.run()
