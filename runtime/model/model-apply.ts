@@ -314,6 +314,16 @@ function getRelation (d: ModelDraft, c: ModelCommand, id: RelationId): RelationR
   return relation
 }
 
+/** The unit a unit-agent command names, checked to be the caller's and part of the relation it names. */
+function unitInRelation (d: ModelDraft, c: ModelCommand & { unit: unknown, relationId: unknown }): { name: UnitName, unit: UnitRecord, relation: RelationRecord } {
+  const name = unitName(c, c.unit)
+  requireUnitAgent(d, c, name)
+  const unit = getUnit(d, c, name)
+  const relation = getRelation(d, c, relationId(c, c.relationId))
+  if (ownEndpoint(relation, unit.application) === undefined) refuse(c, `unit ${q(name)} is not part of relation ${relation.id}`)
+  return { name, unit, relation }
+}
+
 function getCharm (d: ModelDraft, c: ModelCommand, url: string): CharmRecord {
   const charm = d.charm(url)
   if (charm === undefined) refuse(c, `charm ${q(url)} not found; add it first`)
@@ -816,11 +826,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
   },
 
   'enter-scope': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const unit = getUnit(d, c, name)
-    const relation = getRelation(d, c, relationId(c, c.relationId))
-    if (ownEndpoint(relation, unit.application) === undefined) refuse(c, `unit ${q(name)} is not part of relation ${relation.id}`)
+    const { name, unit, relation } = unitInRelation(d, c)
     if (tableGet(relation.members, name)?.inScope === true) return {}
     if (relation.life !== 'alive') refuse(c, `relation ${relation.id} is ${relation.life}`)
     if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
@@ -854,11 +860,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
   },
 
   'relation-settings': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const unit = getUnit(d, c, name)
-    const relation = getRelation(d, c, relationId(c, c.relationId))
-    if (ownEndpoint(relation, unit.application) === undefined) refuse(c, `unit ${q(name)} is not part of relation ${relation.id}`)
+    const { name, unit, relation } = unitInRelation(d, c)
     const changes = stringRecord(c, 'settings', c.settings)
     const application = optionalBoolean(c, 'application', c.application) ?? false
     let key: string

@@ -6,6 +6,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { prefixUpperBound, type RangeOptions, type Storage } from '../../runtime/storage.ts'
 import { limits } from '../../runtime/limits.ts'
+import { rejects } from '../support/rejects.ts'
 
 export interface StorageHarness<S extends Storage = Storage> {
   name: string
@@ -20,17 +21,6 @@ const text = (value: string): Uint8Array => new TextEncoder().encode(value)
 const unsynced = { sync: false }
 const synced = { sync: true }
 
-async function rejects (promise: Promise<unknown>, name: string): Promise<Error> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, Error)
-    assert.is((error as Error).name, name, (error as Error).message)
-    return error as Error
-  }
-  assert.unreachable(`expected a ${name}`)
-  throw new Error('unreachable')
-}
 
 export function storageCompliance<S extends Storage> (harness: StorageHarness<S>): void {
   const test = suite(`storage compliance: ${harness.name}`)

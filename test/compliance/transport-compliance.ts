@@ -8,6 +8,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { limits } from '../../runtime/limits.ts'
 import type { PeerId, TopicMessage, Transport } from '../../runtime/transport.ts'
+import { rejects } from '../support/rejects.ts'
 
 export interface TransportWorld {
   /** Started transports, each able to reach every other one. */
@@ -61,17 +62,6 @@ function failedWith (tracked: Tracked<unknown>, name: string): Error {
   return tracked.error
 }
 
-async function rejects (promise: Promise<unknown>, name: string): Promise<Error> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, Error)
-    assert.is((error as Error).name, name, (error as Error).message)
-    return error as Error
-  }
-  assert.unreachable(`expected a ${name}`)
-  throw new Error('unreachable')
-}
 
 function throws (action: () => unknown, name: string): void {
   try {
