@@ -80,6 +80,29 @@ export const limits = {
   leadershipLeaseDurationMsMin: 10_000,
   leadershipLeaseDurationMsDefault: 60_000,
   leadershipLeaseDurationMsMax: 300_000,
+  /**
+   * Clock-drift margin of controller leases (the lease that lets one controller run the
+   * singular workers): the holder stops running them this long before expiry on its own
+   * clock, and another controller is granted the lease only after expiry on the proposing
+   * controller's clock. Controllers share a network and NTP, so their clocks drift less
+   * than agents' do; safe while every controller's clock is within half this of true time.
+   */
+  controllerLeaseClockDriftMarginMs: 1_000,
+  /**
+   * Duration a controller-lease claim may ask for. Short, because a crashed holder's
+   * singular workers (provisioning) stall until its lease runs out; not below one second,
+   * so a holder is not flooding Raft with extensions. Useful durations are well above
+   * twice the drift margin, or the holder hardly believes it holds the lease at all.
+   */
+  controllerLeaseDurationMsMin: 1_000,
+  /**
+   * What a controller asks for by default: after its holder fails the singular workers
+   * resume elsewhere within about 15 s, and a holder renewing every few seconds costs a
+   * handful of Raft entries per lease.
+   */
+  controllerLeaseDurationMsDefault: 15_000,
+  /** Longest controller lease: a failover never waits more than five minutes. */
+  controllerLeaseDurationMsMax: 300_000,
   /** Raft: bytes of entries in one append message (one entry is always sent); leaves room under transportMessageBytesMax. */
   raftMaxSizePerMessageBytes: 512 * 1024,
   /** Raft: append messages a leader keeps in flight to one follower while streaming (the pipelining window). */
@@ -94,6 +117,17 @@ export const limits = {
   raftPendingReadIndexMax: 4096,
   /** Raft: outgoing messages queued between two Readies; more are dropped (Raft tolerates loss) and counted. */
   raftMessagesPerReadyMax: 100_000,
+  /**
+   * Raft: applied entries between two RaftSnapshots. Each compaction rewrites the whole
+   * model, so this trades snapshot cost against log length (and replay time on restart).
+   */
+  raftSnapshotEveryEntries: 10_000,
+  /**
+   * Controller API: tries of one command (or read) through the leader, each waiting up
+   * to a propose timeout; between tries one election timeout passes for a leader to
+   * emerge. A retry reuses the request id, so the command still applies at most once.
+   */
+  controllerSubmitAttemptsMax: 8,
   /** Addresses the model keeps for one machine. */
   machineAddressesMax: 64
 } as const

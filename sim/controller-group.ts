@@ -1,125 +1,206 @@
 /**
- * N controllers, each a RaftHost on its own SimStorage and SimTransport, on one
- * Simulation. Crashes lose unsynced writes (SimStorage.crash) and drop the host and its
- * transport; a restart loads the host again from what survived. `runFor` drives the
- * SimClock one timer at a time and lets promise callbacks settle between timers, as
- * SimNetworkWorld.wait does, so an awaited storage write finishes at the simulated time
- * it was made.
+ * N controllers, each a ControllerNode (Raft host + controller actor) on its own
+ * SimStorage, AgentClock and SimTransport, on one Simulation. Crashes lose unsynced
+ * writes (SimStorage.crash) and drop the node and its transport; a restart loads the node
+ * again from what survived. A pause stops the controller's timers and holds every request
+ * that reaches it until it resumes (SIGSTOP). Servers can be added (they join empty and
+ * learn the group from the leader's RaftSnapshot) for membership changes.
+ *
+ * `runFor` drives the SimClock one timer at a time and lets promise callbacks settle
+ * between timers, as SimNetworkWorld.wait does, so an awaited storage write finishes at
+ * the simulated time it was made; `onStep` runs after every one of those steps, which is
+ * where the safety checkers look.
  */
+import { ControllerNode, type ControllerNodeOptions, type SingularWorkers } from '../actors/controller/controller-node.ts'
 import { assert } from '../runtime/assert.ts'
-import type { Clock } from '../runtime/clock.ts'
+import { decode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
-import { RaftHost, type RaftHostOptions } from '../runtime/raft/raft-host.ts'
-import type { NodeId } from '../runtime/raft/raft-types.ts'
+import { raftProtocol, type RaftHost } from '../runtime/raft/raft-host.ts'
+import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
+import type { IncomingRequest, RequestHandler, RequestOptions, Transport } from '../runtime/transport.ts'
 import { AgentClock } from './agent-clock.ts'
 import { SimNetwork, type LatencyDistribution } from './sim-network.ts'
 import { SimStorage } from './sim-storage.ts'
 import type { Simulation } from './simulation.ts'
 
 export interface ControllerGroupOptions {
-  /** How many controllers, named `c0`, `c1`, ... */
+  /** How many founding controllers, named `c0`, `c1`, ... */
   size: number
   tickMs?: number
   electionTicks?: number
   heartbeatTicks?: number
   latency?: LatencyDistribution
-  /** Give each controller an AgentClock with this drift (±), drawn from the "clock" stream. */
+  /** Give each controller a clock drift (a rate error, ±) drawn from the "clock" stream. */
   clockDriftMax?: number
   /** Keep network events in the simulation trace. */
   traceNetwork?: boolean
-  /** Extra host options (timeouts, onApplied) per controller. */
-  hostOptions?: (id: NodeId) => Partial<RaftHostOptions>
+  snapshotEveryEntries?: number
+  leaseDurationMs?: number
+  singularWorkers?: SingularWorkers
+  /** Extra node options (timeouts, onApplied) per controller. */
+  hostOptions?: (id: NodeId) => Partial<ControllerNodeOptions>
+  /** Raft messages a controller hands to its transport, before the network sees them. */
+  onRaftSend?: (from: NodeId, messages: readonly Message[]) => void
+  /** After every step of `runFor` (one timer and the promise callbacks it caused). */
+  onStep?: () => void
 }
 
 /** Lets promise callbacks, and whatever they queue, run before time moves again. */
 const settleMicrotasks = (): Promise<void> => new Promise(resolve => setImmediate(resolve))
 
+interface Seat {
+  id: NodeId
+  storage: SimStorage
+  clock: AgentClock
+  /** Requests held while the controller is paused. */
+  held: Array<() => void> | undefined
+  node: ControllerNode | undefined
+  /** Started empty, to be added to a running group. */
+  joiner: boolean
+}
+
 export class ControllerGroup {
   readonly sim: Simulation
   readonly network: SimNetwork
-  readonly ids: NodeId[]
-  readonly storages: SimStorage[]
-  readonly #hosts: Array<RaftHost | undefined>
-  readonly #clocks: Clock[]
+  readonly #seats: Seat[] = []
   readonly #options: ControllerGroupOptions
+  readonly #clockRandom
 
   private constructor (sim: Simulation, options: ControllerGroupOptions) {
     this.sim = sim
     this.#options = options
-    this.ids = Array.from({ length: options.size }, (_, i) => `c${i}`)
     this.network = new SimNetwork({
       clock: sim.clock,
       random: sim.random('network'),
       ...(options.latency === undefined ? {} : { latency: options.latency }),
       ...(options.traceNetwork === true ? { onEvent: (text: string) => { sim.trace(`net ${text}`) } } : {})
     })
-    this.storages = this.ids.map(() => new SimStorage())
-    this.#hosts = this.ids.map(() => undefined)
-    const clockRandom = sim.random('clock')
-    this.#clocks = this.ids.map(() => {
-      const drift = options.clockDriftMax
-      if (drift === undefined || drift === 0) return sim.clock
-      return new AgentClock(sim.clock, { drift: (clockRandom.next() * 2 - 1) * drift })
-    })
+    this.#clockRandom = sim.random('clock')
   }
 
   static async create (sim: Simulation, options: ControllerGroupOptions): Promise<ControllerGroup> {
     assert(Number.isSafeInteger(options.size) && options.size > 0, `controller group: size must be a positive integer, got ${String(options.size)}`)
     const group = new ControllerGroup(sim, options)
+    for (let i = 0; i < options.size; i++) group.#addSeat(false)
     for (let i = 0; i < options.size; i++) await group.restart(i)
     return group
   }
 
-  /** The running host of controller `i`, or undefined while it is down. */
+  get ids (): NodeId[] {
+    return this.#seats.map(seat => seat.id)
+  }
+
+  get storages (): SimStorage[] {
+    return this.#seats.map(seat => seat.storage)
+  }
+
+  /** The founding voters (a joiner becomes one only through a membership change). */
+  get founders (): NodeId[] {
+    return this.#seats.filter(seat => !seat.joiner).map(seat => seat.id)
+  }
+
+  /** The running node of controller `i`, or undefined while it is down. */
+  node (i: number): ControllerNode | undefined {
+    const node = this.#seats[i]?.node
+    return node === undefined || node.stopped ? undefined : node
+  }
+
+  nodes (): ControllerNode[] {
+    return this.#seats.map((_, i) => this.node(i)).filter((node): node is ControllerNode => node !== undefined)
+  }
+
+  /** The running Raft host of controller `i`, or undefined while it is down. */
   host (i: number): RaftHost | undefined {
-    const host = this.#hosts[i]
-    return host === undefined || host.stopped ? undefined : host
+    return this.node(i)?.host
   }
 
   hosts (): RaftHost[] {
-    return this.#hosts.filter((host): host is RaftHost => host !== undefined && !host.stopped)
+    return this.nodes().map(node => node.host)
   }
 
   isUp (i: number): boolean {
-    return this.host(i) !== undefined
+    return this.node(i) !== undefined
   }
 
-  /** Power cut on controller `i`: the host stops at once and unsynced writes are lost. */
+  isPaused (i: number): boolean {
+    return this.#seats[i]?.held !== undefined
+  }
+
+  indexOf (id: NodeId): number {
+    return this.#seats.findIndex(seat => seat.id === id)
+  }
+
+  /** Power cut on controller `i`: the node stops at once and unsynced writes are lost. */
   crash (i: number): void {
-    const host = this.#hosts[i]
-    if (host === undefined) return
-    host.crash()
-    this.network.crash(this.ids[i]!)
-    this.storages[i]!.crash()
-    this.#hosts[i] = undefined
-    this.sim.trace(`controller ${this.ids[i]!} crashed`)
+    const seat = this.#seats[i]!
+    if (seat.node === undefined) return
+    seat.node.crash()
+    this.network.crash(seat.id)
+    seat.storage.crash()
+    seat.node = undefined
+    // A power cut also ends a pause; what was held is lost with the process.
+    if (seat.held !== undefined) {
+      seat.held = undefined
+      seat.clock.resume()
+    }
+    this.sim.trace(`controller ${seat.id} crashed`)
   }
 
   /** Starts controller `i` (again) from what its storage holds; a no-op if it is up. */
-  async restart (i: number): Promise<RaftHost> {
-    const running = this.host(i)
+  async restart (i: number): Promise<ControllerNode> {
+    const running = this.node(i)
     if (running !== undefined) return running
-    const id = this.ids[i]!
+    const seat = this.#seats[i]!
     const options = this.#options
-    const host = await RaftHost.start({
-      id,
-      peers: this.ids,
-      storage: this.storages[i]!,
-      transport: this.network.transport(id),
-      clock: this.#clocks[i]!,
-      random: this.sim.random(`raft/${id}`),
+    const node = await ControllerNode.start({
+      id: seat.id,
+      peers: this.founders,
+      join: seat.joiner,
+      storage: seat.storage,
+      transport: this.#transportFor(seat),
+      clock: seat.clock,
+      random: this.sim.random(`raft/${seat.id}`),
       tickMs: options.tickMs ?? 10,
       electionTicks: options.electionTicks ?? 10,
       heartbeatTicks: options.heartbeatTicks ?? 2,
-      ...(options.hostOptions?.(id) ?? {})
+      ...(options.snapshotEveryEntries === undefined ? {} : { snapshotEveryEntries: options.snapshotEveryEntries }),
+      ...(options.leaseDurationMs === undefined ? {} : { leaseDurationMs: options.leaseDurationMs }),
+      ...(options.singularWorkers === undefined ? {} : { singularWorkers: options.singularWorkers }),
+      ...(options.hostOptions?.(seat.id) ?? {})
     })
-    this.#hosts[i] = host
-    this.sim.trace(`controller ${id} started at term ${host.status().term}`)
-    return host
+    seat.node = node
+    this.sim.trace(`controller ${seat.id} started at term ${node.host.status().term}`)
+    return node
+  }
+
+  /** Adds an empty server (`cN`) and starts it; it joins once the leader adds it as a voter. */
+  async addController (): Promise<number> {
+    const i = this.#addSeat(true)
+    await this.restart(i)
+    return i
+  }
+
+  /** SIGSTOP: timers stop and requests reaching it wait until `resume`. */
+  pause (i: number): void {
+    const seat = this.#seats[i]!
+    if (seat.node === undefined || seat.held !== undefined) return
+    seat.held = []
+    seat.clock.pause()
+    this.sim.trace(`controller ${seat.id} paused`)
+  }
+
+  resume (i: number): void {
+    const seat = this.#seats[i]!
+    const held = seat.held
+    if (held === undefined) return
+    seat.held = undefined
+    seat.clock.resume()
+    for (const release of held) release()
+    this.sim.trace(`controller ${seat.id} resumed`)
   }
 
   partition (groups: NodeId[][]): void { this.network.partition(groups) }
-  isolate (i: number): void { this.network.isolate(this.ids[i]!) }
+  isolate (i: number): void { this.network.isolate(this.#seats[i]!.id) }
   heal (): void { this.network.heal() }
 
   /**
@@ -136,11 +217,17 @@ export class ControllerGroup {
     return best
   }
 
+  leaderNode (): ControllerNode | undefined {
+    const leader = this.leader()
+    return leader === undefined ? undefined : this.nodes().find(node => node.host === leader)
+  }
+
   /** Lets `ms` of simulated time pass, one timer at a time, settling promises after each. */
   async runFor (ms: number): Promise<void> {
     const clock = this.sim.clock
     const until = clock.now() + ms
     await settleMicrotasks()
+    this.#options.onStep?.()
     for (let fired = 0; ; fired++) {
       const due = clock.nextDueAt()
       if (due === undefined || due > until) break
@@ -148,6 +235,7 @@ export class ControllerGroup {
         `controller group: more than ${limits.simClockTimersPerAdvanceMax} timers in one runFor at ${clock.now()} ms`)
       clock.runNext()
       await settleMicrotasks()
+      this.#options.onStep?.()
     }
     clock.advanceTo(until)
     await settleMicrotasks()
@@ -163,14 +251,53 @@ export class ControllerGroup {
     return true
   }
 
-  /** Stops every running host gracefully. */
+  /** Stops every running node gracefully. */
   async stop (): Promise<void> {
-    for (let i = 0; i < this.ids.length; i++) {
-      const host = this.#hosts[i]
-      if (host === undefined) continue
-      await host.stop()
-      this.network.crash(this.ids[i]!)
-      this.#hosts[i] = undefined
+    for (let i = 0; i < this.#seats.length; i++) {
+      const seat = this.#seats[i]!
+      this.resume(i)
+      if (seat.node === undefined) continue
+      await seat.node.stop()
+      this.network.crash(seat.id)
+      seat.node = undefined
+    }
+  }
+
+  #addSeat (joiner: boolean): number {
+    const i = this.#seats.length
+    const drift = this.#options.clockDriftMax ?? 0
+    const clock = new AgentClock(this.sim.clock, { drift: drift === 0 ? 0 : (this.#clockRandom.next() * 2 - 1) * drift })
+    this.#seats.push({ id: `c${i}`, storage: new SimStorage(), clock, held: undefined, node: undefined, joiner })
+    return i
+  }
+
+  /** The seat's SimTransport, with pauses holding requests and Raft sends reported. */
+  #transportFor (seat: Seat): Transport {
+    const inner = this.network.transport(seat.id)
+    const onRaftSend = this.#options.onRaftSend
+    const gate = async (): Promise<void> => {
+      const held = seat.held
+      if (held !== undefined) await new Promise<void>(resolve => { held.push(resolve) })
+    }
+    return {
+      peerId: inner.peerId,
+      subscribe: (topic, onMessage) => inner.subscribe(topic, onMessage),
+      setTopicValidator: (topic, validator) => { inner.setTopicValidator(topic, validator) },
+      publish: async (topic, data) => { await inner.publish(topic, data) },
+      handle: (protocol: string, handler: RequestHandler) => {
+        inner.handle(protocol, async (request: IncomingRequest) => {
+          await gate()
+          return await handler(request)
+        })
+      },
+      unhandle: protocol => { inner.unhandle(protocol) },
+      request: async (peer: NodeId, protocol: string, data: Uint8Array, options: RequestOptions) => {
+        if (protocol === raftProtocol && onRaftSend !== undefined) onRaftSend(seat.id, decode(data, 'controller group') as Message[])
+        return await inner.request(peer, protocol, data, options)
+      },
+      connectedPeers: () => inner.connectedPeers(),
+      counters: () => inner.counters(),
+      stop: async () => { await inner.stop() }
     }
   }
 }

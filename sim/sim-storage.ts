@@ -122,6 +122,11 @@ export class SimStorage implements Storage {
     return [...this.#durable.keys()].sort(compareStorageKeys).map(key => [key, this.#durable.get(key)!.slice()])
   }
 
+  /** The durable value of `key` (what a crash now would leave), not copied: do not modify it. */
+  durableGet (key: string): Uint8Array | undefined {
+    return this.#durable.get(key)
+  }
+
   /** Writes that a crash now would lose. */
   get unsyncedCount (): number {
     return this.#unsynced.length

@@ -1,59 +1,78 @@
 import { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
+import { runControllerGroupFaults, type ControllerScenarioOptions, type ControllerScenarioResult } from './scenarios/controller-group-faults.ts'
 import { runMachineAgentFaults, type ScenarioOptions, type ScenarioResult } from './scenarios/machine-agent-faults.ts'
 
 /**
- * Many seeds of a scenario, spread over worker threads. Each worker runs a contiguous
- * slice of seeds and reports every result; the swarm returns them in seed order, so the
- * summary is the same whatever the number of jobs.
+ * Many seeds of a scenario, spread over worker threads. Each worker runs a slice of the
+ * seeds and reports every result; the swarm returns them in seed order, so the summary
+ * is the same whatever the number of jobs.
  */
-export interface SwarmOptions {
+export interface Scenarios {
+  'machine-agent': { options: Omit<ScenarioOptions, 'seed'>, result: ScenarioResult }
+  'controller-group': { options: Omit<ControllerScenarioOptions, 'seed'>, result: ControllerScenarioResult }
+}
+
+export type ScenarioName = keyof Scenarios
+
+export interface SwarmOptions<K extends ScenarioName = 'machine-agent'> {
   fromSeed: number
   toSeed: number
   jobs?: number
-  scenario?: Omit<ScenarioOptions, 'seed'>
+  /** Which scenario; the machine agent's when absent. */
+  kind?: K
+  scenario?: Scenarios[K]['options']
 }
 
 export interface SwarmWorkerRequest {
+  kind: ScenarioName
   seeds: number[]
-  scenario: Omit<ScenarioOptions, 'seed'>
+  scenario: Scenarios[ScenarioName]['options']
 }
 
-/** Seeds a worker runs before reporting back, so progress stays visible. */
-const seedsPerMessageMax = 1
+/** Runs one seed of the named scenario in this thread. */
+async function runOne<K extends ScenarioName> (kind: K, seed: number, scenario: Scenarios[K]['options']): Promise<Scenarios[K]['result']> {
+  if (kind === 'controller-group') return await runControllerGroupFaults({ ...scenario as Scenarios['controller-group']['options'], seed })
+  return await runMachineAgentFaults({ ...scenario as Scenarios['machine-agent']['options'], seed })
+}
 
-export async function runSeeds (seeds: readonly number[], scenario: Omit<ScenarioOptions, 'seed'>, onResult?: (result: ScenarioResult) => void): Promise<ScenarioResult[]> {
-  const results: ScenarioResult[] = []
+export async function runSeeds<K extends ScenarioName> (
+  kind: K, seeds: readonly number[], scenario: Scenarios[K]['options'], onResult?: (result: Scenarios[K]['result']) => void
+): Promise<Array<Scenarios[K]['result']>> {
+  const results: Array<Scenarios[K]['result']> = []
   for (const seed of seeds) {
-    const result = await runMachineAgentFaults({ ...scenario, seed })
+    const result = await runOne(kind, seed, scenario)
     results.push(result)
     onResult?.(result)
   }
   return results
 }
 
-export async function runSwarm (options: SwarmOptions, onResult?: (result: ScenarioResult) => void): Promise<ScenarioResult[]> {
+export async function runSwarm<K extends ScenarioName = 'machine-agent'> (
+  options: SwarmOptions<K>, onResult?: (result: Scenarios[K]['result']) => void
+): Promise<Array<Scenarios[K]['result']>> {
+  const kind = (options.kind ?? 'machine-agent') as K
   const seeds: number[] = []
   for (let seed = options.fromSeed; seed <= options.toSeed; seed++) seeds.push(seed)
   const jobs = Math.max(1, Math.min(options.jobs ?? availableParallelism(), seeds.length))
   const scenario = options.scenario ?? {}
-  if (jobs === 1) return runSeeds(seeds, scenario, onResult)
+  if (jobs === 1) return await runSeeds(kind, seeds, scenario, onResult)
   const slices: number[][] = Array.from({ length: jobs }, () => [])
   seeds.forEach((seed, index) => slices[index % jobs]!.push(seed))
-  const all = await Promise.all(slices.map(slice => runInWorker({ seeds: slice, scenario }, onResult)))
+  const all = await Promise.all(slices.map(slice => runInWorker<K>({ kind, seeds: slice, scenario }, onResult)))
   return all.flat().sort((a, b) => a.seed - b.seed)
 }
 
-function runInWorker (request: SwarmWorkerRequest, onResult?: (result: ScenarioResult) => void): Promise<ScenarioResult[]> {
+function runInWorker<K extends ScenarioName> (request: SwarmWorkerRequest, onResult?: (result: Scenarios[K]['result']) => void): Promise<Array<Scenarios[K]['result']>> {
   return new Promise((resolve, reject) => {
     // Workers do not inherit the tsx loader: register it, then load the TypeScript worker.
     const tsx = import.meta.resolve('tsx/esm/api')
     const script = new URL('./swarm-worker.ts', import.meta.url).href
     const bootstrap = `import(${JSON.stringify(tsx)}).then(m => { m.register(); return import(${JSON.stringify(script)}) })`
     const worker = new Worker(bootstrap, { eval: true, workerData: request })
-    const results: ScenarioResult[] = []
-    worker.on('message', (batch: ScenarioResult[]) => {
-      for (const result of batch.slice(0, seedsPerMessageMax * batch.length)) {
+    const results: Array<Scenarios[K]['result']> = []
+    worker.on('message', (batch: Array<Scenarios[K]['result']>) => {
+      for (const result of batch) {
         results.push(result)
         onResult?.(result)
       }

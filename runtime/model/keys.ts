@@ -16,7 +16,8 @@ export const keys = {
   relation: (id: RelationId): string => `relation/${id}`,
   unitSettings: (id: RelationId, unit: UnitName): string => `relation/${id}/settings/${unit}`,
   applicationSettings: (id: RelationId, application: ApplicationName): string => `relation/${id}/app-settings/${application}`,
-  action: (id: string): string => `action/${id}`
+  action: (id: string): string => `action/${id}`,
+  controllerLease: (lease: string): string => `controller-lease/${lease}`
 } as const
 
 export type ParsedKey =
@@ -32,6 +33,7 @@ export type ParsedKey =
   | { kind: 'unit-settings', relationId: RelationId, unit: UnitName }
   | { kind: 'application-settings', relationId: RelationId, application: ApplicationName }
   | { kind: 'action', actionId: string }
+  | { kind: 'controller-lease', lease: string }
 
 const relationKey = /^relation\/(0|[1-9][0-9]*)(?:\/(settings|app-settings)\/(.+))?$/
 
@@ -48,6 +50,7 @@ export function parseKey (key: string): ParsedKey | undefined {
     case 'leader-settings': return { kind: 'leader-settings', application: rest }
     case 'charm': return { kind: 'charm', url: rest }
     case 'action': return { kind: 'action', actionId: rest }
+    case 'controller-lease': return { kind: 'controller-lease', lease: rest }
     case 'unit':
       return rest.endsWith('/status') ? { kind: 'unit-status', unit: rest.slice(0, -'/status'.length) } : { kind: 'unit', unit: rest }
     case 'machine':

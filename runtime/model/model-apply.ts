@@ -9,10 +9,12 @@ import { charmEndpoints, configValueError, effectiveConfig, isPlainRecord, norma
 import { keys } from './keys.ts'
 import { emptyTable, tableGet, tableKeys, tableWith, tableWithout } from './table.ts'
 import { leaseHeld, validLeaseDuration } from './leases.ts'
+import { controllerLeaseHeld, isControllerLeaseName, validControllerLeaseDuration } from './controller-leases.ts'
 import { ModelDraft, recallRequest, rememberRequest } from './model-draft.ts'
 import {
   agentStatuses, machineAgentStatuses, machineInstanceStatuses, workloadStatuses,
   type ActionRecord, type ApplicationRecord, type ApplyMeta, type Delta, type LeaseRecord, type ApplyOutcome, type CharmRecord, type CommandOf,
+  type ControllerLeaseRecord,
   type CommandResult, type CommandSucceeded, type ConfigValue, type Entity, type MachineRecord, type ModelCommand,
   type ModelCommandType, type ModelContext, type RelationEndpoint, type RelationRecord, type SettingsRecord, type StorageRecord,
   type UnitRecord
@@ -98,6 +100,8 @@ export function describeCommand (c: ModelCommand): string {
     case 'refresh': return `refresh ${q(c.application)} to ${q(c.charm)}`
     case 'expose': return `expose ${q(c.application)}`
     case 'unexpose': return `unexpose ${q(c.application)}`
+    case 'claim-controller-lease': return `claim controller lease ${q(c.lease)} for ${q(c.controller)}`
+    case 'release-controller-lease': return `release controller lease ${q(c.lease)} for ${q(c.controller)}`
   }
 }
 
@@ -192,6 +196,13 @@ function requireUnitAgent (d: ModelDraft, c: ModelCommand, unit: UnitName): void
   deny(c)
 }
 
+/** The controller itself: no user, agent or other controller may claim a lease in its name. */
+function requireController (c: ModelCommand, controller: string): void {
+  const p = c.proposer
+  if (p.kind === 'controller' && p.id === controller) return
+  deny(c)
+}
+
 function requireMachineAgent (c: ModelCommand, machine: MachineId): void {
   const p = c.proposer
   if (p.kind === 'controller') return
@@ -214,6 +225,17 @@ function unitName (c: ModelCommand, value: unknown): UnitName {
 
 function machineId (c: ModelCommand, value: unknown): MachineId {
   if (typeof value !== 'string' || !isMachineId(value)) refuse(c, `${q(value)} is not a valid machine id`)
+  return value
+}
+
+/** A controller id, as the `controller` entity's `id` is checked in the envelope. */
+function controllerId (c: ModelCommand, value: unknown): string {
+  if (typeof value !== 'string' || value === '' || value.length > textFieldLengthMax) refuse(c, `${q(value)} is not a valid controller id`)
+  return value
+}
+
+function controllerLeaseName (c: ModelCommand, value: unknown): string {
+  if (typeof value !== 'string' || !isControllerLeaseName(value)) refuse(c, `${q(value)} is not a lease name of 1 to 64 characters a-z, 0-9 and "-"`)
   return value
 }
 
@@ -1217,6 +1239,38 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     const app = getApplication(d, c, applicationName(c, c.application))
     if (app.exposed) putApplication(d, { ...app, exposed: false })
     return {}
+  },
+
+  'claim-controller-lease': (d, c) => {
+    const controller = controllerId(c, c.controller)
+    requireController(c, controller)
+    const name = controllerLeaseName(c, c.lease)
+    const now = clockReading(c, c.now)
+    if (!validControllerLeaseDuration(c.durationMs)) {
+      refuse(c, `duration must be ${limits.controllerLeaseDurationMsMin} to ${limits.controllerLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+    }
+    const lease = d.controllerLease(name)
+    if (lease !== undefined && controllerLeaseHeld(lease, now)) {
+      if (lease.holder !== controller) refuse(c, `controller ${q(lease.holder)} holds it until ${lease.expiry}`)
+      return { lease: extendControllerLease(d, lease, now + c.durationMs) }
+    }
+    const granted: ControllerLeaseRecord = { lease: name, holder: controller, start: now, expiry: now + c.durationMs, grantedAt: d.revision }
+    d.controllerLeases.set(name, granted)
+    d.touch(keys.controllerLease(name))
+    return { lease: { holder: controller, expiry: granted.expiry } }
+  },
+
+  'release-controller-lease': (d, c) => {
+    const controller = controllerId(c, c.controller)
+    requireController(c, controller)
+    const name = controllerLeaseName(c, c.lease)
+    const lease = d.controllerLease(name)
+    if (lease === undefined) return {}
+    if (lease.holder !== controller) refuse(c, `controller ${q(lease.holder)} holds the lease`)
+    // The holder stopped its singular workers before it proposed this, so the lease may go at once.
+    removeKey(d, keys.controllerLease(name))
+    d.controllerLeases.delete(name)
+    return {}
   }
 }
 
@@ -1225,6 +1279,15 @@ function extendLease (d: ModelDraft, lease: LeaseRecord, expiry: number): { hold
   if (expiry > lease.expiry) {
     d.leases.set(lease.application, { ...lease, expiry })
     d.touch(keys.leadership(lease.application))
+  }
+  return { holder: lease.holder, expiry: Math.max(expiry, lease.expiry) }
+}
+
+function extendControllerLease (d: ModelDraft, lease: ControllerLeaseRecord, expiry: number): { holder: string, expiry: number } {
+  // Never earlier: the holder may already be acting on the later expiry it was told.
+  if (expiry > lease.expiry) {
+    d.controllerLeases.set(lease.lease, { ...lease, expiry })
+    d.touch(keys.controllerLease(lease.lease))
   }
   return { holder: lease.holder, expiry: Math.max(expiry, lease.expiry) }
 }

@@ -3,7 +3,7 @@ import type { ApplicationName, MachineId, RelationId, UnitName } from '../ids.ts
 import { listAppend, type ChunkedList } from './chunked-list.ts'
 import { TableDraft, emptyTable, tableGet } from './table.ts'
 import type {
-  ActionRecord, ApplicationRecord, CharmRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
+  ActionRecord, ApplicationRecord, CharmRecord, ControllerLeaseRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
   ModelCounters, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
 } from './model-types.ts'
 
@@ -16,6 +16,7 @@ export interface ModelReader {
   relation (id: RelationId): RelationRecord | undefined
   settings (key: string): SettingsRecord | undefined
   lease (application: ApplicationName): LeaseRecord | undefined
+  controllerLease (name: string): ControllerLeaseRecord | undefined
   action (id: string): ActionRecord | undefined
 }
 
@@ -28,6 +29,7 @@ export function readerOf (context: ModelContext): ModelReader {
     relation: id => tableGet(context.relations, String(id)),
     settings: key => tableGet(context.settings, key),
     lease: application => tableGet(context.leases, application),
+    controllerLease: name => tableGet(context.controllerLeases, name),
     action: id => tableGet(context.actions, id)
   }
 }
@@ -45,6 +47,7 @@ export function emptyModel (): ModelContext {
     relations: emptyTable(),
     settings: emptyTable(),
     leases: emptyTable(),
+    controllerLeases: emptyTable(),
     actions: emptyTable(),
     finishedActions: [],
     keyRevisions: emptyTable(),
@@ -69,6 +72,7 @@ export class ModelDraft implements ModelReader {
   readonly relations: TableDraft<RelationRecord>
   readonly settingsTable: TableDraft<SettingsRecord>
   readonly leases: TableDraft<LeaseRecord>
+  readonly controllerLeases: TableDraft<ControllerLeaseRecord>
   readonly actions: TableDraft<ActionRecord>
   counters: ModelCounters
   finishedActions: ChunkedList<string>
@@ -85,6 +89,7 @@ export class ModelDraft implements ModelReader {
     this.relations = new TableDraft(base.relations)
     this.settingsTable = new TableDraft(base.settings)
     this.leases = new TableDraft(base.leases)
+    this.controllerLeases = new TableDraft(base.controllerLeases)
     this.actions = new TableDraft(base.actions)
     this.counters = base.counters
     this.finishedActions = base.finishedActions
@@ -97,6 +102,7 @@ export class ModelDraft implements ModelReader {
   relation (id: RelationId): RelationRecord | undefined { return this.relations.get(String(id)) }
   settings (key: string): SettingsRecord | undefined { return this.settingsTable.get(key) }
   lease (application: ApplicationName): LeaseRecord | undefined { return this.leases.get(application) }
+  controllerLease (name: string): ControllerLeaseRecord | undefined { return this.controllerLeases.get(name) }
   action (id: string): ActionRecord | undefined { return this.actions.get(id) }
 
   /** The key changed (or was created) at this revision. */
@@ -142,6 +148,7 @@ export class ModelDraft implements ModelReader {
       relations: this.relations.finish(),
       settings: this.settingsTable.finish(),
       leases: this.leases.finish(),
+      controllerLeases: this.controllerLeases.finish(),
       actions: this.actions.finish(),
       finishedActions: this.finishedActions,
       keyRevisions: revisions.finish(),

@@ -20,7 +20,7 @@ export function snapshotModel (context: ModelContext): ModelSnapshotData {
   return { format: 'cantrip-model', version: 1, tableFanout, context }
 }
 
-const tableNames = ['charms', 'applications', 'units', 'machines', 'relations', 'settings', 'leases', 'actions', 'keyRevisions'] as const
+const tableNames = ['charms', 'applications', 'units', 'machines', 'relations', 'settings', 'leases', 'controllerLeases', 'actions', 'keyRevisions'] as const
 const counterNames = ['relation', 'machine', 'task', 'storage'] as const
 
 export function restoreModel (data: unknown): ModelContext {

@@ -249,6 +249,23 @@ export interface LeaseRecord {
   readonly grantedAt: number
 }
 
+/**
+ * A controller lease: which controller may run the singular workers (provisioner,
+ * cleanup) named by `lease`. The same two rules as leadership keep two controllers from
+ * running them at once: another controller is granted the lease only once the proposer's
+ * `now` has reached `expiry`, and the holder believes it holds the lease only while its
+ * clock reads earlier than `expiry` minus `limits.controllerLeaseClockDriftMarginMs`.
+ */
+export interface ControllerLeaseRecord {
+  readonly lease: string
+  /** The holding controller's id (the `id` of its `controller` entity). */
+  readonly holder: string
+  readonly start: number
+  readonly expiry: number
+  /** Raft index of the claim that granted it (extensions keep it). */
+  readonly grantedAt: number
+}
+
 export type ActionStatus = 'pending' | 'completed' | 'failed' | 'cancelled'
 
 export interface ActionRecord {
@@ -273,7 +290,8 @@ export interface CommandSucceeded {
   readonly relationId?: RelationId
   readonly actionId?: string
   readonly commandId?: string
-  readonly lease?: { readonly holder: UnitName, readonly expiry: number }
+  /** Leadership claims: the holding unit; controller-lease claims: the holding controller's id. */
+  readonly lease?: { readonly holder: string, readonly expiry: number }
 }
 
 export interface CommandFailed {
@@ -342,6 +360,8 @@ export interface ModelContext {
   readonly settings: Table<SettingsRecord>
   /** Keyed by application. */
   readonly leases: Table<LeaseRecord>
+  /** Keyed by lease name. */
+  readonly controllerLeases: Table<ControllerLeaseRecord>
   readonly actions: Table<ActionRecord>
   /** Finished action ids, oldest first; records beyond the limit are forgotten. */
   readonly finishedActions: ChunkedList<string>
@@ -362,7 +382,8 @@ export interface ModelContext {
  * What one apply changed: an entity key and the revision. Keys:
  * `application/web`, `leadership/web`, `leader-settings/web`, `charm/<url>`,
  * `unit/web/0`, `unit/web/0/status`, `machine/1`, `machine/1/status`, `relation/3`,
- * `relation/3/settings/web/0`, `relation/3/app-settings/web`, `action/7`.
+ * `relation/3/settings/web/0`, `relation/3/app-settings/web`, `action/7`,
+ * `controller-lease/singular`.
  */
 export interface Delta {
   readonly revision: number
@@ -412,6 +433,9 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'claim-leadership', readonly application: ApplicationName, readonly unit: UnitName, readonly now: number, readonly durationMs: number }
   | { readonly type: 'extend-leadership', readonly application: ApplicationName, readonly unit: UnitName, readonly now: number, readonly durationMs: number }
   | { readonly type: 'release-leadership', readonly application: ApplicationName, readonly unit: UnitName }
+  /** Only the controller named may propose these; `now` is its own clock reading. */
+  | { readonly type: 'claim-controller-lease', readonly lease: string, readonly controller: string, readonly now: number, readonly durationMs: number }
+  | { readonly type: 'release-controller-lease', readonly lease: string, readonly controller: string }
   /** The unit agent terminated (removed or dead): the unit leaves every scope and the model. */
   | { readonly type: 'unit-dead', readonly unit: UnitName }
   | { readonly type: 'set-unit-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
@@ -466,7 +490,8 @@ export const modelCommandTypes = [
   'unit-dead', 'set-unit-status', 'set-agent-status', 'resolved', 'clear-resolved',
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
   'storage-attached', 'add-machine', 'set-machine-instance', 'set-machine-status',
-  'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose'
+  'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose',
+  'claim-controller-lease', 'release-controller-lease'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -10,7 +10,7 @@ import { tableGet } from './table.ts'
  * applications take part in, and in those the databags of the units its units relate
  * to (for container-scoped relations only units on the same machine) — never another
  * application's config. A unit sees the same restricted to itself. Users and controller
- * workers see everything.
+ * workers see everything, and they alone see controller leases.
  */
 
 export interface ViewerUnit {
@@ -92,6 +92,9 @@ export function keyScope (reader: ModelReader, key: string): KeyScope {
       const relation = reader.relation(parsed.relationId)
       return relation === undefined ? { kind: 'model' } : { kind: 'relation-application', applications: relationApplications(relation) }
     }
+    case 'controller-lease':
+      // Which controller runs the singular workers is the controllers' business: admins only.
+      return { kind: 'model' }
   }
 }
 

@@ -6,7 +6,7 @@ import type { Storage, StorageOperation } from '../storage.ts'
 import { MemoryRaftStorage } from './memory-raft-storage.ts'
 import { bootstrapRaftState } from './raft-bootstrap.ts'
 import type { RaftInitialState, RaftStorage } from './raft-storage.ts'
-import type { Entry, HardState, NodeId, RaftSnapshot, Ready } from './raft-types.ts'
+import type { ClusterConfig, Entry, HardState, NodeId, RaftSnapshot, Ready } from './raft-types.ts'
 
 const component = 'durable raft storage'
 
@@ -128,6 +128,32 @@ export class DurableRaftStorage implements RaftStorage {
     if (ready.snapshot !== undefined) this.#memory.applySnapshot(ready.snapshot)
     if (fresh.length > 0) this.#memory.append(fresh)
     if (ready.hardState !== undefined) this.#memory.setHardState(ready.hardState)
+  }
+
+  /**
+   * Log compaction: records a RaftSnapshot of the applied state machine at `index` (with
+   * the membership as of `index`) and deletes every stored entry up to it, in one synced
+   * batch, then does the same to the mirror. The stored log then starts right after the
+   * RaftSnapshot, exactly as the mirror does; a follower that still needs the deleted
+   * entries is sent the RaftSnapshot instead. Call it only between Readies, at or below
+   * the applied index.
+   */
+  async compact (index: number, config: ClusterConfig, data: Uint8Array): Promise<RaftSnapshot> {
+    const previous = this.#memory.snapshot().metadata.index
+    assert(index > previous, `${component}: RaftSnapshot at ${index} is not newer than the one at ${previous}`)
+    assert(index <= this.#memory.lastIndex(), `${component}: cannot take a RaftSnapshot at ${index}: the log ends at ${this.#memory.lastIndex()}`)
+    const snapshot: RaftSnapshot = {
+      metadata: { index, term: this.#memory.term(index), config: { voters: [...config.voters].sort() } },
+      data
+    }
+    const operations: StorageOperation[] = [{ type: 'put', key: raftSnapshotKey, value: encode(snapshot, component) }]
+    for (let at = this.#memory.firstIndex(); at <= index; at++) operations.push({ type: 'del', key: raftLogKey(at) })
+    assert(operations.length <= limits.storageBatchOperationsMax,
+      `${component}: compacting to ${index} needs ${operations.length} writes, more than ${limits.storageBatchOperationsMax}`)
+    await this.#storage.batch(operations, { sync: true })
+    this.#memory.createSnapshot(index, snapshot.metadata.config, data)
+    this.#memory.compact(index)
+    return snapshot
   }
 }
 

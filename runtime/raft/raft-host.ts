@@ -4,14 +4,16 @@ import { decode, encode } from '../codec.ts'
 import { CantripError } from '../errors.ts'
 import { applyCommand } from '../model/model-apply.ts'
 import { emptyModel } from '../model/model-draft.ts'
-import { restoreModel } from '../model/model-snapshot.ts'
+import { restoreModel, snapshotModel } from '../model/model-snapshot.ts'
+import { limits } from '../limits.ts'
+import { applyConfigChange } from './cluster-config.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../model/model-types.ts'
 import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
 import type { RaftStatus } from './raft-status.ts'
-import type { Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
+import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import { RawNode } from './raw-node.ts'
 
 /** The request protocol that carries Raft messages between controllers. */
@@ -23,6 +25,17 @@ export interface RaftHostOptions {
   id: NodeId
   /** Every founding voter, this node included; used to bootstrap an empty store. */
   peers: readonly NodeId[]
+  /**
+   * A server added to a running group: an empty store is not bootstrapped, and the node
+   * learns the membership from the leader's RaftSnapshot once it is added as a voter.
+   */
+  join?: boolean
+  /** Applied entries between two RaftSnapshots (log compaction); default limits.raftSnapshotEveryEntries. */
+  snapshotEveryEntries?: number
+  /** How long `read` waits for its read point; default 5 election timeouts. */
+  readTimeoutMs?: number
+  /** Called when the role or the known leader changes (as acted on, after persisting). */
+  onRoleChange?: (change: RoleChange) => void
   storage: Storage
   transport: Transport
   clock: Clock
@@ -38,6 +51,12 @@ export interface RaftHostOptions {
   /** Called after each committed entry is applied (or skipped), in log order. */
   onApplied?: (entry: Entry, result: CommandResult | undefined) => void
   trace?: (line: string) => void
+}
+
+export interface RoleChange {
+  role: RaftRole
+  leader: NodeId | ''
+  term: number
 }
 
 export class NotLeaderError extends CantripError {
@@ -64,6 +83,22 @@ export class ProposalRefusedError extends CantripError {
   }
 }
 
+/** A linearizable read could not get a read point (no leader, or no answer in time); retry it. */
+export class ReadFailedError extends CantripError {
+  override name = 'ReadFailedError'
+  constructor (id: NodeId, why: string) {
+    super(`raft host "${id}": cannot read: ${why}`)
+  }
+}
+
+/** A membership change was refused by the core (another is pending, invalid, not leader). */
+export class MembershipChangeRefusedError extends CantripError {
+  override name = 'MembershipChangeRefusedError'
+  constructor (id: NodeId, change: ConfigChange, why: string) {
+    super(`raft host "${id}": cannot ${change.type} "${change.node}": ${why}`)
+  }
+}
+
 export class HostStoppedError extends CantripError {
   override name = 'HostStoppedError'
   constructor (id: NodeId) {
@@ -73,7 +108,16 @@ export class HostStoppedError extends CantripError {
 
 interface Pending {
   term: number
-  resolve: (result: CommandResult) => void
+  kind: 'command' | 'config-change'
+  resolve: (result: CommandResult | undefined) => void
+  reject: (error: Error) => void
+  timer: TimerHandle
+}
+
+interface PendingRead {
+  /** Known once the leader answered; the read is served when the model reaches it. */
+  index: number | undefined
+  resolve: (model: ModelContext) => void
   reject: (error: Error) => void
   timer: TimerHandle
 }
@@ -94,7 +138,16 @@ export class RaftHost {
   readonly #durable: DurableRaftStorage
   readonly #node: RawNode
   readonly #pending = new Map<number, Pending>()
+  /** Linearizable reads by their request context. */
+  readonly #reads = new Map<string, PendingRead>()
+  #readsStarted = 0
   #model: ModelContext
+  /** The membership as of the applied index: what a RaftSnapshot taken now records. */
+  #appliedConfig: ClusterConfig
+  #snapshotIndex: number
+  #term: number
+  #snapshotsReceived = 0
+  #leader: NodeId | '' = ''
   #tickTimer: TimerHandle | undefined
   #processing: Promise<void> | undefined
   #stopped = false
@@ -107,6 +160,9 @@ export class RaftHost {
     this.#durable = durable
     const snapshot = durable.snapshot()
     this.#model = modelFromSnapshot(snapshot.data)
+    this.#appliedConfig = snapshot.metadata.config
+    this.#snapshotIndex = snapshot.metadata.index
+    this.#term = durable.hardState().term
     this.#node = new RawNode({
       id: options.id,
       storage: durable,
@@ -122,8 +178,13 @@ export class RaftHost {
   /** Loads (or bootstraps) the durable state, then starts ticking and serving messages. */
   static async start (options: RaftHostOptions): Promise<RaftHost> {
     assert(Number.isFinite(options.tickMs) && options.tickMs > 0, `${component}: tickMs must be positive, got ${String(options.tickMs)}`)
-    assert(options.peers.includes(options.id), `${component}: "${options.id}" is not among its peers ${JSON.stringify(options.peers)}`)
-    const durable = await DurableRaftStorage.load(options.storage, { bootstrapVoters: options.peers })
+    if (options.join !== true) {
+      assert(options.peers.includes(options.id), `${component}: "${options.id}" is not among its peers ${JSON.stringify(options.peers)}`)
+    }
+    const snapshotEvery = options.snapshotEveryEntries ?? limits.raftSnapshotEveryEntries
+    assert(Number.isSafeInteger(snapshotEvery) && snapshotEvery > 0 && snapshotEvery <= limits.raftSnapshotEveryEntries,
+      `${component}: snapshotEveryEntries must be 1 to ${limits.raftSnapshotEveryEntries}, got ${String(options.snapshotEveryEntries)}`)
+    const durable = await DurableRaftStorage.load(options.storage, options.join === true ? {} : { bootstrapVoters: options.peers })
     const host = new RaftHost(options, durable)
     options.transport.handle(raftProtocol, async request => host.#receive(request))
     host.#scheduleTick()
@@ -154,6 +215,76 @@ export class RaftHost {
     return this.#model
   }
 
+  /** RaftSnapshots received from a leader and installed since this host started. */
+  get snapshotsReceived (): number {
+    return this.#snapshotsReceived
+  }
+
+  /** The term as of the last Ready handled. */
+  get term (): number {
+    return this.#term
+  }
+
+  /** The leader as of the last Ready handled ('' when unknown). */
+  get leader (): NodeId | '' {
+    return this.#leader
+  }
+
+  /** What this host has persisted of the log (a read-only view, for checkers and status). */
+  persistedLog (): Pick<DurableRaftStorage, 'firstIndex' | 'lastIndex' | 'term' | 'entries' | 'snapshot' | 'hardState'> {
+    return this.#durable
+  }
+
+  /** The membership as of the applied index. */
+  appliedConfig (): ClusterConfig {
+    return this.#appliedConfig
+  }
+
+  /** Index of the newest RaftSnapshot this host holds (taken or received). */
+  get snapshotIndex (): number {
+    return this.#snapshotIndex
+  }
+
+  /**
+   * A linearizable read (ReadIndex, Raft dissertation §6.4): asks the leader for the
+   * commit index it has confirmed it still leads at, waits until this host has applied
+   * that far, and returns the model then. Works on followers too (the request is
+   * forwarded). Rejected with ReadFailedError when there is no leader or no answer in
+   * time; a read has no effect, so the caller may simply retry.
+   */
+  async read (): Promise<ModelContext> {
+    if (this.#stopped) throw new HostStoppedError(this.id)
+    if (this.#reads.size >= limits.raftPendingReadIndexMax) throw new ReadFailedError(this.id, `${limits.raftPendingReadIndexMax} reads already pending`)
+    const context = `${this.id}/${++this.#readsStarted}`
+    const result = this.#node.readIndex(encode(context, component))
+    if (result.status === 'no-leader') throw new ReadFailedError(this.id, 'no leader known')
+    if (result.status !== 'accepted' && result.status !== 'forwarded') throw new ReadFailedError(this.id, `refused: "${result.status}"`)
+    const promise = new Promise<ModelContext>((resolve, reject) => {
+      const timeoutMs = this.#options.readTimeoutMs ?? 5 * this.#options.electionTicks * this.#options.tickMs
+      const timer = this.#options.clock.setTimeout(() => {
+        this.#settleRead(context, read => read.reject(new ReadFailedError(this.id, `no read point within ${timeoutMs} ms`)))
+      }, timeoutMs)
+      this.#reads.set(context, { index: undefined, resolve, reject, timer })
+    })
+    this.#kick()
+    return await promise
+  }
+
+  /**
+   * Adds or removes one voter (one at a time; refused while another change is pending or
+   * before the leader has committed an entry of its own term). Resolves once the change
+   * is applied here, on the leader.
+   */
+  async changeMembership (change: ConfigChange): Promise<void> {
+    if (this.#stopped) throw new HostStoppedError(this.id)
+    const result = this.#node.proposeConfigChange(change)
+    if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
+    if (result.status === 'invalid') throw new MembershipChangeRefusedError(this.id, change, result.reason)
+    if (result.status === 'change-pending') throw new MembershipChangeRefusedError(this.id, change, `the change at index ${result.index} is not committed yet`)
+    if (result.status !== 'accepted') throw new MembershipChangeRefusedError(this.id, change, `"${result.status}"`)
+    await this.#await(result.index, result.term, 'config-change')
+  }
+
   /**
    * Proposes `command`; resolves with its result once its entry is applied here. Refused
    * at once with NotLeaderError (carrying the leader hint) when this node is not the
@@ -165,16 +296,22 @@ export class RaftHost {
     const result = this.#node.propose(encode(command, component))
     if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
     if (result.status !== 'accepted') throw new ProposalRefusedError(this.id, result.status)
-    const { index, term } = result
+    const applied = await this.#await(result.index, result.term, 'command')
+    assert(applied !== undefined, `${component}: command at ${result.index} applied without a result`)
+    return applied
+  }
+
+  /** Waits for the entry appended at `index` in `term` to apply here. */
+  async #await (index: number, term: number, kind: Pending['kind']): Promise<CommandResult | undefined> {
     // An older proposal still waiting at this index was overwritten without this host
     // seeing a Ready in between (leadership lost and regained): it will never apply.
     this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, `overwritten by an entry of term ${term}`)))
-    const promise = new Promise<CommandResult>((resolve, reject) => {
+    const promise = new Promise<CommandResult | undefined>((resolve, reject) => {
       const timeoutMs = this.#options.proposeTimeoutMs ?? 20 * this.#options.electionTicks * this.#options.tickMs
       const timer = this.#options.clock.setTimeout(() => {
         this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, `not applied within ${timeoutMs} ms`)))
       }, timeoutMs)
-      this.#pending.set(index, { term, resolve, reject, timer })
+      this.#pending.set(index, { term, kind, resolve, reject, timer })
     })
     this.#kick()
     return await promise
@@ -207,6 +344,9 @@ export class RaftHost {
     }
     for (const index of [...this.#pending.keys()]) {
       this.#settle(index, pending => pending.reject(new HostStoppedError(this.id)))
+    }
+    for (const context of [...this.#reads.keys()]) {
+      this.#settleRead(context, read => read.reject(new HostStoppedError(this.id)))
     }
   }
 
@@ -249,7 +389,18 @@ export class RaftHost {
       this.#send(ready.messages)
       this.#apply(ready)
       this.#node.advance()
+      await this.#maybeCompact()
     }
+  }
+
+  /** Takes a RaftSnapshot of the model and compacts the log once enough has been applied. */
+  async #maybeCompact (): Promise<void> {
+    const every = this.#options.snapshotEveryEntries ?? limits.raftSnapshotEveryEntries
+    const applied = this.#model.revision
+    if (this.#stopped || applied - this.#snapshotIndex < every) return
+    await this.#durable.compact(applied, this.#appliedConfig, encode(snapshotModel(this.#model), component))
+    this.#snapshotIndex = applied
+    this.#options.trace?.(`${component} "${this.id}": RaftSnapshot at ${applied}, log compacted`)
   }
 
   #send (messages: readonly Message[]): void {
@@ -285,17 +436,25 @@ export class RaftHost {
   }
 
   #apply (ready: Ready): void {
+    const term = ready.hardState?.term ?? this.#term
+    const roleChanged = ready.softState !== undefined || term !== this.#term
+    this.#term = term
     if (ready.softState !== undefined) {
       const wasLeader = this.#role === 'leader'
       this.#role = ready.softState.role
+      this.#leader = ready.softState.leader
       if (wasLeader && this.#role !== 'leader') {
         for (const index of [...this.#pending.keys()]) {
           this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, 'leadership lost before it applied')))
         }
       }
     }
+    if (roleChanged) this.#options.onRoleChange?.({ role: this.#role, leader: this.#leader, term: this.#term })
     if (ready.snapshot !== undefined && ready.snapshot.metadata.index > this.#model.revision) {
       this.#model = modelFromSnapshot(ready.snapshot.data)
+      this.#appliedConfig = ready.snapshot.metadata.config
+      this.#snapshotIndex = ready.snapshot.metadata.index
+      this.#snapshotsReceived++
     }
     for (const entry of ready.committedEntries) {
       // Entries a RaftSnapshot already covers were applied as part of it.
@@ -308,13 +467,42 @@ export class RaftHost {
       } else {
         // The leader's no-op or a membership change: the raft.entrySkipped path.
         this.#model = { ...this.#model, revision: entry.index, term: entry.term }
+        if (entry.type === 'config-change' && entry.configChange !== undefined) {
+          this.#appliedConfig = applyConfigChange(this.#appliedConfig, entry.configChange)
+        }
       }
       this.#options.onApplied?.(entry, result)
       this.#settle(entry.index, pending => {
-        if (pending.term === entry.term && result !== undefined) pending.resolve(result)
+        const same = pending.term === entry.term &&
+          (pending.kind === 'command' ? result !== undefined : entry.type === 'config-change')
+        if (same) pending.resolve(result)
         else pending.reject(new ProposalAbandonedError(this.id, entry.index, `overwritten by an entry of term ${entry.term}`))
       })
     }
+    for (const readState of ready.readStates) {
+      const context = decode(readState.context, component)
+      if (typeof context !== 'string') continue
+      const read = this.#reads.get(context)
+      if (read !== undefined) read.index = readState.index
+    }
+    this.#serveReads()
+  }
+
+  /** Serves every read whose read point the model has reached. */
+  #serveReads (): void {
+    for (const [context, read] of this.#reads) {
+      if (read.index === undefined || read.index > this.#model.revision) continue
+      const model = this.#model
+      this.#settleRead(context, pending => pending.resolve(model))
+    }
+  }
+
+  #settleRead (context: string, how: (read: PendingRead) => void): void {
+    const read = this.#reads.get(context)
+    if (read === undefined) return
+    this.#reads.delete(context)
+    this.#options.clock.clearTimeout(read.timer)
+    how(read)
   }
 
   #settle (index: number, how: (pending: Pending) => void): void {

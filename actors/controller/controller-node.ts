@@ -1,0 +1,273 @@
+import { createActor, fromCallback, fromPromise } from 'xstate'
+import { assert } from '../../runtime/assert.ts'
+import type { Clock } from '../../runtime/clock.ts'
+import { decode, encode } from '../../runtime/codec.ts'
+import { CantripError } from '../../runtime/errors.ts'
+import { limits } from '../../runtime/limits.ts'
+import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import {
+  NotLeaderError, ProposalAbandonedError, ProposalRefusedError, RaftHost, ReadFailedError, type RaftHostOptions
+} from '../../runtime/raft/raft-host.ts'
+import type { NodeId } from '../../runtime/raft/raft-types.ts'
+import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent } from './controller-machine.ts'
+
+/** Followers forward client commands to the leader over this request protocol. */
+export const controllerProposeProtocol = 'controller/propose/1'
+
+/** The controller lease that gates the singular workers. */
+export const singularLease = 'singular'
+
+const component = 'controller'
+
+/** Started when this controller begins to hold the singular lease as leader; `stop` is called when it stops. */
+export type SingularWorkers = (controller: NodeId) => { stop: () => void }
+
+export interface ControllerNodeOptions extends Omit<RaftHostOptions, 'onRoleChange'> {
+  /** Duration of each claim of the singular lease; default limits.controllerLeaseDurationMsDefault. */
+  leaseDurationMs?: number
+  singularWorkers?: SingularWorkers
+}
+
+/** A command could not be committed within the attempts allowed; it may still apply later. */
+export class SubmitFailedError extends CantripError {
+  override name = 'SubmitFailedError'
+  constructor (id: NodeId, attempts: number, last: string) {
+    super(`${component} "${id}": command not committed after ${attempts} attempts: ${last}`)
+  }
+}
+
+/** The leader a command was forwarded to answered with an error. */
+export class ForwardedError extends CantripError {
+  override name = 'ForwardedError'
+  readonly remoteName: string
+  readonly leader: NodeId | ''
+  constructor (remoteName: string, message: string, leader: NodeId | '') {
+    super(message)
+    this.remoteName = remoteName
+    this.leader = leader
+  }
+}
+
+type ForwardReply =
+  | { ok: true, result: CommandResult }
+  | { ok: false, name: string, message: string, leader: NodeId | '' }
+
+/** Errors after which the same command (same request id) may be sent again. */
+const retryableNames = new Set([
+  'NotLeaderError', 'ProposalAbandonedError', 'ProposalRefusedError', 'ReadFailedError',
+  'RequestTimeoutError', 'PeerUnreachableError', 'TransportBusyError', 'RemoteHandlerError', 'HostStoppedError'
+])
+
+function retryable (error: unknown): boolean {
+  if (error instanceof ForwardedError) return retryableNames.has(error.remoteName)
+  return error instanceof Error && retryableNames.has(error.name)
+}
+
+/**
+ * One controller: the Raft host (the replicated model), the controller actor (Raft role
+ * and singular workers, as the inspector shows them), and the client side of the API:
+ * `submit` commits a command from any controller (followers forward it to the leader,
+ * and retries reuse the request id so it applies once), `read` is linearizable from any
+ * controller. The agent and the simulator both run controllers through this class; it
+ * touches nothing but the contracts it is given.
+ */
+export class ControllerNode {
+  readonly id: NodeId
+  readonly host: RaftHost
+  readonly actor: ControllerActor
+  readonly #options: ControllerNodeOptions
+  #claims = 0
+  #stopped = false
+
+  private constructor (options: ControllerNodeOptions, host: RaftHost, actor: ControllerActor) {
+    this.id = options.id
+    this.#options = options
+    this.host = host
+    this.actor = actor
+  }
+
+  static async start (options: ControllerNodeOptions): Promise<ControllerNode> {
+    const leaseDurationMs = options.leaseDurationMs ?? limits.controllerLeaseDurationMsDefault
+    assert(leaseDurationMs > limits.controllerLeaseClockDriftMarginMs * 2,
+      `${component}: lease duration ${leaseDurationMs} ms must exceed twice the drift margin of ${limits.controllerLeaseClockDriftMarginMs} ms`)
+    let node: ControllerNode | undefined
+    const early: Array<{ role: RaftHost['role'], leader: NodeId | '', term: number }> = []
+    const host = await RaftHost.start({
+      ...options,
+      onRoleChange: change => {
+        if (node === undefined) early.push(change)
+        else node.actor.send({ type: 'raft.role', ...change })
+      }
+    })
+    const machine = controllerMachine.provide({
+      actors: {
+        claimLease: fromPromise<ClaimOutcome, { controller: NodeId }>(async () => await claimSingularLease(node!, leaseDurationMs)),
+        singularWorkers: fromCallback<ControllerEvent, { controller: NodeId }>(({ input }) => {
+          const running = options.singularWorkers?.(input.controller)
+          return () => { running?.stop() }
+        })
+      }
+    })
+    const actor = createActor(machine, {
+      clock: options.clock,
+      input: {
+        id: options.id,
+        role: host.role,
+        term: host.term,
+        leader: host.leader,
+        claimRetryMs: Math.max(options.tickMs * options.electionTicks, Math.floor(leaseDurationMs / 10))
+      }
+    })
+    node = new ControllerNode(options, host, actor)
+    actor.start()
+    for (const change of early) actor.send({ type: 'raft.role', ...change })
+    options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.data))
+    return node
+  }
+
+  get stopped (): boolean {
+    return this.#stopped || this.host.stopped
+  }
+
+  get clock (): Clock {
+    return this.#options.clock
+  }
+
+  /**
+   * A fresh request id for a lease claim. The term makes it unique across restarts: a
+   * restarted controller leads again only in a later term.
+   */
+  nextClaimId (): string {
+    return `${this.id}/${singularLease}/${this.host.term}/${++this.#claims}`
+  }
+
+  /** Whether the singular workers run here now. */
+  runsSingularWorkers (): boolean {
+    return !this.stopped && runsSingularWorkers(this.actor.getSnapshot())
+  }
+
+  /**
+   * Commits `command` through whichever controller leads, and resolves with its result.
+   * Retries (with the same request id, so it applies at most once) after a leader change,
+   * a lost reply or a timeout, up to limits.controllerSubmitAttemptsMax attempts;
+   * rejected with SubmitFailedError after that, when the command may or may not apply.
+   */
+  async submit (command: ModelCommand): Promise<CommandResult> {
+    let last = 'no attempt made'
+    for (let attempt = 1; attempt <= limits.controllerSubmitAttemptsMax; attempt++) {
+      if (this.stopped) throw new SubmitFailedError(this.id, attempt - 1, 'this controller stopped')
+      try {
+        return await this.#submitOnce(command)
+      } catch (error) {
+        if (!retryable(error)) throw error
+        last = (error as Error).message
+      }
+      await this.#sleep(this.#retryDelayMs())
+    }
+    throw new SubmitFailedError(this.id, limits.controllerSubmitAttemptsMax, last)
+  }
+
+  /** A linearizable read of the model, from this controller (ReadIndex through the leader). */
+  async read (): Promise<ModelContext> {
+    let last = 'no attempt made'
+    for (let attempt = 1; attempt <= limits.controllerSubmitAttemptsMax; attempt++) {
+      if (this.stopped) throw new ReadFailedError(this.id, 'this controller stopped')
+      try {
+        return await this.host.read()
+      } catch (error) {
+        if (!(error instanceof ReadFailedError)) throw error
+        last = error.message
+      }
+      await this.#sleep(this.#retryDelayMs())
+    }
+    throw new ReadFailedError(this.id, `no read point after ${limits.controllerSubmitAttemptsMax} attempts: ${last}`)
+  }
+
+  async stop (): Promise<void> {
+    if (this.#stopped) return
+    this.#stopped = true
+    this.actor.stop()
+    this.#unhandle()
+    await this.host.stop()
+  }
+
+  /** Power cut: see RaftHost.crash. */
+  crash (): void {
+    this.#stopped = true
+    this.actor.stop()
+    this.#unhandle()
+    this.host.crash()
+  }
+
+  async #submitOnce (command: ModelCommand): Promise<CommandResult> {
+    if (this.host.role === 'leader') return await this.host.propose(command)
+    const leader = this.host.leader
+    if (leader === '' || leader === this.id) throw new NotLeaderError(this.id, '')
+    return await this.#forward(leader, command)
+  }
+
+  async #forward (leader: NodeId, command: ModelCommand): Promise<CommandResult> {
+    const o = this.#options
+    const timeoutMs = (o.proposeTimeoutMs ?? 20 * o.electionTicks * o.tickMs) + o.electionTicks * o.tickMs
+    const bytes = await o.transport.request(leader, controllerProposeProtocol, encode(command, component), { timeoutMs })
+    const reply = decode(bytes, component) as ForwardReply
+    if (typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
+      throw new ForwardedError('InvalidReply', `${component} "${this.id}": leader "${leader}" sent a malformed reply`, '')
+    }
+    if (reply.ok) return reply.result
+    throw new ForwardedError(reply.name, reply.message, reply.leader)
+  }
+
+  /** A follower's forwarded command: proposed here only (never forwarded again). */
+  async #serveForwarded (data: Uint8Array): Promise<Uint8Array> {
+    let reply: ForwardReply
+    try {
+      const command = decode(data, component) as ModelCommand
+      reply = { ok: true, result: await this.host.propose(command) }
+    } catch (error) {
+      const err = error instanceof Error ? error : new Error(String(error))
+      reply = { ok: false, name: err.name, message: err.message, leader: error instanceof NotLeaderError ? error.leader : '' }
+    }
+    return encode(reply, component)
+  }
+
+  #retryDelayMs (): number {
+    return this.#options.tickMs * this.#options.electionTicks
+  }
+
+  async #sleep (ms: number): Promise<void> {
+    await new Promise<void>(resolve => { this.#options.clock.setTimeout(resolve, ms) })
+  }
+
+  #unhandle (): void {
+    try {
+      this.#options.transport.unhandle(controllerProposeProtocol)
+    } catch {
+      // A stopped transport refuses unhandle; nothing is attached then.
+    }
+  }
+}
+
+/**
+ * Claims (or extends) the singular lease through Raft, stamped with this controller's
+ * clock. The belief lasts until the lease's expiry minus the drift margin, on the same
+ * clock, counted from when the grant is known here.
+ */
+async function claimSingularLease (node: ControllerNode, durationMs: number): Promise<ClaimOutcome> {
+  const clock: Clock = node.clock
+  const result = await node.host.propose({
+    type: 'claim-controller-lease',
+    lease: singularLease,
+    controller: node.id,
+    // Whole milliseconds, rounded down: an earlier reading only shortens the lease and delays a grant.
+    now: Math.floor(clock.now()),
+    durationMs,
+    requestId: node.nextClaimId(),
+    proposer: { kind: 'controller', id: node.id }
+  })
+  if (!result.ok) return { granted: false, why: result.error }
+  const expiry = result.lease?.expiry
+  if (expiry === undefined) return { granted: false, why: 'the grant carried no expiry' }
+  const validForMs = expiry - limits.controllerLeaseClockDriftMarginMs - clock.now()
+  return validForMs > 0 ? { granted: true, validForMs } : { granted: false, why: 'granted too late to believe' }
+}

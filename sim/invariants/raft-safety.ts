@@ -1,0 +1,311 @@
+/**
+ * Raft's safety properties, checked on a simulated controller group after every step
+ * and on every message a controller sends (Raft dissertation §3.6 and Figure 3.2, plus
+ * the durability rules of etcd's Ready contract):
+ *
+ * - election safety: at most one leader per term;
+ * - leader append-only: while it leads a term, a leader never overwrites or deletes an
+ *   entry of its persisted log (compaction behind a RaftSnapshot aside);
+ * - log matching: two persisted logs with an entry of the same index and term agree on
+ *   every earlier entry both hold;
+ * - leader completeness: a leader (once it has persisted its first Ready) holds every
+ *   entry any server has persisted as committed;
+ * - state-machine safety: every server applies the same entry at each index;
+ * - the persisted term never decreases and a persisted vote never changes within a
+ *   term, and both are durable (synced) before any message that depends on them leaves
+ *   (a vote granted in a term counts as durable once a later term is: that server can
+ *   never vote in the earlier term again);
+ *   an append acknowledgement leaves only once the entries it acknowledges are durable;
+ * - a leader moves its commit index only onto an entry of its own term (Figure 8);
+ * - a leader has at most one uncommitted configuration change in its log;
+ * - at most one controller runs the singular workers (holds the controller lease);
+ * - every command a client was told had committed is in the applied log at its index.
+ *
+ * Violations are collected as one-line strings; the scenario fails on the first.
+ */
+import type { ControllerNode } from '../../actors/controller/controller-node.ts'
+import { decode } from '../../runtime/codec.ts'
+import type { CommandResult } from '../../runtime/model/model-types.ts'
+import { raftHardStateKey, raftLogKey, raftSnapshotKey } from '../../runtime/raft/durable-raft-storage.ts'
+import type { Entry, HardState, Message, NodeId, RaftSnapshot } from '../../runtime/raft/raft-types.ts'
+import type { SimStorage } from '../sim-storage.ts'
+
+/** What the checker needs to see of the group. */
+export interface CheckedGroup {
+  readonly ids: readonly NodeId[]
+  readonly storages: readonly SimStorage[]
+  node (i: number): ControllerNode | undefined
+  isPaused (i: number): boolean
+}
+
+interface LeaderView {
+  term: number
+  firstIndex: number
+  /** Terms of the persisted entries from `firstIndex` on. */
+  terms: number[]
+  commit: number
+}
+
+interface AppliedRecord {
+  term: number
+  data: Uint8Array
+  by: NodeId
+}
+
+const component = 'raft safety'
+
+export class RaftSafetyChecker {
+  readonly violations: string[] = []
+  readonly #group: CheckedGroup
+  readonly #leaderOfTerm = new Map<number, NodeId>()
+  /** Per node, its view while it leads (for append-only and commit checks). */
+  readonly #leading = new Map<NodeId, LeaderView>()
+  /** Leaders already checked for completeness, as `id@term`. */
+  readonly #completenessChecked = new Set<string>()
+  /** Index → term of every entry some server persisted as committed. */
+  readonly #committed = new Map<number, { term: number, by: NodeId }>()
+  readonly #committedUpTo = new Map<NodeId, number>()
+  readonly #applied = new Map<number, AppliedRecord>()
+  /** Per node, the last persisted hard state seen (by value identity, to decode once). */
+  readonly #hardStates = new Map<NodeId, { bytes: Uint8Array, state: HardState }>()
+  readonly #snapshotIndexCache = new WeakMap<Uint8Array, number>()
+  /** Acknowledged commands: index → request id, checked against the applied log. */
+  readonly #acknowledged = new Map<number, string>()
+  #maxLeaseHolders = 0
+  /** RaftSnapshots received and installed by a follower, counted from applied jumps. */
+  checks = 0
+
+  constructor (group: CheckedGroup) {
+    this.#group = group
+  }
+
+  /** The most controllers seen running the singular workers at once. */
+  get maxLeaseHolders (): number {
+    return this.#maxLeaseHolders
+  }
+
+  get appliedIndexMax (): number {
+    let max = 0
+    for (const index of this.#applied.keys()) if (index > max) max = index
+    return max
+  }
+
+  // -------------------------------------------------------------------------------
+  // Hooks
+
+  /** Every entry a host applies (wire to the host's onApplied). */
+  onApplied (id: NodeId, entry: Entry): void {
+    const first = this.#applied.get(entry.index)
+    if (first === undefined) {
+      this.#applied.set(entry.index, { term: entry.term, data: entry.data, by: id })
+      return
+    }
+    if (first.term !== entry.term || !sameBytes(first.data, entry.data)) {
+      this.#violation(`state-machine safety: ${id} applied ${entry.index}@${entry.term} but ${first.by} applied ${entry.index}@${first.term} with ${sameBytes(first.data, entry.data) ? 'the same' : 'other'} data`)
+    }
+  }
+
+  /** A client was told `result` for the command with `requestKey` (`<proposer> <request id>`). */
+  onAcknowledged (requestId: string, result: CommandResult): void {
+    this.#acknowledged.set(result.index, requestId)
+  }
+
+  /** Raft messages `from` hands to its transport: their terms, votes and acks must be durable. */
+  onRaftSend (from: NodeId, messages: readonly Message[]): void {
+    const i = this.#group.ids.indexOf(from)
+    if (i < 0) return
+    const storage = this.#group.storages[i]!
+    const hard = this.#durableHardState(from, storage)
+    for (const m of messages) {
+      // A pre-vote asks about a term not yet entered; its answer echoes it. Neither is persisted.
+      if (m.type === 'pre-vote' || m.type === 'pre-vote-response') continue
+      if (m.term > 0 && (hard === undefined || hard.term < m.term)) {
+        this.#violation(`durability: ${from} sent ${m.type} in term ${m.term} to ${m.to} with term ${hard?.term ?? 'nothing'} synced`)
+        continue
+      }
+      if (m.type === 'vote' && hard!.term === m.term && hard!.vote !== from) {
+        this.#violation(`durability: ${from} asked for votes in term ${m.term} before its own vote was synced (synced vote "${hard!.vote}")`)
+      }
+      // A later term persisted in the same Ready also covers the grant: this server can
+      // never vote in the older term again.
+      if (m.type === 'vote-response' && m.reject !== true && hard!.term === m.term && hard!.vote !== m.to) {
+        this.#violation(`durability: ${from} granted its vote in term ${m.term} to ${m.to} with ${hard!.term}/"${hard!.vote}" synced`)
+      }
+      if (m.type === 'append-response' && m.reject !== true && m.index !== undefined && !this.#durableHolds(storage, m.index)) {
+        this.#violation(`durability: ${from} acknowledged entries up to ${m.index} to ${m.to} before syncing them`)
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------
+  // After every step
+
+  step (): void {
+    this.checks++
+    let holders = 0
+    const holderIds: NodeId[] = []
+    const logs: Array<{ id: NodeId, first: number, terms: number[] }> = []
+    for (let i = 0; i < this.#group.ids.length; i++) {
+      const id = this.#group.ids[i]!
+      this.#checkDurableHardState(id, this.#group.storages[i]!)
+      const node = this.#group.node(i)
+      if (node === undefined) {
+        this.#leading.delete(id)
+        continue
+      }
+      const host = node.host
+      const status = host.status()
+      if (status.role === 'leader') {
+        const other = this.#leaderOfTerm.get(status.term)
+        if (other === undefined) this.#leaderOfTerm.set(status.term, id)
+        else if (other !== id) this.#violation(`election safety: ${id} and ${other} both lead term ${status.term}`)
+      }
+      const log = host.persistedLog()
+      const first = log.firstIndex()
+      const last = log.lastIndex()
+      const terms: number[] = []
+      for (let index = first - 1; index <= last; index++) terms.push(log.term(index))
+      logs.push({ id, first: first - 1, terms })
+      this.#recordCommitted(id, log.hardState().commit, first - 1, terms)
+      if (host.role === 'leader' && host.term === status.term && status.role === 'leader') {
+        this.#checkLeader(id, status.term, status.commit, first - 1, terms, node)
+      } else {
+        this.#leading.delete(id)
+      }
+      if (node.runsSingularWorkers() && !this.#group.isPaused(i)) {
+        holders++
+        holderIds.push(id)
+      }
+    }
+    if (holders > this.#maxLeaseHolders) this.#maxLeaseHolders = holders
+    if (holders > 1) this.#violation(`lease: ${holderIds.join(' and ')} run the singular workers at once`)
+    this.#checkLogMatching(logs)
+  }
+
+  /** After the liveness phase: every acknowledged command is in the applied log at its index. */
+  checkAcknowledged (appliedEverywhere: number): void {
+    for (const [index, requestId] of this.#acknowledged) {
+      if (index > appliedEverywhere) {
+        this.#violation(`durability: acknowledged ${requestId} at ${index} is not applied everywhere (applied to ${appliedEverywhere})`)
+        continue
+      }
+      const applied = this.#applied.get(index)
+      const command = applied === undefined ? undefined : decode(applied.data, component) as { requestId?: unknown }
+      if (command?.requestId !== requestId) {
+        this.#violation(`durability: acknowledged ${requestId} at ${index}, but the entry applied there is ${JSON.stringify(command?.requestId)}`)
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------
+
+  #checkLeader (id: NodeId, term: number, commit: number, first: number, terms: number[], node: ControllerNode): void {
+    const key = `${id}@${term}`
+    if (!this.#completenessChecked.has(key)) {
+      this.#completenessChecked.add(key)
+      for (const [index, committed] of this.#committed) {
+        if (index <= first) continue
+        const held = terms[index - first]
+        if (held !== committed.term) {
+          this.#violation(`leader completeness: ${id} leads term ${term} with ${held === undefined ? 'no entry' : `term ${held}`} at ${index}, committed there in term ${committed.term} (seen on ${committed.by})`)
+        }
+      }
+    }
+    const previous = this.#leading.get(id)
+    if (previous !== undefined && previous.term === term) {
+      const previousLast = previous.firstIndex + previous.terms.length - 1
+      const last = first + terms.length - 1
+      if (last < previousLast) this.#violation(`leader append-only: ${id} (term ${term}) log shrank from ${previousLast} to ${last}`)
+      for (let index = Math.max(first, previous.firstIndex); index <= Math.min(last, previousLast); index++) {
+        if (terms[index - first] !== previous.terms[index - previous.firstIndex]) {
+          this.#violation(`leader append-only: ${id} (term ${term}) rewrote entry ${index}`)
+          break
+        }
+      }
+      if (commit > previous.commit && commit > first && terms[commit - first] !== term) {
+        this.#violation(`commit rule: ${id} (term ${term}) committed ${commit} whose entry is of term ${String(terms[commit - first])}`)
+      }
+    }
+    const log = node.host.persistedLog()
+    const hard = log.hardState()
+    if (hard.commit < log.lastIndex()) {
+      const tail = log.entries(Math.max(hard.commit + 1, log.firstIndex()), log.lastIndex() + 1, Number.MAX_SAFE_INTEGER)
+      const pending = tail.filter(entry => entry.type === 'config-change').length
+      if (pending > 1) this.#violation(`membership: ${id} (term ${term}) has ${pending} uncommitted configuration changes`)
+    }
+    this.#leading.set(id, { term, firstIndex: first, terms, commit })
+  }
+
+  #recordCommitted (id: NodeId, commit: number, first: number, terms: number[]): void {
+    const from = Math.max(this.#committedUpTo.get(id) ?? 0, first) + 1
+    for (let index = from; index <= commit && index - first < terms.length; index++) {
+      const term = terms[index - first]!
+      const known = this.#committed.get(index)
+      if (known === undefined) this.#committed.set(index, { term, by: id })
+      else if (known.term !== term) this.#violation(`committed entry changed: ${id} holds ${index}@${term} as committed, ${known.by} held ${index}@${known.term}`)
+    }
+    if (commit > (this.#committedUpTo.get(id) ?? 0)) this.#committedUpTo.set(id, commit)
+  }
+
+  #checkLogMatching (logs: ReadonlyArray<{ id: NodeId, first: number, terms: number[] }>): void {
+    for (let a = 0; a < logs.length; a++) {
+      for (let b = a + 1; b < logs.length; b++) {
+        const x = logs[a]!
+        const y = logs[b]!
+        const lo = Math.max(x.first, y.first)
+        const hi = Math.min(x.first + x.terms.length, y.first + y.terms.length) - 1
+        let match = -1
+        for (let index = hi; index >= lo; index--) {
+          if (x.terms[index - x.first] === y.terms[index - y.first]) { match = index; break }
+        }
+        for (let index = lo; index < match; index++) {
+          if (x.terms[index - x.first] !== y.terms[index - y.first]) {
+            this.#violation(`log matching: ${x.id} and ${y.id} agree at ${match} but differ at ${index}`)
+            break
+          }
+        }
+      }
+    }
+  }
+
+  #checkDurableHardState (id: NodeId, storage: SimStorage): void {
+    const previous = this.#hardStates.get(id)
+    const bytes = storage.durableGet(raftHardStateKey)
+    if (bytes === undefined || bytes === previous?.bytes) return
+    const state = decode(bytes, component) as HardState
+    if (previous !== undefined) {
+      if (state.term < previous.state.term) this.#violation(`term: ${id} persisted term ${state.term} after ${previous.state.term}`)
+      if (state.term === previous.state.term && previous.state.vote !== '' && state.vote !== previous.state.vote) {
+        this.#violation(`vote: ${id} persisted a vote for "${state.vote}" in term ${state.term} after voting for "${previous.state.vote}"`)
+      }
+    }
+    this.#hardStates.set(id, { bytes, state })
+  }
+
+  #durableHardState (id: NodeId, storage: SimStorage): HardState | undefined {
+    this.#checkDurableHardState(id, storage)
+    return this.#hardStates.get(id)?.state
+  }
+
+  #durableHolds (storage: SimStorage, index: number): boolean {
+    if (storage.durableGet(raftLogKey(index)) !== undefined) return true
+    const bytes = storage.durableGet(raftSnapshotKey)
+    if (bytes === undefined) return false
+    let snapshotIndex = this.#snapshotIndexCache.get(bytes)
+    if (snapshotIndex === undefined) {
+      snapshotIndex = (decode(bytes, component) as RaftSnapshot).metadata.index
+      this.#snapshotIndexCache.set(bytes, snapshotIndex)
+    }
+    return snapshotIndex >= index
+  }
+
+  #violation (what: string): void {
+    if (this.violations.length < 20) this.violations.push(what)
+  }
+}
+
+function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false
+  return true
+}
