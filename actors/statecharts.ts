@@ -1,4 +1,5 @@
 import type { Statechart } from '../runtime/statechart-diagram.ts'
+import { controllerMachine } from './controller/controller-machine.ts'
 import { machineMachine } from './machine/machine-machine.ts'
 import { relationMachine } from './relation/relation-machine.ts'
 import { unitMachine } from './unit/unit-machine.ts'
@@ -11,5 +12,6 @@ import { unitMachine } from './unit/unit-machine.ts'
 export const statecharts: Statechart[] = [
   { name: 'machine', title: 'Machine', machine: machineMachine },
   { name: 'unit', title: 'Unit (the uniter)', machine: unitMachine },
-  { name: 'relation', title: 'Relation', machine: relationMachine }
+  { name: 'relation', title: 'Relation', machine: relationMachine },
+  { name: 'controller', title: 'Controller (Raft role and singular workers)', machine: controllerMachine }
 ]

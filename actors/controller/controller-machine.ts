@@ -78,6 +78,13 @@ export const controllerMachine = setup({
   },
   guards: {
     isLeader: ({ event }) => event.type === 'raft.role' && event.role === 'leader',
+    toFollower: ({ event }) => event.role === 'follower',
+    toPreCandidate: ({ event }) => event.role === 'pre-candidate',
+    toCandidate: ({ event }) => event.role === 'candidate',
+    /** The role recorded in context (the input's at start) is leader. */
+    startsAsLeader: ({ context }) => context.role === 'leader',
+    startsAsCandidate: ({ context }) => context.role === 'candidate',
+    startsAsPreCandidate: ({ context }) => context.role === 'pre-candidate',
     notLeader: ({ event }) => event.type === 'raft.role' && event.role !== 'leader',
     claimGranted: ({ event }) => claimOf(event).output?.granted === true
   },
@@ -120,9 +127,9 @@ export const controllerMachine = setup({
       initial: 'starting',
       on: {
         'raft.role': [
-          { guard: ({ event }) => event.role === 'follower', target: '#controller.raft.follower', actions: 'recordRole' },
-          { guard: ({ event }) => event.role === 'pre-candidate', target: '#controller.raft.preCandidate', actions: 'recordRole' },
-          { guard: ({ event }) => event.role === 'candidate', target: '#controller.raft.candidate', actions: 'recordRole' },
+          { guard: 'toFollower', target: '#controller.raft.follower', actions: 'recordRole' },
+          { guard: 'toPreCandidate', target: '#controller.raft.preCandidate', actions: 'recordRole' },
+          { guard: 'toCandidate', target: '#controller.raft.candidate', actions: 'recordRole' },
           { target: '#controller.raft.leader', actions: 'recordRole' }
         ]
       },
@@ -130,9 +137,9 @@ export const controllerMachine = setup({
         /** Until the first role is known; left at once for the input's role. */
         starting: {
           always: [
-            { guard: ({ context }) => context.role === 'leader', target: 'leader' },
-            { guard: ({ context }) => context.role === 'candidate', target: 'candidate' },
-            { guard: ({ context }) => context.role === 'pre-candidate', target: 'preCandidate' },
+            { guard: 'startsAsLeader', target: 'leader' },
+            { guard: 'startsAsCandidate', target: 'candidate' },
+            { guard: 'startsAsPreCandidate', target: 'preCandidate' },
             { target: 'follower' }
           ]
         },
@@ -147,7 +154,7 @@ export const controllerMachine = setup({
       states: {
         /** Not the Raft leader: no singular worker runs here. */
         standby: {
-          always: { guard: ({ context }) => context.role === 'leader', target: 'claiming' },
+          always: { guard: 'startsAsLeader', target: 'claiming' },
           on: { 'raft.role': { guard: 'isLeader', target: 'claiming' } }
         },
         claiming: {

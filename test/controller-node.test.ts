@@ -1,0 +1,107 @@
+/**
+ * ControllerNode on the simulated controller group: a forwarded command whose reply is
+ * lost applies once; the singular workers never run on two controllers, and move to a
+ * new leader only once the old lease has run out; a server joins as a voter through a
+ * RaftSnapshot and a voter is removed.
+ */
+import '../runtime/polyfill.ts'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { singularLease } from '../actors/controller/controller-node.ts'
+import { limits } from '../runtime/limits.ts'
+import type { ModelCommand } from '../runtime/model/model-types.ts'
+import { tableGet } from '../runtime/model/table.ts'
+import { ControllerGroup, type ControllerGroupOptions } from '../sim/controller-group.ts'
+import { Simulation } from '../sim/simulation.ts'
+
+const test = suite('controller node')
+const admin = { kind: 'user', name: 'admin' } as const
+const leaseDurationMs = 3_000
+
+function addMachine (id: string): ModelCommand {
+  return { type: 'add-machine', requestId: id, proposer: admin }
+}
+
+async function group (seed: number, options: Partial<ControllerGroupOptions> = {}): Promise<ControllerGroup> {
+  const g = await ControllerGroup.create(new Simulation({ seed }), { size: 3, leaseDurationMs, ...options })
+  assert.ok(await g.runUntil(() => g.leader() !== undefined, 3_000), 'a leader was elected')
+  return g
+}
+
+/** Runs the group until `promise` settles; fails the test if it does not within `ms`. */
+async function settle<T> (g: ControllerGroup, promise: Promise<T>, ms = 10_000): Promise<T> {
+  let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
+  promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
+  assert.ok(await g.runUntil(() => outcome !== undefined, ms, 5), 'the promise settled')
+  if (!outcome!.ok) throw outcome!.error
+  return outcome!.value
+}
+
+test('a follower forwards to the leader; when the reply is lost the retry (same request id) applies once', async () => {
+  const g = await group(1)
+  const leader = g.leaderNode()!
+  const follower = g.nodes().find(node => node !== leader)!
+  // Everything from the leader to this follower is lost for a while: the forwarded
+  // command commits (the third controller acknowledges it) but its reply never arrives.
+  g.network.setLoss(1, { from: leader.id, to: follower.id })
+  const submitted = follower.submit(addMachine('lost-reply'))
+  await g.runFor(1_500)
+  g.network.setLoss(0, { from: leader.id, to: follower.id })
+  const result = await settle(g, submitted)
+  assert.ok(result.ok)
+  const model = await settle(g, follower.read())
+  assert.is(model.machines.size, 1, 'applied exactly once')
+  await g.stop()
+})
+
+test('singular workers: one controller at a time; a new leader starts them only after the paused old holder\'s lease ran out', async () => {
+  const runs: Array<{ id: string, from: number, to: number | undefined }> = []
+  const g = await group(2, {
+    singularWorkers: id => {
+      const run = { id, from: g.sim.clock.now(), to: undefined as number | undefined }
+      runs.push(run)
+      return { stop: () => { run.to = g.sim.clock.now() } }
+    }
+  })
+  assert.ok(await g.runUntil(() => runs.length === 1, 2_000), 'the leader started the singular workers')
+  const old = g.leaderNode()!
+  const oldIndex = g.indexOf(old.id)
+  // SIGSTOP the holder: it cannot renew, nor notice anything, until it resumes.
+  g.pause(oldIndex)
+  const pausedAt = g.sim.clock.now()
+  assert.ok(await g.runUntil(() => g.leaderNode() !== undefined && g.leaderNode() !== old, 3_000), 'a new leader was elected')
+  const lease = tableGet(g.leaderNode()!.host.model().controllerLeases, singularLease)!
+  assert.is(lease.holder, old.id, 'the old lease is still on record')
+  assert.ok(await g.runUntil(() => runs.length === 2, leaseDurationMs * 3), 'the new leader started them')
+  const second = runs[1]!
+  assert.is.not(second.id, old.id)
+  assert.ok(second.from >= lease.expiry - limits.controllerLeaseClockDriftMarginMs / 2,
+    `started at ${second.from}, before the old lease expired at ${lease.expiry}`)
+  assert.ok(second.from - pausedAt < leaseDurationMs * 2, `took ${second.from - pausedAt} ms`)
+  // The old holder resumes: its belief ran out while it was stopped, so it stops at once.
+  g.resume(oldIndex)
+  await g.runFor(1)
+  assert.ok(runs[0]!.to !== undefined && runs[0]!.to <= g.sim.clock.now())
+  assert.is(g.nodes().filter(node => node.runsSingularWorkers()).length, 1)
+  await g.stop()
+})
+
+test('membership: an empty server joins through a RaftSnapshot and becomes a voter; a voter is removed', async () => {
+  const g = await group(3, { snapshotEveryEntries: 5 })
+  for (let n = 0; n < 12; n++) assert.ok((await settle(g, g.leaderNode()!.submit(addMachine(`m${n}`)))).ok)
+  const joiner = await g.addController()
+  const joinerId = g.ids[joiner]!
+  await settle(g, g.leader()!.changeMembership({ type: 'add-voter', node: joinerId }))
+  assert.ok(await g.runUntil(() => (g.host(joiner)?.model().machines.size ?? 0) === 12, 3_000), 'the joiner caught up')
+  assert.ok(g.host(joiner)!.snapshotsReceived >= 1, 'through a RaftSnapshot')
+  assert.equal(g.leader()!.appliedConfig().voters, ['c0', 'c1', 'c2', 'c3'])
+  const removed = g.ids.find(id => id !== g.leader()!.id && id !== joinerId)!
+  await settle(g, g.leader()!.changeMembership({ type: 'remove-voter', node: removed }))
+  assert.not.ok(g.leader()!.appliedConfig().voters.includes(removed))
+  // Three voters remain; the group still commits with the removed server gone.
+  g.crash(g.indexOf(removed))
+  assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('after')))).ok)
+  await g.stop()
+})
+
+test.run()
