@@ -47,6 +47,14 @@ export const limits = {
   storageBatchOperationsMax: 100_000,
   /** Largest `ProcessSpec.outputBytesMax` a runner accepts. */
   processOutputBytesMax: 16 * 1024 * 1024,
+  /**
+   * Default timeout of one hook or action. Juju has none; a hook that hangs for this long
+   * (an install downloading for half an hour is plausible, a day is not) is killed with its
+   * process group and counts as failed, so `juju resolved` can retry it.
+   */
+  hookTimeoutMs: 30 * 60 * 1000,
+  /** Bytes of one hook's output that reach the unit log; the rest is counted and dropped. */
+  hookOutputBytesMax: 1024 * 1024,
   /** Grace between SIGTERM and SIGKILL when a process group is killed for its timeout. */
   processKillGraceMs: 5_000,
   /** After a process exits, how long to wait for descendants still holding its output pipes. */
@@ -129,7 +137,105 @@ export const limits = {
    */
   controllerSubmitAttemptsMax: 8,
   /** Addresses the model keeps for one machine. */
-  machineAddressesMax: 64
+  machineAddressesMax: 64,
+  /**
+   * Hook tools: bytes a tool may read from its stdin (`relation-set --file -`). The
+   * client holds all of it in memory and the agent holds one copy per queued call, so it
+   * is bounded; 8 MiB is far above any settings bag (modelSettingsBytesMax).
+   */
+  hookToolStdinBytesMax: 8 * 1024 * 1024,
+  /**
+   * Hook tools: encoded bytes of one call apart from its stdin (context id, cwd, tool
+   * name and arguments with their length prefixes). Linux caps a command line near
+   * 2 MiB (ARG_MAX), so a real client never reaches this; it bounds forged requests.
+   */
+  hookToolArgsBytesMax: 2 * 1024 * 1024,
+  /** Hook tools: arguments in one call; far more key=value pairs than any bag holds. */
+  hookToolArgsCountMax: 65_536,
+  /**
+   * Hook tools: stdout plus stderr of one result. The client buffers the whole reply
+   * before writing it; the same cap as a hook's own captured output.
+   */
+  hookToolOutputBytesMax: 16 * 1024 * 1024,
+  /**
+   * Hook tools: calls of one context waiting while another runs. A hook runs its tools
+   * one after another; only background jobs pile up, and past this one is a runaway loop.
+   */
+  hookToolCallsQueuedPerContextMax: 64,
+  /** Hook tools: connections the agent's tool socket holds at once; more are closed at once. */
+  hookToolConnectionsMax: 256,
+  /**
+   * Hook tools: time a request frame may take to arrive once its connection opens or its
+   * first byte arrives. The client sends each frame in one go, so only a stuck or hostile
+   * peer is this slow; it stops half-sent frames pinning memory and connection slots.
+   */
+  hookToolFrameReadTimeoutMs: 10_000,
+  /** Hook tools: contexts (running hooks, actions and exec commands) open in one agent at once. */
+  hookToolContextsOpenMax: 4096,
+  /**
+   * Bytes in one charm file the agent parses (metadata.yaml, config.yaml, actions.yaml).
+   * Real ones are a few KiB; the whole file is parsed in memory, so a larger one is refused
+   * before parsing rather than trusted.
+   */
+  charmFileBytesMax: 1_048_576,
+  /**
+   * yaml's `maxAliasCount` for charm files: how often one anchor may be expanded. Charm
+   * files hardly use aliases, and a low cap stops a "billion laughs" file from expanding
+   * into gigabytes.
+   */
+  charmYamlAliasesMax: 100,
+  /** Nesting of a parsed charm file; the deepest real schema is a handful of levels. */
+  charmYamlDepthMax: 64,
+  /**
+   * Values (scalars, lists, maps) in one parsed charm file after aliases are expanded:
+   * bounds the work of validating it even when many anchors are each expanded the
+   * allowed number of times. A 1 MiB file of short scalars holds fewer.
+   */
+  charmYamlValuesMax: 250_000,
+  /** Nesting of an action's parameter schema, and of the parameters checked against it. */
+  actionParamsDepthMax: 32,
+  /**
+   * Values in one action's parameters when they are checked. Above what
+   * `modelTaskBytesMax` of msgpack can hold, so only parameters built in-process (a
+   * programming error, such as shared references) ever reach it.
+   */
+  actionParamsValuesMax: 100_000,
+  /** Problems listed in one "validation failed" message; the message says more were found. */
+  actionParamsErrorsMax: 10,
+  /**
+   * Entries (files, directories, symlinks) in one charm archive. Charms that bundle a
+   * Python virtualenv have a few thousand files; every entry is held in memory.
+   */
+  charmArchiveEntriesMax: 20_000,
+  /** Bytes of file content in one charm archive; the archive is built and hashed in memory. */
+  charmArchiveBytesMax: 64 * 1024 * 1024,
+  /** UTF-8 bytes in one archive entry's path or symlink target: well under PATH_MAX once unpacked under a data directory. */
+  charmArchivePathBytesMax: 1024,
+  /**
+   * Bytes (UTF-8, keys plus values) of one unit's charm state (`state-set`). Juju's
+   * default quota (max-charm-state-size) is 2 MiB, but here every unit's state lives in
+   * the Raft-replicated model on every controller and in every RaftSnapshot, and a change
+   * travels in one command under transportMessageBytesMax; 64 KiB is ample for the flags,
+   * tokens and small documents charms keep there (bulk data belongs on the unit's disk).
+   */
+  modelCharmStateBytesMax: 64 * 1024,
+  /**
+   * Keys in one unit's charm state. A hook's commit checks and sorts them all, so their
+   * number is bounded apart from their bytes (many tiny keys are cheap in bytes only).
+   */
+  modelCharmStateKeysMax: 1024,
+  /**
+   * Distinct port ranges one unit may have open. Juju sets none; ranges are checked
+   * against every other range on the machine on each commit, so the count is bounded,
+   * far above what any charm opens (a range covers many ports).
+   */
+  modelOpenedPortRangesPerUnitMax: 256,
+  /**
+   * Characters of an application's workload version (`application-version-set`). It is
+   * one column of `juju status`; Juju does not bound it, but an unbounded string would
+   * ride in every copy of the application record.
+   */
+  modelWorkloadVersionLengthMax: 256
 } as const
 
 export type Limits = typeof limits

@@ -69,10 +69,11 @@ export type UnitEvent =
   | { type: 'retryTimer.stop' }
 
 export interface PersistInput { unit: UnitName, local: LocalState }
-export interface RunHookInput { unit: UnitName, hook: HookInfo, charm: DeployedCharm | undefined }
+/** `local` is the uniter's state as the operation starts: what the hook tools' relation views are built from. */
+export interface RunHookInput { unit: UnitName, hook: HookInfo, charm: DeployedCharm | undefined, local: LocalState }
 export interface DeployCharmInput { unit: UnitName, charm: DeployedCharm, mode: 'install' | 'upgrade' }
-export interface RunActionInput { unit: UnitName, action: RemoteAction }
-export interface RunCommandInput { unit: UnitName, command: RemoteCommand }
+export interface RunActionInput { unit: UnitName, action: RemoteAction, local: LocalState }
+export interface RunCommandInput { unit: UnitName, command: RemoteCommand, local: LocalState }
 
 function errorText (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -442,7 +443,7 @@ export const unitMachine = setup({
                             input: ({ context }) => {
                               const op = context.current!.op
                               assert(op.kind === 'run-hook', `unit "${context.unit}": runHook for ${op.kind}`)
-                              return { unit: context.unit, hook: op.hook, charm: context.local.charm }
+                              return { unit: context.unit, hook: op.hook, charm: context.local.charm, local: context.local }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: event.output }) }) },
                             onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: { kind: 'failed' as const, exitCode: null, reason: `cannot run hook: ${errorText(event.error)}` } }) }) }
@@ -466,7 +467,7 @@ export const unitMachine = setup({
                             input: ({ context }) => {
                               const op = context.current!.op
                               assert(op.kind === 'run-action', `unit "${context.unit}": runAction for ${op.kind}`)
-                              return { unit: context.unit, action: op.action }
+                              return { unit: context.unit, action: op.action, local: context.local }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: event.output }) }) },
                             onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: { status: 'failed' as const, message: errorText(event.error), results: {} } }) }) }
@@ -478,7 +479,7 @@ export const unitMachine = setup({
                             input: ({ context }) => {
                               const op = context.current!.op
                               assert(op.kind === 'run-command', `unit "${context.unit}": runCommand for ${op.kind}`)
-                              return { unit: context.unit, command: op.command }
+                              return { unit: context.unit, command: op.command, local: context.local }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: event.output }) }) },
                             onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: { exitCode: 1, stdout: '', stderr: errorText(event.error) } }) }) }

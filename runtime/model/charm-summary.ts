@@ -15,13 +15,13 @@ export interface EndpointInfo {
   readonly implicit: boolean
 }
 
-const endpointNamePattern = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/
-const optionNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
-const actionNamePattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/
-const storageNamePattern = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/
-const optionTypes: readonly ConfigOptionType[] = ['string', 'int', 'float', 'boolean', 'secret']
+export const endpointNamePattern = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$/
+export const optionNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+export const actionNamePattern = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/
+export const storageNamePattern = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/
+export const optionTypes: readonly ConfigOptionType[] = ['string', 'int', 'float', 'boolean', 'secret']
 /** Entries in one metadata section; a charm with more is refused rather than stored. */
-const sectionEntriesMax = 1024
+export const sectionEntriesMax = 1024
 
 export function isPlainRecord (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array)

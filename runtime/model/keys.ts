@@ -11,6 +11,10 @@ export const keys = {
   charm: (url: string): string => `charm/${url}`,
   unit: (name: UnitName): string => `unit/${name}`,
   unitStatus: (name: UnitName): string => `unit/${name}/status`,
+  /** The unit's opened ports: watched apart from the unit so a port change is not a unit change. */
+  unitPorts: (name: UnitName): string => `unit/${name}/ports`,
+  /** The unit's charm state (`state-get`): only the unit, its machine agent and admins see it. */
+  unitState: (name: UnitName): string => `unit/${name}/state`,
   machine: (id: MachineId): string => `machine/${id}`,
   machineStatus: (id: MachineId): string => `machine/${id}/status`,
   relation: (id: RelationId): string => `relation/${id}`,
@@ -27,6 +31,8 @@ export type ParsedKey =
   | { kind: 'charm', url: string }
   | { kind: 'unit', unit: UnitName }
   | { kind: 'unit-status', unit: UnitName }
+  | { kind: 'unit-ports', unit: UnitName }
+  | { kind: 'unit-state', unit: UnitName }
   | { kind: 'machine', machine: MachineId }
   | { kind: 'machine-status', machine: MachineId }
   | { kind: 'relation', relationId: RelationId }
@@ -52,7 +58,11 @@ export function parseKey (key: string): ParsedKey | undefined {
     case 'action': return { kind: 'action', actionId: rest }
     case 'controller-lease': return { kind: 'controller-lease', lease: rest }
     case 'unit':
-      return rest.endsWith('/status') ? { kind: 'unit-status', unit: rest.slice(0, -'/status'.length) } : { kind: 'unit', unit: rest }
+      // A unit name has exactly one slash (`web/0`), so a third segment is a sub-key.
+      if (rest.endsWith('/status')) return { kind: 'unit-status', unit: rest.slice(0, -'/status'.length) }
+      if (rest.endsWith('/ports')) return { kind: 'unit-ports', unit: rest.slice(0, -'/ports'.length) }
+      if (rest.endsWith('/state')) return { kind: 'unit-state', unit: rest.slice(0, -'/state'.length) }
+      return { kind: 'unit', unit: rest }
     case 'machine':
       return rest.endsWith('/status') ? { kind: 'machine-status', machine: rest.slice(0, -'/status'.length) } : { kind: 'machine', machine: rest }
     case 'relation': {

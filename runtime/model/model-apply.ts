@@ -17,7 +17,7 @@ import {
   type ControllerLeaseRecord,
   type CommandResult, type CommandSucceeded, type ConfigValue, type Entity, type MachineRecord, type ModelCommand,
   type ModelCommandType, type ModelContext, type RelationEndpoint, type RelationRecord, type SettingsRecord, type StorageRecord,
-  type UnitRecord
+  type UnitRecord, type OpenedPortRange, type PortProtocol, portProtocols
 } from './model-types.ts'
 import { keyScope } from './visibility.ts'
 
@@ -102,6 +102,8 @@ export function describeCommand (c: ModelCommand): string {
     case 'unexpose': return `unexpose ${q(c.application)}`
     case 'claim-controller-lease': return `claim controller lease ${q(c.lease)} for ${q(c.controller)}`
     case 'release-controller-lease': return `release controller lease ${q(c.lease)} for ${q(c.controller)}`
+    case 'commit-hook-changes': return `commit hook changes of ${q(c.unit)}`
+    case 'set-workload-version': return `set the workload version of ${q(c.unit)}`
   }
 }
 
@@ -341,9 +343,36 @@ function unitInRelation (d: ModelDraft, c: ModelCommand & { unit: unknown, relat
   const name = unitName(c, c.unit)
   requireUnitAgent(d, c, name)
   const unit = getUnit(d, c, name)
-  const relation = getRelation(d, c, relationId(c, c.relationId))
-  if (ownEndpoint(relation, unit.application) === undefined) refuse(c, `unit ${q(name)} is not part of relation ${relation.id}`)
+  const relation = relationOfUnit(d, c, unit, c.relationId)
   return { name, unit, relation }
+}
+
+/** The relation `id` names, checked to be one `unit`'s application takes part in. */
+function relationOfUnit (d: ModelDraft, c: ModelCommand, unit: UnitRecord, id: unknown): RelationRecord {
+  const relation = getRelation(d, c, relationId(c, id))
+  if (ownEndpoint(relation, unit.application) === undefined) refuse(c, `unit ${q(unit.name)} is not part of relation ${relation.id}`)
+  return relation
+}
+
+/**
+ * The key of the databag `unit` may write in `relation`: its application's (leader
+ * only) or its own (in scope only). Shared by `relation-settings` and `commit-hook-changes`.
+ */
+function writableBagKey (d: ModelDraft, c: ModelCommand, unit: UnitRecord, relation: RelationRecord, application: boolean): string {
+  if (application) {
+    if (d.lease(unit.application)?.holder !== unit.name) refuse(c, `unit ${q(unit.name)} is not the leader of ${q(unit.application)}`)
+    return keys.applicationSettings(relation.id, unit.application)
+  }
+  if (tableGet(relation.members, unit.name)?.inScope !== true) refuse(c, `unit ${q(unit.name)} is not in scope of relation ${relation.id}`)
+  return keys.unitSettings(relation.id, unit.name)
+}
+
+/** Applies databag changes to the bag at `key`, bumping its version only when something changed. */
+function writeBag (d: ModelDraft, c: ModelCommand, key: string, changes: Readonly<Record<string, string>>, field = 'settings'): void {
+  const previous = d.settings(key)
+  const values = changedBag(c, previous?.values ?? {}, changes, field)
+  if (values === undefined) return
+  putSettings(d, key, { version: (previous?.version ?? 0) + 1, values })
 }
 
 function getCharm (d: ModelDraft, c: ModelCommand, url: string): CharmRecord {
@@ -395,7 +424,7 @@ function removeKey (d: ModelDraft, key: string): void {
 }
 
 /** Applies databag changes (empty value deletes); undefined when nothing changes. */
-function changedBag (c: ModelCommand, current: Readonly<Record<string, string>>, changes: Readonly<Record<string, string>>): Record<string, string> | undefined {
+function changedBag (c: ModelCommand, current: Readonly<Record<string, string>>, changes: Readonly<Record<string, string>>, field = 'settings'): Record<string, string> | undefined {
   const next: Record<string, string> = {}
   for (const key of Object.keys(current)) defineOwn(next, key, current[key]!)
   let changed = false
@@ -412,7 +441,7 @@ function changedBag (c: ModelCommand, current: Readonly<Record<string, string>>,
   const sorted = sortedRecord(next)
   let bytes = 0
   for (const [key, value] of Object.entries(sorted)) bytes += key.length + value.length
-  if (bytes > limits.modelSettingsBytesMax) refuse(c, `settings would exceed ${limits.modelSettingsBytesMax} bytes`)
+  if (bytes > limits.modelSettingsBytesMax) refuse(c, `${field} would exceed ${limits.modelSettingsBytesMax} bytes`)
   return sorted
 }
 
@@ -470,7 +499,9 @@ function createUnit (d: ModelDraft, appName: ApplicationName, machineId: Machine
     actions: [],
     commands: [],
     workload: { status: 'waiting', message: 'waiting for machine', since: null, data: null },
-    agent: { status: 'allocating', message: '', since: null, data: null }
+    agent: { status: 'allocating', message: '', since: null, data: null },
+    openedPorts: [],
+    charmState: {}
   }
   putUnit(d, unit)
   d.touch(keys.unitStatus(name))
@@ -671,6 +702,262 @@ function unitOfApplication (d: ModelDraft, c: ModelCommand, unit: UnitName, appl
 }
 
 // ---------------------------------------------------------------------------------
+// Hook changes (commit-hook-changes)
+
+interface BagWrite {
+  readonly key: string
+  readonly changes: Readonly<Record<string, string>>
+  readonly field: string
+}
+
+/** The databags a hook wrote, each checked as `relation-settings` checks one. */
+function relationSettingsWrites (d: ModelDraft, c: ModelCommand, unit: UnitRecord, value: unknown): BagWrite[] {
+  if (value === undefined) return []
+  // A unit bag and an application bag per relation at most.
+  const entriesMax = 2 * limits.relationsPerUnitMax
+  if (!Array.isArray(value) || value.length > entriesMax) refuse(c, `relation settings must be a list of at most ${entriesMax} entries`)
+  const writes: BagWrite[] = []
+  const seen = new Set<string>()
+  for (const entry of value as unknown[]) {
+    if (!isPlainRecord(entry)) refuse(c, 'each relation settings entry must be a map with "relationId" and "settings"')
+    const relation = relationOfUnit(d, c, unit, entry.relationId)
+    const application = optionalBoolean(c, 'application', entry.application) ?? false
+    const field = `${application ? 'application' : 'unit'} settings of relation ${relation.id}`
+    const changes = stringRecord(c, field, entry.settings)
+    const key = writableBagKey(d, c, unit, relation, application)
+    if (seen.has(key)) refuse(c, `${field} are given twice`)
+    seen.add(key)
+    writes.push({ key, changes, field })
+  }
+  return writes
+}
+
+/** A port range as Juju's network.PortRange holds it: icmp is -1 to -1, which makes two icmp ranges conflict. */
+interface PortSpan {
+  readonly protocol: PortProtocol
+  readonly from: number
+  readonly to: number
+}
+
+interface PortRequest extends PortSpan {
+  /** `['*']`, or endpoint names, sorted and distinct. */
+  readonly endpoints: readonly string[]
+}
+
+/** Juju's PortRange.String: `80/tcp`, `1000-2000/udp`, `icmp`. */
+function portText (span: PortSpan): string {
+  if (span.protocol === 'icmp') return 'icmp'
+  return span.from === span.to ? `${span.from}/${span.protocol}` : `${span.from}-${span.to}/${span.protocol}`
+}
+
+function portIdentity (span: PortSpan): string {
+  return `${span.protocol} ${span.from} ${span.to}`
+}
+
+/** Juju's PortRange.ConflictsWith: the same protocol and overlapping numbers. */
+function portsConflict (a: PortSpan, b: PortSpan): boolean {
+  return a.protocol === b.protocol && a.to >= b.from && b.to >= a.from
+}
+
+/** Juju's PortRange.LessThan: protocol, then from, then to. */
+function comparePortSpans (a: PortSpan, b: PortSpan): number {
+  if (a.protocol !== b.protocol) return a.protocol < b.protocol ? -1 : 1
+  return a.from - b.from || a.to - b.to
+}
+
+function spanOf (range: OpenedPortRange): PortSpan {
+  return { protocol: range.protocol, from: range.from ?? -1, to: range.to ?? -1 }
+}
+
+function openedPortRangeOf (span: PortSpan, endpoints: readonly string[]): OpenedPortRange {
+  return span.protocol === 'icmp'
+    ? { protocol: 'icmp', endpoints: [...endpoints] }
+    : { protocol: span.protocol, from: span.from, to: span.to, endpoints: [...endpoints] }
+}
+
+/** Every endpoint of the charm, sorted: what `*` stands for when one endpoint is closed. */
+function endpointNamesOf (charm: CharmRecord): string[] {
+  return [...new Set(charmEndpoints(charm.metadata).map(ep => ep.name))].sort()
+}
+
+/** The ranges of `openPorts` or `closePorts`, checked as Juju's PortRange.Validate does (ports 1 to 65535). */
+function portRangeChanges (c: ModelCommand, unit: UnitRecord, verb: 'open' | 'close', value: unknown, endpointNames: ReadonlySet<string>): PortRequest[] {
+  if (value === undefined) return []
+  const field = `${verb}Ports`
+  if (!Array.isArray(value) || value.length > limits.modelOpenedPortRangesPerUnitMax) {
+    refuse(c, `${field} must be a list of at most ${limits.modelOpenedPortRangesPerUnitMax} port ranges`)
+  }
+  return (value as unknown[]).map(entry => {
+    if (!isPlainRecord(entry)) refuse(c, `each of ${field} must be a map with "protocol", "from", "to" and "endpoints"`)
+    const protocol = entry.protocol
+    if (typeof protocol !== 'string' || !(portProtocols as readonly string[]).includes(protocol)) {
+      refuse(c, `invalid protocol ${q(protocol)}, expected "tcp", "udp", or "icmp"`)
+    }
+    let span: PortSpan
+    if (protocol === 'icmp') {
+      if (entry.from !== undefined || entry.to !== undefined) refuse(c, `protocol "icmp" doesn't support any ports; got ${q(entry.from ?? entry.to)}`)
+      span = { protocol: 'icmp', from: -1, to: -1 }
+    } else {
+      const from = entry.from
+      const to = entry.to ?? from
+      const valid = (port: unknown): boolean => Number.isSafeInteger(port) && (port as number) >= 1 && (port as number) <= 65535
+      if (!valid(from) || !valid(to)) refuse(c, `port range bounds must be between 1 and 65535, got ${q(from)}-${q(to)}`)
+      span = { protocol: protocol as PortProtocol, from: from as number, to: to as number }
+      if (span.from > span.to) refuse(c, `invalid port range ${span.from}-${span.to}/${span.protocol}`)
+    }
+    // No count of its own: every entry must name an endpoint, and the command's size bounds repeats.
+    const listed = entry.endpoints ?? ['*']
+    if (!Array.isArray(listed) || listed.length === 0) refuse(c, `${verb} port range ${portText(span)}: endpoints must list "*" or endpoint names`)
+    const named = new Set<string>()
+    for (const endpoint of listed as unknown[]) {
+      if (endpoint === '*') continue
+      if (typeof endpoint !== 'string' || !endpointNames.has(endpoint)) refuse(c, `${verb} port range: endpoint ${q(endpoint)} for unit ${q(unit.name)} not found`)
+      named.add(endpoint)
+    }
+    const endpoints = (listed as unknown[]).includes('*') ? ['*'] : [...named].sort()
+    return { ...span, endpoints }
+  })
+}
+
+/**
+ * The unit's opened ports after the hook's opens and then its closes, as Juju's
+ * openClosePortRangesOperation merges them; undefined when nothing changes. A range is
+ * one entry however many endpoints it is open for, and `*` absorbs named endpoints.
+ * Opening a range that overlaps a different range open on the machine (another unit's,
+ * or another of this unit's) is refused, and so is closing one that is not open but
+ * overlaps one that is, since Juju refuses both.
+ */
+function nextOpenedPorts (
+  d: ModelDraft, c: ModelCommand, unit: UnitRecord, opens: readonly PortRequest[], closes: readonly PortRequest[], endpointNames: readonly string[]
+): OpenedPortRange[] | undefined {
+  if (opens.length === 0 && closes.length === 0) return undefined
+  const mine = new Map<string, { span: PortSpan, endpoints: readonly string[] }>()
+  for (const range of unit.openedPorts) {
+    const span = spanOf(range)
+    mine.set(portIdentity(span), { span, endpoints: range.endpoints })
+  }
+  const others: Array<{ span: PortSpan, unit: UnitName }> = []
+  for (const name of d.machine(unit.machine)?.units ?? []) {
+    if (name === unit.name) continue
+    for (const range of d.unit(name)?.openedPorts ?? []) others.push({ span: spanOf(range), unit: name })
+  }
+  const checkConflicts = (verb: 'open' | 'close', request: PortSpan): void => {
+    const held = [...others, ...[...mine.values()].map(entry => ({ span: entry.span, unit: unit.name }))]
+    for (const existing of held) {
+      if (portsConflict(existing.span, request)) {
+        refuse(c, `cannot ${verb} ports ${portText(request)}: port ranges ${portText(existing.span)} (${q(existing.unit)}) and ${portText(request)} (${q(unit.name)}) conflict`)
+      }
+    }
+  }
+
+  for (const open of opens) {
+    const identity = portIdentity(open)
+    const existing = mine.get(identity)
+    if (existing === undefined) {
+      checkConflicts('open', open)
+      mine.set(identity, { span: open, endpoints: open.endpoints })
+    } else if (existing.endpoints[0] !== '*') {
+      const endpoints = open.endpoints[0] === '*' ? ['*'] : [...new Set([...existing.endpoints, ...open.endpoints])].sort()
+      mine.set(identity, { span: existing.span, endpoints })
+    }
+  }
+  for (const close of closes) {
+    const identity = portIdentity(close)
+    const existing = mine.get(identity)
+    if (existing === undefined) {
+      // Closing what is not open is a no-op, unless it overlaps what is.
+      checkConflicts('close', close)
+      continue
+    }
+    // Closing one endpoint of a range open for all leaves it open for every other endpoint.
+    const current = existing.endpoints[0] === '*' ? endpointNames : existing.endpoints
+    const remaining = close.endpoints[0] === '*' ? [] : current.filter(endpoint => !close.endpoints.includes(endpoint))
+    if (remaining.length === 0) mine.delete(identity)
+    else mine.set(identity, { span: existing.span, endpoints: remaining })
+  }
+  if (mine.size > limits.modelOpenedPortRangesPerUnitMax) {
+    refuse(c, `unit ${q(unit.name)} would have more than ${limits.modelOpenedPortRangesPerUnitMax} port ranges open`)
+  }
+  const next = [...mine.values()].sort((a, b) => comparePortSpans(a.span, b.span)).map(entry => openedPortRangeOf(entry.span, entry.endpoints))
+  return JSON.stringify(next) === JSON.stringify(unit.openedPorts) ? undefined : next
+}
+
+interface CharmStateRequest {
+  readonly set: Readonly<Record<string, string>>
+  readonly delete: readonly string[]
+}
+
+function charmStateKey (c: ModelCommand, key: unknown): string {
+  if (typeof key !== 'string' || key === '' || key.length > textFieldLengthMax) refuse(c, `charm state key ${q(key)} must be 1 to ${textFieldLengthMax} characters`)
+  return key
+}
+
+function charmStateChanges (c: ModelCommand, value: unknown): CharmStateRequest | undefined {
+  if (value === undefined) return undefined
+  if (!isPlainRecord(value)) refuse(c, 'charm state changes must be a map with "set" and "delete"')
+  const set = value.set ?? {}
+  if (!isPlainRecord(set)) refuse(c, 'charm state "set" must be a map of strings')
+  const entries = Object.entries(set)
+  if (entries.length > limits.modelCharmStateKeysMax) refuse(c, `charm state "set" has more than ${limits.modelCharmStateKeysMax} keys`)
+  for (const [key, entry] of entries) {
+    charmStateKey(c, key)
+    if (typeof entry !== 'string') refuse(c, `charm state value of ${q(key)} must be a string`)
+  }
+  const deleted = value.delete ?? []
+  if (!Array.isArray(deleted) || deleted.length > limits.modelCharmStateKeysMax) {
+    refuse(c, `charm state "delete" must be a list of at most ${limits.modelCharmStateKeysMax} keys`)
+  }
+  for (const key of deleted as unknown[]) {
+    if (Object.hasOwn(set, charmStateKey(c, key))) refuse(c, `charm state key ${q(key)} is both set and deleted`)
+  }
+  return { set: set as Record<string, string>, delete: deleted as string[] }
+}
+
+/** Bytes of `text` as UTF-8 (a lone surrogate counts as the 3-byte replacement character). */
+function utf8Length (text: string): number {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) {
+      bytes += 1
+    } else if (code < 0x800) {
+      bytes += 2
+    } else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4
+      i++
+    } else {
+      bytes += 3
+    }
+  }
+  return bytes
+}
+
+/** The unit's charm state after the changes (an empty value deletes, as `state-set k=` does); undefined when nothing changes. */
+function nextCharmState (c: ModelCommand, current: Readonly<Record<string, string>>, changes: CharmStateRequest): Record<string, string> | undefined {
+  const next: Record<string, string> = {}
+  for (const key of Object.keys(current)) defineOwn(next, key, current[key]!)
+  let changed = false
+  for (const key of changes.delete) {
+    if (Object.hasOwn(next, key)) { delete next[key]; changed = true }
+  }
+  for (const [key, value] of Object.entries(changes.set)) {
+    if (value === '') {
+      if (Object.hasOwn(next, key)) { delete next[key]; changed = true }
+    } else if (!Object.hasOwn(next, key) || next[key] !== value) {
+      defineOwn(next, key, value)
+      changed = true
+    }
+  }
+  if (!changed) return undefined
+  const entries = Object.entries(next)
+  if (entries.length > limits.modelCharmStateKeysMax) refuse(c, `charm state would have more than ${limits.modelCharmStateKeysMax} keys`)
+  let bytes = 0
+  for (const [key, value] of entries) bytes += utf8Length(key) + utf8Length(value)
+  if (bytes > limits.modelCharmStateBytesMax) refuse(c, `charm state would exceed ${limits.modelCharmStateBytesMax} bytes`)
+  return sortedRecord(next)
+}
+
+// ---------------------------------------------------------------------------------
 // Handlers
 
 const handlers: { [T in ModelCommandType]: Handler<T> } = {
@@ -721,7 +1008,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       units: [],
       relations: [],
       leaderSettings: {},
-      leaderSettingsVersion: 1
+      leaderSettingsVersion: 1,
+      workloadVersion: ''
     }
     putApplication(d, app)
     d.touch(keys.leaderSettings(name))
@@ -882,21 +1170,10 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
   },
 
   'relation-settings': (d, c) => {
-    const { name, unit, relation } = unitInRelation(d, c)
+    const { unit, relation } = unitInRelation(d, c)
     const changes = stringRecord(c, 'settings', c.settings)
     const application = optionalBoolean(c, 'application', c.application) ?? false
-    let key: string
-    if (application) {
-      if (d.lease(unit.application)?.holder !== name) refuse(c, `unit ${q(name)} is not the leader of ${q(unit.application)}`)
-      key = keys.applicationSettings(relation.id, unit.application)
-    } else {
-      if (tableGet(relation.members, name)?.inScope !== true) refuse(c, `unit ${q(name)} is not in scope of relation ${relation.id}`)
-      key = keys.unitSettings(relation.id, name)
-    }
-    const previous = d.settings(key)
-    const values = changedBag(c, previous?.values ?? {}, changes)
-    if (values === undefined) return {}
-    putSettings(d, key, { version: (previous?.version ?? 0) + 1, values })
+    writeBag(d, c, writableBagKey(d, c, unit, relation, application), changes)
     return {}
   },
 
@@ -1002,6 +1279,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     }
     removeKey(d, keys.unit(name))
     removeKey(d, keys.unitStatus(name))
+    // Only keys a watcher was ever told of: a unit that never opened a port has no ports key.
+    for (const key of [keys.unitPorts(name), keys.unitState(name)]) if (d.known(key)) removeKey(d, key)
     d.units.delete(name)
     const remainingApp = { ...d.application(app.name)!, units: app.units.filter(u => u !== name) }
     d.applications.set(app.name, remainingApp)
@@ -1270,6 +1549,41 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     // The holder stopped its singular workers before it proposed this, so the lease may go at once.
     removeKey(d, keys.controllerLease(name))
     d.controllerLeases.delete(name)
+    return {}
+  },
+
+  'commit-hook-changes': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const unit = getUnit(d, c, name)
+    // Every part is checked before anything is written. The draft makes it all or nothing
+    // regardless: the checks that need the merged result (quotas, conflicts) refuse the
+    // whole command, and a refused command's draft is dropped.
+    const bags = relationSettingsWrites(d, c, unit, c.relationSettings)
+    const endpoints = endpointNamesOf(charmOf(d, d.application(unit.application)!))
+    const opens = portRangeChanges(c, unit, 'open', c.openPorts, new Set(endpoints))
+    const closes = portRangeChanges(c, unit, 'close', c.closePorts, new Set(endpoints))
+    const stateChanges = charmStateChanges(c, c.charmState)
+    const openedPorts = nextOpenedPorts(d, c, unit, opens, closes, endpoints)
+    const charmState = stateChanges === undefined ? undefined : nextCharmState(c, unit.charmState, stateChanges)
+
+    for (const bag of bags) writeBag(d, c, bag.key, bag.changes, bag.field)
+    if (openedPorts === undefined && charmState === undefined) return {}
+    // The unit's own key is not touched: ports and charm state are watched apart from it.
+    d.units.set(name, { ...unit, openedPorts: openedPorts ?? unit.openedPorts, charmState: charmState ?? unit.charmState })
+    if (openedPorts !== undefined) d.touch(keys.unitPorts(name))
+    if (charmState !== undefined) d.touch(keys.unitState(name))
+    return {}
+  },
+
+  'set-workload-version': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const unit = getUnit(d, c, name)
+    const version = text(c, 'version', c.version, limits.modelWorkloadVersionLengthMax)
+    const app = d.application(unit.application)!
+    if (app.workloadVersion === version) return {}
+    putApplication(d, { ...app, workloadVersion: version })
     return {}
   }
 }

@@ -1,7 +1,7 @@
 import { limits } from '../limits.ts'
 import type { ApplicationName, MachineId, RelationId, UnitName } from '../ids.ts'
 import { listAppend, type ChunkedList } from './chunked-list.ts'
-import { TableDraft, emptyTable, tableGet } from './table.ts'
+import { TableDraft, emptyTable, tableGet, tableHas } from './table.ts'
 import type {
   ActionRecord, ApplicationRecord, CharmRecord, ControllerLeaseRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
   ModelCounters, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
@@ -109,6 +109,13 @@ export class ModelDraft implements ModelReader {
   touch (key: string): void {
     this.#touched.delete(key)
     this.#touched.set(key, null)
+  }
+
+  /** Whether watchers know `key` as existing: changed in this command, or at some earlier revision and not removed since. */
+  known (key: string): boolean {
+    const touched = this.#touched.get(key)
+    if (touched !== undefined) return touched === null
+    return tableHas(this.base.keyRevisions, key)
   }
 
   /** The key is gone; `scope` says who may learn that (computed before the removal). */

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.ts'
 import { isPlainRecord } from './charm-summary.ts'
-import type { ModelContext } from './model-types.ts'
-import { tableFanout } from './table.ts'
+import type { ApplicationRecord, ModelContext, UnitRecord } from './model-types.ts'
+import { TableDraft, tableEntries, tableFanout, type Table } from './table.ts'
 
 /**
  * The model as RaftSnapshot data: the context is plain data already, so the snapshot is
@@ -63,5 +63,29 @@ export function restoreModel (data: unknown): ModelContext {
     const list = ctx[name]
     if (!Array.isArray(list) || !list.every(chunk => Array.isArray(chunk))) fail(`a chunked list in "${name}"`, list)
   }
-  return context as unknown as ModelContext
+  return withHookChangeFields(context as unknown as ModelContext)
+}
+
+/**
+ * Records written before units had opened ports and charm state, and applications a
+ * workload version, get the empty values a new record starts with, so every reader
+ * can rely on the fields. Records that have them come back as they were.
+ */
+function withHookChangeFields (context: ModelContext): ModelContext {
+  const units = backfilled(context.units, unit => unit.openedPorts !== undefined && unit.charmState !== undefined
+    ? undefined
+    : { ...unit, openedPorts: unit.openedPorts ?? [], charmState: unit.charmState ?? {} })
+  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined ? undefined : { ...app, workloadVersion: '' })
+  return units === context.units && applications === context.applications ? context : { ...context, units, applications }
+}
+
+function backfilled<T> (table: Table<T>, upgrade: (record: T) => T | undefined): Table<T> {
+  let draft: TableDraft<T> | undefined
+  for (const [key, record] of tableEntries(table)) {
+    const upgraded = upgrade(record)
+    if (upgraded === undefined) continue
+    draft ??= new TableDraft(table)
+    draft.set(key, upgraded)
+  }
+  return draft === undefined ? table : draft.finish()
 }

@@ -131,6 +131,11 @@ export interface ApplicationRecord {
   readonly leaderSettings: Readonly<Record<string, string>>
   /** Starts at 1 (the watcher's initial event) and counts every change of the leader settings. */
   readonly leaderSettingsVersion: number
+  /**
+   * What `application-version-set` last reported, from any unit ('' until then). Juju shows
+   * the leader's; here the last writer wins, which is the same while units agree.
+   */
+  readonly workloadVersion: string
 }
 
 export interface StatusRecord<S extends string> {
@@ -148,6 +153,29 @@ export interface StorageRecord {
   readonly life: Life
   readonly attached: boolean
   readonly location: string
+}
+
+export type PortProtocol = 'tcp' | 'udp' | 'icmp'
+export const portProtocols: readonly PortProtocol[] = ['icmp', 'tcp', 'udp']
+
+/**
+ * A port range one unit opened (`open-port`), and the endpoints it is open for: `['*']`
+ * for all of them (Juju's wildcard), else endpoint names, sorted. icmp has no numbers:
+ * `from` and `to` are left out, not null, so a record reads like the command that opened it.
+ */
+export interface OpenedPortRange {
+  readonly protocol: PortProtocol
+  readonly from?: number
+  readonly to?: number
+  readonly endpoints: readonly string[]
+}
+
+/** A range as `commit-hook-changes` opens or closes it; `to` defaults to `from`, `endpoints` to `['*']`. */
+export interface PortRangeChange {
+  readonly protocol: PortProtocol
+  readonly from?: number
+  readonly to?: number
+  readonly endpoints?: readonly string[]
 }
 
 export interface PendingCommand {
@@ -173,6 +201,13 @@ export interface UnitRecord {
   readonly commands: readonly PendingCommand[]
   readonly workload: StatusRecord<WorkloadStatus>
   readonly agent: StatusRecord<AgentStatus>
+  /**
+   * Ports the unit opened, one entry per distinct range, sorted as Juju sorts them
+   * (protocol, then from, then to). Changed only by `commit-hook-changes`.
+   */
+  readonly openedPorts: readonly OpenedPortRange[]
+  /** The charm's own key/value state (`state-get`/`state-set`), keys sorted; bounded by the charm-state limits. */
+  readonly charmState: Readonly<Record<string, string>>
 }
 
 export interface MachineRecord {
@@ -383,7 +418,7 @@ export interface ModelContext {
  * `application/web`, `leadership/web`, `leader-settings/web`, `charm/<url>`,
  * `unit/web/0`, `unit/web/0/status`, `machine/1`, `machine/1/status`, `relation/3`,
  * `relation/3/settings/web/0`, `relation/3/app-settings/web`, `action/7`,
- * `controller-lease/singular`.
+ * `controller-lease/singular`, `unit/web/0/ports`, `unit/web/0/state`.
  */
 export interface Delta {
   readonly revision: number
@@ -404,6 +439,19 @@ export type ConfigSettings = Readonly<Record<string, ConfigValue>>
 export type ConfigChanges = Readonly<Record<string, ConfigValue | null>>
 /** Databag changes from one hook context: an empty value deletes the key (relation-set k=). */
 export type SettingsChanges = Readonly<Record<string, string>>
+
+/** One databag a hook wrote: the unit's own, or (`application: true`, leader only) its application's. */
+export interface RelationSettingsChange {
+  readonly relationId: RelationId
+  readonly application?: boolean
+  readonly settings: SettingsChanges
+}
+
+/** Charm state a hook changed: `set` (an empty value deletes, as `state-set k=` does) and `delete`; a key in both is refused. */
+export interface CharmStateChanges {
+  readonly set?: Readonly<Record<string, string>>
+  readonly delete?: readonly string[]
+}
 
 export type ModelCommand = CommandBase & (
   | { readonly type: 'add-charm', readonly url: string, readonly hash: string, readonly metadata: CharmSummaryInput }
@@ -477,6 +525,21 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'refresh', readonly application: ApplicationName, readonly charm: string, readonly force?: boolean }
   | { readonly type: 'expose', readonly application: ApplicationName }
   | { readonly type: 'unexpose', readonly application: ApplicationName }
+  /**
+   * The buffered effects of one hook that exited 0 (Juju's CommitHookChanges): all of
+   * them apply or, if any is refused, none. Ports are opened first, then closed, as
+   * Juju's state applies a unit's pending changes.
+   */
+  | {
+    readonly type: 'commit-hook-changes'
+    readonly unit: UnitName
+    readonly relationSettings?: readonly RelationSettingsChange[]
+    readonly openPorts?: readonly PortRangeChange[]
+    readonly closePorts?: readonly PortRangeChange[]
+    readonly charmState?: CharmStateChanges
+  }
+  /** `application-version-set`: immediate, not buffered with the hook's other changes. */
+  | { readonly type: 'set-workload-version', readonly unit: UnitName, readonly version: string }
 )
 
 export type ModelCommandType = ModelCommand['type']
@@ -491,7 +554,7 @@ export const modelCommandTypes = [
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
   'storage-attached', 'add-machine', 'set-machine-instance', 'set-machine-status',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose',
-  'claim-controller-lease', 'release-controller-lease'
+  'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -3,7 +3,7 @@ import { addressesHashOf } from './canonical.ts'
 import { keys } from './keys.ts'
 import { believesLeader } from './leases.ts'
 import { readerOf, type ModelReader } from './model-draft.ts'
-import type { Life, ModelContext, RelationRecord, ResolvedMode, UnitRecord } from './model-types.ts'
+import type { Life, ModelContext, OpenedPortRange, RelationRecord, ResolvedMode, UnitRecord } from './model-types.ts'
 import { tableEntries } from './table.ts'
 import type { RemoteAction, RemoteCharm, RemoteCommand, RemoteRelation, RemoteState, RemoteStorage } from '../unit-remote-state.ts'
 import { relationVisibleTo } from './visibility.ts'
@@ -73,6 +73,28 @@ export function remoteStateFor (context: ModelContext, unit: UnitName, now: numb
     view.principalApplication = principal?.application ?? applicationOf(record.principal)
   }
   return view
+}
+
+/**
+ * What a unit agent answers `opened-ports`, `state-get` and the status Version column
+ * from: the committed values (a running hook's own buffered changes are the agent's to
+ * overlay). Copies, so a caller may change them. Undefined once the unit has left the model.
+ */
+export interface UnitHookDataView {
+  readonly openedPorts: Array<Omit<OpenedPortRange, 'endpoints'> & { endpoints: string[] }>
+  readonly charmState: Record<string, string>
+  readonly workloadVersion: string
+}
+
+export function unitHookDataFor (context: ModelContext, unit: UnitName): UnitHookDataView | undefined {
+  const reader = readerOf(context)
+  const record = reader.unit(unit)
+  if (record === undefined) return undefined
+  return {
+    openedPorts: record.openedPorts.map(range => ({ ...range, endpoints: [...range.endpoints] })),
+    charmState: { ...record.charmState },
+    workloadVersion: reader.application(record.application)?.workloadVersion ?? ''
+  }
 }
 
 function applicationOf (unit: UnitName): ApplicationName {

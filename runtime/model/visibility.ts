@@ -59,7 +59,11 @@ export function keyScope (reader: ModelReader, key: string): KeyScope {
     case 'charm':
       return { kind: 'charm', url: parsed.url }
     case 'unit':
-    case 'unit-status': {
+    case 'unit-status':
+    // Ports are seen like status; charm state is the unit's own, and the 'unit' scope
+    // admits only the unit itself, its machine agent and admins.
+    case 'unit-ports':
+    case 'unit-state': {
       const unit = reader.unit(parsed.unit)
       return unit === undefined ? { kind: 'model' } : { kind: 'unit', unit: unit.name, machine: unit.machine }
     }

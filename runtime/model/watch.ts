@@ -94,6 +94,8 @@ function visibleKeys (reader: ModelReader, viewer: Viewer): Set<string> {
     const unit = reader.unit(u.name)!
     out.add(keys.unit(u.name))
     out.add(keys.unitStatus(u.name))
+    out.add(keys.unitPorts(u.name))
+    out.add(keys.unitState(u.name))
     out.add(keys.machine(u.machine))
     out.add(keys.machineStatus(u.machine))
     for (const id of unit.actions) out.add(keys.action(id))

@@ -1,0 +1,104 @@
+/**
+ * A controller group of one, on this machine: a ControllerNode (Raft host, model,
+ * controller actor) on LevelDB in `dir`, with the system clock and a SoloTransport.
+ * It is the real controller code path with a single member — what `npm start` and the
+ * charm tests deploy against until agents on other machines join over the mesh — and it
+ * serves unit agents in the same process (`UnitAgentController`).
+ */
+import { randomUUID } from 'node:crypto'
+import { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { CommandResult, CommandSucceeded, Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import { SeededRandom } from '../../runtime/random.ts'
+import type { UnitAgentController } from '../uniter/unit-agent.ts'
+import { LevelStorage } from '../level-storage.ts'
+import { SystemClock } from '../system-clock.ts'
+import { SoloTransport } from './solo-transport.ts'
+
+const admin = { kind: 'user', name: 'admin' } as const
+
+export class LocalController implements UnitAgentController {
+  readonly node: ControllerNode
+  readonly #storage: LevelStorage
+  readonly #clock: SystemClock
+  readonly #listeners = new Set<() => void>()
+  #requests = 0
+
+  private constructor (node: ControllerNode, storage: LevelStorage, clock: SystemClock) {
+    this.node = node
+    this.#storage = storage
+    this.#clock = clock
+  }
+
+  /** Opens (or creates) the controller's store in `dir` and waits until it leads. */
+  static async start (dir: string, options: { id?: string, waitMs?: number } = {}): Promise<LocalController> {
+    const id = options.id ?? 'controller-0'
+    const storage = await LevelStorage.open(dir)
+    const clock = new SystemClock()
+    let controller: LocalController | undefined
+    const node = await ControllerNode.start({
+      id,
+      peers: [id],
+      storage,
+      transport: new SoloTransport(id),
+      clock,
+      random: new SeededRandom(Number.parseInt(randomUUID().slice(0, 8), 16)),
+      tickMs: 50,
+      electionTicks: 4,
+      heartbeatTicks: 1,
+      onApplied: () => { if (controller !== undefined) controller.#changed() }
+    })
+    controller = new LocalController(node, storage, clock)
+    const until = performance.now() + (options.waitMs ?? 5_000)
+    while (node.host.role !== 'leader') {
+      if (performance.now() > until) {
+        await controller.stop()
+        throw new Error(`local controller: not leading its own group after ${options.waitMs ?? 5_000} ms`)
+      }
+      await new Promise(resolve => setTimeout(resolve, 10))
+    }
+    return controller
+  }
+
+  model (): ModelContext {
+    return this.node.host.model()
+  }
+
+  async submit (command: ModelCommand): Promise<CommandResult> {
+    return await this.node.submit(command)
+  }
+
+  /** Submits as the admin user with a fresh request id; throws on refusal. */
+  async admin (body: Record<string, unknown>): Promise<CommandSucceeded> {
+    return await this.#as(admin, body)
+  }
+
+  /** Submits as this controller itself (what its provisioner does); throws on refusal. */
+  async asController (body: Record<string, unknown>): Promise<CommandSucceeded> {
+    return await this.#as({ kind: 'controller', id: this.node.id }, body)
+  }
+
+  async #as (proposer: Entity, body: Record<string, unknown>): Promise<CommandSucceeded> {
+    const result = await this.submit({ ...body, requestId: `${proposer.kind}/${randomUUID()}/${++this.#requests}`, proposer } as unknown as ModelCommand)
+    if (!result.ok) throw new Error(result.error)
+    return result
+  }
+
+  now (): number {
+    return this.#clock.now()
+  }
+
+  onChange (listener: () => void): () => void {
+    this.#listeners.add(listener)
+    return () => { this.#listeners.delete(listener) }
+  }
+
+  async stop (): Promise<void> {
+    await this.node.stop()
+    await this.#storage.close()
+  }
+
+  #changed (): void {
+    // After the model is updated: the host calls onApplied before it moves on.
+    queueMicrotask(() => { for (const listener of [...this.#listeners]) listener() })
+  }
+}

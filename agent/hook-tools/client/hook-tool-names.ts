@@ -1,0 +1,37 @@
+/**
+ * The tools a hook can run (juju-semantics §5.3, the bash-relevant catalogue): each is a
+ * symlink to the one client binary in the unit's tools directory. Out-of-scope tools
+ * (secrets, payloads, k8s, goal-state, ...) are left out, so running one fails with
+ * "command not found" rather than reaching the agent.
+ */
+export const hookToolNames = [
+  'config-get',
+  'relation-get',
+  'relation-set',
+  'relation-ids',
+  'relation-list',
+  'unit-get',
+  'network-get',
+  'open-port',
+  'close-port',
+  'opened-ports',
+  'status-set',
+  'status-get',
+  'is-leader',
+  'leader-get',
+  'leader-set',
+  'juju-log',
+  'application-version-set',
+  'action-get',
+  'action-set',
+  'action-fail',
+  'action-log',
+  'state-get',
+  'state-set',
+  'state-delete',
+  'storage-get',
+  'storage-list',
+  'juju-reboot'
+] as const
+
+export type HookToolName = typeof hookToolNames[number]

@@ -1,0 +1,96 @@
+/**
+ * The deployer of one machine agent: starts a UnitAgent for every unit the model assigns
+ * to the machine (principals and their subordinates) and forgets each once its unit has
+ * left the model. All units of the machine share one store and one hook lock.
+ */
+import { join } from 'node:path'
+import { HookLock } from '../../runtime/hook-lock.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { ProcessRunner } from '../../runtime/process-runner.ts'
+import type { Storage } from '../../runtime/storage.ts'
+import type { Clock } from '../../runtime/clock.ts'
+import { UnitAgent, type HookToolService, type UnitAgentController } from './unit-agent.ts'
+
+export interface DeployerOptions {
+  machineId: string
+  /** Unit agents live in `<dataDir>/agents/unit-<app>-<n>`. */
+  dataDir: string
+  controller: UnitAgentController
+  storage: Storage
+  processRunner: ProcessRunner
+  /** One tool service per unit (its own socket and tools directory). */
+  toolsFor: (unit: string, agentDir: string) => Promise<HookToolService>
+  fetchCharm: (url: string, dir: string) => Promise<void>
+  logger: Logger
+  clock: Clock
+  leaseDurationMs?: number
+  hookTimeoutMs?: number
+}
+
+export class Deployer {
+  readonly #o: DeployerOptions
+  readonly #agents = new Map<string, UnitAgent>()
+  readonly #starting = new Set<string>()
+  readonly #lock = new HookLock('machine')
+  readonly #unsubscribe: () => void
+  #stopped = false
+
+  constructor (options: DeployerOptions) {
+    this.#o = options
+    this.#unsubscribe = options.controller.onChange(() => { void this.#reconcile() })
+    void this.#reconcile()
+  }
+
+  agents (): UnitAgent[] {
+    return [...this.#agents.values()]
+  }
+
+  agent (unit: string): UnitAgent | undefined {
+    return this.#agents.get(unit)
+  }
+
+  /** Stops every unit agent (SIGTERM semantics: running hooks are killed and re-queued). */
+  async stop (): Promise<void> {
+    this.#stopped = true
+    this.#unsubscribe()
+    await Promise.all([...this.#agents.values()].map(async agent => { await agent.stop() }))
+    this.#agents.clear()
+  }
+
+  async #reconcile (): Promise<void> {
+    if (this.#stopped) return
+    const reader = readerOf(this.#o.controller.model())
+    const assigned = reader.machine(this.#o.machineId)?.units ?? []
+    for (const unit of assigned) {
+      if (this.#agents.has(unit) || this.#starting.has(unit) || reader.unit(unit) === undefined) continue
+      this.#starting.add(unit)
+      try {
+        const agentDir = join(this.#o.dataDir, 'agents', `unit-${unit.replace('/', '-')}`)
+        const tools = await this.#o.toolsFor(unit, agentDir)
+        if (this.#stopped) return
+        this.#agents.set(unit, UnitAgent.start({
+          unit,
+          machineId: this.#o.machineId,
+          agentDir,
+          controller: this.#o.controller,
+          storage: this.#o.storage,
+          hookLock: this.#lock,
+          processRunner: this.#o.processRunner,
+          tools,
+          logger: this.#o.logger.child(unit),
+          clock: this.#o.clock,
+          fetchCharm: this.#o.fetchCharm,
+          ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
+          ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs })
+        }))
+      } finally {
+        this.#starting.delete(unit)
+      }
+    }
+    // A unit that left the model (its agent terminated and reported dead) is forgotten.
+    for (const [unit, agent] of this.#agents) {
+      if (reader.unit(unit) === undefined && agent.actor.getSnapshot().status !== 'active') this.#agents.delete(unit)
+    }
+  }
+}

@@ -1,0 +1,340 @@
+/**
+ * The HookContext of one hook, action or `juju exec` run, backed by the controller
+ * (juju-semantics §4.3): reads come from the model this agent last saw, the unit's own
+ * relation bags and charm state include what the run has written so far; relation
+ * settings, ports and charm state are buffered and go to the controller in ONE
+ * `commit-hook-changes` command when the hook exits 0 (`flush`), so they apply together
+ * or not at all; status, logs, leader settings, the workload version and action results
+ * take effect at once.
+ */
+import type { LocalState } from '../../actors/unit/local-state.ts'
+import { believesLeader } from '../../runtime/model/leases.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { CommandResult, ConfigValue, ModelCommand, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
+import { keys } from '../../runtime/model/keys.ts'
+import { tableGet } from '../../runtime/model/table.ts'
+import type { Logger, LogLevel as RuntimeLogLevel } from '../../runtime/logger.ts'
+import {
+  HookToolError, type ActionContext, type ContextRelation, type CurrentRelation, type HookContext, type LogLevel,
+  type NetworkInfo, type OpenedPort, type PortRange, type StatusInfo, type WorkloadStatusValue
+} from '../hook-tools/hook-context.ts'
+
+/** What a unit agent needs of the controller. */
+export interface UnitControllerApi {
+  /** The latest model this agent has seen. */
+  model (): ModelContext
+  submit (command: ModelCommand): Promise<CommandResult>
+  /** This agent's clock, for leadership belief and status stamps. */
+  now (): number
+}
+
+export interface UnitHookContextOptions {
+  controller: UnitControllerApi
+  unit: string
+  kind: HookContext['kind']
+  name: string
+  relation?: CurrentRelation
+  storageId?: string
+  action?: ActionContext
+  /** The uniter's state as the run starts: the relation members its hooks have seen. */
+  local: LocalState
+  logger: Logger
+  /** Unique per run: request ids of immediate writes are built from it. */
+  contextId: string
+}
+
+interface BufferedPorts { open: OpenedPort[], close: OpenedPort[] }
+
+const logLevels: Record<LogLevel, RuntimeLogLevel> = {
+  TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warning', ERROR: 'error', CRITICAL: 'error'
+}
+
+export class UnitHookContext implements HookContext {
+  readonly unit: string
+  readonly application: string
+  readonly kind: HookContext['kind']
+  readonly name: string
+  readonly relation: CurrentRelation | undefined
+  readonly storageId: string | undefined
+  readonly action: ActionContext | undefined
+  readonly #o: UnitHookContextOptions
+  /** relation id → own unit or application bag changes; '' deletes. */
+  readonly #unitSettings = new Map<number, Record<string, string>>()
+  readonly #appSettings = new Map<number, Record<string, string>>()
+  readonly #ports: BufferedPorts = { open: [], close: [] }
+  readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
+  #requests = 0
+  /** Action results and failure, reported when the action ends. */
+  readonly actionResults: Record<string, unknown> = {}
+  actionFailure: string | undefined
+  rebootRequested: 'after' | 'now' | undefined
+
+  constructor (options: UnitHookContextOptions) {
+    this.#o = options
+    this.unit = options.unit
+    this.application = options.unit.split('/')[0]!
+    this.kind = options.kind
+    this.name = options.name
+    this.relation = options.relation
+    this.storageId = options.storageId
+    this.action = options.action
+  }
+
+  // -------------------------------------------------------------------------------
+  // Reads
+
+  async config (): Promise<Record<string, ConfigValue | null>> {
+    const model = this.#model()
+    const app = readerOf(model).application(this.application)
+    const charm = app === undefined ? undefined : readerOf(model).charm(app.charm)
+    const out: Record<string, ConfigValue | null> = {}
+    for (const [name, option] of Object.entries(charm?.metadata.config ?? {})) out[name] = option.default
+    for (const [name, value] of Object.entries(app?.config ?? {})) out[name] = value
+    return out
+  }
+
+  async relations (): Promise<ContextRelation[]> {
+    const reader = readerOf(this.#model())
+    const out: ContextRelation[] = []
+    for (const local of Object.values(this.#o.local.relations)) {
+      if (local.implicit) continue
+      const record = reader.relation(local.id)
+      const endpoint = record?.endpoints.find(e => e.application === this.application && e.name === local.endpoint)
+      out.push({ id: local.id, endpoint: local.endpoint, interface: endpoint?.interface ?? '', remoteApplication: local.remoteApplication })
+    }
+    return out.sort((a, b) => a.id - b.id)
+  }
+
+  async relationUnits (relationId: number): Promise<string[]> {
+    const local = this.#localRelation(relationId)
+    const members = new Set(Object.keys(local.members))
+    // In -joined U the hook already sees U; in -departed U it no longer does (§5.3).
+    if (this.relation?.id === relationId && this.relation.remoteUnit !== '' && this.name.endsWith('-relation-joined')) members.add(this.relation.remoteUnit)
+    if (this.relation?.id === relationId && this.relation.departingUnit !== undefined) members.delete(this.relation.departingUnit)
+    return [...members].sort(unitOrder)
+  }
+
+  async relationSettings (relationId: number, target: { unit: string } | { application: string }): Promise<Record<string, string> | undefined> {
+    this.#localRelation(relationId)
+    const model = this.#model()
+    if ('unit' in target) {
+      const stored = tableGet(model.settings, keys.unitSettings(relationId, target.unit))?.values
+      if (target.unit !== this.unit) return stored === undefined ? undefined : { ...stored }
+      return applyChanges(stored ?? {}, this.#unitSettings.get(relationId))
+    }
+    const stored = tableGet(model.settings, keys.applicationSettings(relationId, target.application))?.values ?? {}
+    if (target.application !== this.application) return { ...stored }
+    if (!await this.isLeader()) throw new HookToolError(1, 'permission denied')
+    return applyChanges(stored, this.#appSettings.get(relationId))
+  }
+
+  async setRelationSettings (relationId: number, application: boolean, changes: Record<string, string>): Promise<void> {
+    this.#localRelation(relationId)
+    if (application && !await this.isLeader()) throw new HookToolError(1, 'cannot write relation settings')
+    const buffers = application ? this.#appSettings : this.#unitSettings
+    buffers.set(relationId, { ...(buffers.get(relationId) ?? {}), ...changes })
+  }
+
+  async unitAddress (which: 'private-address' | 'public-address'): Promise<string> {
+    const reader = readerOf(this.#model())
+    const machine = reader.machine(this.#unitRecord().machine)
+    const addresses = machine?.addresses ?? []
+    const isPrivate = (a: string): boolean => /^(10\.|127\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(a)
+    const pick = which === 'private-address' ? addresses.find(isPrivate) : addresses.find(a => !isPrivate(a))
+    return pick ?? addresses[0] ?? '127.0.0.1'
+  }
+
+  async networkInfo (binding: string, relationId: number | undefined): Promise<NetworkInfo> {
+    if (relationId !== undefined) this.#localRelation(relationId)
+    const address = await this.unitAddress('private-address')
+    return {
+      bindAddresses: [{ macAddress: '', interfaceName: 'lo', addresses: [{ hostname: '', value: address, cidr: `${address}/32` }] }],
+      egressSubnets: [`${address}/32`],
+      ingressAddresses: [address]
+    }
+  }
+
+  async openedPorts (): Promise<OpenedPort[]> {
+    return (this.#unitRecord().openedPorts ?? []).map(port => ({ ...port, endpoints: [...port.endpoints] }))
+  }
+
+  async openPort (port: PortRange, endpoints: string[]): Promise<void> {
+    this.#ports.open.push({ ...port, endpoints })
+  }
+
+  async closePort (port: PortRange, endpoints: string[]): Promise<void> {
+    this.#ports.close.push({ ...port, endpoints })
+  }
+
+  // -------------------------------------------------------------------------------
+  // Immediate effects
+
+  async setStatus (status: 'maintenance' | 'blocked' | 'waiting' | 'active', message: string, application: boolean): Promise<void> {
+    if (application) {
+      if (!await this.isLeader()) throw new HookToolError(1, 'cannot set application status: this unit is not the leader')
+      throw new HookToolError(1, 'cannot set application status: not supported by this controller yet')
+    }
+    await this.#submit({ type: 'set-unit-status', unit: this.unit, status, message, now: Math.floor(this.#o.controller.now()) })
+  }
+
+  async status (application: boolean): Promise<StatusInfo & { units?: Record<string, StatusInfo> }> {
+    if (application && !await this.isLeader()) throw new HookToolError(1, 'finding application status: this unit is not the leader')
+    const unitStatus = (record: UnitRecord): StatusInfo => ({
+      status: record.workload.status as WorkloadStatusValue,
+      message: record.workload.message,
+      data: { ...(record.workload.data ?? {}) }
+    })
+    const own = unitStatus(this.#unitRecord())
+    if (!application) return own
+    const reader = readerOf(this.#model())
+    const units: Record<string, StatusInfo> = {}
+    for (const name of reader.application(this.application)?.units ?? []) {
+      const record = reader.unit(name)
+      if (record !== undefined) units[name] = unitStatus(record)
+    }
+    return { ...own, units }
+  }
+
+  async log (level: LogLevel, message: string): Promise<void> {
+    this.#o.logger.child('juju-log').log(logLevels[level], message)
+  }
+
+  async setApplicationVersion (version: string): Promise<void> {
+    await this.#submit({ type: 'set-workload-version', unit: this.unit, version })
+  }
+
+  async isLeader (): Promise<boolean> {
+    return believesLeader(tableGet(this.#model().leases, this.application), this.unit, this.#o.controller.now())
+  }
+
+  async leaderSettings (): Promise<Record<string, string>> {
+    return { ...(readerOf(this.#model()).application(this.application)?.leaderSettings ?? {}) }
+  }
+
+  async setLeaderSettings (changes: Record<string, string>): Promise<void> {
+    if (!await this.isLeader()) throw new HookToolError(1, 'cannot write leadership settings: this unit is not the leader')
+    await this.#submit({ type: 'leader-settings', application: this.application, unit: this.unit, settings: changes })
+  }
+
+  async setActionResults (results: Record<string, unknown>): Promise<void> {
+    mergeDeep(this.actionResults, results)
+  }
+
+  async failAction (message: string): Promise<void> {
+    this.actionFailure = message
+  }
+
+  async actionLog (message: string): Promise<void> {
+    this.#o.logger.child('action').log('info', message)
+  }
+
+  async charmState (): Promise<Record<string, string>> {
+    const state = { ...(this.#unitRecord().charmState ?? {}) }
+    for (const key of this.#state.deleted) delete state[key]
+    return { ...state, ...this.#state.set }
+  }
+
+  async setCharmState (changes: Record<string, string>): Promise<void> {
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === '') {
+        delete this.#state.set[key]
+        this.#state.deleted.add(key)
+      } else {
+        this.#state.deleted.delete(key)
+        this.#state.set[key] = value
+      }
+    }
+  }
+
+  async deleteCharmState (stateKeys: string[]): Promise<void> {
+    await this.setCharmState(Object.fromEntries(stateKeys.map(key => [key, ''])))
+  }
+
+  async storageIds (name: string | undefined): Promise<string[]> {
+    return Object.values(this.#unitRecord().storage)
+      .filter(s => s.attached && (name === undefined || s.name === name))
+      .map(s => s.id)
+      .sort(unitOrder)
+  }
+
+  async storage (id: string): Promise<{ kind: 'filesystem' | 'block', location: string } | undefined> {
+    const record = this.#unitRecord().storage[id]
+    return record === undefined ? undefined : { kind: record.kind, location: record.location }
+  }
+
+  async requestReboot (now: boolean): Promise<void> {
+    this.rebootRequested = now ? 'now' : 'after'
+  }
+
+  // -------------------------------------------------------------------------------
+
+  /**
+   * The hook exited 0: commit the buffered relation settings, ports and charm state in
+   * one command. A refusal (e.g. leadership lost before an application bag was written)
+   * makes the hook fail, as a failed flush does in Juju.
+   */
+  async flush (): Promise<void> {
+    const relationSettings = [
+      ...[...this.#unitSettings].map(([relationId, settings]) => ({ relationId, settings })),
+      ...[...this.#appSettings].map(([relationId, settings]) => ({ relationId, application: true, settings }))
+    ]
+    const hasState = Object.keys(this.#state.set).length > 0 || this.#state.deleted.size > 0
+    if (relationSettings.length === 0 && this.#ports.open.length === 0 && this.#ports.close.length === 0 && !hasState) return
+    await this.#submit({
+      type: 'commit-hook-changes',
+      unit: this.unit,
+      ...(relationSettings.length === 0 ? {} : { relationSettings }),
+      ...(this.#ports.open.length === 0 ? {} : { openPorts: this.#ports.open }),
+      ...(this.#ports.close.length === 0 ? {} : { closePorts: this.#ports.close }),
+      ...(hasState ? { charmState: { set: this.#state.set, delete: [...this.#state.deleted] } } : {})
+    })
+  }
+
+  #model (): ModelContext {
+    return this.#o.controller.model()
+  }
+
+  #unitRecord (): UnitRecord {
+    const record = readerOf(this.#model()).unit(this.unit)
+    if (record === undefined) throw new HookToolError(1, `unit "${this.unit}" not found`)
+    return record
+  }
+
+  #localRelation (relationId: number): LocalState['relations'][string] {
+    const local = this.#o.local.relations[String(relationId)]
+    if (local === undefined) throw new HookToolError(2, `invalid value "${relationId}" for option -r: relation not found`)
+    return local
+  }
+
+  async #submit (body: Record<string, unknown>): Promise<void> {
+    const command = { ...body, requestId: `${this.#o.contextId}/${++this.#requests}`, proposer: { kind: 'unit', name: this.unit } } as unknown as ModelCommand
+    const result = await this.#o.controller.submit(command)
+    if (!result.ok) throw new HookToolError(1, result.error)
+  }
+}
+
+function applyChanges (stored: Readonly<Record<string, string>>, changes: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = { ...stored }
+  for (const [key, value] of Object.entries(changes ?? {})) {
+    if (value === '') delete out[key]
+    else out[key] = value
+  }
+  return out
+}
+
+function mergeDeep (target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(source)) {
+    const existing = target[key]
+    if (isMap(value) && isMap(existing)) mergeDeep(existing, value)
+    else target[key] = value
+  }
+}
+
+function isMap (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** `web/2` before `web/10`. */
+function unitOrder (a: string, b: string): number {
+  return a.localeCompare(b, 'en', { numeric: true })
+}

@@ -1,0 +1,172 @@
+/**
+ * The example charms for real: a one-member controller group on LevelDB, a machine
+ * agent's deployer starting unit agents, hooks as processes through the hook runner,
+ * and every hook tool call going through the C client and the unit's socket. Checks
+ * what the workloads do: kv answers over HTTP and shares the leader's token, the web
+ * front end follows its backends as kv units come and go, the subordinate ships its
+ * principal's logs, a juju exec and an action run through the tools, and removing the
+ * applications runs the stop hooks that end the workloads.
+ */
+import '../runtime/polyfill.ts'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { packCharm } from '../agent/charm/charm-archive.ts'
+import { loadCharmDir } from '../agent/charm/load-charm.ts'
+import { ChildProcessRunner } from '../agent/child-process-runner.ts'
+import { LocalController } from '../agent/controller/local-controller.ts'
+import { LevelStorage } from '../agent/level-storage.ts'
+import { SystemClock } from '../agent/system-clock.ts'
+import { Deployer } from '../agent/uniter/deployer.ts'
+import { startHookToolService, type ClosableHookToolService } from '../agent/uniter/hook-tool-service.ts'
+import { copyCharmDir } from '../agent/uniter/unit-agent.ts'
+import { createMemoryLogger } from '../runtime/logger.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
+
+const charmsDir = resolve('examples/charms')
+/** Every wait here is bounded by this. */
+const waitMsMax = 60_000
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
+    })
+  })
+}
+
+async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
+  const until = performance.now() + waitMsMax
+  while (!await condition()) {
+    if (performance.now() > until) throw new Error(`charms e2e: timed out waiting for ${what}: ${describe()}`)
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
+async function get (url: string, headers: Record<string, string> = {}): Promise<{ status: number, body: string }> {
+  try {
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) })
+    return { status: response.status, body: await response.text() }
+  } catch {
+    return { status: 0, body: '' }
+  }
+}
+
+/** Kills anything a charm left running, by the pid files in the unit state dirs. */
+function killLeftovers (root: string): void {
+  const agents = join(root, 'agents')
+  if (!existsSync(agents)) return
+  for (const unit of readdirSync(agents)) {
+    const state = join(agents, unit, 'state')
+    if (!existsSync(state)) continue
+    for (const file of readdirSync(state).filter(name => name.endsWith('.pid'))) {
+      const pid = Number(readFileSync(join(state, file), 'utf8').trim())
+      if (Number.isSafeInteger(pid) && pid > 1) {
+        try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+      }
+    }
+  }
+}
+
+test('kv, web, logship and cluster run for real through the hook runner and the hook tools', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
+  const logger = createMemoryLogger('machine-0', [], 50_000)
+  const tools: ClosableHookToolService[] = []
+  let controller: LocalController | undefined
+  let storage: LevelStorage | undefined
+  let deployer: Deployer | undefined
+  const status = (unit: string): string => {
+    const record = controller === undefined ? undefined : readerOf(controller.model()).unit(unit)
+    return record === undefined ? 'gone' : `${record.workload.status} ${record.workload.message}`
+  }
+  const statuses = (): string => ['kv/0', 'kv/1', 'web/0', 'logship/0', 'cluster/0']
+    .map(u => `${u}: ${status(u)}`).join('; ') + ' | ' + logger.records.filter(r => r.level === 'error' || r.level === 'warning').slice(-5).map(r => `${r.module} ${r.message}`).join(' / ')
+  try {
+    controller = await LocalController.start(join(root, 'controller'))
+    storage = await LevelStorage.open(join(root, 'machine-0'))
+    await controller.admin({ type: 'add-machine' })
+    await controller.asController({ type: 'set-machine-instance', machine: '0', instanceId: 'local-0', addresses: ['127.0.0.1'] })
+    const sources = new Map<string, string>()
+    for (const name of ['kv', 'web', 'logship', 'cluster']) {
+      const dir = join(charmsDir, name)
+      const loaded = await loadCharmDir(dir)
+      const packed = await packCharm(dir)
+      const url = `local:${name}-0`
+      sources.set(url, dir)
+      await controller.admin({ type: 'add-charm', url, hash: packed.hash, metadata: loaded.summary })
+    }
+    const kvPort = await freePort()
+    const webPort = await freePort()
+    await controller.admin({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { port: kvPort }, constraints: {}, numUnits: 1, placement: ['0'] })
+    await controller.admin({ type: 'deploy', application: 'web', charm: 'local:web-0', config: { port: webPort }, constraints: {}, numUnits: 1, placement: ['0'] })
+    await controller.admin({ type: 'integrate', a: 'web:backend', b: 'kv:website' })
+
+    deployer = new Deployer({
+      machineId: '0',
+      dataDir: root,
+      controller,
+      storage,
+      processRunner: new ChildProcessRunner(),
+      toolsFor: async (_unit, agentDir) => {
+        const service = await startHookToolService(agentDir, logger)
+        tools.push(service)
+        return service
+      },
+      fetchCharm: async (url, dir) => { await copyCharmDir(sources.get(url)!, dir) },
+      logger,
+      clock: new SystemClock(),
+      leaseDurationMs: 10_000
+    })
+
+    // kv serves, with the token its leader shared through leader-set.
+    await waitFor('kv/0 active', () => status('kv/0').startsWith('active'), statuses)
+    const health = await get(`http://127.0.0.1:${kvPort}/health`)
+    assert.is(health.status, 200, 'kv answers /health')
+    const token = readerOf(controller.model()).application('kv')!.leaderSettings.token
+    assert.ok(token !== undefined && token.length > 0, 'the leader shared a token with leader-set')
+    assert.ok(readerOf(controller.model()).unit('kv/0')!.openedPorts.some(p => p.from === kvPort), 'open-port committed after the hook')
+
+    // web found its backend through relation data and proxies to it.
+    await waitFor('web/0 with one backend', () => status('web/0') === 'active 1 backends', statuses)
+    const put = await fetch(`http://127.0.0.1:${webPort}/kv/greeting`, { method: 'PUT', body: 'hello', headers: { 'X-Token': token! }, signal: AbortSignal.timeout(2_000) })
+    assert.is(put.status, 204, 'PUT through the front end')
+    assert.equal(await get(`http://127.0.0.1:${webPort}/kv/greeting`), { status: 200, body: 'hello' })
+
+    // A second kv unit joins: the front end follows; it leaves: the front end follows again.
+    await controller.admin({ type: 'set-config', application: 'kv', config: { port: 0 } })
+    await controller.admin({ type: 'add-unit', application: 'kv', numUnits: 1, placement: ['0'] })
+    await waitFor('web/0 with two backends', () => status('web/0') === 'active 2 backends', statuses)
+    await controller.admin({ type: 'remove-unit', unit: 'kv/1' })
+    await waitFor('kv/1 gone and web back to one backend', () => status('kv/1') === 'gone' && status('web/0') === 'active 1 backends', statuses)
+
+    // juju exec and an action go through the same tools.
+    const exec = await controller.admin({ type: 'enqueue-command', unit: 'kv/0', commands: 'config-get port; is-leader' })
+    await waitFor('the exec to complete', () => readerOf(controller!.model()).unit('kv/0')!.commands.every(c => c.id !== exec.commandId))
+    const action = await controller.admin({ type: 'enqueue-action', unit: 'kv/0', name: 'get', parameters: { key: 'greeting' } })
+    await waitFor('the action to complete', () => readerOf(controller!.model()).action(action.actionId!)?.status !== 'pending')
+    const done = readerOf(controller.model()).action(action.actionId!)!
+    assert.is(done.status, 'completed', JSON.stringify(done))
+
+    // Removing the applications runs stop: the workloads end.
+    await controller.admin({ type: 'remove-application', application: 'web' })
+    await controller.admin({ type: 'remove-application', application: 'kv' })
+    await waitFor('every unit gone', () => status('kv/0') === 'gone' && status('web/0') === 'gone', statuses)
+    assert.is((await get(`http://127.0.0.1:${kvPort}/health`)).status, 0, 'kv stopped')
+    assert.is((await get(`http://127.0.0.1:${webPort}/backends`)).status, 0, 'web stopped')
+  } finally {
+    await deployer?.stop()
+    for (const service of tools) await service.close()
+    await controller?.stop()
+    await storage?.close()
+    killLeftovers(root)
+    rmSync(root, { recursive: true, force: true })
+  }
+})
+
+test.run()
