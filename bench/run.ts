@@ -1,5 +1,7 @@
 import { writeFile, readFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
+import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
+import { measureHookToolCall } from './hook-tool-call.ts'
 import { measureSimSpeed } from './sim-speed.ts'
 
 /**
@@ -23,6 +25,14 @@ const results = await previous()
 process.stdout.write('bench: simulator speed, 5-unit machine agent world (40 seeds × 40 steps)…\n')
 const sim = await measureSimSpeed()
 results['simMachineAgent'] = sim
+process.stdout.write('bench: hook-tool call latency (C client over the unit socket) vs a bare spawn…\n')
+const tools = await measureHookToolCall()
+results['hookToolCall'] = tools
+process.stdout.write(`  median ${tools.spawned.client.medianMs} ms (p90 ${tools.spawned.client.p90Ms}, p99 ${tools.spawned.client.p99Ms}); bare spawn ${tools.spawned.spawnFloor.medianMs} ms; from a bash loop ${tools.inBashLoop.clientMeanMs} ms vs ${tools.inBashLoop.spawnFloorMeanMs} ms\n`)
+process.stdout.write('bench: hook runner overhead around a trivial hook…\n')
+const runner = await measureHookRunnerOverhead()
+results['hookRunnerOverhead'] = runner
+process.stdout.write(`  median: bare spawn ${runner.bare.medianMs} ms, process runner ${runner.processRunner.medianMs} ms, hook runner ${runner.hookRunner.medianMs} ms (+${runner.overheadMs} ms)\n`)
 results['machine'] = { cores: (await import('node:os')).availableParallelism(), node: process.version }
 results['load'] = { start: loadStart, end: loadavg() }
 results['measuredAt'] = new Date().toISOString()

@@ -45,6 +45,11 @@ export interface UnitHookContextOptions {
 
 interface BufferedPorts { open: OpenedPort[], close: OpenedPort[] }
 
+function samePortChange (a: OpenedPort, b: OpenedPort): boolean {
+  return a.protocol === b.protocol && a.from === b.from && a.to === b.to &&
+    [...a.endpoints].sort().join(',') === [...b.endpoints].sort().join(',')
+}
+
 const logLevels: Record<LogLevel, RuntimeLogLevel> = {
   TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warning', ERROR: 'error', CRITICAL: 'error'
 }
@@ -61,7 +66,7 @@ export class UnitHookContext implements HookContext {
   /** relation id → own unit or application bag changes; '' deletes. */
   readonly #unitSettings = new Map<number, Record<string, string>>()
   readonly #appSettings = new Map<number, Record<string, string>>()
-  readonly #ports: BufferedPorts = { open: [], close: [] }
+  #ports: BufferedPorts = { open: [], close: [] }
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
   #requests = 0
   /** Action results and failure, reported when the action ends. */
@@ -158,12 +163,20 @@ export class UnitHookContext implements HookContext {
     return (this.#unitRecord().openedPorts ?? []).map(port => ({ ...port, endpoints: [...port.endpoints] }))
   }
 
+  /**
+   * The model applies a commit's opens before its closes, so a later call must cancel an
+   * earlier opposite one for the same range, or close-then-open would end up closed.
+   */
   async openPort (port: PortRange, endpoints: string[]): Promise<void> {
-    this.#ports.open.push({ ...port, endpoints })
+    const change = { ...port, endpoints }
+    this.#ports.close = this.#ports.close.filter(other => !samePortChange(other, change))
+    this.#ports.open.push(change)
   }
 
   async closePort (port: PortRange, endpoints: string[]): Promise<void> {
-    this.#ports.close.push({ ...port, endpoints })
+    const change = { ...port, endpoints }
+    this.#ports.open = this.#ports.open.filter(other => !samePortChange(other, change))
+    this.#ports.close.push(change)
   }
 
   // -------------------------------------------------------------------------------
