@@ -22,7 +22,7 @@ import { LevelStorage } from '../agent/level-storage.ts'
 import { SystemClock } from '../agent/system-clock.ts'
 import { Deployer } from '../agent/uniter/deployer.ts'
 import { startHookToolService, type ClosableHookToolService } from '../agent/uniter/hook-tool-service.ts'
-import { copyCharmDir } from '../agent/uniter/unit-agent.ts'
+import { deployCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
 
@@ -92,13 +92,12 @@ test('kv, web, logship and cluster run for real through the hook runner and the 
     storage = await LevelStorage.open(join(root, 'machine-0'))
     await controller.admin({ type: 'add-machine' })
     await controller.asController({ type: 'set-machine-instance', machine: '0', instanceId: 'local-0', addresses: ['127.0.0.1'] })
-    const sources = new Map<string, string>()
     for (const name of ['kv', 'web', 'logship', 'cluster']) {
       const dir = join(charmsDir, name)
       const loaded = await loadCharmDir(dir)
       const packed = await packCharm(dir)
       const url = `local:${name}-0`
-      sources.set(url, dir)
+      assert.is(await controller.charms.put(packed.bytes), packed.hash)
       await controller.admin({ type: 'add-charm', url, hash: packed.hash, metadata: loaded.summary })
     }
     const kvPort = await freePort()
@@ -118,7 +117,8 @@ test('kv, web, logship and cluster run for real through the hook runner and the 
         tools.push(service)
         return service
       },
-      fetchCharm: async (url, dir) => { await copyCharmDir(sources.get(url)!, dir) },
+      // The archive from the controller's store, unpacked with its hash and paths checked.
+      fetchCharm: async (url, dir) => { await deployCharmArchive(controller!, url, dir) },
       logger,
       clock: new SystemClock(),
       leaseDurationMs: 10_000

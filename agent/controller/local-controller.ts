@@ -12,12 +12,15 @@ import { SeededRandom } from '../../runtime/random.ts'
 import type { UnitAgentController } from '../uniter/unit-agent.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
+import { CharmStore } from './charm-store.ts'
 import { SoloTransport } from './solo-transport.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 
 export class LocalController implements UnitAgentController {
   readonly node: ControllerNode
+  /** Charm archives by content address, in the controller's own store. */
+  readonly charms: CharmStore
   readonly #storage: LevelStorage
   readonly #clock: SystemClock
   readonly #listeners = new Set<() => void>()
@@ -25,6 +28,7 @@ export class LocalController implements UnitAgentController {
 
   private constructor (node: ControllerNode, storage: LevelStorage, clock: SystemClock) {
     this.node = node
+    this.charms = new CharmStore(storage)
     this.#storage = storage
     this.#clock = clock
   }
@@ -81,6 +85,11 @@ export class LocalController implements UnitAgentController {
     const result = await this.submit({ ...body, requestId: `${proposer.kind}/${randomUUID()}/${++this.#requests}`, proposer } as unknown as ModelCommand)
     if (!result.ok) throw new Error(result.error)
     return result
+  }
+
+  /** An archive from the charm store, for agents deploying the charm. */
+  async charmArchive (hash: string): Promise<Uint8Array | undefined> {
+    return await this.charms.get(hash)
   }
 
   now (): number {
