@@ -152,6 +152,10 @@ test('kv, web, logship and cluster run for real through the hook runner and the 
     await waitFor('the action to complete', () => readerOf(controller!.model()).action(action.actionId!)?.status !== 'pending')
     const done = readerOf(controller.model()).action(action.actionId!)!
     assert.is(done.status, 'completed', JSON.stringify(done))
+    // Parameters are checked against actions.yaml before anything runs.
+    const invalid = await controller.admin({ type: 'enqueue-action', unit: 'kv/0', name: 'get', parameters: { key: 7 } })
+    await waitFor('the invalid action to fail', () => readerOf(controller!.model()).action(invalid.actionId!)?.status === 'failed')
+    assert.match(JSON.stringify(readerOf(controller.model()).action(invalid.actionId!)), /validation failed/)
 
     // Removing the applications runs stop: the workloads end.
     await controller.admin({ type: 'remove-application', application: 'web' })

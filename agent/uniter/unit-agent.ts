@@ -30,6 +30,8 @@ import type { ProcessRunner } from '../../runtime/process-runner.ts'
 import { hashString32 } from '../../runtime/random.ts'
 import type { Storage } from '../../runtime/storage.ts'
 import type { RemoteAction, RemoteCommand } from '../../runtime/unit-remote-state.ts'
+import { validateActionParams } from '../../runtime/charm/action-params.ts'
+import { loadCharmDir } from '../charm/load-charm.ts'
 import { HookRunner, hookEnvironment, type HookRunSpec, type UnitHookSetup } from './hook-runner.ts'
 import type { HookContext } from '../hook-tools/hook-context.ts'
 import { UnitHookContext, type UnitControllerApi } from './unit-hook-context.ts'
@@ -300,9 +302,29 @@ export class UnitAgent {
     }
   }
 
+  /**
+   * Juju §7.3: the parameters are checked against the action's schema in the deployed
+   * charm's actions.yaml and its defaults filled in; an action the charm does not define,
+   * or parameters that do not validate, fail the action without running anything.
+   */
+  async #actionParams (action: RemoteAction): Promise<{ ok: true, params: Record<string, unknown> } | { ok: false, error: string }> {
+    let charm
+    try {
+      charm = await loadCharmDir(this.charmDir)
+    } catch (error) {
+      return { ok: false, error: `cannot run "${action.name}" action: ${error instanceof Error ? error.message : String(error)}` }
+    }
+    const spec = charm.actions[action.name]
+    if (spec === undefined) return { ok: false, error: `cannot run "${action.name}" action: not defined` }
+    const checked = validateActionParams(action.name, spec.schema, action.parameters)
+    return checked.ok ? { ok: true, params: checked.params as Record<string, unknown> } : checked
+  }
+
   async #runAction (action: RemoteAction, local: LocalState, signal: AbortSignal): Promise<ActionOutcome> {
     const contextId = `${this.unit}-action-${action.id}-${randomUUID()}`
-    const params = { ...action.parameters }
+    const checked = await this.#actionParams(action)
+    if (!checked.ok) return { status: 'failed', message: checked.error, results: {} }
+    const params = checked.params
     const context = new UnitHookContext({
       controller: this.#o.controller, unit: this.unit, kind: 'action', name: action.name, local, logger: this.#o.logger, contextId,
       action: { name: action.name, id: action.id, params }
