@@ -69,6 +69,8 @@ export class UnitHookContext implements HookContext {
   #ports: BufferedPorts = { open: [], close: [] }
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
   #requests = 0
+  /** Remote bags as first read in this run (settings key → values): later reads see the same (§5.3). */
+  readonly #remoteBags = new Map<string, Record<string, string> | undefined>()
   /** Action results and failure, reported when the action ends. */
   readonly actionResults: Record<string, unknown> = {}
   actionFailure: string | undefined
@@ -123,12 +125,14 @@ export class UnitHookContext implements HookContext {
     this.#localRelation(relationId)
     const model = this.#model()
     if ('unit' in target) {
-      const stored = tableGet(model.settings, keys.unitSettings(relationId, target.unit))?.values
-      if (target.unit !== this.unit) return stored === undefined ? undefined : { ...stored }
+      const key = keys.unitSettings(relationId, target.unit)
+      const stored = tableGet(model.settings, key)?.values
+      if (target.unit !== this.unit) return this.#remoteBag(key, stored)
       return applyChanges(stored ?? {}, this.#unitSettings.get(relationId))
     }
-    const stored = tableGet(model.settings, keys.applicationSettings(relationId, target.application))?.values ?? {}
-    if (target.application !== this.application) return { ...stored }
+    const key = keys.applicationSettings(relationId, target.application)
+    const stored = tableGet(model.settings, key)?.values ?? {}
+    if (target.application !== this.application) return this.#remoteBag(key, stored)
     if (!await this.isLeader()) throw new HookToolError(1, 'permission denied')
     return applyChanges(stored, this.#appSettings.get(relationId))
   }
@@ -311,6 +315,13 @@ export class UnitHookContext implements HookContext {
     const record = readerOf(this.#model()).unit(this.unit)
     if (record === undefined) throw new HookToolError(1, `unit "${this.unit}" not found`)
     return record
+  }
+
+  /** A remote bag is fetched once per run and cached, as Juju's relation cache does (§5.3). */
+  #remoteBag (key: string, stored: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+    if (!this.#remoteBags.has(key)) this.#remoteBags.set(key, stored === undefined ? undefined : { ...stored })
+    const cached = this.#remoteBags.get(key)
+    return cached === undefined ? undefined : { ...cached }
   }
 
   #localRelation (relationId: number): LocalState['relations'][string] {

@@ -1,0 +1,339 @@
+/**
+ * The real HookContext of a unit agent (agent/uniter/unit-hook-context.ts) against an
+ * in-memory controller, driven through runTool so the tools and the context are tested
+ * together: what is buffered until the hook's one commit-hook-changes and what takes
+ * effect at once (juju-semantics §4.3), and what the tools read back (§5.3).
+ */
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { initialLocalState, type LocalState } from '../actors/unit/local-state.ts'
+import { HookToolError, type ActionContext, type CurrentRelation } from '../agent/hook-tools/hook-context.ts'
+import { runTool, type ToolResult } from '../agent/hook-tools/run-tool.ts'
+import { UnitHookContext } from '../agent/uniter/unit-hook-context.ts'
+import { createMemoryLogger } from '../runtime/logger.ts'
+import { keys } from '../runtime/model/keys.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
+import type { CharmSummaryInput, CommandOf } from '../runtime/model/model-types.ts'
+import { tableGet } from '../runtime/model/table.ts'
+import { MemoryController } from './support/model-controller.ts'
+
+const webCharm: CharmSummaryInput = {
+  name: 'web',
+  requires: { db: 'mysql' },
+  peers: { cluster: 'web-peers' },
+  config: { port: { type: 'int', default: 80 }, title: { type: 'string' }, debug: { type: 'boolean', default: false } }
+}
+const mysqlCharm: CharmSummaryInput = { name: 'mysql', provides: { db: 'mysql' } }
+
+interface World { c: MemoryController, db: number, peer: number }
+
+/**
+ * web (2 units, port=8080 set by the user) and mysql (2 units) related on db; everyone
+ * in scope of db, both web units in scope of web's peer relation; web/0 leads web with a
+ * lease from 0 to 60 000 ms.
+ */
+function world (): World {
+  const c = new MemoryController()
+  c.run('add-charm', { url: 'local:web-0', hash: 'a'.repeat(16), metadata: webCharm })
+  c.run('add-charm', { url: 'local:mysql-0', hash: 'b'.repeat(16), metadata: mysqlCharm })
+  c.run('deploy', { application: 'web', charm: 'local:web-0', config: { port: 8080 }, constraints: {}, numUnits: 2 })
+  c.run('deploy', { application: 'mysql', charm: 'local:mysql-0', config: {}, constraints: {}, numUnits: 2 })
+  const db = c.run('integrate', { a: 'web:db', b: 'mysql:db' }).relationId!
+  const peer = readerOf(c.context).application('web')!.relations.find(id => id !== db)!
+  for (const unit of ['web/0', 'web/1', 'mysql/0', 'mysql/1']) c.runAs(unit, 'enter-scope', { unit, relationId: db })
+  for (const unit of ['web/0', 'web/1']) c.runAs(unit, 'enter-scope', { unit, relationId: peer })
+  c.runAs('web/0', 'claim-leadership', { application: 'web', unit: 'web/0', now: 0, durationMs: 60_000 })
+  return { c, db, peer }
+}
+
+/** The uniter's state for a web unit that has seen every remote unit join (or `dbMembers`). */
+function localState (w: World, unit: string, dbMembers = ['mysql/0', 'mysql/1']): LocalState {
+  const local = initialLocalState()
+  const relation = { peer: false, implicit: false, containerScoped: false, applicationMembers: {} }
+  local.relations[String(w.db)] = { ...relation, id: w.db, endpoint: 'db', remoteApplication: 'mysql', members: Object.fromEntries(dbMembers.map(u => [u, 1])) }
+  const other = unit === 'web/0' ? 'web/1' : 'web/0'
+  local.relations[String(w.peer)] = { ...relation, peer: true, id: w.peer, endpoint: 'cluster', remoteApplication: 'web', members: { [other]: 1 } }
+  return local
+}
+
+let contexts = 0
+interface ContextInit { unit?: string, name?: string, relation?: CurrentRelation, action?: ActionContext, dbMembers?: string[] }
+
+function context (w: World, init: ContextInit = {}): UnitHookContext {
+  const unit = init.unit ?? 'web/0'
+  return new UnitHookContext({
+    controller: w.c,
+    unit,
+    kind: init.action === undefined ? 'hook' : 'action',
+    name: init.name ?? init.action?.name ?? 'update-status',
+    local: localState(w, unit, init.dbMembers),
+    logger: createMemoryLogger(`unit.${unit}`),
+    contextId: `ctx-${++contexts}`,
+    ...(init.relation === undefined ? {} : { relation: init.relation }),
+    ...(init.action === undefined ? {} : { action: init.action })
+  })
+}
+
+/** A db-relation-changed context of web/0 about mysql/0. */
+const dbChanged = (w: World, unit = 'web/0'): UnitHookContext =>
+  context(w, { unit, name: 'db-relation-changed', relation: { id: w.db, endpoint: 'db', remoteUnit: 'mysql/0', remoteApplication: 'mysql' } })
+
+async function tool (ctx: UnitHookContext, name: string, ...args: string[]): Promise<ToolResult> {
+  const result = await runTool(ctx, name, args, { cwd: '/' })
+  if ('needsStdin' in result) throw new Error(`${name} asked for stdin`)
+  return result
+}
+
+const ok = (stdout = ''): ToolResult => ({ code: 0, stdout, stderr: '' })
+const fails = (code: 1 | 2, message: string): ToolResult => ({ code, stdout: '', stderr: `ERROR ${message}\n` })
+
+const bag = (w: World, id: number, unit: string) => tableGet(w.c.context.settings, keys.unitSettings(id, unit))?.values
+const appBag = (w: World, id: number, app: string) => tableGet(w.c.context.settings, keys.applicationSettings(id, app))?.values
+const unitRecord = (w: World, unit = 'web/0') => readerOf(w.c.context).unit(unit)!
+const commits = (w: World) => w.c.submitted.filter((c): c is CommandOf<'commit-hook-changes'> => c.type === 'commit-hook-changes')
+
+async function flushRefused (ctx: UnitHookContext, message: RegExp): Promise<void> {
+  try {
+    await ctx.flush()
+  } catch (error) {
+    assert.instance(error, HookToolError)
+    assert.is((error as HookToolError).code, 1)
+    assert.match((error as HookToolError).message, message)
+    return
+  }
+  assert.unreachable('flush was expected to be refused')
+}
+
+// ---------------------------------------------------------------------------------
+
+const reads = suite('UnitHookContext: config and relation reads')
+
+reads('config: user values over charm defaults, null for unset options without a default', async () => {
+  const w = world()
+  const ctx = context(w)
+  assert.equal(await ctx.config(), { port: 8080, title: null, debug: false })
+  assert.equal(await tool(ctx, 'config-get', 'port'), ok('8080\n'))
+  assert.equal(await tool(ctx, 'config-get', 'title'), ok())
+  assert.equal(await tool(ctx, 'config-get', '--all', '--format', 'json'), ok('{"debug":false,"port":8080,"title":null}\n'))
+})
+
+reads('relation-get of a remote unit reads its committed bag; an unknown relation id is exit 2', async () => {
+  const w = world()
+  w.c.runAs('mysql/0', 'relation-settings', { unit: 'mysql/0', relationId: w.db, settings: { user: 'admin', password: 'pw' } })
+  const ctx = dbChanged(w)
+  assert.equal(await tool(ctx, 'relation-get', 'user'), ok('admin\n'))
+  assert.equal(await tool(ctx, 'relation-get', '-r', `db:${w.db}`, '-', 'mysql/0'), ok('password: pw\nuser: admin\n'))
+  assert.equal(await tool(ctx, 'relation-get', 'missing'), ok())
+  // Remote bags are read once per hook (Juju's relation cache): a later commit is not seen.
+  w.c.runAs('mysql/0', 'relation-settings', { unit: 'mysql/0', relationId: w.db, settings: { user: 'root' } })
+  w.c.runAs('mysql/0', 'claim-leadership', { application: 'mysql', unit: 'mysql/0', now: 0, durationMs: 60_000 })
+  assert.equal(await tool(ctx, 'relation-get', '--app', '-'), ok('{}\n'))
+  w.c.runAs('mysql/0', 'relation-settings', { unit: 'mysql/0', relationId: w.db, application: true, settings: { db: 'shop' } })
+  assert.equal(await tool(ctx, 'relation-get', 'user'), ok('admin\n'))
+  assert.equal(await tool(ctx, 'relation-get', '--app', '-'), ok('{}\n'))
+  assert.equal(await tool(dbChanged(w), 'relation-get', 'user'), ok('root\n'), 'the next hook reads the new bag')
+  assert.equal(await tool(dbChanged(w), 'relation-get', '--app', 'db', 'mysql'), ok('shop\n'))
+  assert.equal(await tool(ctx, 'relation-get', '-', 'mysql/1'), ok('{}\n'), 'in scope, nothing written')
+  assert.equal((await tool(ctx, 'relation-get', '-r', '99', '-', 'mysql/0')).code, 2)
+  assert.equal((await tool(ctx, 'relation-list', '-r', 'db:99')).code, 2)
+  assert.equal((await tool(ctx, 'relation-set', '-r', '99', 'a=b')).code, 2)
+})
+
+reads('relation-list: -joined U includes U, -departed U excludes U, other hooks show the members seen', async () => {
+  const w = world()
+  const relation = (remoteUnit: string, extra = {}): CurrentRelation => ({ id: w.db, endpoint: 'db', remoteUnit, remoteApplication: 'mysql', ...extra })
+  const joined = context(w, { name: 'db-relation-joined', relation: relation('mysql/1'), dbMembers: ['mysql/0'] })
+  assert.equal(await tool(joined, 'relation-list'), ok('mysql/0\nmysql/1\n'))
+  const departed = context(w, { name: 'db-relation-departed', relation: relation('mysql/0', { departingUnit: 'mysql/0' }) })
+  assert.equal(await tool(departed, 'relation-list'), ok('mysql/1\n'))
+  assert.equal(await tool(dbChanged(w), 'relation-list'), ok('mysql/0\nmysql/1\n'))
+  assert.equal(await tool(dbChanged(w), 'relation-list', '-r', String(w.peer)), ok('web/1\n'))
+  assert.equal(await tool(dbChanged(w), 'relation-list', '--app'), ok('mysql\n'))
+})
+
+reads.run()
+
+// ---------------------------------------------------------------------------------
+
+const buffered = suite('UnitHookContext: buffered changes and flush')
+
+buffered('relation-set, ports and state wait for flush, which sends them in ONE commit-hook-changes', async () => {
+  const w = world()
+  const ctx = dbChanged(w)
+  const before = w.c.context
+  assert.equal(await tool(ctx, 'relation-set', 'host=10.0.0.1', 'port=3306'), ok())
+  assert.equal(await tool(ctx, 'relation-set', '-r', `cluster:${w.peer}`, 'role=primary'), ok())
+  assert.equal(await tool(ctx, 'relation-set', '--app', 'url=http://web'), ok())
+  assert.equal(await tool(ctx, 'open-port', '80'), ok())
+  assert.equal(await tool(ctx, 'state-set', 'token=t1'), ok())
+  assert.is(w.c.context, before, 'nothing reached the controller')
+  assert.equal(w.c.submitted, [])
+
+  // The own bags read back with the buffered changes; the model still has the old ones.
+  assert.equal(await tool(ctx, 'relation-get', '-', 'web/0'), ok('host: 10.0.0.1\nport: "3306"\n'))
+  assert.equal(await tool(ctx, 'relation-get', '-r', String(w.peer), 'role', 'web/0'), ok('primary\n'))
+  assert.equal(await tool(ctx, 'relation-get', '--app', 'url', 'web'), ok('http://web\n'))
+  assert.equal(await tool(ctx, 'relation-set', 'port='), ok())
+  assert.equal(await tool(ctx, 'relation-get', '-', 'web/0'), ok('host: 10.0.0.1\n'))
+  assert.equal(bag(w, w.db, 'web/0'), {})
+  // Another unit's view of web/0's bag is the committed one.
+  assert.equal(await tool(context(w, { unit: 'web/1' }), 'relation-get', '-r', String(w.peer), '-', 'web/0'), ok('{}\n'))
+
+  await ctx.flush()
+  assert.is(w.c.submitted.length, 1)
+  const [commit] = commits(w)
+  assert.ok(commit !== undefined)
+  assert.equal(commit.relationSettings?.map(r => [r.relationId, r.application === true]).sort(),
+    [[w.db, false], [w.db, true], [w.peer, false]].sort())
+  assert.equal(commit.openPorts?.length, 1)
+  assert.equal(commit.charmState, { set: { token: 't1' }, delete: [] })
+  assert.equal(bag(w, w.db, 'web/0'), { host: '10.0.0.1' })
+  assert.equal(bag(w, w.peer, 'web/0'), { role: 'primary' })
+  assert.equal(appBag(w, w.db, 'web'), { url: 'http://web' })
+  assert.equal(unitRecord(w).openedPorts, [{ protocol: 'tcp', from: 80, to: 80, endpoints: ['*'] }])
+  assert.equal(unitRecord(w).charmState, { token: 't1' })
+  // A new hook of web/1 now reads what web/0 committed.
+  assert.equal(await tool(context(w, { unit: 'web/1' }), 'relation-get', '-r', String(w.peer), '-', 'web/0'), ok('role: primary\n'))
+})
+
+buffered('a context with nothing buffered submits nothing on flush', async () => {
+  const w = world()
+  await context(w).flush()
+  assert.equal(w.c.submitted, [])
+})
+
+buffered('flush fails and applies nothing when leadership moved away before an --app write', async () => {
+  const w = world()
+  const ctx = dbChanged(w)
+  assert.equal(await tool(ctx, 'relation-set', '--app', 'url=http://web'), ok())
+  assert.equal(await tool(ctx, 'relation-set', 'host=h'), ok())
+  assert.equal(await tool(ctx, 'open-port', '443'), ok())
+  assert.equal(await tool(ctx, 'state-set', 'k=v'), ok())
+  w.c.clock = 60_000
+  w.c.runAs('web/1', 'claim-leadership', { application: 'web', unit: 'web/1', now: 60_000, durationMs: 60_000 })
+  const { settings, units } = w.c.context
+  await flushRefused(ctx, /not the leader/)
+  assert.is(commits(w).length, 1)
+  assert.is(w.c.context.settings, settings, 'no bag written')
+  assert.is(w.c.context.units, units, 'no port opened, no state set')
+})
+
+buffered('flush fails and applies nothing when the unit left the relation', async () => {
+  const w = world()
+  const ctx = dbChanged(w)
+  assert.equal(await tool(ctx, 'relation-set', 'host=h'), ok())
+  assert.equal(await tool(ctx, 'relation-set', '-r', String(w.peer), 'role=primary'), ok())
+  assert.equal(await tool(ctx, 'open-port', '443'), ok())
+  w.c.runAs('web/0', 'leave-scope', { unit: 'web/0', relationId: w.db })
+  await flushRefused(ctx, /not in scope/)
+  assert.equal(bag(w, w.peer, 'web/0'), {})
+  assert.equal(unitRecord(w).openedPorts, [])
+})
+
+buffered('open-port / close-port: close-then-open ends open; opened-ports shows only committed ports', async () => {
+  const w = world()
+  const first = context(w)
+  assert.equal(await tool(first, 'open-port', '8080'), ok())
+  assert.equal(await tool(first, 'opened-ports'), ok('\n'), 'not committed yet')
+  await first.flush()
+
+  const ctx = context(w)
+  assert.equal(await tool(ctx, 'close-port', '8080'), ok())
+  assert.equal(await tool(ctx, 'open-port', '8080'), ok())
+  assert.equal(await tool(ctx, 'close-port', '9000'), ok())
+  assert.equal(await tool(ctx, 'open-port', '9000'), ok())
+  assert.equal(await tool(ctx, 'open-port', '1000-2000/udp'), ok())
+  assert.equal(await tool(ctx, 'open-port', '7000'), ok())
+  assert.equal(await tool(ctx, 'close-port', '7000'), ok())
+  assert.equal(await tool(ctx, 'opened-ports'), ok('8080/tcp\n'))
+  await ctx.flush()
+  assert.equal(await tool(context(w), 'opened-ports'), ok('8080/tcp\n9000/tcp\n1000-2000/udp\n'))
+
+  const closing = context(w)
+  assert.equal(await tool(closing, 'close-port', '1000-2000/udp'), ok())
+  await closing.flush()
+  assert.equal(unitRecord(w).openedPorts.map(p => `${p.from}/${p.protocol}`), ['8080/tcp', '9000/tcp'])
+})
+
+buffered('state-set / state-delete are buffered; state-get sees them at once', async () => {
+  const w = world()
+  w.c.runAs('web/0', 'commit-hook-changes', { unit: 'web/0', charmState: { set: { old: 'o', keep: 'k' } } })
+  const ctx = context(w)
+  assert.equal(await tool(ctx, 'state-set', 'a=x', 'b=z'), ok())
+  assert.equal(await tool(ctx, 'state-delete', 'a'), ok())
+  assert.equal(await tool(ctx, 'state-delete', 'old'), ok())
+  assert.equal(await tool(ctx, 'state-get', 'b'), ok('z\n'))
+  assert.equal(await tool(ctx, 'state-get', 'a'), ok())
+  assert.equal(await tool(ctx, 'state-get'), ok('b: z\nkeep: k\n'))
+  assert.equal(unitRecord(w).charmState, { keep: 'k', old: 'o' })
+  await ctx.flush()
+  assert.equal(unitRecord(w).charmState, { b: 'z', keep: 'k' })
+})
+
+buffered.run()
+
+// ---------------------------------------------------------------------------------
+
+const immediate = suite('UnitHookContext: leadership and immediate effects')
+
+immediate('relation-set --app and leader-set: leader only; leader-set lands at once', async () => {
+  const w = world()
+  const follower = dbChanged(w, 'web/1')
+  assert.equal(await tool(follower, 'relation-set', '--app', 'url=x'), fails(1, 'cannot write relation settings'))
+  assert.equal((await tool(follower, 'leader-set', 'a=b')).code, 1)
+  assert.equal((await tool(follower, 'relation-get', '--app', '-', 'web')).code, 1)
+
+  const leader = context(w)
+  assert.equal(await tool(leader, 'leader-set', 'dsn=mysql://db', 'other=1'), ok())
+  assert.equal(readerOf(w.c.context).application('web')!.leaderSettings, { dsn: 'mysql://db', other: '1' }, 'before any flush')
+  assert.equal(await tool(follower, 'leader-get', 'dsn'), ok('mysql://db\n'))
+  assert.equal(await tool(leader, 'leader-set', 'other='), ok())
+  assert.equal(readerOf(w.c.context).application('web')!.leaderSettings, { dsn: 'mysql://db' })
+  assert.equal(commits(w), [])
+})
+
+immediate('is-leader follows the lease and the clock: False from expiry minus the drift margin', async () => {
+  const w = world()
+  const leader = context(w)
+  assert.equal(await tool(leader, 'is-leader'), ok('True\n'))
+  assert.equal(await tool(context(w, { unit: 'web/1' }), 'is-leader'), ok('False\n'))
+  w.c.clock = 54_999
+  assert.equal(await tool(leader, 'is-leader', '--format', 'json'), ok('true\n'))
+  w.c.clock = 55_000
+  assert.equal(await tool(leader, 'is-leader'), ok('False\n'))
+  assert.equal((await tool(leader, 'leader-set', 'a=b')).code, 1)
+  // Renewed: the same context believes again.
+  w.c.runAs('web/0', 'extend-leadership', { application: 'web', unit: 'web/0', now: 55_000, durationMs: 60_000 })
+  assert.equal(await tool(leader, 'is-leader'), ok('True\n'))
+})
+
+immediate('status-set and application-version-set are immediate; status-get reads back', async () => {
+  const w = world()
+  w.c.clock = 1234.7
+  const ctx = context(w)
+  assert.equal(await tool(ctx, 'status-set', 'maintenance', 'installing'), ok())
+  const workload = unitRecord(w).workload
+  assert.equal([workload.status, workload.message, workload.since], ['maintenance', 'installing', 1234])
+  assert.equal(await tool(ctx, 'status-get'), ok('maintenance\n'))
+  assert.equal(await tool(ctx, 'status-get', '--include-data', '--format', 'json'), ok('{"message":"installing","status":"maintenance","status-data":{}}\n'))
+  assert.equal((await tool(ctx, 'status-set', 'error')).code, 2)
+  assert.equal(await tool(ctx, 'application-version-set', '8.0.36'), ok())
+  assert.is(readerOf(w.c.context).application('web')!.workloadVersion, '8.0.36')
+  assert.equal(commits(w), [], 'nothing was buffered')
+})
+
+immediate('action-set deep-merges nested keys across calls; action-fail records the message', async () => {
+  const w = world()
+  const ctx = context(w, { action: { name: 'backup', id: '7', params: {} } })
+  assert.equal(await tool(ctx, 'action-set', 'result.path=/tmp/b', 'result.size.bytes=10'), ok())
+  assert.equal(await tool(ctx, 'action-set', 'result.size.blocks=1', 'done=yes'), ok())
+  assert.equal(ctx.actionResults, { result: { path: '/tmp/b', size: { bytes: '10', blocks: '1' } }, done: 'yes' })
+  assert.equal(await tool(ctx, 'action-set', 'done.really=yes'), ok())
+  assert.equal(ctx.actionResults.done, { really: 'yes' }, 'a map replaces a value')
+  assert.is(ctx.actionFailure, undefined)
+  assert.equal(await tool(ctx, 'action-fail', 'disk full'), ok())
+  assert.is(ctx.actionFailure, 'disk full')
+  assert.equal((await tool(context(w), 'action-set', 'a=b')).code, 1, 'not in an action')
+})
+
+immediate.run()
