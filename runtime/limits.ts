@@ -235,7 +235,46 @@ export const limits = {
    * one column of `juju status`; Juju does not bound it, but an unbounded string would
    * ride in every copy of the application record.
    */
-  modelWorkloadVersionLengthMax: 256
+  modelWorkloadVersionLengthMax: 256,
+  /**
+   * Bytes an envelope may add around a message's data on the wire: the version, a
+   * request's protocol name, an error frame's text. A gossip envelope or a request frame
+   * above transportMessageBytesMax plus this is refused before it is decoded.
+   */
+  transportEnvelopeOverheadBytesMax: 4096,
+  /**
+   * Request streams one peer may have open to us at once (libp2p counts them per
+   * connection). Equal to what a caller may have in flight, so a well-behaved caller is
+   * never refused; a hostile one gets its extra streams reset.
+   */
+  transportInboundRequestsPerPeerMax: 256,
+  /**
+   * Time a request frame may take to arrive once its stream opens. A caller sends the
+   * frame in one go, so only a stuck or hostile peer is this slow; it stops half-sent
+   * frames pinning memory and stream slots.
+   */
+  transportRequestFrameReadTimeoutMs: 10_000,
+  /**
+   * Largest gossipsub RPC frame accepted from a peer (gossipsub's maxInboundDataLength):
+   * one largest message with its signature and key fits many times over, and IWANT
+   * replies, which bundle several messages, fit unless the messages are huge. Gossipsub
+   * would otherwise take its library default (4 MiB) silently.
+   */
+  transportGossipRpcBytesMax: 4 * 1024 * 1024,
+  /**
+   * Bytes gossipsub may queue towards one slow peer (its maxOutboundBufferSize, unbounded
+   * by default). Past this, sends to that peer fail and gossip to it is lost, which
+   * gossip tolerates: applications recover by revision.
+   */
+  transportGossipOutboundBufferBytesMax: 16 * 1024 * 1024,
+  /**
+   * Names of topics and request protocols, in UTF-8 bytes. They ride in every message
+   * (topic) or request frame (protocol), so they are short; the bound keeps them inside
+   * transportEnvelopeOverheadBytesMax.
+   */
+  transportNameBytesMax: 256,
+  /** Characters of a handler's error message sent back in an error frame; the rest is cut. */
+  transportErrorMessageLengthMax: 1024
 } as const
 
 export type Limits = typeof limits

@@ -3,9 +3,9 @@
  * agent's deployer starting unit agents, hooks as processes through the hook runner,
  * and every hook tool call going through the C client and the unit's socket. Checks
  * what the workloads do: kv answers over HTTP and shares the leader's token, the web
- * front end follows its backends as kv units come and go, the subordinate ships its
- * principal's logs, a juju exec and an action run through the tools, and removing the
- * applications runs the stop hooks that end the workloads.
+ * front end follows its backends as kv units come and go, a juju exec and actions run
+ * through the tools, and removing the applications runs the stop hooks that end the
+ * workloads. (logship and cluster run in test/local-deploy.test.ts, through npm start.)
  */
 import '../runtime/polyfill.ts'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -74,7 +74,7 @@ function killLeftovers (root: string): void {
   }
 }
 
-test('kv, web, logship and cluster run for real through the hook runner and the hook tools', async () => {
+test('kv and web run for real through the hook runner and the hook tools', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
   const logger = createMemoryLogger('machine-0', [], 50_000)
   const tools: ClosableHookToolService[] = []

@@ -26,11 +26,13 @@ export interface DeployerOptions {
   clock: Clock
   leaseDurationMs?: number
   hookTimeoutMs?: number
+  agentPath?: string
 }
 
 export class Deployer {
   readonly #o: DeployerOptions
   readonly #agents = new Map<string, UnitAgent>()
+  readonly #tools = new Map<string, HookToolService>()
   readonly #starting = new Set<string>()
   readonly #lock = new HookLock('machine')
   readonly #unsubscribe: () => void
@@ -56,9 +58,20 @@ export class Deployer {
     this.#unsubscribe()
     await Promise.all([...this.#agents.values()].map(async agent => { await agent.stop() }))
     this.#agents.clear()
+    await Promise.all([...this.#tools.values()].map(async tools => { await tools.close?.() }))
+    this.#tools.clear()
   }
 
+  /** A failure to start one unit is logged; the next change of the model tries again. */
   async #reconcile (): Promise<void> {
+    try {
+      await this.#reconcileOnce()
+    } catch (error) {
+      this.#o.logger.log('warning', `deployer: ${error instanceof Error ? error.message : String(error)}; retrying on the next change`)
+    }
+  }
+
+  async #reconcileOnce (): Promise<void> {
     if (this.#stopped) return
     const reader = readerOf(this.#o.controller.model())
     const assigned = reader.machine(this.#o.machineId)?.units ?? []
@@ -68,7 +81,11 @@ export class Deployer {
       try {
         const agentDir = join(this.#o.dataDir, 'agents', `unit-${unit.replace('/', '-')}`)
         const tools = await this.#o.toolsFor(unit, agentDir)
-        if (this.#stopped) return
+        this.#tools.set(unit, tools)
+        if (this.#stopped) {
+          await this.#closeTools(unit)
+          return
+        }
         this.#agents.set(unit, UnitAgent.start({
           unit,
           machineId: this.#o.machineId,
@@ -82,7 +99,8 @@ export class Deployer {
           clock: this.#o.clock,
           fetchCharm: this.#o.fetchCharm,
           ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
-          ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs })
+          ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs }),
+          ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath })
         }))
       } finally {
         this.#starting.delete(unit)
@@ -90,7 +108,16 @@ export class Deployer {
     }
     // A unit that left the model (its agent terminated and reported dead) is forgotten.
     for (const [unit, agent] of this.#agents) {
-      if (reader.unit(unit) === undefined && agent.actor.getSnapshot().status !== 'active') this.#agents.delete(unit)
+      if (reader.unit(unit) === undefined && agent.actor.getSnapshot().status !== 'active') {
+        this.#agents.delete(unit)
+        await this.#closeTools(unit)
+      }
     }
+  }
+
+  async #closeTools (unit: string): Promise<void> {
+    const tools = this.#tools.get(unit)
+    this.#tools.delete(unit)
+    await tools?.close?.()
   }
 }

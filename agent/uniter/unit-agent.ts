@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { createActor, fromCallback, fromPromise } from 'xstate'
 import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
@@ -42,6 +42,17 @@ export interface HookToolService {
   readonly toolsDir: string
   /** Serves tool calls with `contextId` against `context` until the returned function is called. */
   open (contextId: string, context: HookContext): () => void
+  /** Stops serving and removes the socket, when the unit agent is done. */
+  close?: () => Promise<void>
+}
+
+/**
+ * The PATH hooks get behind the tools directory: the directory of the node running the
+ * agent first (charms that start node workloads find the same one), then the usual ones.
+ */
+export function defaultAgentPath (): string {
+  return [dirname(process.execPath), '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']
+    .filter((dir, i, all) => all.indexOf(dir) === i).join(':')
 }
 
 export interface UnitAgentController extends UnitControllerApi {
@@ -69,6 +80,8 @@ export interface UnitAgentOptions {
   leaseDurationMs?: number
   updateStatusIntervalMs?: number
   modelName?: string
+  /** The PATH after the tools directory in hooks; default `defaultAgentPath()`. */
+  agentPath?: string
 }
 
 export class UnitAgent {
@@ -249,7 +262,7 @@ export class UnitAgent {
       machineId: this.#o.machineId,
       principalUnit: record?.principal ?? '',
       availabilityZone: '',
-      agentPath: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      agentPath: this.#o.agentPath ?? defaultAgentPath(),
       jujuVersion: '3.5.0'
     }
   }
