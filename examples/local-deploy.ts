@@ -36,7 +36,6 @@ import { LevelStorage } from '../agent/level-storage.ts'
 import { StreamLogger } from '../agent/stream-logger.ts'
 import { SystemClock } from '../agent/system-clock.ts'
 import { Deployer } from '../agent/uniter/deployer.ts'
-import { startHookToolService, type ClosableHookToolService } from '../agent/uniter/hook-tool-service.ts'
 import { deployCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { naturalCompare } from '../runtime/ids.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
@@ -47,7 +46,6 @@ import { displayedUnitStatus, formatStatus } from './status-table.ts'
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const charmsDir = join(repoRoot, 'examples', 'charms')
 const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
-/** The hooks' PATH behind the tools directory, as agent/uniter/unit-agent.ts sets it. */
 const kvUnits = 2
 const clusterUnits = 3
 /** kv's `port` option is 0 by default: each unit serves on 18000 + its unit number. */
@@ -166,7 +164,6 @@ let controller: LocalController | undefined
 let storage: LevelStorage | undefined
 let deployer: Deployer | undefined
 let logStream: WriteStream | undefined
-const tools: ClosableHookToolService[] = []
 /** Every workload pid seen while the deployment ran, so teardown can check they ended. */
 const seenPids = new Map<number, string>()
 
@@ -354,11 +351,6 @@ async function deploy (): Promise<{ webPort: number, kvCount: number }> {
     controller,
     storage,
     processRunner: new ChildProcessRunner(),
-    toolsFor: async (_unit, agentDir) => {
-      const service = await startHookToolService(agentDir, logger)
-      tools.push(service)
-      return service
-    },
     // Each unit agent fetches the archive from the controller's charm store by its hash.
     fetchCharm: async (url, dir) => { await deployCharmArchive(controller!, url, dir) },
     logger,
@@ -447,7 +439,6 @@ async function tearDown (): Promise<void> {
 async function release (): Promise<number[]> {
   const steps: Array<[string, () => Promise<void> | void]> = [
     ['the machine agent', async () => { await deployer?.stop() }],
-    ['the hook tool services', async () => { for (const service of tools) await service.close() }],
     ['the controller', async () => { await controller?.stop() }],
     ['the machine store', async () => { await storage?.close() }],
     ['the log', async () => { await new Promise<void>(resolve => { if (logStream === undefined) resolve(); else logStream.end(resolve) }) }]

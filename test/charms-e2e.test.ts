@@ -21,7 +21,6 @@ import { LocalController } from '../agent/controller/local-controller.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 import { SystemClock } from '../agent/system-clock.ts'
 import { Deployer } from '../agent/uniter/deployer.ts'
-import { startHookToolService, type ClosableHookToolService } from '../agent/uniter/hook-tool-service.ts'
 import { deployCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
@@ -77,7 +76,6 @@ function killLeftovers (root: string): void {
 test('kv and web run for real through the hook runner and the hook tools', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
   const logger = createMemoryLogger('machine-0', [], 50_000)
-  const tools: ClosableHookToolService[] = []
   let controller: LocalController | undefined
   let storage: LevelStorage | undefined
   let deployer: Deployer | undefined
@@ -112,11 +110,6 @@ test('kv and web run for real through the hook runner and the hook tools', async
       controller,
       storage,
       processRunner: new ChildProcessRunner(),
-      toolsFor: async (_unit, agentDir) => {
-        const service = await startHookToolService(agentDir, logger)
-        tools.push(service)
-        return service
-      },
       // The archive from the controller's store, unpacked with its hash and paths checked.
       fetchCharm: async (url, dir) => { await deployCharmArchive(controller!, url, dir) },
       logger,
@@ -165,7 +158,6 @@ test('kv and web run for real through the hook runner and the hook tools', async
     assert.is((await get(`http://127.0.0.1:${webPort}/backends`)).status, 0, 'web stopped')
   } finally {
     await deployer?.stop()
-    for (const service of tools) await service.close()
     await controller?.stop()
     await storage?.close()
     killLeftovers(root)

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { processAlive } from './support/processes.ts'
 import { ChildProcessRunner } from '../agent/child-process-runner.ts'
 import { HookRunner, hookEnvironment, locateHook, type HookRunSpec, type UnitHookSetup } from '../agent/uniter/hook-runner.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
@@ -140,7 +141,7 @@ test('a hanging hook and its children are killed within timeout + 5 s', async ()
     assert.equal(outcome, { kind: 'failed', exitCode: null, reason: 'hook "install" timed out' })
     assert.ok(took < 500 + 5_000, `took ${Math.round(took)} ms`)
     const child = Number(readFileSync(join(charm.dir, 'child'), 'utf8'))
-    assert.ok(!alive(child), `child ${child} still alive`)
+    assert.ok(!processAlive(child), `child ${child} still alive`)
   } finally {
     rmSync(charm.dir, { recursive: true, force: true })
   }
@@ -181,13 +182,5 @@ test('an abort (the agent stopping) kills the hook and reports it terminated, fo
   }
 })
 
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 test.run()

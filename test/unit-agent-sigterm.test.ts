@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { processAlive } from './support/processes.ts'
 import { createUnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 
@@ -31,14 +32,6 @@ function startAgent (dataDir: string, charmDir: string): { child: ChildProcess, 
   return { child, exited, output: () => output }
 }
 
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 test('SIGTERM during a hook kills it, re-queues it, and it runs again when the agent restarts', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-sigterm-'))
@@ -69,7 +62,7 @@ test('SIGTERM during a hook kills it, re-queues it, and it runs again when the a
     const code = await Promise.race([first.exited, new Promise<'hung'>(resolve => { timer = setTimeout(() => { resolve('hung') }, 20_000) })])
     clearTimeout(timer)
     assert.is(code, 0, `the agent exits 0 on SIGTERM: ${first.output().slice(-2000)}`)
-    assert.not.ok(alive(hookPid), 'the hook process was killed')
+    assert.not.ok(processAlive(hookPid), 'the hook process was killed')
 
     const storage = await LevelStorage.open(join(root, 'machine-0'))
     const local = await createUnitStateStore(storage).load('slow/0')

@@ -10,6 +10,7 @@ import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ProcessRunner } from '../../runtime/process-runner.ts'
 import type { Storage } from '../../runtime/storage.ts'
 import type { Clock } from '../../runtime/clock.ts'
+import { startHookToolService } from './hook-tool-service.ts'
 import { UnitAgent, type HookToolService, type UnitAgentController } from './unit-agent.ts'
 
 export interface DeployerOptions {
@@ -19,8 +20,11 @@ export interface DeployerOptions {
   controller: UnitAgentController
   storage: Storage
   processRunner: ProcessRunner
-  /** One tool service per unit (its own socket and tools directory). */
-  toolsFor: (unit: string, agentDir: string) => Promise<HookToolService>
+  /**
+   * One tool service per unit (its own socket and tools directory); by default the real
+   * one (the C client and the unit's socket). The deployer closes each with its unit.
+   */
+  toolsFor?: (unit: string, agentDir: string) => Promise<HookToolService>
   fetchCharm: (url: string, dir: string) => Promise<void>
   logger: Logger
   clock: Clock
@@ -80,7 +84,7 @@ export class Deployer {
       this.#starting.add(unit)
       try {
         const agentDir = join(this.#o.dataDir, 'agents', `unit-${unit.replace('/', '-')}`)
-        const tools = await this.#o.toolsFor(unit, agentDir)
+        const tools = await (this.#o.toolsFor ?? (async (_unit, dir) => await startHookToolService(dir, this.#o.logger.child(unit))))(unit, agentDir)
         this.#tools.set(unit, tools)
         if (this.#stopped) {
           await this.#closeTools(unit)
