@@ -54,6 +54,8 @@ function charmName (url: string): string {
 }
 
 function applicationStatus (model: ModelContext, app: ApplicationRecord): { status: string, message: string } {
+  // Set by the leader with `status-set --application`: shown as it is.
+  if (app.status !== null && app.status.status !== 'unknown') return { status: app.status.status, message: app.status.message }
   const reader = readerOf(model)
   const units = app.units.map(name => reader.unit(name)).filter((u): u is UnitRecord => u !== undefined)
   if (units.length === 0) return { status: app.life === 'alive' ? 'waiting' : 'terminated', message: app.life === 'alive' ? 'waiting for units' : '' }

@@ -244,10 +244,12 @@ export const limits = {
   transportEnvelopeOverheadBytesMax: 4096,
   /**
    * Request streams one peer may have open to us at once (libp2p counts them per
-   * connection). Equal to what a caller may have in flight, so a well-behaved caller is
-   * never refused; a hostile one gets its extra streams reset.
+   * connection); a hostile peer gets its extra streams reset. Twice what a caller may
+   * have in flight (transportRequestsInFlightMax): the stream of an answered request
+   * lingers until both sides have closed it, and a well-behaved caller must never be
+   * refused. The caller's own per-connection stream cap is the same, for the same reason.
    */
-  transportInboundRequestsPerPeerMax: 256,
+  transportInboundRequestsPerPeerMax: 512,
   /**
    * Time a request frame may take to arrive once its stream opens. A caller sends the
    * frame in one go, so only a stuck or hostile peer is this slow; it stops half-sent
@@ -274,7 +276,73 @@ export const limits = {
    */
   transportNameBytesMax: 256,
   /** Characters of a handler's error message sent back in an error frame; the rest is cut. */
-  transportErrorMessageLengthMax: 1024
+  transportErrorMessageLengthMax: 1024,
+  /**
+   * Redial of a bootstrap seed that is down or was lost: the first retry after the min,
+   * doubling up to the max, for as long as the transport runs. A seed (a controller) is
+   * expected back after an upgrade or reboot, so the agent never gives up on it, but it
+   * knocks at most once a minute.
+   */
+  transportSeedRedialDelayMsMin: 1_000,
+  transportSeedRedialDelayMsMax: 60_000,
+  /**
+   * Presence (runtime/presence/): members one agent's table holds, controllers and
+   * machine agents of a model together. New members past this are refused and counted,
+   * so a flood of valid-looking ids cannot grow memory without bound.
+   */
+  presenceMembersMax: 4096,
+  /** Presence: characters of a member id (a peer id); libp2p peer ids are about 52. */
+  presenceMemberIdLengthMax: 128,
+  /**
+   * Presence: "not alive to me" claims (suspect, failed, left) one heartbeat carries so
+   * the members named can refute them. A rotating window, so every claim is sent in turn
+   * while each message stays small.
+   */
+  presenceDigestEntriesMax: 64,
+  /** Presence: bytes of one presence message; a full digest of the longest ids fits twice over. */
+  presenceMessageBytesMax: 32 * 1024,
+  /**
+   * Presence default timings. Serf's lan profile probes every 1 s and declares failure in
+   * 5.9-11.1 s for 10-100 nodes (ANCHORS.md §3); heartbeats every 1 s, suspect after 5 s of
+   * silence and failed 5 s after that land at about 10 s. Five missed heartbeats in a row
+   * at 10% loss happen once in 100,000 windows, and a false suspicion is refuted, not failed.
+   */
+  presenceHeartbeatIntervalMsDefault: 1_000,
+  presenceSuspectAfterMsDefault: 5_000,
+  presenceFailedAfterMsDefault: 5_000,
+  /** Presence: failed and left members are forgotten after this (serf's reconnect and tombstone timeouts are 24 h). */
+  presenceReapAfterMsDefault: 24 * 60 * 60 * 1000,
+  /**
+   * Supervisor (runtime/supervisor.ts) restart back-off: a failed worker restarts after
+   * the min, doubling per consecutive failure up to the max. Juju's dependency engine
+   * waits 3 s after a worker error and caps its back-off at 2 minutes, so a crash loop
+   * knocks at most twice a minute once it has backed off.
+   */
+  supervisorRestartDelayMsMin: 3_000,
+  supervisorRestartDelayMsMax: 120_000,
+  supervisorRestartFactor: 2,
+  /**
+   * Supervisor: a worker that has run this long before failing counts as healthy, so its
+   * back-off starts again from the min (Juju's engine resets after one minute).
+   */
+  supervisorHealthyAfterMs: 60_000,
+  /**
+   * Supervisor restart intensity: more restarts than this within the window and the worker
+   * is given up on (and the supervisor escalates unless the worker is transient). The
+   * window must hold more than that many restarts at the capped delay, or a steady crash
+   * loop would never reach the limit: 6 restarts 2 minutes apart fit in 15 minutes, and a
+   * worker that fails at once gives up after about 3 minutes of back-off.
+   */
+  supervisorRestartIntensityMax: 5,
+  supervisorRestartIntensityWindowMs: 15 * 60 * 1000,
+  /** Workers one supervisor holds; an agent runs a few dozen at most. */
+  supervisorChildrenMax: 256,
+  /**
+   * Supervisor: time one worker's start (when it is still starting) and one worker's stop
+   * may take while the supervisor stops; past it the worker is logged and abandoned, so
+   * one stuck worker cannot keep an agent from shutting down.
+   */
+  supervisorStopTimeoutMs: 30_000
 } as const
 
 export type Limits = typeof limits

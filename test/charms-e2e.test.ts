@@ -40,6 +40,23 @@ async function freePort (): Promise<number> {
   })
 }
 
+/** A port P with P and P + 1 both free on 127.0.0.1 (unit 0 and unit 1 of kv). */
+async function freePortPair (): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await freePort()
+    if (port < 65535 && await portFree(port + 1)) return port
+  }
+  throw new Error('charms e2e: no two consecutive free ports found in 50 tries')
+}
+
+async function portFree (port: number): Promise<boolean> {
+  return await new Promise(resolve => {
+    const server = createServer()
+    server.once('error', () => { resolve(false) })
+    server.listen(port, '127.0.0.1', () => { server.close(() => { resolve(true) }) })
+  })
+}
+
 async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
   const until = performance.now() + waitMsMax
   while (!await condition()) {
@@ -132,7 +149,8 @@ test('kv and web run for real through the hook runner and the hook tools', async
     assert.equal(await get(`http://127.0.0.1:${webPort}/kv/greeting`), { status: 200, body: 'hello' })
 
     // A second kv unit joins: the front end follows; it leaves: the front end follows again.
-    await controller.admin({ type: 'set-config', application: 'kv', config: { port: 0 } })
+    // kv's port is per application: port 0 gives unit N the port port-base + N (both free).
+    await controller.admin({ type: 'set-config', application: 'kv', config: { port: 0, 'port-base': await freePortPair() } })
     await controller.admin({ type: 'add-unit', application: 'kv', numUnits: 1, placement: ['0'] })
     await waitFor('web/0 with two backends', () => status('web/0') === 'active 2 backends', statuses)
     await controller.admin({ type: 'remove-unit', unit: 'kv/1' })

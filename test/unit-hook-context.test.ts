@@ -322,6 +322,23 @@ immediate('status-set and application-version-set are immediate; status-get read
   assert.equal(commits(w), [], 'nothing was buffered')
 })
 
+immediate('status-set --application: the leader sets the application status at once; others are refused', async () => {
+  const w = world()
+  w.c.clock = 2000
+  const leader = context(w)
+  assert.equal(await tool(leader, 'status-get', '--application', '--format', 'json'),
+    ok('{"application-status":{"status":"unknown","units":{"web/0":{"status":"waiting"},"web/1":{"status":"waiting"}}}}\n'))
+  assert.equal(await tool(leader, 'status-set', '--application', 'blocked', 'need a database'), ok())
+  const app = readerOf(w.c.context).application('web')!.status
+  assert.equal([app?.status, app?.message, app?.since], ['blocked', 'need a database', 2000])
+  assert.match((await tool(leader, 'status-get', '--application', '--format', 'json')).stdout, /"status":"blocked"/)
+  const other = context(w, { unit: 'web/1' })
+  assert.equal((await tool(other, 'status-set', '--application', 'active')).code, 1, 'only the leader')
+  // The model refuses it too, from a unit whose lease has run out.
+  const refused = w.c.apply({ type: 'set-application-status', unit: 'web/1', status: 'active', message: '', now: 2000, requestId: 'x', proposer: { kind: 'unit', name: 'web/1' } })
+  assert.match(refused.ok ? '' : refused.error, /is not the leader of "web"/)
+})
+
 immediate('action-set deep-merges nested keys across calls; action-fail records the message', async () => {
   const w = world()
   const ctx = context(w, { action: { name: 'backup', id: '7', params: {} } })

@@ -187,11 +187,13 @@ export class UnitHookContext implements HookContext {
   // Immediate effects
 
   async setStatus (status: 'maintenance' | 'blocked' | 'waiting' | 'active', message: string, application: boolean): Promise<void> {
+    const now = Math.floor(this.#o.controller.now())
     if (application) {
       if (!await this.isLeader()) throw new HookToolError(1, 'cannot set application status: this unit is not the leader')
-      throw new HookToolError(1, 'cannot set application status: not supported by this controller yet')
+      await this.#submit({ type: 'set-application-status', unit: this.unit, status, message, now })
+      return
     }
-    await this.#submit({ type: 'set-unit-status', unit: this.unit, status, message, now: Math.floor(this.#o.controller.now()) })
+    await this.#submit({ type: 'set-unit-status', unit: this.unit, status, message, now })
   }
 
   async status (application: boolean): Promise<StatusInfo & { units?: Record<string, StatusInfo> }> {
@@ -204,12 +206,17 @@ export class UnitHookContext implements HookContext {
     const own = unitStatus(this.#unitRecord())
     if (!application) return own
     const reader = readerOf(this.#model())
+    // Not set by a leader yet: Juju reports it unknown (and `juju status` derives one).
+    const appStatus = reader.application(this.application)?.status
+    const app: StatusInfo = appStatus === null || appStatus === undefined
+      ? { status: 'unknown', message: '', data: {} }
+      : { status: appStatus.status as WorkloadStatusValue, message: appStatus.message, data: { ...(appStatus.data ?? {}) } }
     const units: Record<string, StatusInfo> = {}
     for (const name of reader.application(this.application)?.units ?? []) {
       const record = reader.unit(name)
       if (record !== undefined) units[name] = unitStatus(record)
     }
-    return { ...own, units }
+    return { ...app, units }
   }
 
   async log (level: LogLevel, message: string): Promise<void> {

@@ -104,6 +104,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'release-controller-lease': return `release controller lease ${q(c.lease)} for ${q(c.controller)}`
     case 'commit-hook-changes': return `commit hook changes of ${q(c.unit)}`
     case 'set-workload-version': return `set the workload version of ${q(c.unit)}`
+    case 'set-application-status': return `set the application status for ${q(c.unit)}`
   }
 }
 
@@ -1009,7 +1010,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       relations: [],
       leaderSettings: {},
       leaderSettingsVersion: 1,
-      workloadVersion: ''
+      workloadVersion: '',
+      status: null
     }
     putApplication(d, app)
     d.touch(keys.leaderSettings(name))
@@ -1584,6 +1586,20 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     const app = d.application(unit.application)!
     if (app.workloadVersion === version) return {}
     putApplication(d, { ...app, workloadVersion: version })
+    return {}
+  },
+
+  'set-application-status': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const unit = getUnit(d, c, name)
+    if (!workloadStatuses.includes(c.status)) refuse(c, `${q(c.status)} is not a workload status (${workloadStatuses.join(', ')})`)
+    const message = text(c, 'message', c.message)
+    const now = clockReading(c, c.now)
+    const lease = d.lease(unit.application)
+    if (lease === undefined || lease.holder !== name || !leaseHeld(lease, now)) refuse(c, `unit ${q(name)} is not the leader of ${q(unit.application)}`)
+    const app = d.application(unit.application)!
+    putApplication(d, { ...app, status: { status: c.status, message, since: now, data: null } })
     return {}
   }
 }

@@ -75,7 +75,9 @@ function withHookChangeFields (context: ModelContext): ModelContext {
   const units = backfilled(context.units, unit => unit.openedPorts !== undefined && unit.charmState !== undefined
     ? undefined
     : { ...unit, openedPorts: unit.openedPorts ?? [], charmState: unit.charmState ?? {} })
-  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined ? undefined : { ...app, workloadVersion: '' })
+  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined && app.status !== undefined
+    ? undefined
+    : { ...app, workloadVersion: app.workloadVersion ?? '', status: app.status ?? null })
   return units === context.units && applications === context.applications ? context : { ...context, units, applications }
 }
 

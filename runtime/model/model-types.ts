@@ -136,6 +136,11 @@ export interface ApplicationRecord {
    * the leader's; here the last writer wins, which is the same while units agree.
    */
   readonly workloadVersion: string
+  /**
+   * What the leader set with `status-set --application`; null until then, when `juju
+   * status` derives the application's status from its units.
+   */
+  readonly status: StatusRecord<WorkloadStatus> | null
 }
 
 export interface StatusRecord<S extends string> {
@@ -540,6 +545,8 @@ export type ModelCommand = CommandBase & (
   }
   /** `application-version-set`: immediate, not buffered with the hook's other changes. */
   | { readonly type: 'set-workload-version', readonly unit: UnitName, readonly version: string }
+  /** `status-set --application`: only the unit holding the application's lease may set it. */
+  | { readonly type: 'set-application-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
 )
 
 export type ModelCommandType = ModelCommand['type']
@@ -554,7 +561,7 @@ export const modelCommandTypes = [
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
   'storage-attached', 'add-machine', 'set-machine-instance', 'set-machine-status',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose',
-  'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version'
+  'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -39,12 +39,13 @@ write_file() {
   mv -f "$tmp" "$1"
 }
 
-# The port this unit serves on: config `port`, or 18000 + unit number when it is 0.
+# The port this unit serves on: config `port`, or port-base + unit number when it is 0.
 kv_port() {
-  local port
+  local port base
   port="$(config-get port)"
   if [ -z "$port" ] || [ "$port" = 0 ]; then
-    port=$((18000 + UNIT_NUMBER))
+    base="$(config-get port-base)"
+    port=$((${base:-18000} + UNIT_NUMBER))
   fi
   if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -gt 65535 ]; then
     status-set blocked "invalid port: $port"
