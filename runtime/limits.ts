@@ -342,7 +342,14 @@ export const limits = {
    * may take while the supervisor stops; past it the worker is logged and abandoned, so
    * one stuck worker cannot keep an agent from shutting down.
    */
-  supervisorStopTimeoutMs: 30_000
+  supervisorStopTimeoutMs: 30_000,
+  /**
+   * Units one machine-view answer carries: a machine agent gets all its units in one
+   * round trip; DESIGN keeps units per machine in the hundreds, so this is a guard.
+   */
+  apiUnitsPerMachineMax: 1024,
+  /** How often a leading controller may publish a change notice (coalescing a burst of commits into one). */
+  changeNoticeIntervalMs: 50,
+  /** A machine agent refetches its view this often even without notices (gossip is a hint). */
+  remoteStateCatchUpMs: 30_000
 } as const
-
-export type Limits = typeof limits

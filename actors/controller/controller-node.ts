@@ -9,6 +9,8 @@ import {
   NotLeaderError, ProposalAbandonedError, ProposalRefusedError, RaftHost, ReadFailedError, type RaftHostOptions
 } from '../../runtime/raft/raft-host.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
+import { ChangeNotifier } from './change-notices.ts'
+import { controllerApiProtocol, serveApiRequest, type IdentifyPeer } from './controller-api.ts'
 import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent } from './controller-machine.ts'
 
 /** Followers forward client commands to the leader over this request protocol. */
@@ -26,6 +28,11 @@ export interface ControllerNodeOptions extends Omit<RaftHostOptions, 'onRoleChan
   /** Duration of each claim of the singular lease; default limits.controllerLeaseDurationMsDefault. */
   leaseDurationMs?: number
   singularWorkers?: SingularWorkers
+  /**
+   * Serve machine agents: the API (`controller-api.ts`) with callers identified by
+   * `identify`, and change notices on the model's topic while this controller leads.
+   */
+  agents?: { modelUuid: string, identify: IdentifyPeer, noticeIntervalMs?: number }
 }
 
 /** A command could not be committed within the attempts allowed; it may still apply later. */
@@ -79,11 +86,19 @@ export class ControllerNode {
   #claims = 0
   #stopped = false
 
-  private constructor (options: ControllerNodeOptions, host: RaftHost, actor: ControllerActor) {
+  readonly #notifier: ChangeNotifier | undefined
+
+  private constructor (options: ControllerNodeOptions, host: RaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined) {
     this.id = options.id
     this.#options = options
     this.host = host
     this.actor = actor
+    this.#notifier = notifier
+  }
+
+  /** Change notices published while leading (for tests and status). */
+  get noticesPublished (): number {
+    return this.#notifier?.published ?? 0
   }
 
   static async start (options: ControllerNodeOptions): Promise<ControllerNode> {
@@ -92,8 +107,16 @@ export class ControllerNode {
       `${component}: lease duration ${leaseDurationMs} ms must exceed twice the drift margin of ${limits.controllerLeaseClockDriftMarginMs} ms`)
     let node: ControllerNode | undefined
     const early: Array<{ role: RaftHost['role'], leader: NodeId | '', term: number }> = []
+    const notifier = options.agents === undefined
+      ? undefined
+      : new ChangeNotifier({ transport: options.transport, clock: options.clock, modelUuid: options.agents.modelUuid, noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs })
     const host = await RaftHost.start({
       ...options,
+      onApplied: (entry, result) => {
+        options.onApplied?.(entry, result)
+        // Only the leader announces: one notice per commit burst, not one per controller.
+        if (node !== undefined && node.host.role === 'leader') notifier?.changed(entry.index)
+      },
       onRoleChange: change => {
         if (node === undefined) early.push(change)
         else node.actor.send({ type: 'raft.role', ...change })
@@ -118,10 +141,12 @@ export class ControllerNode {
         claimRetryMs: Math.max(options.tickMs * options.electionTicks, Math.floor(leaseDurationMs / 10))
       }
     })
-    node = new ControllerNode(options, host, actor)
+    node = new ControllerNode(options, host, actor, notifier)
     actor.start()
     for (const change of early) actor.send({ type: 'raft.role', ...change })
     options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.data))
+    const agents = options.agents
+    if (agents !== undefined) options.transport.handle(controllerApiProtocol, async request => await serveApiRequest(node, agents.identify, request))
     return node
   }
 
@@ -240,10 +265,13 @@ export class ControllerNode {
   }
 
   #unhandle (): void {
-    try {
-      this.#options.transport.unhandle(controllerProposeProtocol)
-    } catch {
-      // A stopped transport refuses unhandle; nothing is attached then.
+    this.#notifier?.stop()
+    for (const protocol of [controllerProposeProtocol, ...(this.#options.agents === undefined ? [] : [controllerApiProtocol])]) {
+      try {
+        this.#options.transport.unhandle(protocol)
+      } catch {
+        // A stopped transport refuses unhandle; nothing is attached then.
+      }
     }
   }
 }

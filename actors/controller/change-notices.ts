@@ -1,0 +1,91 @@
+/**
+ * Change notices (DESIGN.md §5): the leading controller tells the model's agents, by
+ * gossip, that the desired state moved to a new revision. A notice says only *that*
+ * something changed and up to which revision; each agent then fetches what it may see
+ * from a controller at that revision or later. Gossip is a hint: a lost notice is made
+ * good by the next one or by the agent's periodic catch-up.
+ *
+ * Notices are coalesced: at most one per `noticeIntervalMs`, carrying the latest
+ * revision, so a burst of commits costs one message.
+ */
+import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import { decode, encode } from '../../runtime/codec.ts'
+import type { NodeId } from '../../runtime/raft/raft-types.ts'
+import type { TopicMessage, Transport, ValidationResult } from '../../runtime/transport.ts'
+
+const component = 'change notices'
+
+export function changeTopic (modelUuid: string): string {
+  return `cantrip/changes/${modelUuid}`
+}
+
+export interface ChangeNotice {
+  v: 1
+  revision: number
+}
+
+/** The notice in a message, or undefined if it is not one (wrong shape, version or size). */
+export function parseChangeNotice (data: Uint8Array): ChangeNotice | undefined {
+  if (data.byteLength > 64) return undefined
+  let value: unknown
+  try {
+    value = decode(data, component)
+  } catch {
+    return undefined
+  }
+  if (typeof value !== 'object' || value === null) return undefined
+  const { v, revision } = value as Record<string, unknown>
+  if (v !== 1 || !Number.isSafeInteger(revision) || (revision as number) < 0 || Object.keys(value).length !== 2) return undefined
+  return { v: 1, revision: revision as number }
+}
+
+/** Receivers accept notices only from controllers: anyone else is rejected (and penalised). */
+export function changeNoticeValidator (controllers: () => ReadonlySet<NodeId>): (message: TopicMessage) => ValidationResult {
+  return message => controllers().has(message.from) && parseChangeNotice(message.data) !== undefined ? 'accept' : 'reject'
+}
+
+export class ChangeNotifier {
+  readonly #transport: Transport
+  readonly #clock: Clock
+  readonly #topic: string
+  readonly #intervalMs: number
+  #pending: number | undefined
+  #timer: TimerHandle | undefined
+  #published = 0
+  #stopped = false
+
+  constructor (options: { transport: Transport, clock: Clock, modelUuid: string, noticeIntervalMs: number }) {
+    this.#transport = options.transport
+    this.#clock = options.clock
+    this.#topic = changeTopic(options.modelUuid)
+    this.#intervalMs = options.noticeIntervalMs
+  }
+
+  get published (): number {
+    return this.#published
+  }
+
+  /** The model reached `revision` here while leading: announce it (coalesced). */
+  changed (revision: number): void {
+    if (this.#stopped) return
+    this.#pending = Math.max(this.#pending ?? 0, revision)
+    this.#timer ??= this.#clock.setTimeout(() => { this.#flush() }, this.#intervalMs)
+  }
+
+  stop (): void {
+    this.#stopped = true
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  #flush (): void {
+    this.#timer = undefined
+    const revision = this.#pending
+    this.#pending = undefined
+    if (revision === undefined || this.#stopped) return
+    this.#published++
+    this.#transport.publish(this.#topic, encode({ v: 1, revision } satisfies ChangeNotice, component)).catch(() => {
+      // Gossip is a hint; agents catch up on their own.
+    })
+  }
+}

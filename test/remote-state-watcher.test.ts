@@ -1,0 +1,97 @@
+/**
+ * Change notices and the machine agent's remote-state watcher on the simulated network:
+ * a committed change reaches the machine's units through a notice and one batched fetch;
+ * a notice lost to a partition is made good by the next fetch; notices from anyone but a
+ * controller are rejected; a machine agent cannot read another machine's units.
+ */
+import '../runtime/polyfill.ts'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { changeTopic } from '../actors/controller/change-notices.ts'
+import { controllerApiProtocol, type ApiReply } from '../actors/controller/controller-api.ts'
+import { RemoteStateWatcher } from '../actors/machine/remote-state-watcher.ts'
+import { decode, encode } from '../runtime/codec.ts'
+import type { Entity, ModelCommand } from '../runtime/model/model-types.ts'
+import { ControllerGroup } from '../sim/controller-group.ts'
+import { Simulation } from '../sim/simulation.ts'
+
+const admin = { kind: 'user', name: 'admin' } as const
+const modelUuid = 'model-1'
+const identify = (peer: string): Entity | undefined => /^machine-\d+$/.test(peer) ? { kind: 'machine', id: peer.slice('machine-'.length) } : undefined
+
+async function setup (): Promise<{ group: ControllerGroup, submit: (body: Record<string, unknown>) => Promise<void> }> {
+  const group = await ControllerGroup.create(new Simulation({ seed: 3 }), { size: 3, hostOptions: () => ({ agents: { modelUuid, identify } }) })
+  assert.ok(await group.runUntil(() => group.leader() !== undefined, 3_000))
+  let n = 0
+  const submit = async (body: Record<string, unknown>): Promise<void> => {
+    let outcome: { ok: boolean, error?: string } | undefined
+    group.leaderNode()!.submit({ ...body, requestId: `r${++n}`, proposer: admin } as unknown as ModelCommand).then(r => { outcome = r }, (e: unknown) => { outcome = { ok: false, error: String(e) } })
+    assert.ok(await group.runUntil(() => outcome !== undefined, 5_000), 'command answered')
+    assert.ok(outcome!.ok, outcome!.error)
+  }
+  await submit({ type: 'add-machine' })
+  await submit({ type: 'add-machine' })
+  await submit({ type: 'add-charm', url: 'local:web-0', hash: 'ab'.repeat(8), metadata: { name: 'web', config: { title: { type: 'string', default: 'x' } } } })
+  await submit({ type: 'deploy', application: 'web', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 3, placement: ['0', '0', '1'] })
+  return { group, submit }
+}
+
+test('a change reaches the units of a machine through a notice and one batched fetch; a partition is caught up', async () => {
+  const { group, submit } = await setup()
+  const seen = new Map<string, string>()
+  const watcher = new RemoteStateWatcher({
+    transport: group.network.transport('machine-0'),
+    clock: group.sim.clock,
+    modelUuid,
+    machine: '0',
+    controllers: () => group.ids,
+    onChange: (unit, state) => { seen.set(unit, state?.configHash ?? 'gone') },
+    catchUpMs: 5_000
+  })
+  watcher.start()
+  assert.ok(await group.runUntil(() => seen.size === 2, 1_000), 'the initial view')
+  assert.equal([...seen.keys()].sort(), ['web/0', 'web/1'], 'only the units of machine 0')
+  const before = seen.get('web/0')!
+  const fetches = watcher.counters.fetches
+  await submit({ type: 'set-config', application: 'web', config: { title: 'y' } })
+  assert.ok(await group.runUntil(() => seen.get('web/0') !== before && seen.get('web/1') !== before, 500), 'the notice arrived well before the catch-up')
+  assert.ok(watcher.counters.notices > 0)
+  assert.ok(watcher.counters.fetches - fetches <= 2, `fetches after one change: ${watcher.counters.fetches - fetches}`)
+
+  // Cut off while the next change commits: no notice arrives; the catch-up fetch brings it.
+  group.network.isolate('machine-0')
+  const mid = seen.get('web/0')!
+  await submit({ type: 'set-config', application: 'web', config: { title: 'z' } })
+  await group.runFor(1_000)
+  assert.is(seen.get('web/0'), mid, 'nothing arrives while isolated')
+  group.network.heal()
+  assert.ok(await group.runUntil(() => seen.get('web/0') !== mid, 6_000), 'caught up after the partition healed')
+  watcher.stop()
+  await group.stop()
+})
+
+test('notices from a non-controller are rejected; a machine agent cannot read another machine', async () => {
+  const { group } = await setup()
+  const watcher = new RemoteStateWatcher({
+    transport: group.network.transport('machine-0'), clock: group.sim.clock, modelUuid, machine: '0', controllers: () => group.ids, onChange: () => {}
+  })
+  watcher.start()
+  await group.runFor(500)
+  const notices = watcher.counters.notices
+  const intruder = group.network.transport('machine-1')
+  await intruder.publish(changeTopic(modelUuid), encode({ v: 1, revision: 10_000 }, 'test'))
+  await group.runFor(200)
+  assert.is(watcher.counters.notices, notices, 'the forged notice was not delivered')
+  assert.ok(group.network.penalty('machine-1') > 0, 'and its sender was penalised')
+
+  let reply: ApiReply | undefined
+  intruder.request(group.leader()!.id, controllerApiProtocol, encode({ op: 'machine-view', machine: '0' }, 'test'), { timeoutMs: 1_000 })
+    .then(bytes => { reply = decode(bytes, 'test') as ApiReply }, () => {})
+  assert.ok(await group.runUntil(() => reply !== undefined, 2_000))
+  assert.equal(reply!.ok, false)
+  assert.match(reply!.ok ? '' : reply!.error, /permission denied: peer "machine-1" may not read machine "0"/)
+  watcher.stop()
+  await group.stop()
+})
+
+test.run()
