@@ -1,0 +1,679 @@
+/**
+ * The real `Transport`: one libp2p node per agent (TCP, pnet, noise, yamux, identify,
+ * ping), gossipsub for topics and one stream protocol for requests. It is held to the
+ * same compliance suite as the simulated network (test/compliance/).
+ *
+ * Gossip: every publication is one versioned msgpack envelope (mesh-envelopes.ts),
+ * signed by gossipsub (StrictSign: the sender's peer id is proven by its key, never
+ * taken from the payload). Each topic this peer subscribes to, or validates, has one
+ * gossipsub topic validator of ours: it refuses malformed or oversized envelopes, then
+ * asks the application's validator, and maps `accept` / `reject` / `ignore` to
+ * gossipsub's results. Gossipsub forwards only accepted messages, and penalises the
+ * peer that sent a rejected one through its score (P4, invalid deliveries; see
+ * `rejectedMessageScore`). A message with a bad signature never reaches a validator:
+ * gossipsub drops it and penalises the sender in the same way, but it is not counted in
+ * `counters().rejected`, which counts only what this peer's validation decided.
+ *
+ * Requests: one stream per request on `requestProtocol`, carrying one length-prefixed
+ * frame each way (stream-frames.ts): the caller's envelope names the application
+ * protocol, the answer is data or an error message. One libp2p protocol for all
+ * application protocols means `handle`/`unhandle` never renegotiate anything with the
+ * peers, a protocol nobody handles is answered with an error frame like any handler
+ * failure, and the inbound stream bound covers every protocol at once.
+ *
+ * Errors from request(): PeerUnreachableError when no connection could be made or it
+ * broke before the answer; RemoteHandlerError when the peer answered with an error
+ * (its handler threw, no handler, a response it could not send) or with something
+ * that is not a response; RequestTimeoutError when `timeoutMs` passed first, dial
+ * included.
+ */
+import '../../runtime/polyfill.ts'
+import { gossipsub, type GossipSub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import { createTopicScoreParams, type TopicScoreParams } from '@chainsafe/libp2p-gossipsub/score'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { identify, type Identify } from '@libp2p/identify'
+import {
+  TopicValidatorResult,
+  type IncomingStreamData,
+  type Message,
+  type PeerId as Libp2pPeerId,
+  type PubSub,
+  type Stream
+} from '@libp2p/interface'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { ping, type PingService } from '@libp2p/ping'
+import { preSharedKey } from '@libp2p/pnet'
+import { tcp } from '@libp2p/tcp'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
+import { limits } from '../../runtime/limits.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import {
+  PeerUnreachableError,
+  RemoteHandlerError,
+  RequestTimeoutError,
+  TransportBusyError,
+  TransportStoppedError,
+  type PeerId,
+  type RequestHandler,
+  type RequestOptions,
+  type TopicMessage,
+  type TopicValidator,
+  type Transport,
+  type TransportCounters,
+  type ValidationResult
+} from '../../runtime/transport.ts'
+import {
+  decodeGossipEnvelope,
+  decodeRequestEnvelope,
+  decodeResponseEnvelope,
+  encodeGossipEnvelope,
+  encodeRequestEnvelope,
+  encodeResponseEnvelope,
+  checkWireName,
+  envelopeBytesMax,
+  type ResponseEnvelope
+} from './mesh-envelopes.ts'
+import { parseNetworkKey } from './network-key.ts'
+import { parsePeerKey } from './peer-identity.ts'
+import { readOnlyFrame, writeOnlyFrame } from './stream-frames.ts'
+
+const component = 'libp2p transport'
+
+/** The one libp2p protocol that carries every application request. */
+export const requestProtocol = '/cantrip/request/1.0.0'
+
+export const defaultListenAddress = '/ip4/127.0.0.1/tcp/0'
+
+/**
+ * Score parameters of every topic we take part in. Only P4 (invalid message deliveries)
+ * counts: the other terms reward or punish delivery rates, which in our low-traffic
+ * status and notice topics would prune honest but quiet peers. One rejection costs -10
+ * (below zero: pruned from our meshes), two -40 (below gossipsub's gossip threshold of
+ * -10: no IHAVE/IWANT with us), three -90 (below the graylist threshold of -80: all its
+ * RPCs ignored). The counter decays by 1 % a second, so a peer that sent one bad message
+ * is back to zero in a few minutes; one that keeps doing it stays out.
+ */
+export const rejectedMessageScore: Readonly<TopicScoreParams> = Object.freeze(createTopicScoreParams({
+  topicWeight: 1,
+  timeInMeshWeight: 0,
+  firstMessageDeliveriesWeight: 0,
+  meshMessageDeliveriesWeight: 0,
+  meshFailurePenaltyWeight: 0,
+  invalidMessageDeliveriesWeight: -10,
+  invalidMessageDeliveriesDecay: 0.99
+}))
+
+export interface Libp2pTransportOptions {
+  /** Ed25519 private key bytes from the agent config (peer-identity.ts). */
+  privateKey: Uint8Array
+  /** The deployment's swarm key file bytes (network-key.ts); peers with another key cannot connect. */
+  networkKey: Uint8Array | string
+  /** Multiaddr(s) to listen on; default `/ip4/127.0.0.1/tcp/0` (an ephemeral port on loopback). */
+  listen?: string | readonly string[]
+  /**
+   * Seed peers (multiaddrs ending in `/p2p/<peer id>`), typically the controllers:
+   * dialled at start, and redialled with back-off whenever unreachable or lost
+   * (limits.transportSeedRedial*). Seeds do not introduce agents to each other.
+   */
+  bootstrap?: readonly string[]
+  /** Gossipsub heartbeat (mesh maintenance, gossip); default gossipsub's 1000 ms. */
+  heartbeatIntervalMs?: number
+  /**
+   * Where errors of this peer's own callbacks go (a validator or subscriber that throws).
+   * Without a logger they are rethrown from a fresh task, like an exception in an event
+   * listener, so a bug in the receiver is never silent.
+   */
+  logger?: Logger
+}
+
+export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
+
+interface Subscription { readonly onMessage: (message: TopicMessage) => void }
+
+interface Seed {
+  readonly address: Multiaddr
+  /** The wait before the next redial; 0 while connected. */
+  delayMs: number
+  timer: ReturnType<typeof setTimeout> | undefined
+}
+
+interface PendingRequest {
+  readonly controller: AbortController
+  stream: Stream | undefined
+  fail: (error: Error) => void
+}
+
+export class Libp2pTransport implements Transport {
+  readonly peerId: PeerId
+  /**
+   * The libp2p node, for diagnostics and for tests that play a misbehaving peer. Code
+   * that talks to other agents goes through the Transport methods.
+   */
+  readonly node: Libp2p<MeshServices>
+  readonly #gossip: GossipSub
+  readonly #logger: Logger | undefined
+  #stopped = false
+  #stopping: Promise<void> | undefined
+  readonly #subscriptions = new Map<string, Subscription[]>()
+  readonly #validators = new Map<string, TopicValidator>()
+  readonly #handlers = new Map<string, RequestHandler>()
+  readonly #pending = new Set<PendingRequest>()
+  /** What our topic validator decoded and accepted, handed on to delivery; keyed by gossipsub's message object. */
+  readonly #accepted = new WeakMap<Message, TopicMessage>()
+  readonly #counters: TransportCounters = {
+    published: 0, delivered: 0, rejected: 0, ignored: 0, requestsSent: 0, requestsServed: 0, requestsFailed: 0
+  }
+
+  readonly #onGossipMessage = (event: CustomEvent<Message>): void => { this.#deliver(event.detail) }
+  /** Bootstrap seeds by peer id, each with its redial back-off. */
+  readonly #seeds: Map<PeerId, Seed>
+  readonly #onPeerDisconnect = (event: CustomEvent<Libp2pPeerId>): void => {
+    const seed = this.#seeds.get(event.detail.toString())
+    if (seed !== undefined) this.#scheduleSeed(seed)
+  }
+
+  /** Starts a node listening on `options.listen`, with its request protocol registered. */
+  static async create (options: Libp2pTransportOptions): Promise<Libp2pTransport> {
+    if (typeof options !== 'object' || options === null) throw new InvalidInputError(component, 'options', options)
+    const privateKey = parsePeerKey(options.privateKey)
+    const psk = parseNetworkKey(options.networkKey)
+    const listen = addressList(options.listen ?? defaultListenAddress, 'a listen multiaddr')
+    const seeds = addressList(options.bootstrap ?? [], 'a bootstrap multiaddr ending in /p2p/<peer id>')
+    for (const seed of seeds) {
+      if (seed.getPeerId() === null) throw new InvalidInputError(component, 'a bootstrap multiaddr ending in /p2p/<peer id>', seed.toString())
+    }
+    const heartbeatIntervalMs = options.heartbeatIntervalMs
+    if (heartbeatIntervalMs !== undefined && (!Number.isSafeInteger(heartbeatIntervalMs) || heartbeatIntervalMs < 10)) {
+      throw new InvalidInputError(component, 'a gossipsub heartbeat interval of at least 10 ms', heartbeatIntervalMs)
+    }
+    const node = await createLibp2p<MeshServices>({
+      privateKey,
+      addresses: { listen: listen.map(address => address.toString()) },
+      transports: [tcp()],
+      connectionProtector: preSharedKey({ psk }),
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      services: {
+        // Gossipsub learns which peers speak it only through identify.
+        identify: identify(),
+        ping: ping(),
+        pubsub: gossipsub({
+          globalSignaturePolicy: 'StrictSign',
+          // The contract: a subscriber never receives its own publications, and
+          // publishing with nobody subscribed is fine (gossip is a hint).
+          emitSelf: false,
+          allowPublishToZeroTopicPeers: true,
+          // Send our own publications to every peer known to subscribe, not only to mesh
+          // peers: in a cluster of tens of agents this is cheap and delivers at once,
+          // before any mesh has formed.
+          floodPublish: true,
+          // Only our own agents are in this private network, and they all speak gossipsub.
+          fallbackToFloodsub: false,
+          // Validation is synchronous and cheap; forward right after it.
+          asyncValidation: false,
+          maxInboundDataLength: limits.transportGossipRpcBytesMax,
+          maxOutboundBufferSize: limits.transportGossipOutboundBufferBytesMax,
+          ...(heartbeatIntervalMs === undefined ? {} : { heartbeatInterval: heartbeatIntervalMs }),
+          scoreParams: {
+            // Peers on one host (several agents of one machine, a test cluster) all come
+            // from loopback; that is deployment, not a Sybil attack.
+            IPColocationFactorWhitelist: new Set(['127.0.0.1', '::1'])
+          }
+        })
+      }
+    })
+    let transport: Libp2pTransport | undefined
+    try {
+      transport = new Libp2pTransport(node, seeds, options.logger)
+      await node.handle(requestProtocol, data => { transport!.#serve(data) }, {
+        maxInboundStreams: limits.transportInboundRequestsPerPeerMax,
+        // Our in-flight bound is the real limit on what we send; libp2p's per-connection
+        // cap (which it takes from here, not from dialProtocol) only has to leave room for
+        // the streams of answered requests that are still closing.
+        maxOutboundStreams: limits.transportInboundRequestsPerPeerMax
+      })
+    } catch (error) {
+      await Promise.resolve(node.stop()).catch(() => {})
+      throw error
+    }
+    for (const seed of transport.#seeds.values()) transport.#dialSeed(seed)
+    return transport
+  }
+
+  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined) {
+    this.node = node
+    this.peerId = node.peerId.toString()
+    this.#gossip = node.services.pubsub as unknown as GossipSub
+    this.#logger = logger
+    // A node listed among its own seeds (one seed list for every controller) skips itself.
+    this.#seeds = new Map(seeds
+      .filter(seed => seed.getPeerId() !== this.peerId)
+      .map(seed => [seed.getPeerId()!, { address: seed, delayMs: 0, timer: undefined }]))
+    this.#gossip.addEventListener('message', this.#onGossipMessage)
+    node.addEventListener('peer:disconnect', this.#onPeerDisconnect)
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Transport
+
+  subscribe (topic: string, onMessage: (message: TopicMessage) => void): () => void {
+    this.#assertRunning()
+    checkWireName(topic, 'topic')
+    if (typeof onMessage !== 'function') throw new InvalidInputError(component, 'a message callback', onMessage)
+    // A wrapper object, so the same callback subscribed twice unsubscribes one at a time.
+    const subscription: Subscription = { onMessage }
+    const list = this.#subscriptions.get(topic) ?? []
+    list.push(subscription)
+    this.#subscriptions.set(topic, list)
+    this.#syncTopic(topic)
+    return () => {
+      const current = this.#subscriptions.get(topic)
+      const index = current?.indexOf(subscription) ?? -1
+      if (current === undefined || index < 0) return
+      current.splice(index, 1)
+      if (current.length === 0) this.#subscriptions.delete(topic)
+      if (!this.#stopped) this.#syncTopic(topic)
+    }
+  }
+
+  setTopicValidator (topic: string, validator: TopicValidator | undefined): void {
+    this.#assertRunning()
+    checkWireName(topic, 'topic')
+    if (validator === undefined) {
+      this.#validators.delete(topic)
+    } else {
+      if (typeof validator !== 'function') throw new InvalidInputError(component, 'a validator function or undefined', validator)
+      this.#validators.set(topic, validator)
+    }
+    this.#syncTopic(topic)
+  }
+
+  async publish (topic: string, data: Uint8Array): Promise<void> {
+    this.#assertRunning()
+    checkWireName(topic, 'topic')
+    checkPayload(data, 'message')
+    // Encoded (copied) before the first await: the caller may reuse its buffer at once.
+    const envelope = encodeGossipEnvelope(data)
+    try {
+      await this.#gossip.publish(topic, envelope)
+    } catch (error) {
+      if (this.#stopped) throw new TransportStoppedError(this.peerId)
+      throw new CantripError(`cannot publish on topic "${topic}": ${describeError(error)}`, { cause: error })
+    }
+    this.#counters.published++
+  }
+
+  handle (protocol: string, handler: RequestHandler): void {
+    this.#assertRunning()
+    checkWireName(protocol, 'protocol')
+    if (typeof handler !== 'function') throw new InvalidInputError(component, 'a request handler function', handler)
+    this.#handlers.set(protocol, handler)
+  }
+
+  unhandle (protocol: string): void {
+    // Harmless after stop: the handlers are gone already.
+    this.#handlers.delete(protocol)
+  }
+
+  async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
+    this.#assertRunning()
+    checkWireName(protocol, 'protocol')
+    checkPayload(data, 'request')
+    const timeoutMs = options?.timeoutMs
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new InvalidInputError(component, 'a request timeout in ms, finite and > 0', timeoutMs)
+    }
+    let target: Libp2pPeerId
+    try {
+      target = peerIdFromString(peer)
+    } catch (error) {
+      throw new InvalidInputError(component, 'a libp2p peer id', peer, { cause: error })
+    }
+    if (peer === this.peerId) throw new PeerUnreachableError(peer, 'a peer cannot send a request to itself')
+    if (this.#pending.size >= limits.transportRequestsInFlightMax) {
+      throw new TransportBusyError(peer, protocol, limits.transportRequestsInFlightMax)
+    }
+    const frame = encodeRequestEnvelope({ protocol, data })
+    this.#counters.requestsSent++
+    const answer = Promise.withResolvers<Uint8Array>()
+    let settled = false
+    const settle = (error: Error | undefined, value?: Uint8Array): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      this.#pending.delete(pending)
+      if (error === undefined) {
+        answer.resolve(value!)
+        return
+      }
+      this.#counters.requestsFailed++
+      pending.controller.abort(error)
+      pending.stream?.abort(error)
+      answer.reject(error)
+    }
+    const pending: PendingRequest = { controller: new AbortController(), stream: undefined, fail: error => { settle(error) } }
+    const timer = setTimeout(() => { settle(new RequestTimeoutError(peer, protocol, timeoutMs)) }, timeoutMs)
+    this.#pending.add(pending)
+    this.#exchange(target, peer, protocol, frame, pending).then(value => { settle(undefined, value) }, (error: Error) => { settle(error) })
+    return await answer.promise
+  }
+
+  connectedPeers (): PeerId[] {
+    if (this.#stopped) return []
+    return [...new Set(this.node.getPeers().map(peer => peer.toString()))]
+  }
+
+  counters (): TransportCounters {
+    return { ...this.#counters }
+  }
+
+  /** Stops the node: waiting requests reject at once, then every connection closes. A second call waits for the first. */
+  async stop (): Promise<void> {
+    if (this.#stopping !== undefined) return await this.#stopping
+    this.#stopped = true
+    this.#subscriptions.clear()
+    this.#validators.clear()
+    this.#handlers.clear()
+    this.#gossip.removeEventListener('message', this.#onGossipMessage)
+    this.node.removeEventListener('peer:disconnect', this.#onPeerDisconnect)
+    for (const seed of this.#seeds.values()) clearTimeout(seed.timer)
+    const error = new TransportStoppedError(this.peerId)
+    for (const pending of [...this.#pending]) pending.fail(error)
+    this.#stopping = Promise.resolve(this.node.stop())
+    await this.#stopping
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Beyond the contract: addresses and diagnostics
+
+  /** Where others can dial this peer: listen multiaddrs ending in `/p2p/<peer id>`. */
+  addresses (): string[] {
+    return this.node.getMultiaddrs().map(address => address.toString())
+  }
+
+  /** Connects to a peer at `address` (a multiaddr with `/p2p/<peer id>`); resolves with its peer id. */
+  async dial (address: string, options: { timeoutMs?: number } = {}): Promise<PeerId> {
+    this.#assertRunning()
+    const [target] = addressList(address, 'a multiaddr to dial')
+    const expected = target!.getPeerId() ?? address
+    try {
+      const connection = await this.node.dial(target!, options.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(options.timeoutMs) })
+      return connection.remotePeer.toString()
+    } catch (error) {
+      if (this.#stopped) throw new TransportStoppedError(this.peerId)
+      throw new PeerUnreachableError(expected, describeError(error))
+    }
+  }
+
+  /** Peers we have a gossipsub stream to: once a peer is here, our subscriptions reach it. */
+  gossipPeers (): PeerId[] {
+    if (this.#stopped) return []
+    return [...this.#gossip.streamsOutbound.keys()]
+  }
+
+  /** Peers known to subscribe to `topic`. */
+  topicPeers (topic: string): PeerId[] {
+    if (this.#stopped) return []
+    return this.#gossip.getSubscribers(topic).map(peer => peer.toString())
+  }
+
+  /** Peers in our gossipsub mesh for `topic` (formed at heartbeats). */
+  meshPeers (topic: string): PeerId[] {
+    if (this.#stopped) return []
+    return this.#gossip.getMeshPeers(topic)
+  }
+
+  /** Gossipsub's score of `peer` as seen here: below zero after it sent rejected or badly signed messages. */
+  peerScore (peer: PeerId): number {
+    return this.#gossip.getScore(peer)
+  }
+
+  /** Requests this peer sent that wait for an answer. */
+  get requestsInFlight (): number {
+    return this.#pending.size
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Bootstrap seeds
+
+  /** Dials a seed; when that fails, tries again after its back-off. */
+  #dialSeed (seed: Seed): void {
+    if (this.#stopped) return
+    this.node.dial(seed.address).then(() => { seed.delayMs = 0 }, (error: unknown) => {
+      this.#logger?.log('debug', 'cannot reach bootstrap seed', { seed: seed.address.toString(), error: describeError(error) })
+      this.#scheduleSeed(seed)
+    })
+  }
+
+  #scheduleSeed (seed: Seed): void {
+    if (this.#stopped || seed.timer !== undefined) return
+    seed.delayMs = Math.min(limits.transportSeedRedialDelayMsMax, Math.max(limits.transportSeedRedialDelayMsMin, 2 * seed.delayMs))
+    seed.timer = setTimeout(() => {
+      seed.timer = undefined
+      this.#dialSeed(seed)
+    }, seed.delayMs)
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Gossip
+
+  /**
+   * Keeps gossipsub in line with what the application asked for on `topic`: subscribed
+   * while it has a subscriber, validated and scored while it has a subscriber or a
+   * validator.
+   */
+  #syncTopic (topic: string): void {
+    const subscribed = this.#subscriptions.has(topic)
+    const interested = subscribed || this.#validators.has(topic)
+    const scored = this.#gossip.score.params.topics
+    if (interested) {
+      if (!this.#gossip.topicValidators.has(topic)) {
+        this.#gossip.topicValidators.set(topic, (from, message) => this.#validate(topic, from, message))
+      }
+      scored[topic] = rejectedMessageScore
+    } else {
+      this.#gossip.topicValidators.delete(topic)
+      // The score drops what it knew of this topic; past penalties were already applied.
+      delete scored[topic]
+    }
+    const inGossip = this.#gossip.getTopics().includes(topic)
+    if (subscribed && !inGossip) this.#gossip.subscribe(topic)
+    if (!subscribed && inGossip) this.#gossip.unsubscribe(topic)
+  }
+
+  /** Our gossipsub topic validator: the envelope first, then the application's verdict. */
+  #validate (topic: string, _from: Libp2pPeerId, message: Message): TopicValidatorResult {
+    if (this.#stopped) return TopicValidatorResult.Ignore
+    // StrictSign makes gossipsub drop unsigned messages before this; a topic mismatch
+    // would be a gossipsub bug. Neither reaches the application.
+    if (message.type !== 'signed' || message.topic !== topic) {
+      this.#counters.rejected++
+      return TopicValidatorResult.Reject
+    }
+    let data: Uint8Array
+    try {
+      data = decodeGossipEnvelope(message.data)
+    } catch (error) {
+      this.#counters.rejected++
+      this.#logger?.log('debug', 'rejected malformed gossip envelope', { topic, from: message.from.toString(), error: describeError(error) })
+      return TopicValidatorResult.Reject
+    }
+    const topicMessage: TopicMessage = { topic, from: message.from.toString(), id: messageId(message.from, message.sequenceNumber), data }
+    const validator = this.#validators.get(topic)
+    let result: ValidationResult = 'accept'
+    if (validator !== undefined) {
+      try {
+        result = validator(topicMessage)
+      } catch (error) {
+        // A validator that throws is a bug here, not the sender's fault: no penalty.
+        this.#report(error, `validator of topic "${topic}" threw`)
+        result = 'ignore'
+      }
+      if (result !== 'accept' && result !== 'reject' && result !== 'ignore') {
+        this.#report(new CantripError(`validator of topic "${topic}" returned ${JSON.stringify(result)}`), 'validator returned no verdict')
+        result = 'ignore'
+      }
+    }
+    switch (result) {
+      case 'accept':
+        this.#accepted.set(message, topicMessage)
+        return TopicValidatorResult.Accept
+      case 'reject':
+        this.#counters.rejected++
+        return TopicValidatorResult.Reject
+      case 'ignore':
+        this.#counters.ignored++
+        return TopicValidatorResult.Ignore
+    }
+  }
+
+  /** Hands a message gossipsub validated and dispatched to this topic's subscribers, each with its own copy. */
+  #deliver (message: Message): void {
+    if (this.#stopped || message.type !== 'signed' || message.from.equals(this.node.peerId)) return
+    const accepted = this.#accepted.get(message)
+    this.#accepted.delete(message)
+    // Every subscribed topic has our validator, so an unvalidated message is one that
+    // raced an unsubscribe; it is dropped rather than delivered unchecked.
+    if (accepted === undefined) return
+    const subscriptions = this.#subscriptions.get(message.topic)
+    if (subscriptions === undefined || subscriptions.length === 0) return
+    this.#counters.delivered++
+    for (const subscription of [...subscriptions]) {
+      // A subscriber that unsubscribes another one from inside its callback wins.
+      if (this.#stopped || !this.#subscriptions.get(message.topic)?.includes(subscription)) continue
+      try {
+        subscription.onMessage({ ...accepted, data: accepted.data.slice() })
+      } catch (error) {
+        this.#report(error, `subscriber of topic "${message.topic}" threw`)
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Requests
+
+  /** The caller's side of one request: dial, one frame out, one frame back. */
+  async #exchange (target: Libp2pPeerId, peer: PeerId, protocol: string, frame: Uint8Array, pending: PendingRequest): Promise<Uint8Array> {
+    const { signal } = pending.controller
+    let stream: Stream
+    try {
+      stream = await this.node.dialProtocol(target, requestProtocol, { signal })
+    } catch (error) {
+      if (signal.aborted) throw signal.reason as Error
+      if ((error as Error).name === 'UnsupportedProtocolError') throw new RemoteHandlerError(peer, protocol, 'the peer serves no requests')
+      throw new PeerUnreachableError(peer, describeError(error))
+    }
+    if (signal.aborted) {
+      stream.abort(signal.reason as Error)
+      throw signal.reason as Error
+    }
+    pending.stream = stream
+    let response: ResponseEnvelope
+    try {
+      await writeOnlyFrame(stream, frame, envelopeBytesMax)
+      response = decodeResponseEnvelope(await readOnlyFrame(stream.source, envelopeBytesMax))
+    } catch (error) {
+      if (signal.aborted) throw signal.reason as Error
+      stream.abort(error as Error)
+      if (error instanceof InvalidInputError) throw new RemoteHandlerError(peer, protocol, `malformed response: ${(error as Error).message}`)
+      throw new PeerUnreachableError(peer, `stream broke before the answer: ${describeError(error)}`)
+    }
+    stream.close().catch((error: Error) => { stream.abort(error) })
+    if (!response.ok) throw new RemoteHandlerError(peer, protocol, response.error)
+    return response.data
+  }
+
+  /** The handler's side of one request stream. Never throws: every failure ends the stream. */
+  #serve ({ stream, connection }: IncomingStreamData): void {
+    void this.#answer(stream, connection.remotePeer.toString()).catch((error: Error) => { stream.abort(error) })
+  }
+
+  async #answer (stream: Stream, from: PeerId): Promise<void> {
+    const timer = setTimeout(() => {
+      stream.abort(new CantripError(`request from "${from}": no whole frame within ${limits.transportRequestFrameReadTimeoutMs} ms`))
+    }, limits.transportRequestFrameReadTimeoutMs)
+    let payload: Uint8Array
+    try {
+      payload = await readOnlyFrame(stream.source, envelopeBytesMax)
+    } finally {
+      clearTimeout(timer)
+    }
+    let response: ResponseEnvelope
+    let request: { protocol: string, data: Uint8Array } | undefined
+    try {
+      request = decodeRequestEnvelope(payload)
+    } catch (error) {
+      request = undefined
+      response = { ok: false, error: `malformed request: ${describeError(error)}` }
+    }
+    if (request !== undefined) response = await this.#run(request, from)
+    if (this.#stopped) throw new TransportStoppedError(this.peerId)
+    await writeOnlyFrame(stream, encodeResponseEnvelope(response!), envelopeBytesMax)
+    await stream.close()
+  }
+
+  async #run (request: { protocol: string, data: Uint8Array }, from: PeerId): Promise<ResponseEnvelope> {
+    const { protocol, data } = request
+    const handler = this.#handlers.get(protocol)
+    if (handler === undefined) return { ok: false, error: `no handler for protocol "${protocol}"` }
+    let result: unknown
+    try {
+      result = await handler({ from, protocol, data })
+    } catch (error) {
+      return { ok: false, error: error instanceof Error ? error.message : String(error) }
+    }
+    if (!(result instanceof Uint8Array)) return { ok: false, error: `handler returned ${typeof result}, expected bytes` }
+    if (result.byteLength > limits.transportMessageBytesMax) {
+      return { ok: false, error: `response of ${result.byteLength} bytes exceeds the maximum of ${limits.transportMessageBytesMax}` }
+    }
+    this.#counters.requestsServed++
+    return { ok: true, data: result }
+  }
+
+  // ---------------------------------------------------------------------------------
+
+  #assertRunning (): void {
+    if (this.#stopped) throw new TransportStoppedError(this.peerId)
+  }
+
+  #report (error: unknown, what: string): void {
+    if (this.#logger !== undefined) {
+      this.#logger.log('error', what, { error: describeError(error) })
+      return
+    }
+    setImmediate(() => { throw error })
+  }
+}
+
+/** Unique per publication: gossipsub's own message identity (author and its random 64-bit sequence number). */
+function messageId (from: Libp2pPeerId, sequenceNumber: bigint): string {
+  return `${from.toString()}/${sequenceNumber.toString(16).padStart(16, '0')}`
+}
+
+function checkPayload (data: unknown, what: string): void {
+  if (!(data instanceof Uint8Array)) throw new InvalidInputError(component, `${what} data as a Uint8Array`, data)
+  if (data.byteLength > limits.transportMessageBytesMax) {
+    throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
+  }
+}
+
+function addressList (value: string | readonly string[], expected: string): Multiaddr[] {
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list)) throw new InvalidInputError(component, `${expected} or a list of them`, value)
+  return list.map(address => {
+    if (typeof address !== 'string') throw new InvalidInputError(component, expected, address)
+    try {
+      return multiaddr(address)
+    } catch (error) {
+      throw new InvalidInputError(component, expected, address, { cause: error })
+    }
+  })
+}
+
+function describeError (error: unknown): string {
+  if (error instanceof Error) return error.name === 'Error' ? error.message : `${error.name}: ${error.message}`
+  return String(error)
+}
