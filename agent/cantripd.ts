@@ -1,0 +1,119 @@
+/**
+ * cantripd: one agent process. This first cut runs the controller role: a Raft member
+ * over the libp2p mesh (Libp2pTransport, private network key, the agent's own Ed25519
+ * identity from `<data dir>/agent.key`), its state on LevelDB in `<data dir>/controller`.
+ * Its Raft id is its libp2p peer id; the founding group is given with `--controllers`.
+ * It serves the controllers' propose protocol (clients and followers submit commands to
+ * any controller), the agents' API and change notices.
+ *
+ * It prints one JSON object per line on stdout for whoever supervises it: `listening`
+ * (peer id and addresses), `role` (every Raft role change, with term and leader), and
+ * `stopped`. SIGTERM or SIGINT stops it cleanly; errors end it with one line on stderr
+ * and exit 1.
+ *
+ *   cantripd --role controller --data-dir DIR --network-key FILE
+ *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...] [--admin PEER ...]
+ */
+import '../runtime/polyfill.ts'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { ControllerNode } from '../actors/controller/controller-node.ts'
+import { SeededRandom } from '../runtime/random.ts'
+import { LevelStorage } from './level-storage.ts'
+import { Libp2pTransport } from './mesh/libp2p-transport.ts'
+import { readNetworkKey } from './mesh/network-key.ts'
+import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
+import { StreamLogger } from './stream-logger.ts'
+import { SystemClock } from './system-clock.ts'
+
+const usage = 'usage: cantripd --role controller --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...]'
+
+function say (event: Record<string, unknown>): void {
+  process.stdout.write(JSON.stringify(event) + '\n')
+}
+
+function fail (message: string): never {
+  process.stderr.write(`cantripd: ${message}\n`)
+  process.exit(1)
+}
+
+async function main (): Promise<void> {
+  let values
+  try {
+    ({ values } = parseArgs({
+      options: {
+        role: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'network-key': { type: 'string' },
+        listen: { type: 'string' },
+        controllers: { type: 'string' },
+        seed: { type: 'string', multiple: true },
+        admin: { type: 'string', multiple: true }
+      },
+      strict: true
+    }))
+  } catch (error) {
+    fail(`${error instanceof Error ? error.message : String(error)}; ${usage}`)
+  }
+  if (values.role !== 'controller') fail(`expected --role controller (the machine role comes next), got ${JSON.stringify(values.role ?? null)}; ${usage}`)
+  const dataDir = values['data-dir'] ?? fail(`expected --data-dir; ${usage}`)
+  const keyFile = values['network-key'] ?? fail(`expected --network-key; ${usage}`)
+  const controllers = (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
+  mkdirSync(dataDir, { recursive: true })
+
+  const privateKey = await loadOrCreatePeerKey(join(dataDir, 'agent.key'))
+  const id = peerIdOfKey(privateKey).toString()
+  if (!controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
+  const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${id.slice(-8)}` })
+  const transport = await Libp2pTransport.create({
+    privateKey,
+    networkKey: await readNetworkKey(keyFile),
+    ...(values.listen === undefined ? {} : { listen: values.listen }),
+    bootstrap: values.seed ?? [],
+    logger
+  })
+  say({ event: 'listening', peerId: transport.peerId, addresses: transport.addresses().map(String) })
+  const storage = await LevelStorage.open(join(dataDir, 'controller'))
+  const clock = new SystemClock()
+  let lastRole = ''
+  const node = await ControllerNode.start({
+    id,
+    peers: controllers,
+    storage,
+    transport,
+    clock,
+    random: new SeededRandom(Number.parseInt(id.slice(-8).replace(/[^0-9a-f]/gi, '0'), 16) >>> 0),
+    tickMs: 100,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    // Peers named with --admin act as the admin user; machine agents come with the machine role.
+    agents: {
+      modelUuid: 'default',
+      identify: peer => (values.admin ?? []).includes(peer) ? { kind: 'user', name: 'admin' } : controllers.includes(peer) ? { kind: 'controller', id: peer } : undefined
+    }
+  })
+  // The role as acted on (after the Ready that changed it was persisted), polled cheaply.
+  const report = setInterval(() => {
+    const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
+    if (role === lastRole) return
+    lastRole = role
+    say({ event: 'role', role: node.host.role, term: node.host.term, leader: node.host.leader, revision: node.host.model().revision })
+  }, 20)
+
+  let stopping = false
+  const stop = async (): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    clearInterval(report)
+    await node.stop()
+    await transport.stop()
+    await storage.close()
+    say({ event: 'stopped' })
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => { void stop() })
+  process.once('SIGINT', () => { void stop() })
+}
+
+main().catch((error: unknown) => { fail(error instanceof Error ? error.message : String(error)) })
