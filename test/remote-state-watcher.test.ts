@@ -9,6 +9,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { changeTopic } from '../actors/controller/change-notices.ts'
 import { controllerApiProtocol, type ApiReply } from '../actors/controller/controller-api.ts'
+import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
 import { RemoteStateWatcher } from '../actors/machine/remote-state-watcher.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { Entity, ModelCommand } from '../runtime/model/model-types.ts'
@@ -91,6 +92,28 @@ test('notices from a non-controller are rejected; a machine agent cannot read an
   assert.equal(reply!.ok, false)
   assert.match(reply!.ok ? '' : reply!.error, /permission denied: peer "machine-1" may not read machine "0"/)
   watcher.stop()
+  await group.stop()
+})
+
+test('submitting through a controller: callers propose only as themselves (a machine agent also for its units)', async () => {
+  const { group } = await setup()
+  const forward = async (from: string, body: Record<string, unknown>): Promise<{ ok: boolean, result?: { ok: boolean }, message?: string }> => {
+    let reply: { ok: boolean, result?: { ok: boolean }, message?: string } | undefined
+    group.network.transport(from).request(group.leader()!.id, controllerProposeProtocol, encode({ requestId: `f-${from}-${JSON.stringify(body).length}`, ...body }, 'test'), { timeoutMs: 2_000 })
+      .then(bytes => { reply = decode(bytes, 'test') as typeof reply }, () => {})
+    assert.ok(await group.runUntil(() => reply !== undefined, 3_000), 'answered')
+    return reply!
+  }
+  const status = (unit: string, proposer: Entity): Record<string, unknown> => ({ type: 'set-unit-status', unit, status: 'active', message: 'ok', now: 1, proposer })
+  const mine = await forward('machine-0', status('web/0', { kind: 'unit', name: 'web/0' }))
+  assert.ok(mine.ok && mine.result?.ok === true, JSON.stringify(mine))
+  const notMine = await forward('machine-0', status('web/2', { kind: 'unit', name: 'web/2' }))
+  assert.not.ok(notMine.ok)
+  assert.match(notMine.message ?? '', /permission denied: peer "machine-0" may not propose as \{"kind":"unit","name":"web\/2"\}/)
+  const asAdmin = await forward('machine-1', { type: 'add-machine', proposer: admin })
+  assert.match(asAdmin.message ?? '', /may not propose as/)
+  const stranger = await forward('stranger', { type: 'add-machine', proposer: admin })
+  assert.match(stranger.message ?? '', /peer "stranger" is not known to this model/)
   await group.stop()
 })
 

@@ -5,6 +5,7 @@ import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import { tableGet } from '../../runtime/model/table.ts'
 import {
   NotLeaderError, ProposalAbandonedError, ProposalRefusedError, RaftHost, ReadFailedError, type RaftHostOptions
 } from '../../runtime/raft/raft-host.ts'
@@ -144,7 +145,7 @@ export class ControllerNode {
     node = new ControllerNode(options, host, actor, notifier)
     actor.start()
     for (const change of early) actor.send({ type: 'raft.role', ...change })
-    options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.data))
+    options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.from, request.data))
     const agents = options.agents
     if (agents !== undefined) options.transport.handle(controllerApiProtocol, async request => await serveApiRequest(node, agents.identify, request))
     return node
@@ -244,16 +245,41 @@ export class ControllerNode {
   }
 
   /** A follower's forwarded command: proposed here only (never forwarded again). */
-  async #serveForwarded (data: Uint8Array): Promise<Uint8Array> {
+  async #serveForwarded (from: string, data: Uint8Array): Promise<Uint8Array> {
     let reply: ForwardReply
     try {
       const command = decode(data, component) as ModelCommand
+      const refusal = this.#forwardRefusal(from, command)
+      if (refusal !== undefined) return encode({ ok: false, name: 'PermissionDeniedError', message: refusal, leader: '' } satisfies ForwardReply, component)
       reply = { ok: true, result: await this.host.propose(command) }
     } catch (error) {
       const err = error instanceof Error ? error : new Error(String(error))
       reply = { ok: false, name: err.name, message: err.message, leader: error instanceof NotLeaderError ? error.leader : '' }
     }
     return encode(reply, component)
+  }
+
+  /**
+   * Who may submit what (DESIGN.md §10): without `agents` (a closed simulated group)
+   * anyone; otherwise the caller's peer id must identify an entity, and the command's
+   * proposer must be that entity — or, for a machine agent, one of the units the model
+   * puts on its machine. Controllers forward for clients they authenticated themselves.
+   * The model then checks what the proposer may do.
+   */
+  #forwardRefusal (from: string, command: ModelCommand): string | undefined {
+    const agents = this.#options.agents
+    if (agents === undefined) return undefined
+    const caller = agents.identify(from)
+    const denied = `${component} "${this.id}": permission denied: peer "${from}"`
+    if (caller === undefined) return `${denied} is not known to this model`
+    if (caller.kind === 'controller') return undefined
+    const proposer = (command as { proposer?: unknown }).proposer
+    if (typeof proposer !== 'object' || proposer === null) return `${denied} sent a command without a proposer`
+    if (JSON.stringify(proposer) === JSON.stringify(caller)) return undefined
+    const p = proposer as { kind?: unknown, name?: unknown }
+    if (caller.kind === 'machine' && p.kind === 'unit' && typeof p.name === 'string' &&
+      tableGet(this.host.model().units, p.name)?.machine === caller.id) return undefined
+    return `${denied} may not propose as ${JSON.stringify(proposer)}`
   }
 
   #retryDelayMs (): number {
