@@ -17,7 +17,7 @@ import {
   type ControllerLeaseRecord,
   type CommandResult, type CommandSucceeded, type ConfigValue, type Entity, type MachineRecord, type ModelCommand,
   type ModelCommandType, type ModelContext, type RelationEndpoint, type RelationRecord, type SettingsRecord, type StorageRecord,
-  type UnitRecord, type OpenedPortRange, type PortProtocol, portProtocols
+  type UnitRecord, type StatusRecord, type WorkloadStatus, type OpenedPortRange, type PortProtocol, portProtocols
 } from './model-types.ts'
 import { keyScope } from './visibility.ts'
 
@@ -1291,13 +1291,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
   },
 
   'set-unit-status': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const unit = getUnit(d, c, name)
-    if (!workloadStatuses.includes(c.status)) refuse(c, `${q(c.status)} is not a workload status (${workloadStatuses.join(', ')})`)
-    const message = text(c, 'message', c.message)
-    const now = clockReading(c, c.now)
-    d.units.set(name, { ...unit, workload: { status: c.status, message, since: now, data: null } })
+    const { name, unit, status } = workloadStatusOf(d, c)
+    d.units.set(name, { ...unit, workload: status })
     d.touch(keys.unitStatus(name))
     return {}
   },
@@ -1590,18 +1585,23 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
   },
 
   'set-application-status': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const unit = getUnit(d, c, name)
-    if (!workloadStatuses.includes(c.status)) refuse(c, `${q(c.status)} is not a workload status (${workloadStatuses.join(', ')})`)
-    const message = text(c, 'message', c.message)
-    const now = clockReading(c, c.now)
+    const { name, unit, status } = workloadStatusOf(d, c)
     const lease = d.lease(unit.application)
-    if (lease === undefined || lease.holder !== name || !leaseHeld(lease, now)) refuse(c, `unit ${q(name)} is not the leader of ${q(unit.application)}`)
+    if (lease === undefined || lease.holder !== name || !leaseHeld(lease, status.since!)) refuse(c, `unit ${q(name)} is not the leader of ${q(unit.application)}`)
     const app = d.application(unit.application)!
-    putApplication(d, { ...app, status: { status: c.status, message, since: now, data: null } })
+    putApplication(d, { ...app, status })
     return {}
   }
+}
+
+/** The unit agent's own request, checked, and the workload status record it sets (for the unit or, by the leader, the application). */
+function workloadStatusOf (d: ModelDraft, c: CommandOf<'set-unit-status'> | CommandOf<'set-application-status'>): { name: UnitName, unit: UnitRecord, status: StatusRecord<WorkloadStatus> } {
+  const name = unitName(c, c.unit)
+  requireUnitAgent(d, c, name)
+  const unit = getUnit(d, c, name)
+  if (!workloadStatuses.includes(c.status)) refuse(c, `${q(c.status)} is not a workload status (${workloadStatuses.join(', ')})`)
+  const message = text(c, 'message', c.message)
+  return { name, unit, status: { status: c.status, message, since: clockReading(c, c.now), data: null } }
 }
 
 function extendLease (d: ModelDraft, lease: LeaseRecord, expiry: number): { holder: UnitName, expiry: number } {
