@@ -26,8 +26,13 @@ import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { SystemClock } from './system-clock.ts'
+import { ControllerClient } from '../actors/machine/controller-client.ts'
+import { ChildProcessRunner } from './child-process-runner.ts'
+import { CharmStore } from './controller/charm-store.ts'
+import { deployCharmArchive } from './uniter/charm-fetch.ts'
+import { Deployer } from './uniter/deployer.ts'
 
-const usage = 'usage: cantripd --role controller --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...]'
+const usage = 'usage: cantripd --role controller|machine --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N]'
 
 function say (event: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(event) + '\n')
@@ -49,14 +54,16 @@ async function main (): Promise<void> {
         listen: { type: 'string' },
         controllers: { type: 'string' },
         seed: { type: 'string', multiple: true },
-        admin: { type: 'string', multiple: true }
+        admin: { type: 'string', multiple: true },
+        machine: { type: 'string', multiple: true },
+        'machine-id': { type: 'string' }
       },
       strict: true
     }))
   } catch (error) {
     fail(`${error instanceof Error ? error.message : String(error)}; ${usage}`)
   }
-  if (values.role !== 'controller') fail(`expected --role controller (the machine role comes next), got ${JSON.stringify(values.role ?? null)}; ${usage}`)
+  if (values.role !== 'controller' && values.role !== 'machine') fail(`expected --role controller or machine, got ${JSON.stringify(values.role ?? null)}; ${usage}`)
   const dataDir = values['data-dir'] ?? fail(`expected --data-dir; ${usage}`)
   const keyFile = values['network-key'] ?? fail(`expected --network-key; ${usage}`)
   const controllers = (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
@@ -64,6 +71,10 @@ async function main (): Promise<void> {
 
   const privateKey = await loadOrCreatePeerKey(join(dataDir, 'agent.key'))
   const id = peerIdOfKey(privateKey).toString()
+  if (values.role === 'machine') {
+    await runMachine(id, privateKey, dataDir, keyFile, controllers, values['machine-id'] ?? fail(`expected --machine-id with --role machine; ${usage}`), values.listen, values.seed ?? [])
+    return
+  }
   if (!controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
   const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${id.slice(-8)}` })
   const transport = await Libp2pTransport.create({
@@ -75,6 +86,11 @@ async function main (): Promise<void> {
   })
   say({ event: 'listening', peerId: transport.peerId, addresses: transport.addresses().map(String) })
   const storage = await LevelStorage.open(join(dataDir, 'controller'))
+  const machines = new Map((values.machine ?? []).map(entry => {
+    const [machine, peer] = entry.split('=')
+    if (machine === undefined || peer === undefined) fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
+    return [peer, machine] as const
+  }))
   const clock = new SystemClock()
   let lastRole = ''
   const node = await ControllerNode.start({
@@ -87,10 +103,13 @@ async function main (): Promise<void> {
     tickMs: 100,
     electionTicks: 10,
     heartbeatTicks: 1,
-    // Peers named with --admin act as the admin user; machine agents come with the machine role.
+    // Peers named with --admin act as the admin user; --machine N=PEER names machine agents.
     agents: {
       modelUuid: 'default',
-      identify: peer => (values.admin ?? []).includes(peer) ? { kind: 'user', name: 'admin' } : controllers.includes(peer) ? { kind: 'controller', id: peer } : undefined
+      identify: peer => (values.admin ?? []).includes(peer)
+        ? { kind: 'user', name: 'admin' }
+        : controllers.includes(peer) ? { kind: 'controller', id: peer } : machines.has(peer) ? { kind: 'machine', id: machines.get(peer)! } : undefined,
+      charms: new CharmStore(storage)
     }
   })
   // The role as acted on (after the Ready that changed it was persisted), polled cheaply.
@@ -107,6 +126,48 @@ async function main (): Promise<void> {
     stopping = true
     clearInterval(report)
     await node.stop()
+    await transport.stop()
+    await storage.close()
+    say({ event: 'stopped' })
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => { void stop() })
+  process.once('SIGINT', () => { void stop() })
+}
+
+/**
+ * The machine role: the deployer's unit agents, fed by a ControllerClient over the mesh
+ * (the machine's view of the model on every change notice), their hooks and tools as in
+ * the local deployment, charms fetched from the controllers' stores.
+ */
+async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, keyFile: string, controllers: string[], machineId: string, listen: string | undefined, seeds: string[]): Promise<void> {
+  const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.machine-${machineId}` })
+  const transport = await Libp2pTransport.create({
+    privateKey, networkKey: await readNetworkKey(keyFile), ...(listen === undefined ? {} : { listen }), bootstrap: seeds, logger
+  })
+  say({ event: 'listening', peerId: id, addresses: transport.addresses().map(String) })
+  const clock = new SystemClock()
+  const client = new ControllerClient({ transport, clock, modelUuid: 'default', machine: machineId, controllers })
+  client.start()
+  await client.ready()
+  const storage = await LevelStorage.open(join(dataDir, 'machine'))
+  const deployer = new Deployer({
+    machineId,
+    dataDir,
+    controller: client,
+    storage,
+    processRunner: new ChildProcessRunner(),
+    fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
+    logger,
+    clock
+  })
+  say({ event: 'machine-started', machine: machineId })
+  let stopping = false
+  const stop = async (): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    await deployer.stop()
+    client.stop()
     await transport.stop()
     await storage.close()
     say({ event: 'stopped' })

@@ -10,9 +10,10 @@
 import { decode, encode } from '../../runtime/codec.ts'
 import { limits } from '../../runtime/limits.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
-import type { Entity } from '../../runtime/model/model-types.ts'
+import { machineModelView } from '../../runtime/model/machine-view.ts'
+import type { Entity, ModelContext } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
-import { tableKeys } from '../../runtime/model/table.ts'
+import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
 import type { RemoteState } from '../../runtime/unit-remote-state.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { ControllerNode } from './controller-node.ts'
@@ -22,6 +23,12 @@ const component = 'controller api'
 
 export type ApiRequest =
   | { op: 'machine-view', machine: string }
+  /** The machine's view of the model (runtime/model/machine-view.ts), for its unit agents. */
+  | { op: 'machine-model', machine: string }
+  /** A charm archive from this controller's store, by content address. */
+  | { op: 'charm-archive', hash: string }
+  /** Admins only: put a charm archive into this controller's store. */
+  | { op: 'put-charm', bytes: Uint8Array }
   /** Admins only: the revision and the machine ids, read linearizably (status, tests). */
   | { op: 'model-summary' }
 
@@ -29,25 +36,42 @@ export type ApiReply =
   | { ok: true, revision: number, units: Record<string, RemoteState> }
   | { ok: false, error: string }
 
+export type MachineModelReply =
+  | { ok: true, model: ModelContext }
+  | { ok: false, error: string }
+
+export type CharmReply =
+  | { ok: true, bytes: Uint8Array | null, hash?: string }
+  | { ok: false, error: string }
+
+/** Where this controller keeps charm archives (agent/controller/charm-store.ts in the agent). */
+export interface CharmArchives {
+  get (hash: string): Promise<Uint8Array | undefined>
+  put (bytes: Uint8Array): Promise<string>
+}
+
 export type SummaryReply =
-  | { ok: true, revision: number, machines: string[], applications: string[] }
+  | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, { workload: string, message: string, agent: string }> }
   | { ok: false, error: string }
 
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
 export type IdentifyPeer = (peerId: string) => Entity | undefined
 
-export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest): Promise<Uint8Array> {
-  return encode(await answer(node, identify, request), component)
+export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives): Promise<Uint8Array> {
+  return encode(await answer(node, identify, request, charms), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest): Promise<ApiReply | SummaryReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined): Promise<ApiReply | SummaryReply | MachineModelReply | CharmReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }
-  if (typeof body === 'object' && body !== null && (body as { op?: unknown }).op === 'model-summary') return await summary(node, identify, request)
+  const op = typeof body === 'object' && body !== null ? (body as { op?: unknown }).op : undefined
+  if (op === 'model-summary') return await summary(node, identify, request)
+  if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
+  if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
   if (typeof body !== 'object' || body === null || (body as { op?: unknown }).op !== 'machine-view' || typeof (body as { machine?: unknown }).machine !== 'string') {
     return { ok: false, error: `${component}: expected a request {op: "machine-view", machine}, got ${JSON.stringify(body)?.slice(0, 200)}` }
   }
@@ -80,7 +104,40 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
     const model = await node.read()
     const reader = readerOf(model)
     const machines = tableKeys(model.machines).filter(id => reader.machine(id) !== undefined)
-    return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications) }
+    const units: Record<string, { workload: string, message: string, agent: string }> = {}
+    for (const [name, unit] of tableEntries(model.units)) units[name] = { workload: unit.workload.status, message: unit.workload.message, agent: unit.agent.status }
+    return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+async function machineModel (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, body: { machine?: unknown }): Promise<MachineModelReply> {
+  const machine = body.machine
+  const caller = identify(request.from)
+  if (typeof machine !== 'string' || caller === undefined || caller.kind !== 'machine' || caller.id !== machine) {
+    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read machine ${JSON.stringify(machine)}` }
+  }
+  try {
+    return { ok: true, model: machineModelView(await node.read(), machine) }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** Any known agent may fetch an archive by its hash (it is checked again on unpacking); only admins may add one. */
+async function charmArchive (identify: IdentifyPeer, request: IncomingRequest, body: Record<string, unknown>, charms: CharmArchives | undefined): Promise<CharmReply> {
+  const caller = identify(request.from)
+  if (charms === undefined) return { ok: false, error: `${component}: this controller keeps no charm archives` }
+  if (caller === undefined) return { ok: false, error: `${component}: permission denied: peer "${request.from}" is not known to this model` }
+  try {
+    if (body.op === 'put-charm') {
+      if (caller.kind !== 'user' && caller.kind !== 'controller') return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not add charms` }
+      if (!(body.bytes instanceof Uint8Array)) return { ok: false, error: `${component}: expected archive bytes, got ${typeof body.bytes}` }
+      return { ok: true, bytes: null, hash: await charms.put(body.bytes) }
+    }
+    if (typeof body.hash !== 'string') return { ok: false, error: `${component}: expected a charm hash, got ${typeof body.hash}` }
+    return { ok: true, bytes: (await charms.get(body.hash)) ?? null }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }

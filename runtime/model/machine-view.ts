@@ -1,0 +1,86 @@
+/**
+ * The part of the model one machine agent is entitled to (DESIGN.md §5, §10), as a model
+ * context of its own: its machine; every unit the model puts on it, their applications
+ * (with all their units, for `status-get --application`), charms, leases and pending
+ * actions; the relations those applications take part in, the other side's
+ * applications, and the databags of those relations. A unit agent reads hook-tool data
+ * and projects its remote state (`remoteStateFor`) from it exactly as it would from the
+ * whole model; what other machines keep private (their units' charm state, their
+ * actions, unrelated applications) is not in it.
+ */
+import { emptyModel, readerOf } from './model-draft.ts'
+import type { ActionRecord, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, UnitRecord } from './model-types.ts'
+import { tableEntries, tableFrom, tableGet } from './table.ts'
+
+export function machineModelView (context: ModelContext, machineId: string): ModelContext {
+  const reader = readerOf(context)
+  const machine = reader.machine(machineId)
+  const machines: Array<[string, MachineRecord]> = machine === undefined ? [] : [[machineId, machine]]
+  const applications = new Map<string, ApplicationRecord>()
+  const relations = new Map<string, RelationRecord>()
+  const ownApplications = new Set<string>()
+  for (const name of machine?.units ?? []) {
+    const unit = reader.unit(name)
+    if (unit !== undefined) ownApplications.add(unit.application)
+  }
+  for (const name of ownApplications) {
+    const app = reader.application(name)
+    if (app === undefined) continue
+    applications.set(name, app)
+    for (const id of app.relations) {
+      const relation = reader.relation(id)
+      if (relation === undefined) continue
+      relations.set(String(id), relation)
+      for (const endpoint of relation.endpoints) {
+        const other = reader.application(endpoint.application)
+        if (other !== undefined) applications.set(other.name, other)
+      }
+    }
+  }
+  const units: Array<[string, UnitRecord]> = []
+  for (const name of ownApplications) {
+    for (const unitName of applications.get(name)?.units ?? []) {
+      const unit = reader.unit(unitName)
+      if (unit === undefined) continue
+      // Another machine's unit: its record for status, without what it keeps to itself.
+      units.push([unitName, unit.machine === machineId ? unit : { ...unit, charmState: {}, actions: [], commands: [] }])
+    }
+  }
+  const charms: Array<[string, CharmRecord]> = []
+  for (const app of applications.values()) {
+    const charm = reader.charm(app.charm)
+    if (charm !== undefined) charms.push([charm.url, charm])
+  }
+  const leases: Array<[string, LeaseRecord]> = []
+  for (const name of ownApplications) {
+    const lease = reader.lease(name)
+    if (lease !== undefined) leases.push([name, lease])
+  }
+  const settings: Array<[string, SettingsRecord]> = []
+  for (const [key, record] of tableEntries(context.settings)) {
+    const id = /^relation\/(\d+)\//.exec(key)?.[1]
+    if (id !== undefined && relations.has(id)) settings.push([key, record])
+  }
+  const actions: Array<[string, ActionRecord]> = []
+  for (const [, unit] of units) {
+    if (unit.machine !== machineId) continue
+    for (const id of unit.actions) {
+      const action = tableGet(context.actions, id)
+      if (action !== undefined) actions.push([id, action])
+    }
+  }
+  return {
+    ...emptyModel(),
+    revision: context.revision,
+    term: context.term,
+    counters: context.counters,
+    machines: tableFrom(machines),
+    applications: tableFrom(applications),
+    relations: tableFrom(relations),
+    units: tableFrom(units),
+    charms: tableFrom(charms),
+    leases: tableFrom(leases),
+    settings: tableFrom(settings),
+    actions: tableFrom(actions)
+  }
+}

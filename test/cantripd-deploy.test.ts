@@ -1,0 +1,66 @@
+/**
+ * A deployment across real processes: three cantripd controllers and two machine agents
+ * on loopback, talking over the libp2p mesh. The admin client uploads the kv and web
+ * charms to the controllers' stores, adds them, deploys kv on both machines and web on
+ * one, and relates them; every unit must become active and idle, with web finding both
+ * kv units through relation data exchanged over the mesh. Removing the applications then
+ * runs the stop hooks on the machines.
+ */
+import '../runtime/polyfill.ts'
+import { resolve } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { CharmReply } from '../actors/controller/controller-api.ts'
+import { packCharm } from '../agent/charm/charm-archive.ts'
+import { loadCharmDir } from '../agent/charm/load-charm.ts'
+import { CantripdCluster, freePort, waitFor } from './support/cantripd-cluster.ts'
+
+test('3 controllers + 2 machine agents in real processes deploy related charms over the mesh', async () => {
+  const cluster = new CantripdCluster()
+  try {
+    await cluster.prepare(3, 2)
+    for (const c of cluster.controllers) cluster.start(c)
+    await cluster.connectClient()
+    await waitFor('a leader', () => cluster.leader() !== undefined)
+    for (const name of ['kv', 'web']) {
+      const dir = resolve('examples/charms', name)
+      const packed = await packCharm(dir)
+      // Each controller keeps its own store; the archive goes to all of them.
+      for (const c of cluster.controllers) {
+        const put = await cluster.api<CharmReply>(c, { op: 'put-charm', bytes: packed.bytes })
+        assert.ok(put?.ok === true && put.hash === packed.hash, `put-charm to ${c.id}: ${JSON.stringify(put)}`)
+      }
+      const added = await cluster.submit({ type: 'add-charm', url: `local:${name}-0`, hash: packed.hash, metadata: (await loadCharmDir(dir)).summary })
+      assert.ok(added?.ok, JSON.stringify(added))
+    }
+    for (const _ of cluster.machines) assert.ok((await cluster.submit({ type: 'add-machine' }))?.ok)
+    const kvBase = await freePort()
+    assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': kvBase }, constraints: {}, numUnits: 2, placement: ['0', '1'] }))?.ok)
+    assert.ok((await cluster.submit({ type: 'deploy', application: 'web', charm: 'local:web-0', config: { port: await freePort() }, constraints: {}, numUnits: 1, placement: ['0'] }))?.ok)
+    assert.ok((await cluster.submit({ type: 'integrate', a: 'web:backend', b: 'kv:website' }))?.ok)
+    for (const m of cluster.machines) cluster.start(m)
+
+    const describe = (): string => JSON.stringify(last) + '\n' + cluster.machines.map(m => m.output.slice(-1500)).join('\n---\n')
+    let last: unknown
+    await waitFor('every unit active and idle, web with both backends', async () => {
+      const summary = await cluster.summary(cluster.leader() ?? cluster.controllers[0]!)
+      last = summary
+      if (summary === undefined || !summary.ok) return false
+      const units = summary.units
+      return ['kv/0', 'kv/1', 'web/0'].every(u => units[u]?.workload === 'active' && units[u]?.agent === 'idle') &&
+        units['web/0']?.message === '2 backends'
+    }, describe)
+
+    // Removing the applications runs the stop hooks on the machines: the workloads end.
+    for (const application of ['web', 'kv']) assert.ok((await cluster.submit({ type: 'remove-application', application }))?.ok)
+    await waitFor('every unit gone', async () => {
+      const summary = await cluster.summary(cluster.leader() ?? cluster.controllers[0]!)
+      last = summary
+      return summary?.ok === true && Object.keys(summary.units).length === 0
+    }, describe)
+  } finally {
+    await cluster.close()
+  }
+})
+
+test.run()

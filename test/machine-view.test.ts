@@ -1,0 +1,57 @@
+/**
+ * A machine agent's view of the model (runtime/model/machine-view.ts): every unit on the
+ * machine projects the same remote state from it as from the whole model, and what other
+ * machines keep to themselves is not in it.
+ */
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { machineModelView } from '../runtime/model/machine-view.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
+import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
+import { tableGet, tableKeys } from '../runtime/model/table.ts'
+import { MemoryController } from './support/model-controller.ts'
+
+function world (): MemoryController {
+  const c = new MemoryController()
+  c.run('add-charm', { url: 'local:web-0', hash: 'a'.repeat(16), metadata: { name: 'web', requires: { db: 'mysql' }, peers: { cluster: 'web-peer' }, config: { title: { type: 'string', default: 't' } }, actions: { backup: {} } } })
+  c.run('add-charm', { url: 'local:mysql-0', hash: 'b'.repeat(16), metadata: { name: 'mysql', provides: { db: 'mysql' } } })
+  c.run('add-charm', { url: 'local:other-0', hash: 'c'.repeat(16), metadata: { name: 'other' } })
+  c.run('deploy', { application: 'web', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 2 })
+  c.run('deploy', { application: 'mysql', charm: 'local:mysql-0', config: {}, constraints: {}, numUnits: 1 })
+  c.run('deploy', { application: 'other', charm: 'local:other-0', config: {}, constraints: {}, numUnits: 1 })
+  const db = c.run('integrate', { a: 'web:db', b: 'mysql:db' }).relationId!
+  for (const unit of ['web/0', 'web/1', 'mysql/0']) c.runAs(unit, 'enter-scope', { unit, relationId: db })
+  c.runAs('mysql/0', 'relation-settings', { unit: 'mysql/0', relationId: db, settings: { password: 'secret' } })
+  c.runAs('web/0', 'claim-leadership', { application: 'web', unit: 'web/0', now: 0, durationMs: 60_000 })
+  c.runAs('web/1', 'commit-hook-changes', { unit: 'web/1', charmState: { set: { private: 'x' } } })
+  c.run('enqueue-action', { unit: 'web/1', name: 'backup', parameters: {} })
+  return c
+}
+
+test('every unit on the machine projects the same remote state from its view as from the whole model', () => {
+  const c = world()
+  const model = c.context
+  for (const id of tableKeys(model.machines)) {
+    const view = machineModelView(model, id)
+    for (const unit of readerOf(model).machine(id)!.units) {
+      assert.equal(remoteStateFor(view, unit, 1_000), remoteStateFor(model, unit, 1_000), `unit ${unit} on machine ${id}`)
+    }
+  }
+})
+
+test('a machine sees its units\' applications and relations, not unrelated ones or other machines\' private data', () => {
+  const c = world()
+  const model = c.context
+  const web0 = readerOf(model).unit('web/0')!.machine
+  const view = machineModelView(model, web0)
+  assert.equal(tableKeys(view.applications).sort(), ['mysql', 'web'])
+  assert.is(tableGet(view.applications, 'other'), undefined)
+  assert.equal(tableKeys(view.machines), [web0])
+  // The remote side's databag is readable; web/1's charm state and actions are not.
+  assert.ok(tableKeys(view.settings).some(key => key.endsWith('/mysql/0')))
+  assert.equal(tableGet(view.units, 'web/1')!.charmState, {})
+  assert.equal(tableGet(view.units, 'web/1')!.actions, [])
+  assert.is(view.revision, model.revision)
+})
+
+test.run()

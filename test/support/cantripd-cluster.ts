@@ -1,0 +1,175 @@
+/**
+ * cantripd processes on loopback for tests: N controllers (Raft over the mesh) and
+ * machine agents, with a client peer in the test process that acts as the admin.
+ * Every process is started with its own data dir and identity and killed by pid in
+ * `close()`; every wait is bounded.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { controllerApiProtocol, type SummaryReply } from '../../actors/controller/controller-api.ts'
+import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { Libp2pTransport } from '../../agent/mesh/libp2p-transport.ts'
+import { generateNetworkKey, writeNetworkKey } from '../../agent/mesh/network-key.ts'
+import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../agent/mesh/peer-identity.ts'
+import { decode, encode } from '../../runtime/codec.ts'
+import type { CommandResult } from '../../runtime/model/model-types.ts'
+
+export const admin = { kind: 'user', name: 'admin' } as const
+const waitMsMax = 60_000
+
+export interface Agent {
+  id: string
+  dir: string
+  port: number
+  role: 'controller' | 'machine'
+  machineId?: string
+  process: ChildProcess | undefined
+  raftRole: string
+  term: number
+  output: string
+}
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
+    })
+  })
+}
+
+export async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
+  const until = performance.now() + waitMsMax
+  while (!await condition()) {
+    if (performance.now() > until) throw new Error(`cantripd cluster: timed out waiting for ${what} ${describe()}`)
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+}
+
+export class CantripdCluster {
+  readonly root = mkdtempSync(join(tmpdir(), 'cantripd-'))
+  readonly controllers: Agent[] = []
+  readonly machines: Agent[] = []
+  client: Libp2pTransport | undefined
+  #networkKey = generateNetworkKey()
+  #clientKey: Uint8Array | undefined
+  #requests = 0
+
+  get keyFile (): string {
+    return join(this.root, 'swarm.key')
+  }
+
+  /** Creates identities for `controllers` controllers and `machines` machine agents (not started). */
+  async prepare (controllers: number, machines: number): Promise<void> {
+    await writeNetworkKey(this.keyFile, this.#networkKey)
+    this.#clientKey = await generatePeerKey()
+    for (let i = 0; i < controllers + machines; i++) {
+      const role = i < controllers ? 'controller' : 'machine'
+      const dir = join(this.root, role === 'controller' ? `c${i}` : `m${i - controllers}`)
+      mkdirSync(dir)
+      const key = await generatePeerKey()
+      await writePeerKey(join(dir, 'agent.key'), key)
+      const agent: Agent = { id: peerIdOfKey(key), dir, port: await freePort(), role, process: undefined, raftRole: '', term: 0, output: '' }
+      if (role === 'machine') agent.machineId = String(i - controllers)
+      ;(role === 'controller' ? this.controllers : this.machines).push(agent)
+    }
+  }
+
+  address (agent: Agent): string {
+    return `/ip4/127.0.0.1/tcp/${agent.port}/p2p/${agent.id}`
+  }
+
+  start (agent: Agent): void {
+    const common = ['--data-dir', agent.dir, '--network-key', this.keyFile, '--listen', `/ip4/127.0.0.1/tcp/${agent.port}`,
+      '--controllers', this.controllers.map(c => c.id).join(','), ...this.controllers.filter(c => c !== agent).flatMap(c => ['--seed', this.address(c)])]
+    const roleArgs = agent.role === 'controller'
+      ? ['--role', 'controller', '--admin', peerIdOfKey(this.#clientKey!), ...this.machines.flatMap(m => ['--machine', `${m.machineId!}=${m.id}`])]
+      : ['--role', 'machine', '--machine-id', agent.machineId!]
+    const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common], { stdio: ['ignore', 'pipe', 'pipe'] })
+    agent.process = child
+    agent.raftRole = ''
+    let pending = ''
+    child.stdout!.on('data', chunk => {
+      pending += String(chunk)
+      const lines = pending.split('\n')
+      pending = lines.pop()!
+      for (const line of lines) {
+        agent.output += line + '\n'
+        const event = JSON.parse(line) as { event: string, role?: string, term?: number }
+        if (event.event === 'role') { agent.raftRole = event.role!; agent.term = event.term! }
+      }
+    })
+    child.stderr!.on('data', chunk => { agent.output = (agent.output + String(chunk)).slice(-20_000) })
+  }
+
+  async connectClient (): Promise<Libp2pTransport> {
+    this.client = await Libp2pTransport.create({ privateKey: this.#clientKey!, networkKey: this.#networkKey, bootstrap: this.controllers.map(c => this.address(c)) })
+    return this.client
+  }
+
+  leader (): Agent | undefined {
+    return this.controllers.filter(c => c.process !== undefined && c.raftRole === 'leader').sort((a, b) => b.term - a.term)[0]
+  }
+
+  /** Submits as the admin through the leader (or any controller), retrying with the same request id. */
+  async submit (body: Record<string, unknown>, requestId = `admin-${++this.#requests}`): Promise<CommandResult | undefined> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const target = this.leader() ?? this.controllers[attempt % this.controllers.length]!
+      try {
+        const reply = decode(await this.client!.request(target.id, controllerProposeProtocol, encode({ ...body, requestId, proposer: admin }, 'test'), { timeoutMs: 3_000 }), 'test') as { ok: boolean, result?: CommandResult }
+        if (reply.ok) return reply.result
+      } catch {
+        // Unreachable or timed out: try again.
+      }
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+    return undefined
+  }
+
+  async api<T> (agent: Agent, body: Record<string, unknown>): Promise<T | undefined> {
+    try {
+      return decode(await this.client!.request(agent.id, controllerApiProtocol, encode(body, 'test'), { timeoutMs: 3_000 }), 'test') as T
+    } catch {
+      return undefined
+    }
+  }
+
+  async summary (agent: Agent): Promise<SummaryReply | undefined> {
+    return await this.api<SummaryReply>(agent, { op: 'model-summary' })
+  }
+
+  async close (): Promise<void> {
+    await this.client?.stop()
+    for (const agent of [...this.machines, ...this.controllers]) {
+      if (agent.process !== undefined && agent.process.exitCode === null) {
+        agent.process.kill('SIGTERM')
+        const exited = new Promise(resolve => { agent.process!.once('exit', resolve) })
+        const timer = setTimeout(() => { agent.process?.kill('SIGKILL') }, 10_000)
+        await exited
+        clearTimeout(timer)
+      }
+    }
+    // Workloads outlive their agents (as in Juju); anything a test left running ends here, by pid.
+    for (const machine of this.machines) killWorkloads(machine.dir)
+    rmSync(this.root, { recursive: true, force: true })
+  }
+}
+
+function killWorkloads (dir: string): void {
+  const agents = join(dir, 'agents')
+  if (!existsSync(agents)) return
+  for (const unit of readdirSync(agents)) {
+    const state = join(agents, unit, 'state')
+    if (!existsSync(state)) continue
+    for (const file of readdirSync(state).filter(name => name.endsWith('.pid'))) {
+      const pid = Number(readFileSync(join(state, file), 'utf8').trim())
+      if (!Number.isSafeInteger(pid) || pid <= 1) continue
+      try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+    }
+  }
+}
