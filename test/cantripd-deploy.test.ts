@@ -1,9 +1,9 @@
 /**
- * A deployment across real processes: three cantripd controllers and two machine agents
+ * A deployment across real processes: three cantripd controllers and three machine agents
  * on loopback, talking over the libp2p mesh. The admin client uploads the kv and web
- * charms to the controllers' stores, adds them, deploys kv on both machines and web on
- * one, and relates them; every unit must become active and idle, with web finding both
- * kv units through relation data exchanged over the mesh. Removing the applications then
+ * charms to the controllers' stores, adds them, deploys three units of each (one per
+ * machine) and relates them; every unit must become active and idle, with every web unit
+ * finding all three kv units through relation data exchanged over the mesh. Removing the applications then
  * runs the stop hooks on the machines.
  */
 import '../runtime/polyfill.ts'
@@ -13,12 +13,12 @@ import * as assert from 'uvu/assert'
 import type { CharmReply } from '../actors/controller/controller-api.ts'
 import { packCharm } from '../agent/charm/charm-archive.ts'
 import { loadCharmDir } from '../agent/charm/load-charm.ts'
-import { CantripdCluster, freePort, waitFor } from './support/cantripd-cluster.ts'
+import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
 
-test('3 controllers + 2 machine agents in real processes deploy related charms over the mesh', async () => {
+test('3 controllers + 3 machine agents in real processes deploy related charms (3 units each) over the mesh', async () => {
   const cluster = new CantripdCluster()
   try {
-    await cluster.prepare(3, 2)
+    await cluster.prepare(3, 3)
     for (const c of cluster.controllers) cluster.start(c)
     await cluster.connectClient()
     await waitFor('a leader', () => cluster.leader() !== undefined)
@@ -34,21 +34,22 @@ test('3 controllers + 2 machine agents in real processes deploy related charms o
       assert.ok(added?.ok, JSON.stringify(added))
     }
     for (const _ of cluster.machines) assert.ok((await cluster.submit({ type: 'add-machine' }))?.ok)
-    const kvBase = await freePort()
-    assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': kvBase }, constraints: {}, numUnits: 2, placement: ['0', '1'] }))?.ok)
-    assert.ok((await cluster.submit({ type: 'deploy', application: 'web', charm: 'local:web-0', config: { port: await freePort() }, constraints: {}, numUnits: 1, placement: ['0'] }))?.ok)
+    // All machines share this host: each unit listens on port-base + its number.
+    assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': await freePortRun(3) }, constraints: {}, numUnits: 3, placement: ['0', '1', '2'] }))?.ok)
+    assert.ok((await cluster.submit({ type: 'deploy', application: 'web', charm: 'local:web-0', config: { 'port-base': await freePortRun(3) }, constraints: {}, numUnits: 3, placement: ['0', '1', '2'] }))?.ok)
     assert.ok((await cluster.submit({ type: 'integrate', a: 'web:backend', b: 'kv:website' }))?.ok)
     for (const m of cluster.machines) cluster.start(m)
 
     const describe = (): string => JSON.stringify(last) + '\n' + cluster.machines.map(m => m.output.slice(-1500)).join('\n---\n')
     let last: unknown
-    await waitFor('every unit active and idle, web with both backends', async () => {
+    await waitFor('every unit active and idle, each web unit with all three backends', async () => {
       const summary = await cluster.summary(cluster.leader() ?? cluster.controllers[0]!)
       last = summary
       if (summary === undefined || !summary.ok) return false
       const units = summary.units
-      return ['kv/0', 'kv/1', 'web/0'].every(u => units[u]?.workload === 'active' && units[u]?.agent === 'idle') &&
-        units['web/0']?.message === '2 backends'
+      const all = ['kv/0', 'kv/1', 'kv/2', 'web/0', 'web/1', 'web/2']
+      return all.every(u => units[u]?.workload === 'active' && units[u]?.agent === 'idle') &&
+        ['web/0', 'web/1', 'web/2'].every(u => units[u]?.message === '3 backends')
     }, describe)
 
     // Removing the applications runs the stop hooks on the machines: the workloads end.

@@ -43,6 +43,26 @@ export async function freePort (): Promise<number> {
   })
 }
 
+/** A port P with P .. P + count - 1 all free on 127.0.0.1 (units 0.. of one application). */
+export async function freePortRun (count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await freePort()
+    if (port + count > 65535) continue
+    let free = true
+    for (let i = 1; i < count && free; i++) free = await portFree(port + i)
+    if (free) return port
+  }
+  throw new Error(`cantripd cluster: no ${count} consecutive free ports in 50 tries`)
+}
+
+async function portFree (port: number): Promise<boolean> {
+  return await new Promise(resolve => {
+    const server = createServer()
+    server.once('error', () => { resolve(false) })
+    server.listen(port, '127.0.0.1', () => { server.close(() => { resolve(true) }) })
+  })
+}
+
 export async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
   const until = performance.now() + waitMsMax
   while (!await condition()) {

@@ -35,12 +35,13 @@ write_file() {
   mv -f "$tmp" "$1"
 }
 
-# The port the proxy listens on: config `port`, or 18500 + unit number when it is 0.
+# The port the proxy listens on: config `port`, or port-base + unit number when it is 0.
 web_port() {
-  local port
+  local port base
   port="$(config-get port)"
   if [ -z "$port" ] || [ "$port" = 0 ]; then
-    port=$((18500 + UNIT_NUMBER))
+    base="$(config-get port-base)"
+    port=$((${base:-18500} + UNIT_NUMBER))
   fi
   if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -gt 65535 ]; then
     status-set blocked "invalid port: $port"
