@@ -162,6 +162,14 @@ async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, 
     clock
   })
   say({ event: 'machine-started', machine: machineId })
+  // Each new view of the model, with the wall-clock time it arrived (for latency measurements).
+  let lastRevision = -1
+  client.onChange(() => {
+    const revision = client.model().revision
+    if (revision === lastRevision) return
+    lastRevision = revision
+    say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
+  })
   let stopping = false
   const stop = async (): Promise<void> => {
     if (stopping) return

@@ -2,6 +2,7 @@ import { writeFile, readFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
 import { measureHookToolCall } from './hook-tool-call.ts'
+import { measureMesh } from './mesh-agents.ts'
 import { measureSimSpeed } from './sim-speed.ts'
 
 /**
@@ -33,6 +34,10 @@ process.stdout.write('bench: hook runner overhead around a trivial hook…\n')
 const runner = await measureHookRunnerOverhead()
 results['hookRunnerOverhead'] = runner
 process.stdout.write(`  median: bare spawn ${runner.bare.medianMs} ms, process runner ${runner.processRunner.medianMs} ms, hook runner ${runner.hookRunner.medianMs} ms (+${runner.overheadMs} ms)\n`)
+process.stdout.write('bench: the mesh in real processes, 3 controllers + 20 machine agents (about a minute)…\n')
+const mesh = await measureMesh(20, 20)
+results['mesh'] = mesh
+process.stdout.write(`  change notice to view at 20 agents: p50 ${mesh.noticeLatencyMs.p50} ms, p99 ${mesh.noticeLatencyMs.p99} ms (${mesh.noticeLatencyMs.samples} samples); idle RSS: machine agent ${mesh.idleRssMb.machineAgent} MB, controller ${mesh.idleRssMb.controller} MB; ${mesh.unitActorKb.perUnit} KB per unit actor\n`)
 results['machine'] = { cores: (await import('node:os')).availableParallelism(), node: process.version }
 results['load'] = { start: loadStart, end: loadavg() }
 results['measuredAt'] = new Date().toISOString()

@@ -30,6 +30,8 @@ export interface Agent {
   raftRole: string
   term: number
   output: string
+  /** Machine agents: each new view of the model, with the wall-clock time it arrived. */
+  views: Array<{ revision: number, at: number }>
 }
 
 export async function freePort (): Promise<number> {
@@ -94,7 +96,7 @@ export class CantripdCluster {
       mkdirSync(dir)
       const key = await generatePeerKey()
       await writePeerKey(join(dir, 'agent.key'), key)
-      const agent: Agent = { id: peerIdOfKey(key), dir, port: await freePort(), role, process: undefined, raftRole: '', term: 0, output: '' }
+      const agent: Agent = { id: peerIdOfKey(key), dir, port: await freePort(), role, process: undefined, raftRole: '', term: 0, output: '', views: [] }
       if (role === 'machine') agent.machineId = String(i - controllers)
       ;(role === 'controller' ? this.controllers : this.machines).push(agent)
     }
@@ -120,8 +122,9 @@ export class CantripdCluster {
       pending = lines.pop()!
       for (const line of lines) {
         agent.output += line + '\n'
-        const event = JSON.parse(line) as { event: string, role?: string, term?: number }
+        const event = JSON.parse(line) as { event: string, role?: string, term?: number, revision?: number, at?: number }
         if (event.event === 'role') { agent.raftRole = event.role!; agent.term = event.term! }
+        if (event.event === 'model') agent.views.push({ revision: event.revision!, at: event.at! })
       }
     })
     child.stderr!.on('data', chunk => { agent.output = (agent.output + String(chunk)).slice(-20_000) })
