@@ -27,8 +27,12 @@ test('3 controllers + 3 machine agents in real processes deploy related charms (
       const packed = await packCharm(dir)
       // Each controller keeps its own store; the archive goes to all of them.
       for (const c of cluster.controllers) {
-        const put = await cluster.api<CharmReply>(c, { op: 'put-charm', bytes: packed.bytes })
-        assert.ok(put?.ok === true && put.hash === packed.hash, `put-charm to ${c.id}: ${JSON.stringify(put)}`)
+        let put: CharmReply | undefined
+        await waitFor(`the ${name} charm in ${c.id.slice(-6)}'s store`, async () => {
+          put = await cluster.api<CharmReply>(c, { op: 'put-charm', bytes: packed.bytes })
+          return put?.ok === true
+        }, () => JSON.stringify(put))
+        assert.is(put?.ok === true ? put.hash : undefined, packed.hash)
       }
       const added = await cluster.submit({ type: 'add-charm', url: `local:${name}-0`, hash: packed.hash, metadata: (await loadCharmDir(dir)).summary })
       assert.ok(added?.ok, JSON.stringify(added))
