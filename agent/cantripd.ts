@@ -27,6 +27,8 @@ import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { SystemClock } from './system-clock.ts'
 import { ControllerClient } from '../actors/machine/controller-client.ts'
+import { unitAgentPresence } from '../runtime/presence/membership.ts'
+import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
 import { ChildProcessRunner } from './child-process-runner.ts'
 import { CharmStore } from './controller/charm-store.ts'
 import { deployCharmArchive } from './uniter/charm-fetch.ts'
@@ -56,7 +58,8 @@ async function main (): Promise<void> {
         seed: { type: 'string', multiple: true },
         admin: { type: 'string', multiple: true },
         machine: { type: 'string', multiple: true },
-        'machine-id': { type: 'string' }
+        'machine-id': { type: 'string' },
+        'presence-ms': { type: 'string' }
       },
       strict: true
     }))
@@ -72,7 +75,7 @@ async function main (): Promise<void> {
   const privateKey = await loadOrCreatePeerKey(join(dataDir, 'agent.key'))
   const id = peerIdOfKey(privateKey).toString()
   if (values.role === 'machine') {
-    await runMachine(id, privateKey, dataDir, keyFile, controllers, values['machine-id'] ?? fail(`expected --machine-id with --role machine; ${usage}`), values.listen, values.seed ?? [])
+    await runMachine(id, privateKey, dataDir, keyFile, controllers, values['machine-id'] ?? fail(`expected --machine-id with --role machine; ${usage}`), values.listen, values.seed ?? [], values['presence-ms'])
     return
   }
   if (!controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
@@ -86,6 +89,9 @@ async function main (): Promise<void> {
   })
   say({ event: 'listening', peerId: transport.peerId, addresses: transport.addresses().map(String) })
   const storage = await LevelStorage.open(join(dataDir, 'controller'))
+  const clockForPresence = new SystemClock()
+  const presenceAgent = new PresenceAgent({ transport, clock: clockForPresence }, { modelUuid: 'default', role: 'controller', incarnation: Date.now(), ...presenceTimings(values['presence-ms']) })
+  presenceAgent.start()
   const machines = new Map((values.machine ?? []).map(entry => {
     const [machine, peer] = entry.split('=')
     if (machine === undefined || peer === undefined) fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
@@ -109,7 +115,12 @@ async function main (): Promise<void> {
       identify: peer => (values.admin ?? []).includes(peer)
         ? { kind: 'user', name: 'admin' }
         : controllers.includes(peer) ? { kind: 'controller', id: peer } : machines.has(peer) ? { kind: 'machine', id: machines.get(peer)! } : undefined,
-      charms: new CharmStore(storage)
+      charms: new CharmStore(storage),
+      presenceOf: machine => {
+        const peer = [...machines].find(([, id]) => id === machine)?.[0]
+        const presence = unitAgentPresence(peer === undefined ? undefined : presenceAgent.member(peer))
+        return { status: presence.status, since: presence.since, heardBy: presence.heardBy }
+      }
     }
   })
   // The role as acted on (after the Ready that changed it was persisted), polled cheaply.
@@ -125,6 +136,7 @@ async function main (): Promise<void> {
     if (stopping) return
     stopping = true
     clearInterval(report)
+    await presenceAgent.leave()
     await node.stop()
     await transport.stop()
     await storage.close()
@@ -140,13 +152,16 @@ async function main (): Promise<void> {
  * (the machine's view of the model on every change notice), their hooks and tools as in
  * the local deployment, charms fetched from the controllers' stores.
  */
-async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, keyFile: string, controllers: string[], machineId: string, listen: string | undefined, seeds: string[]): Promise<void> {
+async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, keyFile: string, controllers: string[], machineId: string, listen: string | undefined, seeds: string[], presenceMs: string | undefined): Promise<void> {
   const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.machine-${machineId}` })
   const transport = await Libp2pTransport.create({
     privateKey, networkKey: await readNetworkKey(keyFile), ...(listen === undefined ? {} : { listen }), bootstrap: seeds, logger
   })
   say({ event: 'listening', peerId: id, addresses: transport.addresses().map(String) })
   const clock = new SystemClock()
+  // Heard by the controllers while it runs; a restart comes back with a higher incarnation.
+  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: 'machine', incarnation: Date.now(), ...presenceTimings(presenceMs) })
+  presence.start()
   const client = new ControllerClient({ transport, clock, modelUuid: 'default', machine: machineId, controllers })
   client.start()
   await client.ready()
@@ -175,6 +190,7 @@ async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, 
     if (stopping) return
     stopping = true
     await deployer.stop()
+    await presence.leave()
     client.stop()
     await transport.stop()
     await storage.close()
@@ -183,6 +199,14 @@ async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, 
   }
   process.once('SIGTERM', () => { void stop() })
   process.once('SIGINT', () => { void stop() })
+}
+
+/** `--presence-ms HEARTBEAT,SUSPECT,FAILED`: presence timings (tests shorten them); the defaults otherwise. */
+function presenceTimings (spec: string | undefined): { heartbeatIntervalMs?: number, suspectAfterMs?: number, failedAfterMs?: number } {
+  if (spec === undefined) return {}
+  const [heartbeatIntervalMs, suspectAfterMs, failedAfterMs] = spec.split(',').map(Number)
+  if (![heartbeatIntervalMs, suspectAfterMs, failedAfterMs].every(ms => Number.isSafeInteger(ms) && ms! > 0)) fail(`expected --presence-ms HEARTBEAT,SUSPECT,FAILED in milliseconds, got ${JSON.stringify(spec)}`)
+  return { heartbeatIntervalMs: heartbeatIntervalMs!, suspectAfterMs: suspectAfterMs!, failedAfterMs: failedAfterMs! }
 }
 
 main().catch((error: unknown) => { fail(error instanceof Error ? error.message : String(error)) })

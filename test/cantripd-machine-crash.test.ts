@@ -2,7 +2,8 @@
  * kill -9 of a machine agent process in the middle of a hook, then a restart, as
  * juju-semantics §2.11 says: the hook was left pending, so on restart it counts as a
  * failed hook — the unit shows `hook failed: "install"` — and the automatic retry runs it
- * again, after which the unit carries on (here: it starts and is active).
+ * again, after which the unit carries on (here: it starts and is active). While the
+ * machine agent is down, presence shows the unit's agent as lost.
  */
 import '../runtime/polyfill.ts'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -17,6 +18,8 @@ import { processAlive } from './support/processes.ts'
 
 test('kill -9 of a machine agent mid-hook: on restart the hook is a failed hook, retried, and the unit carries on', async () => {
   const cluster = new CantripdCluster()
+  // Presence: heartbeat 200 ms, suspect after 1 s, failed 1 s later.
+  cluster.extraArgs = ['--presence-ms', '200,1000,1000']
   const marks = join(cluster.root, 'marks')
   mkdirSync(marks)
   const charmDir = join(cluster.root, 'charm-src')
@@ -53,6 +56,11 @@ test('kill -9 of a machine agent mid-hook: on restart the hook is a failed hook,
     const orphan = Number(readFileSync(join(marks, 'first'), 'utf8'))
     process.kill(orphan, 'SIGKILL')
     await waitFor('the orphaned hook to be gone', () => !processAlive(orphan))
+    // Not heard from any more: its unit's agent shows lost.
+    await waitFor('the unit agent to show lost', async () => {
+      const summary = await cluster.summary(cluster.controllers[0]!)
+      return summary?.ok === true && summary.units['slow/0']?.agent === 'lost'
+    })
 
     cluster.start(machine)
     const seen: string[] = []

@@ -54,14 +54,17 @@ export type SummaryReply =
   | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, { workload: string, message: string, agent: string }> }
   | { ok: false, error: string }
 
+/** Whether a machine agent is heard from (runtime/presence), for the units' agent status. */
+export type MachinePresence = (machine: string) => { status: 'alive' | 'lost', since: number | undefined, heardBy: string | undefined }
+
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
 export type IdentifyPeer = (peerId: string) => Entity | undefined
 
-export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives): Promise<Uint8Array> {
-  return encode(await answer(node, identify, request, charms), component)
+export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence): Promise<Uint8Array> {
+  return encode(await answer(node, identify, request, charms, presence), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined): Promise<ApiReply | SummaryReply | MachineModelReply | CharmReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<ApiReply | SummaryReply | MachineModelReply | CharmReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -69,7 +72,7 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }
   const op = typeof body === 'object' && body !== null ? (body as { op?: unknown }).op : undefined
-  if (op === 'model-summary') return await summary(node, identify, request)
+  if (op === 'model-summary') return await summary(node, identify, request, presence)
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
   if (typeof body !== 'object' || body === null || (body as { op?: unknown }).op !== 'machine-view' || typeof (body as { machine?: unknown }).machine !== 'string') {
@@ -95,7 +98,7 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   return { ok: true, revision: model.revision, units }
 }
 
-async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest): Promise<SummaryReply> {
+async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {
   const caller = identify(request.from)
   if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
     return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the model summary` }
@@ -105,7 +108,11 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
     const reader = readerOf(model)
     const machines = tableKeys(model.machines).filter(id => reader.machine(id) !== undefined)
     const units: Record<string, { workload: string, message: string, agent: string }> = {}
-    for (const [name, unit] of tableEntries(model.units)) units[name] = { workload: unit.workload.status, message: unit.workload.message, agent: unit.agent.status }
+    for (const [name, unit] of tableEntries(model.units)) {
+      // A unit's agent is `lost` while its machine agent is not heard from (DESIGN.md §5).
+      const lost = presence !== undefined && presence(unit.machine).status === 'lost'
+      units[name] = { workload: unit.workload.status, message: unit.workload.message, agent: lost ? 'lost' : unit.agent.status }
+    }
     return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }

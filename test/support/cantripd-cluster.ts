@@ -78,6 +78,8 @@ export class CantripdCluster {
   readonly controllers: Agent[] = []
   readonly machines: Agent[] = []
   client: Libp2pTransport | undefined
+  /** Arguments every agent is started with (e.g. shorter presence timings). */
+  extraArgs: string[] = []
   #networkKey = generateNetworkKey()
   #clientKey: Uint8Array | undefined
   #requests = 0
@@ -112,7 +114,7 @@ export class CantripdCluster {
     const roleArgs = agent.role === 'controller'
       ? ['--role', 'controller', '--admin', peerIdOfKey(this.#clientKey!), ...this.machines.flatMap(m => ['--machine', `${m.machineId!}=${m.id}`])]
       : ['--role', 'machine', '--machine-id', agent.machineId!]
-    const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
     agent.process = child
     agent.raftRole = ''
     let pending = ''
