@@ -10,6 +10,7 @@ import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ProcessRunner } from '../../runtime/process-runner.ts'
 import type { Storage } from '../../runtime/storage.ts'
 import type { Clock } from '../../runtime/clock.ts'
+import { Supervisor, type Worker } from '../../runtime/supervisor.ts'
 import { startHookToolService } from './hook-tool-service.ts'
 import { UnitAgent, type HookToolService, type UnitAgentController } from './unit-agent.ts'
 
@@ -36,6 +37,8 @@ export interface DeployerOptions {
 export class Deployer {
   readonly #o: DeployerOptions
   readonly #agents = new Map<string, UnitAgent>()
+  /** One supervisor per unit: a unit agent that fails (its actor ends `failed`) is restarted with back-off. */
+  readonly #supervisors = new Map<string, Supervisor>()
   readonly #tools = new Map<string, HookToolService>()
   readonly #starting = new Set<string>()
   readonly #lock = new HookLock('machine')
@@ -60,7 +63,8 @@ export class Deployer {
   async stop (): Promise<void> {
     this.#stopped = true
     this.#unsubscribe()
-    await Promise.all([...this.#agents.values()].map(async agent => { await agent.stop() }))
+    await Promise.all([...this.#supervisors.values()].map(async supervisor => { await supervisor.stop() }))
+    this.#supervisors.clear()
     this.#agents.clear()
     await Promise.all([...this.#tools.values()].map(async tools => { await tools.close?.() }))
     this.#tools.clear()
@@ -80,7 +84,7 @@ export class Deployer {
     const reader = readerOf(this.#o.controller.model())
     const assigned = reader.machine(this.#o.machineId)?.units ?? []
     for (const unit of assigned) {
-      if (this.#agents.has(unit) || this.#starting.has(unit) || reader.unit(unit) === undefined) continue
+      if (this.#supervisors.has(unit) || this.#starting.has(unit) || reader.unit(unit) === undefined) continue
       this.#starting.add(unit)
       try {
         const agentDir = join(this.#o.dataDir, 'agents', `unit-${unit.replace('/', '-')}`)
@@ -90,7 +94,7 @@ export class Deployer {
           await this.#closeTools(unit)
           return
         }
-        this.#agents.set(unit, UnitAgent.start({
+        this.#supervise(unit, () => UnitAgent.start({
           unit,
           machineId: this.#o.machineId,
           agentDir,
@@ -114,9 +118,44 @@ export class Deployer {
     for (const [unit, agent] of this.#agents) {
       if (reader.unit(unit) === undefined && agent.actor.getSnapshot().status !== 'active') {
         this.#agents.delete(unit)
+        const supervisor = this.#supervisors.get(unit)
+        this.#supervisors.delete(unit)
+        await supervisor?.stop()
         await this.#closeTools(unit)
       }
     }
+  }
+
+  /**
+   * Runs the unit's agent under a supervisor: an agent whose actor ends `failed` (its
+   * state could not be persisted, say) is started again after a back-off, and given up
+   * (logged) when it keeps failing; one that terminates because its unit is gone is not.
+   */
+  #supervise (unit: string, start: () => UnitAgent): void {
+    const child = {
+      name: unit,
+      start: (): Worker => {
+        const agent = start()
+        this.#agents.set(unit, agent)
+        const done = new Promise<void>((resolve, reject) => {
+          agent.actor.subscribe({
+            complete: () => {
+              const snapshot = agent.actor.getSnapshot()
+              if (snapshot.value === 'failed') reject(new Error(`unit agent "${unit}" failed: ${snapshot.context.failure ?? 'unknown reason'}`))
+              else resolve()
+            },
+            error: error => { reject(error instanceof Error ? error : new Error(String(error))) }
+          })
+        })
+        return { done, stop: async () => { await agent.stop() } }
+      }
+    }
+    const supervisor = new Supervisor({ clock: this.#o.clock, logger: this.#o.logger.child(unit) }, { name: `machine-${this.#o.machineId}/${unit}`, children: [child] })
+    this.#supervisors.set(unit, supervisor)
+    supervisor.done.catch((error: unknown) => {
+      this.#o.logger.log('error', `deployer: gave up on ${unit}: ${error instanceof Error ? error.message : String(error)}`)
+    })
+    supervisor.start()
   }
 
   async #closeTools (unit: string): Promise<void> {
