@@ -18,41 +18,16 @@ test('three controllers in real processes: kill -9 of the leader loses no acknow
     await cluster.connectClient()
     await waitFor('a leader', () => cluster.leader() !== undefined)
 
-    /** The machine ids acknowledged commands created. */
-    const acknowledged: string[] = []
-    let running = true
-    let n = 0
-    const load = (async () => {
-      while (running) {
-        const result = await cluster.submit({ type: 'add-machine' }, `m${n++}`)
-        if (result?.ok === true && result.machines?.[0] !== undefined) acknowledged.push(result.machines[0])
-      }
-    })()
-    await waitFor('10 acknowledged commands', () => acknowledged.length >= 10)
-
-    const old = cluster.leader()!
-    old.process!.kill('SIGKILL')
-    const killedAt = performance.now()
-    const ackedBefore = acknowledged.length
-    old.process = undefined
-    await waitFor('a new leader', () => cluster.leader() !== undefined && cluster.leader() !== old)
-    const electedMs = performance.now() - killedAt
-    await waitFor('a command acknowledged by the new leader', () => acknowledged.length > ackedBefore + 1)
-    const servingMs = performance.now() - killedAt
-    process.stdout.write(`  new leader elected ${Math.round(electedMs)} ms and serving ${Math.round(servingMs)} ms after kill -9\n`)
-    assert.ok(servingMs < 5_000, `serving again after ${Math.round(servingMs)} ms`)
-    await waitFor('more commands', () => acknowledged.length >= ackedBefore + 10)
-    running = false
-    await load
+    const kill = await cluster.killLeaderUnderLoad(10)
+    process.stdout.write(`  serving again ${Math.round(kill.servingMs)} ms after kill -9 of the leader\n`)
+    assert.ok(kill.servingMs < 5_000, `serving again after ${Math.round(kill.servingMs)} ms`)
+    const ackedAtServing = kill.acknowledged.length
+    await waitFor('more commands', () => kill.acknowledged.length >= ackedAtServing + 10)
+    const acknowledged = await kill.finish()
 
     // The killed controller comes back from its directory; every one holds every acknowledged command.
-    cluster.start(old)
-    for (const c of cluster.controllers) {
-      await waitFor(`${c.id.slice(-6)} to hold every acknowledged command`, async () => {
-        const summary = await cluster.summary(c)
-        return summary?.ok === true && acknowledged.every(id => summary.machines.includes(id))
-      })
-    }
+    cluster.start(kill.killed)
+    await cluster.waitForMachinesEverywhere(acknowledged)
   } finally {
     await cluster.close()
   }

@@ -60,23 +60,8 @@ test('3 controllers + 3 machine agents in real processes deploy related charms (
 
     // kill -9 of the Raft leader while commands are being acknowledged: none is lost, another
     // controller serves, and the units still converge (kv/2 leaves; web follows).
-    const acknowledged: string[] = []
-    let loading = true
-    let n = 0
-    const load = (async () => {
-      while (loading) {
-        const result = await cluster.submit({ type: 'add-machine' }, `load-${n++}`)
-        if (result?.ok === true && result.machines?.[0] !== undefined) acknowledged.push(result.machines[0])
-      }
-    })()
-    await waitFor('commands acknowledged', () => acknowledged.length >= 5)
-    const old = cluster.leader()!
-    old.process!.kill('SIGKILL')
-    const killedAt = performance.now()
-    const ackedBefore = acknowledged.length
-    old.process = undefined
-    await waitFor('a command acknowledged after the kill', () => acknowledged.length > ackedBefore + 1)
-    process.stdout.write(`  serving again ${Math.round(performance.now() - killedAt)} ms after kill -9 of the leader\n`)
+    const kill = await cluster.killLeaderUnderLoad(5)
+    process.stdout.write(`  serving again ${Math.round(kill.servingMs)} ms after kill -9 of the leader\n`)
     assert.ok((await cluster.submit({ type: 'remove-unit', unit: 'kv/2' }))?.ok)
     await waitFor('kv/2 gone and every web unit with two backends', async () => {
       const summary = await cluster.summary(cluster.leader()!)
@@ -84,15 +69,9 @@ test('3 controllers + 3 machine agents in real processes deploy related charms (
       return summary?.ok === true && summary.units['kv/2'] === undefined &&
         ['web/0', 'web/1', 'web/2'].every(u => summary.units[u]?.message === '2 backends' && summary.units[u]?.agent === 'idle')
     }, describe)
-    loading = false
-    await load
-    cluster.start(old)
-    for (const c of cluster.controllers) {
-      await waitFor(`${c.id.slice(-6)} to hold every acknowledged command`, async () => {
-        const summary = await cluster.summary(c)
-        return summary?.ok === true && acknowledged.every(id => summary.machines.includes(id))
-      })
-    }
+    const acknowledged = await kill.finish()
+    cluster.start(kill.killed)
+    await cluster.waitForMachinesEverywhere(acknowledged)
 
     // Removing the applications runs the stop hooks on the machines: the workloads end.
     for (const application of ['web', 'kv']) assert.ok((await cluster.submit({ type: 'remove-application', application }))?.ok)

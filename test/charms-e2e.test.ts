@@ -23,6 +23,7 @@ import { SystemClock } from '../agent/system-clock.ts'
 import { Deployer } from '../agent/uniter/deployer.ts'
 import { deployCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
+import { killUnitWorkloads } from './support/processes.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
 
 const charmsDir = resolve('examples/charms')
@@ -74,21 +75,6 @@ async function get (url: string, headers: Record<string, string> = {}): Promise<
   }
 }
 
-/** Kills anything a charm left running, by the pid files in the unit state dirs. */
-function killLeftovers (root: string): void {
-  const agents = join(root, 'agents')
-  if (!existsSync(agents)) return
-  for (const unit of readdirSync(agents)) {
-    const state = join(agents, unit, 'state')
-    if (!existsSync(state)) continue
-    for (const file of readdirSync(state).filter(name => name.endsWith('.pid'))) {
-      const pid = Number(readFileSync(join(state, file), 'utf8').trim())
-      if (Number.isSafeInteger(pid) && pid > 1) {
-        try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
-      }
-    }
-  }
-}
 
 test('kv and web run for real through the hook runner and the hook tools', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
@@ -178,7 +164,7 @@ test('kv and web run for real through the hook runner and the hook tools', async
     await deployer?.stop()
     await controller?.stop()
     await storage?.close()
-    killLeftovers(root)
+    killUnitWorkloads(root)
     rmSync(root, { recursive: true, force: true })
   }
 })

@@ -5,7 +5,7 @@
  * `close()`; every wait is bounded.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +16,7 @@ import { generateNetworkKey, writeNetworkKey } from '../../agent/mesh/network-ke
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../agent/mesh/peer-identity.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
+import { killUnitWorkloads } from './processes.ts'
 
 export const admin = { kind: 'user', name: 'admin' } as const
 const waitMsMax = 60_000
@@ -168,6 +169,43 @@ export class CantripdCluster {
     return await this.api<SummaryReply>(agent, { op: 'model-summary' })
   }
 
+  /**
+   * Keeps submitting `add-machine` as the admin, kills the Raft leader with kill -9 once
+   * `before` commands were acknowledged, and waits until the group acknowledges commands
+   * again. Returns the killed controller, how long serving took, and `finish()`, which
+   * stops the load and answers every acknowledged command's machine id.
+   */
+  async killLeaderUnderLoad (before: number): Promise<{ killed: Agent, servingMs: number, acknowledged: string[], finish: () => Promise<string[]> }> {
+    const acknowledged: string[] = []
+    let loading = true
+    let n = 0
+    const load = (async () => {
+      while (loading) {
+        const result = await this.submit({ type: 'add-machine' }, `load-${n++}`)
+        if (result?.ok === true && result.machines?.[0] !== undefined) acknowledged.push(result.machines[0])
+      }
+    })()
+    await waitFor(`${before} commands acknowledged`, () => acknowledged.length >= before)
+    const killed = this.leader()!
+    killed.process!.kill('SIGKILL')
+    const killedAt = performance.now()
+    const ackedBefore = acknowledged.length
+    killed.process = undefined
+    await waitFor('a command acknowledged after the kill', () => acknowledged.length > ackedBefore + 1)
+    const servingMs = performance.now() - killedAt
+    return { killed, servingMs, acknowledged, finish: async () => { loading = false; await load; return acknowledged } }
+  }
+
+  /** Waits until every controller holds every machine id in `ids`. */
+  async waitForMachinesEverywhere (ids: readonly string[]): Promise<void> {
+    for (const c of this.controllers) {
+      await waitFor(`${c.id.slice(-6)} to hold every acknowledged command`, async () => {
+        const summary = await this.summary(c)
+        return summary?.ok === true && ids.every(id => summary.machines.includes(id))
+      })
+    }
+  }
+
   async close (): Promise<void> {
     await this.client?.stop()
     for (const agent of [...this.machines, ...this.controllers]) {
@@ -180,21 +218,7 @@ export class CantripdCluster {
       }
     }
     // Workloads outlive their agents (as in Juju); anything a test left running ends here, by pid.
-    for (const machine of this.machines) killWorkloads(machine.dir)
+    for (const machine of this.machines) killUnitWorkloads(machine.dir)
     rmSync(this.root, { recursive: true, force: true })
-  }
-}
-
-function killWorkloads (dir: string): void {
-  const agents = join(dir, 'agents')
-  if (!existsSync(agents)) return
-  for (const unit of readdirSync(agents)) {
-    const state = join(agents, unit, 'state')
-    if (!existsSync(state)) continue
-    for (const file of readdirSync(state).filter(name => name.endsWith('.pid'))) {
-      const pid = Number(readFileSync(join(state, file), 'utf8').trim())
-      if (!Number.isSafeInteger(pid) || pid <= 1) continue
-      try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
-    }
   }
 }

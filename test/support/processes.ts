@@ -1,3 +1,6 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
 /** Whether a process with this pid still exists (signal 0 checks without sending anything). */
 export function processAlive (pid: number): boolean {
   try {
@@ -5,5 +8,24 @@ export function processAlive (pid: number): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * Kills whatever the charms of a machine's units left running, by the pid files in the
+ * state dir of each unit under `<dataDir>/agents`: workloads outlive their agents (as in
+ * Juju), so a test ends them here, by pid, never by name.
+ */
+export function killUnitWorkloads (dataDir: string): void {
+  const agents = join(dataDir, 'agents')
+  if (!existsSync(agents)) return
+  for (const unit of readdirSync(agents)) {
+    const state = join(agents, unit, 'state')
+    if (!existsSync(state)) continue
+    for (const file of readdirSync(state).filter(name => name.endsWith('.pid'))) {
+      const pid = Number(readFileSync(join(state, file), 'utf8').trim())
+      if (!Number.isSafeInteger(pid) || pid <= 1) continue
+      try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+    }
   }
 }
