@@ -52,9 +52,10 @@ test('kill -9 of a machine agent mid-hook: on restart the hook is a failed hook,
     machine.process!.kill('SIGKILL')
     await new Promise(resolve => machine.process!.once('exit', resolve))
     machine.process = undefined
-    // The hook was not killed with the agent (its own process group, as in Juju); end it here.
+    // The hook was not killed with the agent (it leads its own process group, as in Juju);
+    // end it here, group and all (its `sleep` too).
     const orphan = Number(readFileSync(join(marks, 'first'), 'utf8'))
-    process.kill(orphan, 'SIGKILL')
+    process.kill(-orphan, 'SIGKILL')
     await waitFor('the orphaned hook to be gone', () => !processAlive(orphan))
     // Not heard from any more: its unit's agent shows lost.
     await waitFor('the unit agent to show lost', async () => {
