@@ -343,11 +343,6 @@ export const limits = {
    * one stuck worker cannot keep an agent from shutting down.
    */
   supervisorStopTimeoutMs: 30_000,
-  /**
-   * Units one machine-view answer carries: a machine agent gets all its units in one
-   * round trip; DESIGN keeps units per machine in the hundreds, so this is a guard.
-   */
-  apiUnitsPerMachineMax: 1024,
   /** How often a leading controller may publish a change notice (coalescing a burst of commits into one). */
   changeNoticeIntervalMs: 50,
   /** A machine agent refetches its view this often even without notices (gossip is a hint). */

@@ -1,20 +1,17 @@
 /**
  * The API machine agents use (DESIGN.md §5, §10), a request protocol over the
- * Transport. One request, `machine-view`, answers a machine agent with the remote state
- * of every unit the model assigns to its machine, read linearizably (ReadIndex) so it is
- * at least as new as any notice the agent has seen. Only the agent of that machine may
- * ask: the caller's peer id is mapped to an entity by `identify`, and anything else is
- * refused with a one-line reason. Batching all units of a machine in one answer keeps an
- * agent with many units at one round trip.
+ * Transport. `machine-model` answers a machine agent with its machine's view of the
+ * model (runtime/model/machine-view.ts: every unit on it, with what their hooks may
+ * read), read linearizably (ReadIndex) so it is at least as new as any notice the agent
+ * has seen. Only the agent of that machine may ask: the caller's peer id is mapped to an
+ * entity by `identify`, and anything else is refused with a one-line reason. One answer
+ * for all units of a machine keeps an agent with many units at one round trip.
  */
 import { decode, encode } from '../../runtime/codec.ts'
-import { limits } from '../../runtime/limits.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
 import type { Entity, ModelContext } from '../../runtime/model/model-types.ts'
-import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
 import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
-import type { RemoteState } from '../../runtime/unit-remote-state.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { ControllerNode } from './controller-node.ts'
 
@@ -22,7 +19,6 @@ export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
 
 export type ApiRequest =
-  | { op: 'machine-view', machine: string }
   /** The machine's view of the model (runtime/model/machine-view.ts), for its unit agents. */
   | { op: 'machine-model', machine: string }
   /** A charm archive from this controller's store, by content address. */
@@ -31,10 +27,6 @@ export type ApiRequest =
   | { op: 'put-charm', bytes: Uint8Array }
   /** Admins only: the revision and the machine ids, read linearizably (status, tests). */
   | { op: 'model-summary' }
-
-export type ApiReply =
-  | { ok: true, revision: number, units: Record<string, RemoteState> }
-  | { ok: false, error: string }
 
 export type MachineModelReply =
   | { ok: true, model: ModelContext }
@@ -64,7 +56,7 @@ export async function serveApiRequest (node: ControllerNode, identify: IdentifyP
   return encode(await answer(node, identify, request, charms, presence), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<ApiReply | SummaryReply | MachineModelReply | CharmReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -75,27 +67,7 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   if (op === 'model-summary') return await summary(node, identify, request, presence)
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
-  if (typeof body !== 'object' || body === null || (body as { op?: unknown }).op !== 'machine-view' || typeof (body as { machine?: unknown }).machine !== 'string') {
-    return { ok: false, error: `${component}: expected a request {op: "machine-view", machine}, got ${JSON.stringify(body)?.slice(0, 200)}` }
-  }
-  const machine = (body as { machine: string }).machine
-  const caller = identify(request.from)
-  if (caller === undefined || caller.kind !== 'machine' || caller.id !== machine) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read machine ${JSON.stringify(machine)}` }
-  }
-  let model
-  try {
-    model = await node.read()
-  } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) }
-  }
-  const units: Record<string, RemoteState> = {}
-  const assigned = readerOf(model).machine(machine)?.units ?? []
-  for (const unit of assigned.slice(0, limits.apiUnitsPerMachineMax)) {
-    const state = remoteStateFor(model, unit, node.clock.now())
-    if (state !== undefined) units[unit] = state
-  }
-  return { ok: true, revision: model.revision, units }
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {

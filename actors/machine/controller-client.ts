@@ -45,6 +45,8 @@ export class ControllerClient {
   #next = 0
   #leaderHint: NodeId | '' = ''
   #ready: { promise: Promise<void>, resolve: () => void }
+  /** Notices accepted, and view fetches made. */
+  readonly counters = { notices: 0, fetches: 0 }
 
   constructor (options: ControllerClientOptions) {
     this.#o = options
@@ -58,7 +60,9 @@ export class ControllerClient {
     this.#o.transport.setTopicValidator(topic, changeNoticeValidator(() => new Set(this.#o.controllers)))
     this.#unsubscribe = this.#o.transport.subscribe(topic, message => {
       const notice = parseChangeNotice(message.data)
-      if (notice !== undefined && notice.revision > this.#model.revision) void this.#refresh()
+      if (notice === undefined) return
+      this.counters.notices++
+      if (notice.revision > this.#model.revision) void this.#refresh()
     })
     void this.#refresh()
   }
@@ -146,6 +150,7 @@ export class ControllerClient {
 
   async #fetch (): Promise<boolean> {
     let reply: MachineModelReply
+    this.counters.fetches++
     try {
       reply = decode(await this.#o.transport.request(this.#controller(), controllerApiProtocol, encode({ op: 'machine-model', machine: this.#o.machine }, component), { timeoutMs: this.#timeoutMs() }), component) as MachineModelReply
     } catch {

@@ -131,13 +131,7 @@ export class Membership {
     checkTime(at, 'a heartbeat time')
     if (id === this.self) return []
     const current = this.#members.get(id)
-    if (current === undefined) {
-      if (this.#members.size >= this.membersMax) {
-        this.#counters.refused++
-        return []
-      }
-      return this.#set({ id, role, incarnation, state: 'alive', lastHeardAt: at, heardBy: this.self, since: at }, undefined)
-    }
+    if (current === undefined) return this.#admit(id, role, incarnation, 'alive', at)
     const heard = { ...current, role, incarnation, lastHeardAt: Math.max(current.lastHeardAt, at), heardBy: this.self }
     if (incarnation > current.incarnation) {
       if (current.state === 'alive') return this.#set(heard, current)
@@ -151,19 +145,22 @@ export class Membership {
     return []
   }
 
+  /** A member heard of for the first time, unless the table is full (then refused and counted). */
+  #admit (id: string, role: MemberRole, incarnation: number, state: 'alive' | 'left', at: number): MemberChange[] {
+    if (this.#members.size >= this.membersMax) {
+      this.#counters.refused++
+      return []
+    }
+    return this.#set({ id, role, incarnation, state, lastHeardAt: at, heardBy: this.self, since: at }, undefined)
+  }
+
   /** `id` said it leaves, at `incarnation`; unknown members are recorded as left too, so late heartbeats cannot add them. */
   leave (id: string, role: MemberRole, incarnation: number, at: number): MemberChange[] {
     checkIncarnation(incarnation)
     checkTime(at, 'a leave time')
     if (id === this.self) return []
     const current = this.#members.get(id)
-    if (current === undefined) {
-      if (this.#members.size >= this.membersMax) {
-        this.#counters.refused++
-        return []
-      }
-      return this.#set({ id, role, incarnation, state: 'left', lastHeardAt: at, heardBy: this.self, since: at }, undefined)
-    }
+    if (current === undefined) return this.#admit(id, role, incarnation, 'left', at)
     if (incarnation < current.incarnation || current.state === 'left') {
       this.#counters.stale++
       return []

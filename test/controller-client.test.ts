@@ -1,5 +1,6 @@
 /**
- * Change notices and the machine agent's remote-state watcher on the simulated network:
+ * Change notices and the machine agent's link to the controllers (ControllerClient) on
+ * the simulated network:
  * a committed change reaches the machine's units through a notice and one batched fetch;
  * a notice lost to a partition is made good by the next fetch; notices from anyone but a
  * controller are rejected; a machine agent cannot read another machine's units.
@@ -8,9 +9,12 @@ import '../runtime/polyfill.ts'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { changeTopic } from '../actors/controller/change-notices.ts'
-import { controllerApiProtocol, type ApiReply } from '../actors/controller/controller-api.ts'
+import { controllerApiProtocol, type MachineModelReply } from '../actors/controller/controller-api.ts'
 import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
-import { RemoteStateWatcher } from '../actors/machine/remote-state-watcher.ts'
+import { ControllerClient } from '../actors/machine/controller-client.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
+import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
+import type { RemoteState } from '../runtime/unit-remote-state.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { Entity, ModelCommand } from '../runtime/model/model-types.ts'
 import { ControllerGroup } from '../sim/controller-group.ts'
@@ -37,19 +41,38 @@ async function setup (): Promise<{ group: ControllerGroup, submit: (body: Record
   return { group, submit }
 }
 
+/**
+ * A machine agent's link as its unit agents use it: the ControllerClient's view, with
+ * each unit's remote state projected from it and reported when it changes.
+ */
+function watchMachine (group: ControllerGroup, machine: string, onChange: (unit: string, state: RemoteState | undefined) => void, catchUpMs?: number): ControllerClient {
+  const client = new ControllerClient({
+    transport: group.network.transport(`machine-${machine}`),
+    clock: group.sim.clock,
+    modelUuid,
+    machine,
+    controllers: group.ids,
+    ...(catchUpMs === undefined ? {} : { catchUpMs })
+  })
+  const last = new Map<string, string>()
+  client.onChange(() => {
+    const view = client.model()
+    for (const unit of readerOf(view).machine(machine)?.units ?? []) {
+      const state = remoteStateFor(view, unit, group.sim.clock.now())
+      const encoded = JSON.stringify(state)
+      if (last.get(unit) === encoded) continue
+      last.set(unit, encoded)
+      onChange(unit, state)
+    }
+  })
+  client.start()
+  return client
+}
+
 test('a change reaches the units of a machine through a notice and one batched fetch; a partition is caught up', async () => {
   const { group, submit } = await setup()
   const seen = new Map<string, string>()
-  const watcher = new RemoteStateWatcher({
-    transport: group.network.transport('machine-0'),
-    clock: group.sim.clock,
-    modelUuid,
-    machine: '0',
-    controllers: () => group.ids,
-    onChange: (unit, state) => { seen.set(unit, state?.configHash ?? 'gone') },
-    catchUpMs: 5_000
-  })
-  watcher.start()
+  const watcher = watchMachine(group, '0', (unit, state) => { seen.set(unit, state?.configHash ?? 'gone') }, 5_000)
   assert.ok(await group.runUntil(() => seen.size === 2, 1_000), 'the initial view')
   assert.equal([...seen.keys()].sort(), ['web/0', 'web/1'], 'only the units of machine 0')
   const before = seen.get('web/0')!
@@ -73,10 +96,7 @@ test('a change reaches the units of a machine through a notice and one batched f
 
 test('notices from a non-controller are rejected; a machine agent cannot read another machine', async () => {
   const { group } = await setup()
-  const watcher = new RemoteStateWatcher({
-    transport: group.network.transport('machine-0'), clock: group.sim.clock, modelUuid, machine: '0', controllers: () => group.ids, onChange: () => {}
-  })
-  watcher.start()
+  const watcher = watchMachine(group, '0', () => {})
   await group.runFor(500)
   const notices = watcher.counters.notices
   const intruder = group.network.transport('machine-1')
@@ -85,9 +105,9 @@ test('notices from a non-controller are rejected; a machine agent cannot read an
   assert.is(watcher.counters.notices, notices, 'the forged notice was not delivered')
   assert.ok(group.network.penalty('machine-1') > 0, 'and its sender was penalised')
 
-  let reply: ApiReply | undefined
-  intruder.request(group.leader()!.id, controllerApiProtocol, encode({ op: 'machine-view', machine: '0' }, 'test'), { timeoutMs: 1_000 })
-    .then(bytes => { reply = decode(bytes, 'test') as ApiReply }, () => {})
+  let reply: MachineModelReply | undefined
+  intruder.request(group.leader()!.id, controllerApiProtocol, encode({ op: 'machine-model', machine: '0' }, 'test'), { timeoutMs: 1_000 })
+    .then(bytes => { reply = decode(bytes, 'test') as MachineModelReply }, () => {})
   assert.ok(await group.runUntil(() => reply !== undefined, 2_000))
   assert.equal(reply!.ok, false)
   assert.match(reply!.ok ? '' : reply!.error, /permission denied: peer "machine-1" may not read machine "0"/)
