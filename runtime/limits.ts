@@ -346,5 +346,15 @@ export const limits = {
   /** How often a leading controller may publish a change notice (coalescing a burst of commits into one). */
   changeNoticeIntervalMs: 50,
   /** A machine agent refetches its view this often even without notices (gossip is a hint). */
-  remoteStateCatchUpMs: 30_000
+  remoteStateCatchUpMs: 30_000,
+  /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */
+  apiBatchCommandsMax: 64,
+  /** Commands a machine agent's ControllerClient holds (queued or in flight) before refusing more. */
+  apiBatchQueueMax: 4096,
+  /** Charm replication: time one peer controller may take to answer for a missing archive. */
+  charmFetchPeerTimeoutMs: 5_000,
+  /** Charm replication: peer controllers asked per fetch, at most. */
+  charmFetchPeersMax: 8,
+  /** Charm replication: distinct archives being fetched at once. */
+  charmFetchesInFlightMax: 64
 } as const

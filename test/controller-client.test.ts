@@ -12,7 +12,10 @@ import { changeTopic } from '../actors/controller/change-notices.ts'
 import { controllerApiProtocol, type MachineModelReply } from '../actors/controller/controller-api.ts'
 import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
 import { ControllerClient } from '../actors/machine/controller-client.ts'
-import { readerOf } from '../runtime/model/model-draft.ts'
+import { limits } from '../runtime/limits.ts'
+import { entityTag } from '../runtime/model/model-apply.ts'
+import { readerOf, recallRequest } from '../runtime/model/model-draft.ts'
+import { tableGet } from '../runtime/model/table.ts'
 import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
 import type { RemoteState } from '../runtime/unit-remote-state.ts'
 import { decode, encode } from '../runtime/codec.ts'
@@ -134,6 +137,125 @@ test('submitting through a controller: callers propose only as themselves (a mac
   assert.match(asAdmin.message ?? '', /may not propose as/)
   const stranger = await forward('stranger', { type: 'add-machine', proposer: admin })
   assert.match(stranger.message ?? '', /peer "stranger" is not known to this model/)
+  await group.stop()
+})
+
+const unitStatus = (unit: string, message: string, requestId: string): ModelCommand =>
+  ({ type: 'set-unit-status', unit, status: 'active', message, now: 1, requestId, proposer: { kind: 'unit', name: unit } }) as unknown as ModelCommand
+const workloadMessage = (group: ControllerGroup, unit: string): string | undefined =>
+  (tableGet(group.leader()!.model().units, unit) as unknown as { workload?: { message?: string } } | undefined)?.workload?.message
+
+test('a machine agent\'s unit agents share round trips: 40 concurrent submits go in one batched request, each with its own result', async () => {
+  const { group } = await setup()
+  const client = watchMachine(group, '0', () => {})
+  const before = { ...client.counters }
+  const outcomes = new Map<number, { ok: true, index: number, committed: boolean } | { ok: false, error: string }>()
+  for (let i = 0; i < 40; i++) {
+    client.submit(unitStatus(i % 2 === 0 ? 'web/0' : 'web/1', `m${i}`, `batch-${i}`))
+      .then(r => { outcomes.set(i, { ok: true, index: r.index, committed: r.ok }) }, (e: unknown) => { outcomes.set(i, { ok: false, error: String(e) }) })
+  }
+  // A unit on another machine, in the same burst: refused on its own, the others commit.
+  let forbidden: string | undefined
+  client.submit(unitStatus('web/2', 'not mine', 'batch-forbidden')).then(() => { forbidden = 'committed' }, (e: unknown) => { forbidden = String(e) })
+  assert.ok(await group.runUntil(() => outcomes.size === 40 && forbidden !== undefined, 5_000), 'every submit answered')
+  const requests = client.counters.submitRequests - before.submitRequests
+  assert.is(client.counters.commandsSubmitted - before.commandsSubmitted, 41)
+  assert.ok(requests <= Math.ceil(41 / limits.apiBatchCommandsMax) + 1, `requests for 41 commands: ${requests}`)
+  const indexes = new Set<number>()
+  for (const [i, outcome] of outcomes) {
+    assert.ok(outcome.ok && outcome.committed, `command ${i}: ${JSON.stringify(outcome)}`)
+    if (outcome.ok) indexes.add(outcome.index)
+  }
+  assert.is(indexes.size, 40, 'each command committed at its own index')
+  assert.is(workloadMessage(group, 'web/0'), 'm38', 'in submission order')
+  assert.is(workloadMessage(group, 'web/1'), 'm39')
+  assert.match(forbidden!, /permission denied: peer "machine-0" may not propose as \{"kind":"unit","name":"web\/2"\}/)
+  assert.is.not(workloadMessage(group, 'web/2'), 'not mine')
+  client.stop()
+  await group.stop()
+})
+
+test('a batch whose reply is lost is sent again with the same request ids, and each command applies once', async () => {
+  const { group } = await setup()
+  const client = watchMachine(group, '0', () => {})
+  await group.runFor(200)
+  const leader = group.leader()!.id
+  const requests = client.counters.submitRequests
+  // The batch commits, but its reply (and everything else to machine-0) is lost for a while.
+  group.network.setLoss(1, { from: leader, to: 'machine-0' })
+  const results: Array<{ ok: boolean, index: number }> = []
+  for (let i = 0; i < 10; i++) client.submit(unitStatus('web/0', `r${i}`, `lost-${i}`)).then(r => { results.push(r) }, (e: unknown) => { results.push({ ok: false, index: -1 }); console.error(e) })
+  await group.runFor(1_500)
+  const committed = group.leader()!.model().revision
+  assert.is(workloadMessage(group, 'web/0'), 'r9', 'the first batch committed')
+  group.network.setLoss(0, { from: leader, to: 'machine-0' })
+  assert.ok(await group.runUntil(() => results.length === 10, 20_000), 'every submit answered')
+  assert.ok(results.every(r => r.ok), JSON.stringify(results))
+  assert.is(new Set(results.map(r => r.index)).size, 10)
+  assert.ok(results.every(r => r.index <= committed), 'the retry answered with the first commit\'s results')
+  assert.ok(client.counters.submitRequests - requests >= 2, 'the batch was sent again')
+  client.stop()
+  await group.stop()
+})
+
+test('a machine agent holds at most limits.apiBatchQueueMax unanswered commands, then refuses', async () => {
+  const { group } = await setup()
+  const client = new ControllerClient({ transport: group.network.transport('machine-0'), clock: group.sim.clock, modelUuid, machine: '0', controllers: group.ids })
+  for (let i = 0; i < limits.apiBatchQueueMax; i++) client.submit(unitStatus('web/0', 'x', `q-${i}`)).catch(() => {})
+  let refused: string | undefined
+  await client.submit(unitStatus('web/0', 'x', 'q-over')).catch((e: unknown) => { refused = String(e) })
+  assert.match(refused ?? '', /controller client: cannot submit "set-unit-status": 4096 commands already waiting, the maximum is 4096/)
+  client.stop()
+  await group.stop()
+})
+
+test('a batched propose request: each command authorised on its own; an oversized or malformed batch, or one sent to a follower, is refused whole', async () => {
+  const { group } = await setup()
+  type Reply = { ok: boolean, results?: Array<{ ok: boolean, result?: { ok: boolean }, name?: string, message?: string }>, name?: string, message?: string, leader?: string }
+  const send = async (to: string, body: unknown): Promise<Reply> => {
+    let reply: Reply | undefined
+    group.network.transport('machine-0').request(to, controllerProposeProtocol, encode(body, 'test'), { timeoutMs: 2_000 })
+      .then(bytes => { reply = decode(bytes, 'test') as Reply }, () => {})
+    assert.ok(await group.runUntil(() => reply !== undefined, 3_000), 'answered')
+    return reply!
+  }
+  const leader = group.leader()!.id
+  const mixed = await send(leader, { batch: [unitStatus('web/0', 'mine', 'b1'), unitStatus('web/2', 'not mine', 'b2')] })
+  assert.ok(mixed.ok, JSON.stringify(mixed))
+  assert.is(mixed.results?.length, 2)
+  assert.ok(mixed.results![0]!.ok && mixed.results![0]!.result?.ok === true, JSON.stringify(mixed.results![0]))
+  assert.is(mixed.results![1]!.ok, false)
+  assert.is(mixed.results![1]!.name, 'PermissionDeniedError')
+  assert.match(mixed.results![1]!.message ?? '', /may not propose as \{"kind":"unit","name":"web\/2"\}/)
+  assert.is(workloadMessage(group, 'web/0'), 'mine')
+  assert.is.not(workloadMessage(group, 'web/2'), 'not mine')
+
+  const oversized = Array.from({ length: limits.apiBatchCommandsMax + 1 }, (_, i) => unitStatus('web/0', 'too many', `over-${i}`))
+  const tooMany = await send(leader, { batch: oversized })
+  assert.not.ok(tooMany.ok)
+  assert.is(tooMany.name, 'InvalidBatchError')
+  assert.match(tooMany.message ?? '', /cannot accept batch from peer "machine-0": 65 commands exceed the maximum of 64/)
+  for (const [body, why] of [[{ batch: 'x' }, /"batch" is not a list/], [{ batch: [] }, /the batch is empty/], [{ batch: [unitStatus('web/0', 'bad', 'bad-1'), 7] }, /entry 1 is not a command map/]] as const) {
+    const reply = await send(leader, body)
+    assert.not.ok(reply.ok)
+    assert.match(reply.message ?? '', why)
+  }
+  await group.runFor(200)
+  const remembered = (requestId: string): boolean => recallRequest(group.leader()!.model().requests, `${entityTag({ kind: 'unit', name: 'web/0' })} ${requestId}`) !== undefined
+  assert.ok(remembered('b1'), 'a committed request is remembered')
+  for (const requestId of [...oversized.map(c => c.requestId), 'bad-1']) assert.not.ok(remembered(requestId), `${requestId} of a refused batch committed`)
+  assert.is(workloadMessage(group, 'web/0'), 'mine')
+
+  const follower = group.ids.find(id => id !== leader)!
+  const elsewhere = await send(follower, { batch: [unitStatus('web/0', 'via follower', 'f1')] })
+  assert.not.ok(elsewhere.ok)
+  assert.is(elsewhere.name, 'NotLeaderError')
+  assert.is(elsewhere.leader, leader, 'with the leader to re-target')
+
+  // The single form still works.
+  const single = await send(leader, unitStatus('web/1', 'single', 's1'))
+  assert.ok(single.ok && (single as { result?: { ok: boolean } }).result?.ok === true, JSON.stringify(single))
+  assert.is(workloadMessage(group, 'web/1'), 'single')
   await group.stop()
 })
 

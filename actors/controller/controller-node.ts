@@ -56,9 +56,22 @@ export class ForwardedError extends CantripError {
   }
 }
 
-type ForwardReply =
+/** The answer to one command on `controllerProposeProtocol`. */
+export type ForwardReply =
   | { ok: true, result: CommandResult }
   | { ok: false, name: string, message: string, leader: NodeId | '' }
+
+/**
+ * A batched request on `controllerProposeProtocol`: `{ batch: ModelCommand[] }`, at most
+ * limits.apiBatchCommandsMax commands, answered with one ForwardReply per command, in
+ * order. A refusal of the whole batch (not the leader, malformed) is the single form's
+ * `{ ok: false, … }`.
+ */
+export interface BatchRequest { batch: ModelCommand[] }
+export type BatchReply = { ok: true, results: ForwardReply[] } | Extract<ForwardReply, { ok: false }>
+
+/** A batch the leader will not look into: not a list, empty, too long, or holding a non-map. */
+export const invalidBatchName = 'InvalidBatchError'
 
 /** Errors after which the same command (same request id) may be sent again. */
 const retryableNames = new Set([
@@ -244,19 +257,47 @@ export class ControllerNode {
     throw new ForwardedError(reply.name, reply.message, reply.leader)
   }
 
-  /** A follower's forwarded command: proposed here only (never forwarded again). */
+  /**
+   * A follower's forwarded command, or a machine agent's batch of them: proposed here only
+   * (never forwarded again). Each command of a batch is authorised on its own, and the
+   * permitted ones are proposed together so Raft carries them in one Ready.
+   */
   async #serveForwarded (from: string, data: Uint8Array): Promise<Uint8Array> {
-    let reply: ForwardReply
+    let reply: BatchReply | ForwardReply
     try {
-      const command = decode(data, component) as ModelCommand
-      const refusal = this.#forwardRefusal(from, command)
-      if (refusal !== undefined) return encode({ ok: false, name: 'PermissionDeniedError', message: refusal, leader: '' } satisfies ForwardReply, component)
-      reply = { ok: true, result: await this.host.propose(command) }
+      const request = decode(data, component) as unknown
+      if (typeof request === 'object' && request !== null && Object.hasOwn(request, 'batch')) {
+        reply = await this.#serveBatch(from, (request as { batch: unknown }).batch)
+      } else {
+        reply = await this.#serveOne(from, request as ModelCommand)
+      }
     } catch (error) {
-      const err = error instanceof Error ? error : new Error(String(error))
-      reply = { ok: false, name: err.name, message: err.message, leader: error instanceof NotLeaderError ? error.leader : '' }
+      reply = forwardError(error)
     }
     return encode(reply, component)
+  }
+
+  async #serveOne (from: string, command: ModelCommand): Promise<ForwardReply> {
+    const refusal = this.#forwardRefusal(from, command)
+    if (refusal !== undefined) return { ok: false, name: 'PermissionDeniedError', message: refusal, leader: '' }
+    try {
+      return { ok: true, result: await this.host.propose(command) }
+    } catch (error) {
+      return forwardError(error)
+    }
+  }
+
+  async #serveBatch (from: string, batch: unknown): Promise<BatchReply> {
+    const invalid = (why: string): BatchReply => ({ ok: false, name: invalidBatchName, message: `${component} "${this.id}": cannot accept batch from peer "${from}": ${why}`, leader: '' })
+    if (!Array.isArray(batch)) return invalid('"batch" is not a list')
+    if (batch.length === 0) return invalid('the batch is empty')
+    if (batch.length > limits.apiBatchCommandsMax) return invalid(`${batch.length} commands exceed the maximum of ${limits.apiBatchCommandsMax}`)
+    const bad = batch.findIndex(command => typeof command !== 'object' || command === null || Array.isArray(command))
+    if (bad !== -1) return invalid(`entry ${bad} is not a command map`)
+    // The whole batch goes elsewhere, as a single command would, so the client re-targets once.
+    if (this.host.role !== 'leader') return forwardError(new NotLeaderError(this.id, this.host.leader))
+    const results = await Promise.all((batch as ModelCommand[]).map(async command => await this.#serveOne(from, command)))
+    return { ok: true, results }
   }
 
   /**
@@ -324,4 +365,9 @@ async function claimSingularLease (node: ControllerNode, durationMs: number): Pr
   if (expiry === undefined) return { granted: false, why: 'the grant carried no expiry' }
   const validForMs = expiry - limits.controllerLeaseClockDriftMarginMs - clock.now()
   return validForMs > 0 ? { granted: true, validForMs } : { granted: false, why: 'granted too late to believe' }
+}
+
+function forwardError (error: unknown): Extract<ForwardReply, { ok: false }> {
+  const err = error instanceof Error ? error : new Error(String(error))
+  return { ok: false, name: err.name, message: err.message, leader: error instanceof NotLeaderError ? error.leader : '' }
 }

@@ -5,6 +5,11 @@
  * request id, so a command applies once), and fetches charm archives. Unit agents use it
  * as their controller: they read hook-tool data and project their remote state from the
  * view exactly as from a local model.
+ *
+ * Like Juju's bulk API calls, submits are batched: the commands of one macrotask, and all
+ * those submitted while a request is in flight, go to the leader together in one
+ * `{ batch }` request of at most limits.apiBatchCommandsMax, so a machine with many
+ * units does not make one round trip per unit.
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { decode, encode } from '../../runtime/codec.ts'
@@ -16,7 +21,7 @@ import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
 import { controllerApiProtocol, type CharmReply, type MachineModelReply } from '../controller/controller-api.ts'
-import { controllerProposeProtocol } from '../controller/controller-node.ts'
+import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/controller-node.ts'
 
 const component = 'controller client'
 
@@ -30,7 +35,18 @@ export interface ControllerClientOptions {
   requestTimeoutMs?: number
 }
 
-type ForwardReply = { ok: true, result: CommandResult } | { ok: false, name: string, message: string, leader: NodeId | '' }
+/** Room left in a request for the batch's own framing. */
+const batchBytesMax = Math.floor(limits.transportMessageBytesMax / 2)
+const submitAttemptsMax = limits.controllerSubmitAttemptsMax * 2
+const retryDelayMs = 100
+
+interface Queued {
+  readonly command: ModelCommand
+  readonly bytes: number
+  attempts: number
+  resolve: (result: CommandResult) => void
+  reject: (error: Error) => void
+}
 
 export class ControllerClient {
   readonly #o: ControllerClientOptions
@@ -45,8 +61,16 @@ export class ControllerClient {
   #next = 0
   #leaderHint: NodeId | '' = ''
   #ready: { promise: Promise<void>, resolve: () => void }
-  /** Notices accepted, and view fetches made. */
-  readonly counters = { notices: 0, fetches: 0 }
+  /** Commands waiting for a request, oldest (and retries) first. */
+  readonly #queue: Queued[] = []
+  /** Commands submitted and not yet answered, queued or in flight. */
+  #held = 0
+  #draining = false
+  /**
+   * Notices accepted, view fetches made, propose requests sent, and commands submitted
+   * (requests per command shows the batching).
+   */
+  readonly counters = { notices: 0, fetches: 0, submitRequests: 0, commandsSubmitted: 0 }
 
   constructor (options: ControllerClientOptions) {
     this.#o = options
@@ -91,27 +115,125 @@ export class ControllerClient {
     return () => { this.#listeners.delete(listener) }
   }
 
+  /**
+   * Commits `command` through whichever controller leads, batched with the other commands
+   * submitted meanwhile; resolves with its own result. Retries keep the request id, so it
+   * applies once. Refused at once when limits.apiBatchQueueMax commands are waiting.
+   */
   async submit (command: ModelCommand): Promise<CommandResult> {
-    let last = 'no controller answered'
-    for (let attempt = 1; attempt <= limits.controllerSubmitAttemptsMax * 2; attempt++) {
-      const target = this.#leaderHint !== '' ? this.#leaderHint : this.#controller()
-      let reply: ForwardReply | undefined
-      try {
-        reply = decode(await this.#o.transport.request(target, controllerProposeProtocol, encode(command, component), { timeoutMs: this.#timeoutMs() * 3 }), component) as ForwardReply
-      } catch (error) {
-        last = error instanceof Error ? error.message : String(error)
-        this.#leaderHint = ''
-      }
-      if (reply !== undefined) {
-        if (reply.ok) return reply.result
-        // Retrying cannot help a refusal of who we are.
-        if (reply.name === 'PermissionDeniedError') throw new CantripError(reply.message)
-        last = reply.message
-        this.#leaderHint = reply.name === 'NotLeaderError' ? reply.leader : ''
-      }
-      await new Promise<void>(resolve => { this.#o.clock.setTimeout(resolve, 100) })
+    if (this.#held >= limits.apiBatchQueueMax) {
+      throw new CantripError(`${component}: cannot submit ${JSON.stringify(command.type)}: ${this.#held} commands already waiting, the maximum is ${limits.apiBatchQueueMax}`)
     }
-    throw new CantripError(`${component}: command not committed: ${last}`)
+    const bytes = encode(command, component).length
+    this.counters.commandsSubmitted++
+    this.#held++
+    try {
+      return await new Promise<CommandResult>((resolve, reject) => {
+        this.#queue.push({ command, bytes, attempts: 0, resolve, reject })
+        this.#pump()
+      })
+    } finally {
+      this.#held--
+    }
+  }
+
+  #pump (): void {
+    if (this.#draining || this.#queue.length === 0) return
+    this.#draining = true
+    // Wait out the macrotask, so a burst of unit agents' submits shares the first request.
+    this.#o.clock.setTimeout(() => { void this.#drain() }, 0)
+  }
+
+  /** Sends batches, one request at a time, until nothing is waiting. */
+  async #drain (): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#take()
+        let retry: Queued[]
+        try {
+          retry = await this.#send(batch)
+        } catch (error) {
+          const err = error instanceof Error ? error : new Error(String(error))
+          for (const entry of batch) entry.reject(err)
+          retry = []
+        }
+        if (retry.length > 0) {
+          this.#queue.unshift(...retry)
+          await new Promise<void>(resolve => { this.#o.clock.setTimeout(resolve, retryDelayMs) })
+        }
+      }
+    } finally {
+      this.#draining = false
+    }
+  }
+
+  /** The next batch: up to limits.apiBatchCommandsMax commands that fit one request. */
+  #take (): Queued[] {
+    let count = 0
+    let bytes = 0
+    while (count < this.#queue.length && count < limits.apiBatchCommandsMax) {
+      const next = this.#queue[count]!.bytes
+      if (count > 0 && bytes + next > batchBytesMax) break
+      bytes += next
+      count++
+    }
+    return this.#queue.splice(0, count)
+  }
+
+  /** One request for `batch`; settles what it can and returns the commands to try again. */
+  async #send (batch: Queued[]): Promise<Queued[]> {
+    const target = this.#leaderHint !== '' ? this.#leaderHint : this.#controller()
+    const request: BatchRequest = { batch: batch.map(entry => entry.command) }
+    let reply: BatchReply
+    this.counters.submitRequests++
+    try {
+      reply = decode(await this.#o.transport.request(target, controllerProposeProtocol, encode(request, component), { timeoutMs: this.#timeoutMs() * 3 }), component) as BatchReply
+    } catch (error) {
+      this.#leaderHint = ''
+      return this.#failed(batch, error instanceof Error ? error.message : String(error))
+    }
+    if (typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
+      this.#leaderHint = ''
+      return this.#failed(batch, `controller "${target}" sent a malformed reply`)
+    }
+    if (!reply.ok) {
+      // Retrying cannot help a refusal of who we are, or of the batch's shape.
+      if (reply.name === 'PermissionDeniedError' || reply.name === invalidBatchName) {
+        for (const entry of batch) entry.reject(new CantripError(reply.message))
+        return []
+      }
+      this.#leaderHint = reply.name === 'NotLeaderError' ? reply.leader : ''
+      return this.#failed(batch, reply.message)
+    }
+    const results: unknown = reply.results
+    if (!Array.isArray(results) || results.length !== batch.length) {
+      this.#leaderHint = ''
+      return this.#failed(batch, `controller "${target}" answered a batch of ${batch.length} with a malformed reply`)
+    }
+    const retry: Queued[] = []
+    batch.forEach((entry, i) => {
+      const result = results[i] as ForwardReply | null
+      if (typeof result !== 'object' || result === null) {
+        retry.push(...this.#failed([entry], `controller "${target}" sent a malformed result`))
+      } else if (result.ok) {
+        entry.resolve(result.result)
+      } else if (result.name === 'PermissionDeniedError') {
+        entry.reject(new CantripError(result.message))
+      } else {
+        this.#leaderHint = result.name === 'NotLeaderError' ? result.leader : ''
+        retry.push(...this.#failed([entry], result.message))
+      }
+    })
+    return retry
+  }
+
+  /** Counts a failed attempt for each of `entries`; those with attempts left are returned. */
+  #failed (entries: Queued[], last: string): Queued[] {
+    return entries.filter(entry => {
+      if (++entry.attempts < submitAttemptsMax) return true
+      entry.reject(new CantripError(`${component}: command not committed: ${last}`))
+      return false
+    })
   }
 
   async charmArchive (hash: string): Promise<Uint8Array | undefined> {
