@@ -21,8 +21,13 @@ const component = 'controller api'
 export type ApiRequest =
   /** The machine's view of the model (runtime/model/machine-view.ts), for its unit agents. */
   | { op: 'machine-model', machine: string }
-  /** A charm archive from this controller's store, by content address. */
-  | { op: 'charm-archive', hash: string }
+  /**
+   * A charm archive by content address. A controller that lacks it fetches it from its
+   * peer controllers first (agent/controller/replicated-charm-store.ts); `local: true`
+   * asks for this controller's own store only, which is how those peers are asked, so
+   * a fetch never goes further than one hop.
+   */
+  | { op: 'charm-archive', hash: string, local?: boolean }
   /** Admins only: put a charm archive into this controller's store. */
   | { op: 'put-charm', bytes: Uint8Array }
   /** Admins only: the revision and the machine ids, read linearizably (status, tests). */
@@ -38,12 +43,26 @@ export type CharmReply =
 
 /** Where this controller keeps charm archives (agent/controller/charm-store.ts in the agent). */
 export interface CharmArchives {
-  get (hash: string): Promise<Uint8Array | undefined>
+  /** With `local`, only what this controller holds itself: never ask anyone else. */
+  get (hash: string, options?: { local?: boolean }): Promise<Uint8Array | undefined>
   put (bytes: Uint8Array): Promise<string>
 }
 
+/**
+ * One unit in the model summary. `agentSince` and `agentHeardBy` come from presence
+ * whenever it knows the unit's machine agent (alive or lost): since when it has been in
+ * that state (ms), and which peer's observation says so.
+ */
+export interface SummaryUnit {
+  workload: string
+  message: string
+  agent: string
+  agentSince?: number
+  agentHeardBy?: string
+}
+
 export type SummaryReply =
-  | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, { workload: string, message: string, agent: string }> }
+  | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, SummaryUnit>, machineStatus: Record<string, { agent: string, life: string }> }
   | { ok: false, error: string }
 
 /** Whether a machine agent is heard from (runtime/presence), for the units' agent status. */
@@ -79,13 +98,25 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
     const model = await node.read()
     const reader = readerOf(model)
     const machines = tableKeys(model.machines).filter(id => reader.machine(id) !== undefined)
-    const units: Record<string, { workload: string, message: string, agent: string }> = {}
+    const machineStatus: Record<string, { agent: string, life: string }> = {}
+    for (const id of machines) {
+      const machine = reader.machine(id)!
+      machineStatus[id] = { agent: machine.agent.status, life: machine.life }
+    }
+    const units: Record<string, SummaryUnit> = {}
     for (const [name, unit] of tableEntries(model.units)) {
       // A unit's agent is `lost` while its machine agent is not heard from (DESIGN.md §5).
-      const lost = presence !== undefined && presence(unit.machine).status === 'lost'
-      units[name] = { workload: unit.workload.status, message: unit.workload.message, agent: lost ? 'lost' : unit.agent.status }
+      const heard = presence?.(unit.machine)
+      units[name] = {
+        workload: unit.workload.status,
+        message: unit.workload.message,
+        agent: heard?.status === 'lost' ? 'lost' : unit.agent.status,
+        // Left out rather than sent as undefined, so a reader sees only what presence knows.
+        ...(heard?.since === undefined ? {} : { agentSince: heard.since }),
+        ...(heard?.heardBy === undefined ? {} : { agentHeardBy: heard.heardBy })
+      }
     }
-    return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units }
+    return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units, machineStatus }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }
@@ -94,7 +125,10 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
 async function machineModel (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, body: { machine?: unknown }): Promise<MachineModelReply> {
   const machine = body.machine
   const caller = identify(request.from)
-  if (typeof machine !== 'string' || caller === undefined || caller.kind !== 'machine' || caller.id !== machine) {
+  // The machine's own agent, or a controller (which holds the whole model anyway; with
+  // `cantripd --role both` it is also the agent of its machine).
+  const entitled = caller !== undefined && (caller.kind === 'controller' || (caller.kind === 'machine' && caller.id === machine))
+  if (typeof machine !== 'string' || !entitled) {
     return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read machine ${JSON.stringify(machine)}` }
   }
   try {
@@ -104,7 +138,10 @@ async function machineModel (node: ControllerNode, identify: IdentifyPeer, reque
   }
 }
 
-/** Any known agent may fetch an archive by its hash (it is checked again on unpacking); only admins may add one. */
+/**
+ * Any known agent may fetch an archive by its hash (it is checked again on unpacking); only
+ * admins may add one. `local` needs no more permission than a plain fetch: it only asks for less.
+ */
 async function charmArchive (identify: IdentifyPeer, request: IncomingRequest, body: Record<string, unknown>, charms: CharmArchives | undefined): Promise<CharmReply> {
   const caller = identify(request.from)
   if (charms === undefined) return { ok: false, error: `${component}: this controller keeps no charm archives` }
@@ -116,7 +153,8 @@ async function charmArchive (identify: IdentifyPeer, request: IncomingRequest, b
       return { ok: true, bytes: null, hash: await charms.put(body.bytes) }
     }
     if (typeof body.hash !== 'string') return { ok: false, error: `${component}: expected a charm hash, got ${typeof body.hash}` }
-    return { ok: true, bytes: (await charms.get(body.hash)) ?? null }
+    if (body.local !== undefined && typeof body.local !== 'boolean') return { ok: false, error: `${component}: expected "local" to be a boolean, got ${typeof body.local}` }
+    return { ok: true, bytes: (await charms.get(body.hash, { local: body.local === true })) ?? null }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }
