@@ -1,40 +1,44 @@
 /**
- * cantripd: one agent process. This first cut runs the controller role: a Raft member
- * over the libp2p mesh (Libp2pTransport, private network key, the agent's own Ed25519
- * identity from `<data dir>/agent.key`), its state on LevelDB in `<data dir>/controller`.
- * Its Raft id is its libp2p peer id; the founding group is given with `--controllers`.
- * It serves the controllers' propose protocol (clients and followers submit commands to
- * any controller), the agents' API and change notices.
+ * cantripd: one agent process, with the roles its arguments give it: `controller` (a Raft
+ * member of the controller group, agent/roles/controller-role.ts), `machine` (a machine
+ * agent running its units, agent/roles/machine-role.ts) or `both` (a controller that is
+ * also the agent of a machine, as Juju's bootstrap machine 0 is). Every role shares one
+ * libp2p node (Libp2pTransport: TCP, Noise, Yamux, a private network key, the agent's own
+ * Ed25519 identity from `<data dir>/agent.key`) and one presence agent.
+ *
+ * The roles run under a supervisor: a role that fails restarts after a back-off, a crash
+ * loop gives it up, and a fatal error (bad identity, storage that will not open) stops
+ * the agent with one line on stderr and exit 1. A machine whose machine is dead has no
+ * more work: the agent says `machine-done` and exits 0.
  *
  * It prints one JSON object per line on stdout for whoever supervises it: `listening`
- * (peer id and addresses), `role` (every Raft role change, with term and leader), and
- * `stopped`. SIGTERM or SIGINT stops it cleanly; errors end it with one line on stderr
- * and exit 1.
+ * (peer id and addresses), `role` (every Raft role change, with term and leader),
+ * `machine-started`, `model` (each new view of a machine agent, with its arrival time),
+ * `machine-done` and `stopped`. SIGTERM or SIGINT stops it cleanly.
  *
- *   cantripd --role controller --data-dir DIR --network-key FILE
- *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...] [--admin PEER ...]
+ *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
+ *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...]
+ *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]
  */
 import '../runtime/polyfill.ts'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { ControllerNode } from '../actors/controller/controller-node.ts'
-import { SeededRandom } from '../runtime/random.ts'
-import { LevelStorage } from './level-storage.ts'
+import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
+import { Supervisor, type SupervisorChild } from '../runtime/supervisor.ts'
+import { changeTopic } from '../actors/controller/change-notices.ts'
+import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport } from './mesh/libp2p-transport.ts'
+import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
+import { ControllerRole } from './roles/controller-role.ts'
+import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { SystemClock } from './system-clock.ts'
-import { ControllerClient } from '../actors/machine/controller-client.ts'
-import { unitAgentPresence } from '../runtime/presence/membership.ts'
-import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
-import { ChildProcessRunner } from './child-process-runner.ts'
-import { CharmStore } from './controller/charm-store.ts'
-import { deployCharmArchive } from './uniter/charm-fetch.ts'
-import { Deployer } from './uniter/deployer.ts'
 
-const usage = 'usage: cantripd --role controller|machine --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]'
+const roles = ['controller', 'machine', 'both'] as const
 
 function say (event: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(event) + '\n')
@@ -45,160 +49,118 @@ function fail (message: string): never {
   process.exit(1)
 }
 
-async function main (): Promise<void> {
-  let values
+function parse (): ReturnType<typeof parseOptions> {
   try {
-    ({ values } = parseArgs({
-      options: {
-        role: { type: 'string' },
-        'data-dir': { type: 'string' },
-        'network-key': { type: 'string' },
-        listen: { type: 'string' },
-        controllers: { type: 'string' },
-        seed: { type: 'string', multiple: true },
-        admin: { type: 'string', multiple: true },
-        machine: { type: 'string', multiple: true },
-        'machine-id': { type: 'string' },
-        'presence-ms': { type: 'string' }
-      },
-      strict: true
-    }))
+    return parseOptions()
   } catch (error) {
     fail(`${error instanceof Error ? error.message : String(error)}; ${usage}`)
   }
-  if (values.role !== 'controller' && values.role !== 'machine') fail(`expected --role controller or machine, got ${JSON.stringify(values.role ?? null)}; ${usage}`)
+}
+
+function parseOptions () {
+  return parseArgs({
+    options: {
+      role: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'network-key': { type: 'string' },
+      listen: { type: 'string' },
+      controllers: { type: 'string' },
+      seed: { type: 'string', multiple: true },
+      admin: { type: 'string', multiple: true },
+      machine: { type: 'string', multiple: true },
+      'machine-id': { type: 'string' },
+      'presence-ms': { type: 'string' }
+    },
+    strict: true
+  }).values
+}
+
+async function main (): Promise<void> {
+  const values = parse()
+  const role = values.role as typeof roles[number]
+  if (!roles.includes(role)) fail(`expected --role controller, machine or both, got ${JSON.stringify(values.role ?? null)}; ${usage}`)
   const dataDir = values['data-dir'] ?? fail(`expected --data-dir; ${usage}`)
   const keyFile = values['network-key'] ?? fail(`expected --network-key; ${usage}`)
   const controllers = (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
+  const machineId = role === 'controller' ? undefined : values['machine-id'] ?? fail(`expected --machine-id with --role ${role}; ${usage}`)
+  const machines = new Map((values.machine ?? []).map(entry => {
+    const [machine, peer] = entry.split('=')
+    if (machine === undefined || peer === undefined || machine === '' || peer === '') fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
+    return [peer, machine] as const
+  }))
+  const timings = presenceTimings(values['presence-ms'])
   mkdirSync(dataDir, { recursive: true })
 
   const privateKey = await loadOrCreatePeerKey(join(dataDir, 'agent.key'))
   const id = peerIdOfKey(privateKey).toString()
-  if (values.role === 'machine') {
-    await runMachine(id, privateKey, dataDir, keyFile, controllers, values['machine-id'] ?? fail(`expected --machine-id with --role machine; ${usage}`), values.listen, values.seed ?? [], values['presence-ms'])
-    return
-  }
-  if (!controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
-  const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${id.slice(-8)}` })
-  const transport = await Libp2pTransport.create({
+  if (role !== 'machine' && !controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
+  // The agent of its own machine, as the controllers know it.
+  if (role === 'both') machines.set(id, machineId!)
+  const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}` })
+  const mesh = await Libp2pTransport.create({
     privateKey,
     networkKey: await readNetworkKey(keyFile),
     ...(values.listen === undefined ? {} : { listen: values.listen }),
     bootstrap: values.seed ?? [],
     logger
   })
-  say({ event: 'listening', peerId: transport.peerId, addresses: transport.addresses().map(String) })
-  const storage = await LevelStorage.open(join(dataDir, 'controller'))
-  const clockForPresence = new SystemClock()
-  const presenceAgent = new PresenceAgent({ transport, clock: clockForPresence }, { modelUuid: 'default', role: 'controller', incarnation: Date.now(), ...presenceTimings(values['presence-ms']) })
-  presenceAgent.start()
-  const machines = new Map((values.machine ?? []).map(entry => {
-    const [machine, peer] = entry.split('=')
-    if (machine === undefined || peer === undefined) fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
-    return [peer, machine] as const
-  }))
+  say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
+  // Both roles in one process: the machine role reaches its own controller locally.
+  const transport: Transport = role === 'both' ? new LoopbackTransport(mesh, { echoTopics: [changeTopic('default')] }) : mesh
   const clock = new SystemClock()
-  let lastRole = ''
-  const node = await ControllerNode.start({
-    id,
-    peers: controllers,
-    storage,
-    transport,
-    clock,
-    random: new SeededRandom(Number.parseInt(id.slice(-8).replace(/[^0-9a-f]/gi, '0'), 16) >>> 0),
-    tickMs: 100,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    // Peers named with --admin act as the admin user; --machine N=PEER names machine agents.
-    agents: {
-      modelUuid: 'default',
-      identify: peer => (values.admin ?? []).includes(peer)
-        ? { kind: 'user', name: 'admin' }
-        : controllers.includes(peer) ? { kind: 'controller', id: peer } : machines.has(peer) ? { kind: 'machine', id: machines.get(peer)! } : undefined,
-      charms: new CharmStore(storage),
-      presenceOf: machine => {
-        const peer = [...machines].find(([, id]) => id === machine)?.[0]
-        const presence = unitAgentPresence(peer === undefined ? undefined : presenceAgent.member(peer))
-        return { status: presence.status, since: presence.since, heardBy: presence.heardBy }
-      }
-    }
-  })
-  // The role as acted on (after the Ready that changed it was persisted), polled cheaply.
-  const report = setInterval(() => {
-    const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
-    if (role === lastRole) return
-    lastRole = role
-    say({ event: 'role', role: node.host.role, term: node.host.term, leader: node.host.leader, revision: node.host.model().revision })
-  }, 20)
-
-  let stopping = false
-  const stop = async (): Promise<void> => {
-    if (stopping) return
-    stopping = true
-    clearInterval(report)
-    await presenceAgent.leave()
-    await node.stop()
-    await transport.stop()
-    await storage.close()
-    say({ event: 'stopped' })
-    process.exit(0)
-  }
-  process.once('SIGTERM', () => { void stop() })
-  process.once('SIGINT', () => { void stop() })
-}
-
-/**
- * The machine role: the deployer's unit agents, fed by a ControllerClient over the mesh
- * (the machine's view of the model on every change notice), their hooks and tools as in
- * the local deployment, charms fetched from the controllers' stores.
- */
-async function runMachine (id: string, privateKey: Uint8Array, dataDir: string, keyFile: string, controllers: string[], machineId: string, listen: string | undefined, seeds: string[], presenceMs: string | undefined): Promise<void> {
-  const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.machine-${machineId}` })
-  const transport = await Libp2pTransport.create({
-    privateKey, networkKey: await readNetworkKey(keyFile), ...(listen === undefined ? {} : { listen }), bootstrap: seeds, logger
-  })
-  say({ event: 'listening', peerId: id, addresses: transport.addresses().map(String) })
-  const clock = new SystemClock()
-  // Heard by the controllers while it runs; a restart comes back with a higher incarnation.
-  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: 'machine', incarnation: Date.now(), ...presenceTimings(presenceMs) })
+  // Heard by the others while it runs; a restart comes back with a higher incarnation.
+  const incarnation = Date.now()
+  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: role === 'machine' ? 'machine' : 'controller', incarnation, ...timings })
   presence.start()
-  const client = new ControllerClient({ transport, clock, modelUuid: 'default', machine: machineId, controllers })
-  client.start()
-  await client.ready()
-  const storage = await LevelStorage.open(join(dataDir, 'machine'))
-  const deployer = new Deployer({
-    machineId,
-    dataDir,
-    controller: client,
-    storage,
-    processRunner: new ChildProcessRunner(),
-    fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
-    logger,
-    clock
-  })
-  say({ event: 'machine-started', machine: machineId })
-  // Each new view of the model, with the wall-clock time it arrived (for latency measurements).
-  let lastRevision = -1
-  client.onChange(() => {
-    const revision = client.model().revision
-    if (revision === lastRevision) return
-    lastRevision = revision
-    say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
-  })
+
+  const children: SupervisorChild[] = []
+  if (role !== 'machine') {
+    children.push({
+      name: 'controller',
+      start: async () => await ControllerRole.start({
+        id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger,
+        onRole: change => { say({ event: 'role', ...change }) }
+      })
+    })
+  }
+  let machineRole: MachineRole | undefined
+  if (machineId !== undefined) {
+    children.push({
+      name: `machine-${machineId}`,
+      start: async () => {
+        machineRole = await MachineRole.start({
+          machineId, dataDir, transport, controllers, clock, logger, incarnation,
+          onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
+        })
+        say({ event: 'machine-started', machine: machineId })
+        const started = machineRole
+        void started.done.then(() => {
+          // Resolved by a stop, not by the machine's end: nothing to say.
+          if (started.outcome === undefined) return
+          say({ event: 'machine-done', machine: machineId, outcome: started.outcome })
+          void stop(0)
+        }, () => {})
+        return machineRole
+      }
+    })
+  }
+  const supervisor = new Supervisor({ clock, logger }, { name: `cantripd.${id.slice(-8)}`, children })
+
   let stopping = false
-  const stop = async (): Promise<void> => {
+  const stop = async (code: number, reason?: string): Promise<void> => {
     if (stopping) return
     stopping = true
-    await deployer.stop()
+    await supervisor.stop().catch(() => {})
     await presence.leave()
-    client.stop()
     await transport.stop()
-    await storage.close()
+    if (reason !== undefined) process.stderr.write(`cantripd: ${reason}\n`)
     say({ event: 'stopped' })
-    process.exit(0)
+    process.exit(code)
   }
-  process.once('SIGTERM', () => { void stop() })
-  process.once('SIGINT', () => { void stop() })
+  supervisor.done.catch((error: unknown) => { void stop(1, error instanceof Error ? error.message : String(error)) })
+  supervisor.start()
+  process.once('SIGTERM', () => { void stop(0) })
+  process.once('SIGINT', () => { void stop(0) })
 }
 
 /** `--presence-ms HEARTBEAT,SUSPECT,FAILED`: presence timings (tests shorten them); the defaults otherwise. */

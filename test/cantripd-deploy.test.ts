@@ -6,36 +6,47 @@
  * finding all three kv units through relation data exchanged over the mesh. Then the
  * Raft leader is killed with kill -9 while commands are being acknowledged: none is lost,
  * another controller serves, and the units still converge when a kv unit is removed.
- * Removing the applications then runs the stop hooks on the machines.
+ * Then a machine agent is killed with kill -9 in the middle of a hook and restarted, as
+ * juju-semantics §2.11 says: while it is down presence shows its units' agents lost (with
+ * since when and by whom); on restart the interrupted hook counts as failed, the unit
+ * shows `hook failed: "install"`, the automatic retry runs it again and the unit carries
+ * on, and the other units on that machine resume idle. Removing the applications then
+ * runs the stop hooks on the machines.
  */
 import '../runtime/polyfill.ts'
-import { resolve } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { CharmReply } from '../actors/controller/controller-api.ts'
 import { packCharm } from '../agent/charm/charm-archive.ts'
 import { loadCharmDir } from '../agent/charm/load-charm.ts'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
+import { processAlive } from './support/processes.ts'
+import { writeSlowCharm } from './support/slow-charm.ts'
 
 test('3 controllers + 3 machine agents in real processes deploy related charms (3 units each) over the mesh', async () => {
   const cluster = new CantripdCluster()
+  // Presence: heartbeat 200 ms, suspect after 1 s, failed 1 s later.
+  cluster.extraArgs = ['--presence-ms', '200,1000,1000']
+  const marks = join(cluster.root, 'marks')
+  writeSlowCharm(join(cluster.root, 'slow'), marks)
   try {
     await cluster.prepare(3, 3)
     for (const c of cluster.controllers) cluster.start(c)
     await cluster.connectClient()
     await waitFor('a leader', () => cluster.leader() !== undefined)
-    for (const name of ['kv', 'web']) {
-      const dir = resolve('examples/charms', name)
+    for (const name of ['kv', 'web', 'slow']) {
+      const dir = name === 'slow' ? join(cluster.root, 'slow') : resolve('examples/charms', name)
       const packed = await packCharm(dir)
-      // Each controller keeps its own store; the archive goes to all of them.
-      for (const c of cluster.controllers) {
-        let put: CharmReply | undefined
-        await waitFor(`the ${name} charm in ${c.id.slice(-6)}'s store`, async () => {
-          put = await cluster.api<CharmReply>(c, { op: 'put-charm', bytes: packed.bytes })
-          return put?.ok === true
-        }, () => JSON.stringify(put))
-        assert.is(put?.ok === true ? put.hash : undefined, packed.hash)
-      }
+      // Into one controller's store; the others fetch it from there when a machine asks them.
+      const c = cluster.controllers[0]!
+      let put: CharmReply | undefined
+      await waitFor(`the ${name} charm in ${c.id.slice(-6)}'s store`, async () => {
+        put = await cluster.api<CharmReply>(c, { op: 'put-charm', bytes: packed.bytes })
+        return put?.ok === true
+      }, () => JSON.stringify(put))
+      assert.is(put?.ok === true ? put.hash : undefined, packed.hash)
       const added = await cluster.submit({ type: 'add-charm', url: `local:${name}-0`, hash: packed.hash, metadata: (await loadCharmDir(dir)).summary })
       assert.ok(added?.ok, JSON.stringify(added))
     }
@@ -73,8 +84,43 @@ test('3 controllers + 3 machine agents in real processes deploy related charms (
     cluster.start(kill.killed)
     await cluster.waitForMachinesEverywhere(acknowledged)
 
+    // kill -9 of machine 1's agent in the middle of slow/0's first install.
+    assert.ok((await cluster.submit({ type: 'deploy', application: 'slow', charm: 'local:slow-0', config: {}, constraints: {}, numUnits: 1, placement: ['1'] }))?.ok)
+    await waitFor('the first install to be running', () => existsSync(join(marks, 'first')), describe)
+    const machine = cluster.machines[1]!
+    machine.process!.kill('SIGKILL')
+    await new Promise(resolve => machine.process!.once('exit', resolve))
+    machine.process = undefined
+    // The hook was not killed with the agent (it leads its own process group, as in Juju);
+    // end it here, group and all (its `sleep` too).
+    const orphan = Number(readFileSync(join(marks, 'first'), 'utf8'))
+    process.kill(-orphan, 'SIGKILL')
+    await waitFor('the orphaned hook to be gone', () => !processAlive(orphan))
+    const onMachine1 = ['kv/1', 'web/1', 'slow/0']
+    await waitFor('the agents of machine 1\'s units to show lost', async () => {
+      const summary = await cluster.summary(cluster.leader()!)
+      last = summary
+      return summary?.ok === true && onMachine1.every(u => summary.units[u]?.agent === 'lost')
+    }, describe)
+    // Since when, and by whom: a controller that stopped hearing the machine agent.
+    const lostSummary = await cluster.summary(cluster.leader()!)
+    const lost = lostSummary?.ok === true ? lostSummary.units['kv/1'] : undefined
+    assert.ok(lost?.agentSince !== undefined && lost.agentSince > Date.now() - 60_000, JSON.stringify(lost))
+    assert.ok(cluster.controllers.some(c => c.id === lost?.agentHeardBy), JSON.stringify(lost))
+    cluster.start(machine)
+    const seen: string[] = []
+    await waitFor('slow/0 active after the retry, and machine 1\'s other units idle again', async () => {
+      const summary = await cluster.summary(cluster.leader()!)
+      last = summary
+      const unit = summary?.ok === true ? summary.units['slow/0'] : undefined
+      if (unit !== undefined) seen.push(`${unit.agent}: ${unit.workload} ${unit.message}`)
+      return summary?.ok === true && unit?.workload === 'active' && onMachine1.every(u => summary.units[u]?.agent === 'idle')
+    }, () => seen.slice(-5).join(' | ') + '\n' + describe())
+    assert.ok(seen.some(s => s.startsWith('error:')), `the crashed hook showed as failed: ${[...new Set(seen)].join(' | ')}`)
+    assert.ok(existsSync(join(marks, 'installed')), 'the retried install completed')
+
     // Removing the applications runs the stop hooks on the machines: the workloads end.
-    for (const application of ['web', 'kv']) assert.ok((await cluster.submit({ type: 'remove-application', application }))?.ok)
+    for (const application of ['slow', 'web', 'kv']) assert.ok((await cluster.submit({ type: 'remove-application', application }))?.ok)
     await waitFor('every unit gone', async () => {
       const summary = await cluster.summary(cluster.leader() ?? cluster.controllers[0]!)
       last = summary

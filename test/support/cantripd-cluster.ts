@@ -89,8 +89,12 @@ export class CantripdCluster {
     return join(this.root, 'swarm.key')
   }
 
-  /** Creates identities for `controllers` controllers and `machines` machine agents (not started). */
-  async prepare (controllers: number, machines: number): Promise<void> {
+  /**
+   * Creates identities for `controllers` controllers and `machines` machine agents (not
+   * started). With `both`, the first `both` controllers also run the agents of machines
+   * 0, 1, …, and the machine agents take the ids after them.
+   */
+  async prepare (controllers: number, machines: number, { both = 0 }: { both?: number } = {}): Promise<void> {
     await writeNetworkKey(this.keyFile, this.#networkKey)
     this.#clientKey = await generatePeerKey()
     for (let i = 0; i < controllers + machines; i++) {
@@ -100,7 +104,8 @@ export class CantripdCluster {
       const key = await generatePeerKey()
       await writePeerKey(join(dir, 'agent.key'), key)
       const agent: Agent = { id: peerIdOfKey(key), dir, port: await freePort(), role, process: undefined, raftRole: '', term: 0, output: '', views: [] }
-      if (role === 'machine') agent.machineId = String(i - controllers)
+      if (role === 'machine') agent.machineId = String(i - controllers + both)
+      else if (i < both) agent.machineId = String(i)
       ;(role === 'controller' ? this.controllers : this.machines).push(agent)
     }
   }
@@ -112,8 +117,10 @@ export class CantripdCluster {
   start (agent: Agent): void {
     const common = ['--data-dir', agent.dir, '--network-key', this.keyFile, '--listen', `/ip4/127.0.0.1/tcp/${agent.port}`,
       '--controllers', this.controllers.map(c => c.id).join(','), ...this.controllers.filter(c => c !== agent).flatMap(c => ['--seed', this.address(c)])]
+    const machineAgents = [...this.controllers, ...this.machines].filter(a => a.machineId !== undefined)
     const roleArgs = agent.role === 'controller'
-      ? ['--role', 'controller', '--admin', peerIdOfKey(this.#clientKey!), ...this.machines.flatMap(m => ['--machine', `${m.machineId!}=${m.id}`])]
+      ? ['--role', agent.machineId === undefined ? 'controller' : 'both', ...(agent.machineId === undefined ? [] : ['--machine-id', agent.machineId]),
+          '--admin', peerIdOfKey(this.#clientKey!), ...machineAgents.flatMap(m => ['--machine', `${m.machineId!}=${m.id}`])]
       : ['--role', 'machine', '--machine-id', agent.machineId!]
     const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
     agent.process = child
@@ -218,7 +225,7 @@ export class CantripdCluster {
       }
     }
     // Workloads outlive their agents (as in Juju); anything a test left running ends here, by pid.
-    for (const machine of this.machines) killUnitWorkloads(machine.dir)
+    for (const agent of [...this.controllers, ...this.machines]) if (agent.machineId !== undefined) killUnitWorkloads(agent.dir)
     rmSync(this.root, { recursive: true, force: true })
   }
 }

@@ -1,0 +1,126 @@
+/**
+ * The controller role of cantripd: a Raft member over the agent's mesh transport, its
+ * state on LevelDB in `<data dir>/controller`, serving the propose protocol, the agents'
+ * API (with per-entity authorisation from the peer ids it was given) and change notices.
+ * Its Raft id is its libp2p peer id.
+ *
+ * A Worker for the agent's supervisor: `done` rejects if the Raft host stops by itself
+ * (its storage failed, say), which no restart inside this process can cure — the agent
+ * then stops with that reason and its own supervisor (systemd, the local provider)
+ * restarts the process.
+ */
+import { join } from 'node:path'
+import { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { MachinePresence } from '../../actors/controller/controller-api.ts'
+import type { Entity } from '../../runtime/model/model-types.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import { unitAgentPresence } from '../../runtime/presence/membership.ts'
+import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
+import { SeededRandom } from '../../runtime/random.ts'
+import { FatalError, type Worker } from '../../runtime/supervisor.ts'
+import type { Transport } from '../../runtime/transport.ts'
+import { CharmStore } from '../controller/charm-store.ts'
+import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
+import { LevelStorage } from '../level-storage.ts'
+import { SystemClock } from '../system-clock.ts'
+
+export interface ControllerRoleOptions {
+  id: string
+  dataDir: string
+  transport: Transport
+  presence: PresenceAgent
+  controllers: readonly string[]
+  /** Peer ids that act as the admin user. */
+  admins: readonly string[]
+  /** Machine agents by peer id → machine id. */
+  machines: ReadonlyMap<string, string>
+  logger: Logger
+  /** Called on every Raft role change as acted on. */
+  onRole: (role: { role: string, term: number, leader: string, revision: number }) => void
+}
+
+/** How often the acted-on Raft role is compared with the last one reported. */
+const roleReportIntervalMs = 20
+/** Per peer, while fetching a missing charm archive: below the machine agents' 2 s request timeout, so their first ask succeeds. */
+const charmFetchPeerTimeoutMs = 1_500
+/** How often the host is checked for having stopped by itself. */
+const healthCheckIntervalMs = 500
+
+export class ControllerRole implements Worker {
+  readonly done: Promise<void>
+  readonly node: ControllerNode
+  readonly #storage: LevelStorage
+  readonly #timers: Array<ReturnType<typeof setInterval>>
+  #stopping: Promise<void> | undefined
+
+  private constructor (node: ControllerNode, storage: LevelStorage, options: ControllerRoleOptions) {
+    this.node = node
+    this.#storage = storage
+    let lastRole = ''
+    const report = setInterval(() => {
+      const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
+      if (role === lastRole) return
+      lastRole = role
+      options.onRole({ role: node.host.role, term: node.host.term, leader: node.host.leader, revision: node.host.model().revision })
+    }, roleReportIntervalMs)
+    let fail: (error: unknown) => void = () => {}
+    this.done = new Promise<void>((_resolve, reject) => { fail = reject })
+    const health = setInterval(() => {
+      if (this.#stopping !== undefined || !node.stopped) return
+      const error = new FatalError(`controller ${options.id}: the Raft host stopped by itself (see the log above)`)
+      void this.stop().finally(() => { fail(error) })
+    }, healthCheckIntervalMs)
+    this.#timers = [report, health]
+  }
+
+  static async start (options: ControllerRoleOptions): Promise<ControllerRole> {
+    const { id, controllers, admins, machines, presence } = options
+    if (!controllers.includes(id)) throw new FatalError(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
+    const storage = await LevelStorage.open(join(options.dataDir, 'controller'))
+    const identify = (peer: string): Entity | undefined => admins.includes(peer)
+      ? { kind: 'user', name: 'admin' }
+      : controllers.includes(peer) ? { kind: 'controller', id: peer } : machines.has(peer) ? { kind: 'machine', id: machines.get(peer)! } : undefined
+    const presenceOf: MachinePresence = machine => {
+      const peer = [...machines].find(([, m]) => m === machine)?.[0]
+      // A machine agent in this very process (role both) is heard whenever we run.
+      if (peer === id) return { status: 'alive', since: undefined, heardBy: id }
+      const seen = unitAgentPresence(peer === undefined ? undefined : presence.member(peer))
+      return { status: seen.status, since: seen.since, heardBy: seen.heardBy }
+    }
+    let node: ControllerNode
+    try {
+      node = await ControllerNode.start({
+        id,
+        peers: [...controllers],
+        storage,
+        transport: options.transport,
+        clock: new SystemClock(),
+        random: new SeededRandom(Number.parseInt(id.slice(-8).replace(/[^0-9a-f]/gi, '0'), 16) >>> 0),
+        tickMs: 100,
+        // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
+        electionTicks: 6,
+        heartbeatTicks: 1,
+        agents: {
+          modelUuid: 'default',
+          identify,
+          // An archive put into any controller is fetched from it by the others on first use.
+          charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport: options.transport, self: id, peers: () => controllers, logger: options.logger, timeoutMs: charmFetchPeerTimeoutMs }),
+          presenceOf
+        }
+      })
+    } catch (error) {
+      await storage.close()
+      throw error
+    }
+    return new ControllerRole(node, storage, options)
+  }
+
+  async stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      for (const timer of this.#timers) clearInterval(timer)
+      await this.node.stop()
+      await this.#storage.close()
+    })()
+    await this.#stopping
+  }
+}
