@@ -16,16 +16,31 @@
  * `machine-started`, `model` (each new view of a machine agent, with its arrival time),
  * `machine-done` and `stopped`. SIGTERM or SIGINT stops it cleanly.
  *
+ * A provisioned machine agent starts from its bootstrap data alone (`--bootstrap FILE`,
+ * written by a provider: runtime/bootstrap-data.ts): the network key, the controllers'
+ * addresses, its machine id and a one-time secret, which it proves to a controller to
+ * bind its own peer id to the machine before it does anything else.
+ *
+ * The leader's provisioner makes machines with `--provider local` (detached cantripd
+ * processes under `--machines-dir`, shared by the controllers of one host); with `none`
+ * machine agents are brought by hand and named with `--machine N=PEER`.
+ *
  *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
  *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...]
  *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]
+ *            [--provider local|none] [--machines-dir DIR]
+ *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
  */
 import '../runtime/polyfill.ts'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
+import { decodeBootstrapData, type BootstrapData } from '../runtime/bootstrap-data.ts'
+import { decode, encode } from '../runtime/codec.ts'
+import { limits } from '../runtime/limits.ts'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
-import { Supervisor, type SupervisorChild } from '../runtime/supervisor.ts'
+import { FatalError, Supervisor, type SupervisorChild } from '../runtime/supervisor.ts'
 import { changeTopic } from '../actors/controller/change-notices.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport } from './mesh/libp2p-transport.ts'
@@ -37,8 +52,10 @@ import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { SystemClock } from './system-clock.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--presence-ms H,S,F]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
 const roles = ['controller', 'machine', 'both'] as const
+/** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
+const providers = ['local', 'none'] as const
 
 function say (event: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(event) + '\n')
@@ -69,7 +86,10 @@ function parseOptions () {
       admin: { type: 'string', multiple: true },
       machine: { type: 'string', multiple: true },
       'machine-id': { type: 'string' },
-      'presence-ms': { type: 'string' }
+      'presence-ms': { type: 'string' },
+      bootstrap: { type: 'string' },
+      provider: { type: 'string' },
+      'machines-dir': { type: 'string' }
     },
     strict: true
   }).values
@@ -77,12 +97,18 @@ function parseOptions () {
 
 async function main (): Promise<void> {
   const values = parse()
-  const role = values.role as typeof roles[number]
+  // A provisioned machine agent: everything it needs is in its bootstrap data.
+  const boot = values.bootstrap === undefined ? undefined : readBootstrap(values.bootstrap)
+  const role = (values.role ?? (boot === undefined ? undefined : 'machine')) as typeof roles[number]
   if (!roles.includes(role)) fail(`expected --role controller, machine or both, got ${JSON.stringify(values.role ?? null)}; ${usage}`)
+  if (boot !== undefined && role !== 'machine') fail(`expected --bootstrap only for a machine agent, got --role ${role}`)
   const dataDir = values['data-dir'] ?? fail(`expected --data-dir; ${usage}`)
-  const keyFile = values['network-key'] ?? fail(`expected --network-key; ${usage}`)
-  const controllers = (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
-  const machineId = role === 'controller' ? undefined : values['machine-id'] ?? fail(`expected --machine-id with --role ${role}; ${usage}`)
+  const networkKey = boot?.networkKey ?? await readNetworkKey(values['network-key'] ?? fail(`expected --network-key; ${usage}`))
+  const controllers = boot?.controllers.map(c => c.peerId) ?? (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
+  const seeds = boot?.controllers.flatMap(c => c.addresses) ?? values.seed ?? []
+  const machineId = role === 'controller' ? undefined : boot?.machineId ?? values['machine-id'] ?? fail(`expected --machine-id with --role ${role}; ${usage}`)
+  const providerName = values.provider ?? 'none'
+  if (!providers.includes(providerName as typeof providers[number])) fail(`expected --provider ${providers.join(' or ')}, got ${JSON.stringify(providerName)}`)
   const machines = new Map((values.machine ?? []).map(entry => {
     const [machine, peer] = entry.split('=')
     if (machine === undefined || peer === undefined || machine === '' || peer === '') fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
@@ -99,9 +125,9 @@ async function main (): Promise<void> {
   const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}` })
   const mesh = await Libp2pTransport.create({
     privateKey,
-    networkKey: await readNetworkKey(keyFile),
+    networkKey,
     ...(values.listen === undefined ? {} : { listen: values.listen }),
-    bootstrap: values.seed ?? [],
+    bootstrap: seeds,
     logger
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
@@ -128,6 +154,8 @@ async function main (): Promise<void> {
     children.push({
       name: `machine-${machineId}`,
       start: async () => {
+        // A provisioned agent first proves its one-time secret; the controllers then know its peer id.
+        if (boot !== undefined) await registerMachineAgent(transport, boot, logger)
         machineRole = await MachineRole.start({
           machineId, dataDir, transport, controllers, clock, logger, incarnation,
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
@@ -161,6 +189,41 @@ async function main (): Promise<void> {
   supervisor.start()
   process.once('SIGTERM', () => { void stop(0) })
   process.once('SIGINT', () => { void stop(0) })
+}
+
+function readBootstrap (file: string): BootstrapData {
+  try {
+    return decodeBootstrapData(readFileSync(file))
+  } catch (error) {
+    fail(`cannot read the bootstrap data in ${file}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/**
+ * Registers this agent's peer id for its machine with any controller, trying each in
+ * turn (limits.registrationAttemptsMax rounds, a second apart). A refusal of the secret
+ * is fatal: no retry can make a wrong or used secret right.
+ */
+async function registerMachineAgent (transport: Transport, boot: BootstrapData, logger: StreamLogger): Promise<void> {
+  let last = 'no controller answered'
+  for (let round = 0; round < limits.registrationAttemptsMax; round++) {
+    for (const controller of boot.controllers) {
+      try {
+        const reply = decode(await transport.request(controller.peerId, controllerApiProtocol, encode({ op: 'register', machine: boot.machineId, secret: boot.secret }, 'cantripd'), { timeoutMs: 5_000 }), 'cantripd') as RegisterReply
+        if (reply.ok) {
+          logger.log('info', `registered as the agent of machine ${boot.machineId}`)
+          return
+        }
+        if (/registration secret|registered for it already|permission denied/.test(reply.error)) throw new FatalError(`machine ${boot.machineId}: registration refused: ${reply.error}`)
+        last = reply.error
+      } catch (error) {
+        if (error instanceof FatalError) throw error
+        last = error instanceof Error ? error.message : String(error)
+      }
+    }
+    await new Promise(resolve => setTimeout(resolve, 1_000))
+  }
+  throw new Error(`machine ${boot.machineId}: could not register with any controller: ${last}`)
 }
 
 /** `--presence-ms HEARTBEAT,SUSPECT,FAILED`: presence timings (tests shorten them); the defaults otherwise. */

@@ -356,5 +356,13 @@ export const limits = {
   /** Charm replication: peer controllers asked per fetch, at most. */
   charmFetchPeersMax: 8,
   /** Charm replication: distinct archives being fetched at once. */
-  charmFetchesInFlightMax: 64
+  charmFetchesInFlightMax: 64,
+  /** Provisioner: a pass over the model and the provider's instances at least this often, besides every model change. */
+  provisionerReconcileIntervalMs: 5_000,
+  /** Provisioner: instance starts in flight at once (the rest wait in `pending`). */
+  provisionerStartsInFlightMax: 8,
+  /** Provisioner: a machine in provisioning error starts a new round of attempts after this (unless the provider called it invalid). */
+  provisionerRetryRoundMs: 60_000,
+  /** A provisioned machine agent's registration: rounds over every controller before its start fails (and its supervisor backs off). */
+  registrationAttemptsMax: 30
 } as const

@@ -54,4 +54,12 @@ test('a machine sees its units\' applications and relations, not unrelated ones 
   assert.is(view.revision, model.revision)
 })
 
+test('the registration secret never leaves the controllers; the token does', () => {
+  const c = world()
+  c.run('set-machine-provisioning', { machine: '0', token: 'ab'.repeat(8), secret: 'cd'.repeat(16) }, { kind: 'controller', id: 'c0' })
+  const view = machineModelView(c.model(), '0')
+  assert.equal(tableGet(view.machines, '0')!.provisioning, { token: 'ab'.repeat(8), secret: '' })
+  assert.not.match(JSON.stringify(view), 'cd'.repeat(16))
+})
+
 test.run()

@@ -177,6 +177,51 @@ deploy.run()
 
 // ---------------------------------------------------------------------------------
 
+const provisioning = suite('model: machine placement, provisioning records, agent registration')
+
+provisioning('a unit without placement takes the oldest clean, empty machine; one that hosted a unit or has its own placement is not clean', () => {
+  const model = standard()
+  // web/0, web/1 and db/0 made machines 0, 1 and 2.
+  const [m3] = model.ok('add-machine', {}).machines!
+  const [m4] = model.ok('add-machine', { placement: 'ssh:ubuntu@10.0.0.9' }).machines!
+  model.ok('remove-unit', { unit: 'db/0' })
+  const added = model.ok('add-unit', { application: 'web', numUnits: 2 })
+  assert.equal(added.units, ['web/2', 'web/3'])
+  assert.is(tableGet(model.context.units, 'web/2')!.machine, m3, 'the clean machine first')
+  const web3 = tableGet(model.context.units, 'web/3')!.machine
+  assert.ok(![m3, m4, '2'].includes(web3), 'then a new machine, not the ssh-placed one nor one that hosted db/0')
+  assert.is(tableGet(model.context.machines, m4!)!.placement, 'ssh:ubuntu@10.0.0.9')
+  model.refused('add-machine', { placement: 'ssh:; rm -rf /' }, /^controller: cannot add a machine: placement "ssh:; rm -rf \/" is not ssh:user@host\[:port\]$/)
+})
+
+provisioning('the first provisioning record stands; only controllers may write it', () => {
+  const model = standard()
+  const token = 'ab'.repeat(8)
+  const secret = 'cd'.repeat(16)
+  model.refused('set-machine-provisioning', { machine: '0', token, secret }, /permission denied/, admin)
+  model.ok('set-machine-provisioning', { machine: '0', token, secret }, controller)
+  model.ok('set-machine-provisioning', { machine: '0', token: 'ef'.repeat(8), secret: '01'.repeat(16) }, controller)
+  assert.equal(tableGet(model.context.machines, '0')!.provisioning, { token, secret })
+  model.refused('set-machine-provisioning', { machine: '0', token: 'not hex', secret }, /token and secret must be hex/, controller)
+})
+
+provisioning('an agent registers once with the one-time secret; the secret is then useless, and the same peer may register again', () => {
+  const model = standard()
+  const secret = 'cd'.repeat(16)
+  model.ok('set-machine-provisioning', { machine: '1', token: 'ab'.repeat(8), secret }, controller)
+  model.refused('register-machine-agent', { machine: '1', peer: 'peer-a', secret: 'ff'.repeat(16) }, /the registration secret is wrong or used/, controller)
+  model.refused('register-machine-agent', { machine: '1', peer: 'peer-a', secret }, /permission denied/, machine('1'))
+  model.ok('register-machine-agent', { machine: '1', peer: 'peer-a', secret }, controller)
+  const registered = tableGet(model.context.machines, '1')!
+  assert.is(registered.agentPeer, 'peer-a')
+  assert.equal(registered.provisioning, { token: 'ab'.repeat(8), secret: '' })
+  model.ok('register-machine-agent', { machine: '1', peer: 'peer-a', secret }, controller)
+  model.refused('register-machine-agent', { machine: '1', peer: 'peer-b', secret }, /an agent has registered for it already/, controller)
+  model.refused('register-machine-agent', { machine: '2', peer: 'peer-b', secret }, /the registration secret is wrong or used/, controller)
+})
+
+provisioning.run()
+
 const relations = suite('model: relations and scope')
 
 relations('integrate infers endpoints, allocates ids in order, refuses ambiguity, mismatch and duplicates', () => {

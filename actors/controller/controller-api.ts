@@ -32,6 +32,13 @@ export type ApiRequest =
   | { op: 'put-charm', bytes: Uint8Array }
   /** Admins only: the revision and the machine ids, read linearizably (status, tests). */
   | { op: 'model-summary' }
+  /**
+   * Anyone: a new machine agent proves its one-time secret (from its bootstrap data); the
+   * controllers bind the caller's peer id to the machine. Again by the same peer: ok.
+   */
+  | { op: 'register', machine: string, secret: string }
+
+export type RegisterReply = { ok: true } | { ok: false, error: string }
 
 export type MachineModelReply =
   | { ok: true, model: ModelContext }
@@ -75,7 +82,7 @@ export async function serveApiRequest (node: ControllerNode, identify: IdentifyP
   return encode(await answer(node, identify, request, charms, presence), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -84,9 +91,10 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   }
   const op = typeof body === 'object' && body !== null ? (body as { op?: unknown }).op : undefined
   if (op === 'model-summary') return await summary(node, identify, request, presence)
+  if (op === 'register') return await register(node, request, body as { machine?: unknown, secret?: unknown })
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {
@@ -117,6 +125,27 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
       }
     }
     return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units, machineStatus }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** The model checks the secret (runtime/model: `register-machine-agent`); this controller proposes it for the caller. */
+async function register (node: ControllerNode, request: IncomingRequest, body: { machine?: unknown, secret?: unknown }): Promise<RegisterReply> {
+  if (typeof body.machine !== 'string' || typeof body.secret !== 'string') {
+    return { ok: false, error: `${component}: expected {op: "register", machine, secret} as strings, got ${typeof body.machine} and ${typeof body.secret}` }
+  }
+  try {
+    const result = await node.submit({
+      type: 'register-machine-agent',
+      machine: body.machine,
+      peer: request.from,
+      secret: body.secret,
+      // One id per peer, machine and secret: a retried registration applies once.
+      requestId: `register/${request.from}/${body.machine}/${body.secret.slice(0, 8)}`,
+      proposer: { kind: 'controller', id: node.id }
+    })
+    return result.ok ? { ok: true } : { ok: false, error: result.error }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }

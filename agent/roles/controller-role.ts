@@ -19,6 +19,12 @@ import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
 import { SeededRandom } from '../../runtime/random.ts'
 import { FatalError, type Worker } from '../../runtime/supervisor.ts'
 import type { Transport } from '../../runtime/transport.ts'
+import { randomBytes } from 'node:crypto'
+import { Provisioner } from '../../actors/provisioner/provisioner.ts'
+import { encodeBootstrapData, type BootstrapController } from '../../runtime/bootstrap-data.ts'
+import type { Provider } from '../../runtime/provider.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import { tableValues } from '../../runtime/model/table.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
 import { LevelStorage } from '../level-storage.ts'
@@ -37,6 +43,19 @@ export interface ControllerRoleOptions {
   logger: Logger
   /** Called on every Raft role change as acted on. */
   onRole: (role: { role: string, term: number, leader: string, revision: number }) => void
+  /**
+   * Where machines come from: the provisioner runs on the leader with this provider (and
+   * the manual one for `ssh:` placements, when given). Without one, machine agents are
+   * brought by hand (`--machine N=PEER`).
+   */
+  provisioning?: {
+    provider: Provider
+    manual?: Provider
+    /** The mesh's private-network key, for the bootstrap data. */
+    networkKey: Uint8Array
+    /** Where new agents find the controllers: every controller's peer id and multiaddrs. */
+    controllerAddresses: () => BootstrapController[]
+  }
 }
 
 /** How often the acted-on Raft role is compared with the last one reported. */
@@ -77,16 +96,38 @@ export class ControllerRole implements Worker {
     const { id, controllers, admins, machines, presence } = options
     if (!controllers.includes(id)) throw new FatalError(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
     const storage = await LevelStorage.open(join(options.dataDir, 'controller'))
-    const identify = (peer: string): Entity | undefined => admins.includes(peer)
-      ? { kind: 'user', name: 'admin' }
-      : controllers.includes(peer) ? { kind: 'controller', id: peer } : machines.has(peer) ? { kind: 'machine', id: machines.get(peer)! } : undefined
+    // Machine agents are known by registration (the model binds their peer ids) or by --machine.
+    let nodeRef: ControllerNode | undefined
+    let registered = { revision: -1, byPeer: new Map<string, string>() }
+    const registeredMachine = (peer: string): string | undefined => {
+      const model = nodeRef?.host.model()
+      if (model === undefined) return undefined
+      if (model.revision !== registered.revision) {
+        const byPeer = new Map<string, string>()
+        for (const machine of tableValues(model.machines)) if (machine.agentPeer !== null) byPeer.set(machine.agentPeer, machine.id)
+        registered = { revision: model.revision, byPeer }
+      }
+      return registered.byPeer.get(peer)
+    }
+    const identify = (peer: string): Entity | undefined => {
+      if (admins.includes(peer)) return { kind: 'user', name: 'admin' }
+      if (controllers.includes(peer)) return { kind: 'controller', id: peer }
+      const machine = machines.get(peer) ?? registeredMachine(peer)
+      return machine === undefined ? undefined : { kind: 'machine', id: machine }
+    }
+    const peerOfMachine = (machine: string): string | undefined => {
+      const given = [...machines].find(([, m]) => m === machine)?.[0]
+      if (given !== undefined || nodeRef === undefined) return given
+      return readerOf(nodeRef.host.model()).machine(machine)?.agentPeer ?? undefined
+    }
     const presenceOf: MachinePresence = machine => {
-      const peer = [...machines].find(([, m]) => m === machine)?.[0]
+      const peer = peerOfMachine(machine)
       // A machine agent in this very process (role both) is heard whenever we run.
       if (peer === id) return { status: 'alive', since: undefined, heardBy: id }
       const seen = unitAgentPresence(peer === undefined ? undefined : presence.member(peer))
       return { status: seen.status, since: seen.since, heardBy: seen.heardBy }
     }
+    const modelListeners = new Set<() => void>()
     let node: ControllerNode
     try {
       node = await ControllerNode.start({
@@ -100,6 +141,8 @@ export class ControllerRole implements Worker {
         // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
         electionTicks: 6,
         heartbeatTicks: 1,
+        onApplied: () => { for (const listener of [...modelListeners]) listener() },
+        ...(options.provisioning === undefined ? {} : { singularWorkers: () => provisionerWorker(() => nodeRef, options, modelListeners) }),
         agents: {
           modelUuid: 'default',
           identify,
@@ -112,6 +155,7 @@ export class ControllerRole implements Worker {
       await storage.close()
       throw error
     }
+    nodeRef = node
     return new ControllerRole(node, storage, options)
   }
 
@@ -123,4 +167,45 @@ export class ControllerRole implements Worker {
     })()
     await this.#stopping
   }
+}
+
+/** The provisioner, while this controller runs the singular workers. */
+function provisionerWorker (node: () => ControllerNode | undefined, options: ControllerRoleOptions, modelListeners: Set<() => void>): { stop: () => void } {
+  const provisioning = options.provisioning!
+  const current = node()
+  if (current === undefined) return { stop: () => {} }
+  const providers = [provisioning.provider, ...(provisioning.manual === undefined ? [] : [provisioning.manual])]
+  const provisioner = new Provisioner({
+    controllerId: options.id,
+    incarnation: `${current.host.term}-${Date.now()}`,
+    clock: current.clock,
+    logger: options.logger.child('provisioner'),
+    providerFor: machine => machine.placement?.startsWith('ssh:') === true && provisioning.manual !== undefined ? provisioning.manual : provisioning.provider,
+    providers,
+    model: () => current.host.model(),
+    onModelChange: listener => {
+      // Coalesced: one pass per burst of applied entries.
+      let queued = false
+      const coalesced = (): void => {
+        if (queued) return
+        queued = true
+        setImmediate(() => { queued = false; listener() })
+      }
+      modelListeners.add(coalesced)
+      return () => { modelListeners.delete(coalesced) }
+    },
+    submit: async command => await current.submit(command),
+    newToken: () => randomBytes(16).toString('hex'),
+    newSecret: () => randomBytes(32).toString('hex'),
+    bootstrapFor: (machine, secret) => encodeBootstrapData({
+      version: 1,
+      modelUuid: 'default',
+      machineId: machine.id,
+      controllers: provisioning.controllerAddresses(),
+      networkKey: provisioning.networkKey,
+      secret
+    })
+  })
+  provisioner.start()
+  return { stop: () => { provisioner.stop() } }
 }

@@ -15,7 +15,10 @@ import { tableEntries, tableFrom, tableGet } from './table.ts'
 export function machineModelView (context: ModelContext, machineId: string): ModelContext {
   const reader = readerOf(context)
   const machine = reader.machine(machineId)
-  const machines: Array<[string, MachineRecord]> = machine === undefined ? [] : [[machineId, machine]]
+  // The registration secret is for the controllers to check, not for anyone to read back.
+  const machines: Array<[string, MachineRecord]> = machine === undefined
+    ? []
+    : [[machineId, { ...machine, provisioning: machine.provisioning === null ? null : { token: machine.provisioning.token, secret: '' } }]]
   const applications = new Map<string, ApplicationRecord>()
   const relations = new Map<string, RelationRecord>()
   const ownApplications = new Set<string>()

@@ -93,6 +93,8 @@ export function describeCommand (c: ModelCommand): string {
     case 'complete-command': return `complete command ${q(c.commandId)} of ${q(c.unit)}`
     case 'storage-attached': return `attach storage ${q(c.storageId)} to ${q(c.unit)}`
     case 'add-machine': return 'add a machine'
+    case 'set-machine-provisioning': return `record the provisioning of machine ${q(c.machine)}`
+    case 'register-machine-agent': return `register the agent of machine ${q(c.machine)}`
     case 'set-machine-instance': return `set the instance of machine ${q(c.machine)}`
     case 'set-machine-status': return `set the status of machine ${q(c.machine)}`
     case 'remove-machine': return `remove machine ${q(c.machine)}`
@@ -204,6 +206,11 @@ function requireController (c: ModelCommand, controller: string): void {
   const p = c.proposer
   if (p.kind === 'controller' && p.id === controller) return
   deny(c)
+}
+
+/** Any controller (the provisioner runs on whichever leads). */
+function requireAnyController (c: ModelCommand): void {
+  if (c.proposer.kind !== 'controller') deny(c)
 }
 
 function requireMachineAgent (c: ModelCommand, machine: MachineId): void {
@@ -446,7 +453,7 @@ function changedBag (c: ModelCommand, current: Readonly<Record<string, string>>,
   return sorted
 }
 
-function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>>): MachineRecord {
+function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>>, placement: string | null = null): MachineRecord {
   const id = String(d.counters.machine)
   d.counters = { ...d.counters, machine: d.counters.machine + 1 }
   const machine: MachineRecord = {
@@ -457,11 +464,25 @@ function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>
     addresses: [],
     agent: { status: 'pending', message: '', since: null, data: null },
     instance: { status: 'pending', message: '', since: null, data: null },
-    units: []
+    units: [],
+    clean: true,
+    placement,
+    provisioning: null,
+    agentPeer: null
   }
   putMachine(d, machine)
   d.touch(keys.machineStatus(id))
   return machine
+}
+
+/** The first alive machine that never hosted a unit and has no placement of its own, if any. */
+function cleanEmptyMachine (d: ModelDraft): MachineRecord | undefined {
+  // Machine ids are the counter's values, so the oldest clean machine is found first.
+  for (let n = 0; n < d.counters.machine; n++) {
+    const machine = d.machine(String(n))
+    if (machine !== undefined && machine.life === 'alive' && machine.clean && machine.units.length === 0 && machine.placement === null) return machine
+  }
+  return undefined
 }
 
 /** Adds one unit of `appName` on `machineId` (a new machine when null), beside `principal` if a subordinate. */
@@ -470,12 +491,13 @@ function createUnit (d: ModelDraft, appName: ApplicationName, machineId: Machine
   const charm = charmOf(d, app).metadata
   const name = `${app.name}/${app.nextUnitNumber}`
   assert(d.unit(name) === undefined, `model: unit "${name}" exists already`)
-  let machine = machineId === null ? undefined : d.machine(machineId)
+  // Placement first; else a clean, empty machine (Juju's AssignCleanEmpty); else a new one.
+  let machine = machineId === null ? cleanEmptyMachine(d) : d.machine(machineId)
   if (machine === undefined) {
     machine = newMachine(d, app.constraints)
     created.machines.push(machine.id)
   }
-  putMachine(d, { ...machine, units: [...machine.units, name] })
+  putMachine(d, { ...machine, units: [...machine.units, name], clean: false })
 
   const storage: Record<string, StorageRecord> = {}
   for (const [storeName, spec] of Object.entries(charm.storage)) {
@@ -1407,8 +1429,39 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
 
   'add-machine': (d, c) => {
     requireAdmin(c)
-    const machine = newMachine(d, constraintsOf(c, c.constraints))
+    let placement: string | null = null
+    if (c.placement !== undefined) {
+      placement = text(c, 'placement', c.placement)
+      if (!/^ssh:[A-Za-z0-9._-]+@[A-Za-z0-9.:_[\]-]+$/.test(placement) || placement.length > 256) refuse(c, `placement ${q(placement)} is not ssh:user@host[:port]`)
+    }
+    const machine = newMachine(d, constraintsOf(c, c.constraints), placement)
     return { machines: [machine.id] }
+  },
+
+  'set-machine-provisioning': (d, c) => {
+    requireAnyController(c)
+    const machine = getMachine(d, c, machineId(c, c.machine))
+    const token = text(c, 'token', c.token)
+    const secret = text(c, 'secret', c.secret)
+    if (!/^[0-9a-f]{16,128}$/.test(token) || !/^[0-9a-f]{32,128}$/.test(secret)) refuse(c, 'token and secret must be hex (16 to 128 and 32 to 128 digits)')
+    // The first record stands: a provisioner that lost the race (a new leader) reuses it.
+    if (machine.provisioning !== null || machine.life !== 'alive') return {}
+    putMachine(d, { ...machine, provisioning: { token, secret } })
+    return {}
+  },
+
+  'register-machine-agent': (d, c) => {
+    requireAnyController(c)
+    const machine = getMachine(d, c, machineId(c, c.machine))
+    const peer = text(c, 'peer', c.peer)
+    const secret = text(c, 'secret', c.secret)
+    if (peer === '' || peer.length > 128) refuse(c, 'peer must be a peer id')
+    if (machine.agentPeer === peer) return {}
+    if (machine.agentPeer !== null) refuse(c, 'an agent has registered for it already')
+    if (machine.life !== 'alive') refuse(c, `machine is ${machine.life}`)
+    if (machine.provisioning === null || machine.provisioning.secret === '' || machine.provisioning.secret !== secret) refuse(c, 'the registration secret is wrong or used')
+    putMachine(d, { ...machine, agentPeer: peer, provisioning: { token: machine.provisioning.token, secret: '' } })
+    return {}
   },
 
   'set-machine-instance': (d, c) => {

@@ -225,6 +225,18 @@ export interface MachineRecord {
   readonly instance: StatusRecord<MachineInstanceStatus>
   /** Units assigned to this machine (principals and their subordinates), in assignment order. */
   readonly units: readonly UnitName[]
+  /** Never hosted a unit: a unit deployed without placement takes a clean, empty machine first. */
+  readonly clean: boolean
+  /** Where the machine must run, for the provider (`ssh:user@host` for manual); null: anywhere. */
+  readonly placement: string | null
+  /**
+   * Recorded by the provisioner before the first start: the instance idempotency token
+   * (the same token never makes a second instance) and the one-time registration secret
+   * in the bootstrap data, emptied once an agent has registered with it.
+   */
+  readonly provisioning: { readonly token: string, readonly secret: string } | null
+  /** The peer id of the machine agent that registered for this machine. */
+  readonly agentPeer: string | null
 }
 
 // ---------------------------------------------------------------------------------
@@ -514,7 +526,11 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'enqueue-command', readonly unit: UnitName, readonly commands: string }
   | { readonly type: 'complete-command', readonly unit: UnitName, readonly commandId: string }
   | { readonly type: 'storage-attached', readonly unit: UnitName, readonly storageId: StorageId, readonly location?: string }
-  | { readonly type: 'add-machine', readonly constraints?: Constraints }
+  | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string }
+  /** The provisioner records how it will start the machine's instance (controllers only). */
+  | { readonly type: 'set-machine-provisioning', readonly machine: MachineId, readonly token: string, readonly secret: string }
+  /** A new agent proved the machine's one-time secret: its peer id is now the machine's agent (controllers only). */
+  | { readonly type: 'register-machine-agent', readonly machine: MachineId, readonly peer: string, readonly secret: string }
   | { readonly type: 'set-machine-instance', readonly machine: MachineId, readonly instanceId: string, readonly addresses: readonly string[] }
   | {
     readonly type: 'set-machine-status'
@@ -559,7 +575,7 @@ export const modelCommandTypes = [
   'leader-settings', 'claim-leadership', 'extend-leadership', 'release-leadership',
   'unit-dead', 'set-unit-status', 'set-agent-status', 'resolved', 'clear-resolved',
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
-  'storage-attached', 'add-machine', 'set-machine-instance', 'set-machine-status',
+  'storage-attached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose',
   'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
 ] as const satisfies readonly ModelCommandType[]

@@ -1,0 +1,313 @@
+/**
+ * The provisioner (Juju's worker of the same name): a singular worker on the controller
+ * leader that turns the model's machines into instances through a Provider and back.
+ * One machine statechart (actors/machine/machine-machine.ts) per machine carries the
+ * start and stop attempts, the back-off and the status; this worker feeds it the model
+ * and the provider's facts and writes back what it learns.
+ *
+ * Each pass, serialised and triggered by model changes and a periodic tick:
+ * 1. List the provider's instances. Stop the unknown ones first — an instance whose
+ *    machine has left the model, or whose token is not the machine's — so a machine
+ *    never has two (Juju: "stop unknown instances before starting pending ones").
+ * 2. A pending machine (alive, no instance recorded) first gets its provisioning record
+ *    through Raft: an idempotency token and a one-time registration secret. The first
+ *    record stands, so a new leader reuses the old leader's token, and the provider
+ *    answers a start with a token it has seen with the same instance.
+ * 3. An instance the provider already has for the machine's token is adopted
+ *    (`set-machine-instance`), else the machine's actor is asked to provision, at most
+ *    limits.provisionerStartsInFlightMax at once. A round of failed attempts ends in
+ *    `provisioning error` with the reason in status; retryable failures (quota, no
+ *    capacity, a failed deployment) start a new round after limits.provisionerRetryRoundMs.
+ * 4. A dying machine's actor learns its unit count; with none left it stops the instance
+ *    and the machine is marked dead here if its agent has not done so.
+ * The instance status and message of each machine follow its actor's (machine-status.ts),
+ * written only when they change.
+ *
+ * Leadership: started when this controller begins to run singular workers, stopped when
+ * it stops; starts already in flight finish in the cloud, and the next leader adopts
+ * their instances by token. Nothing here reads a clock but the injected one.
+ */
+import { createActor, fromPromise, type ActorRefFrom } from 'xstate'
+import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import { limits } from '../../runtime/limits.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { CommandResult, MachineRecord, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import { tableValues } from '../../runtime/model/table.ts'
+import type { InstanceInfo, Provider } from '../../runtime/provider.ts'
+import { machineMachine } from '../machine/machine-machine.ts'
+import { machineStatus } from '../machine/machine-status.ts'
+import type { MachinePolicy, StartInstanceInput, StartInstanceOutput, StopInstanceInput } from '../machine/machine-types.ts'
+
+const component = 'provisioner'
+
+export interface ProvisionerOptions {
+  /** This controller: the proposer of every command, and part of every request id. */
+  controllerId: string
+  /** Tells this incarnation's request ids apart from an earlier one's (e.g. the Raft term). */
+  incarnation: string
+  clock: Clock
+  logger: Logger
+  /** The provider of a machine (the manual one for `ssh:` placements). */
+  providerFor: (machine: MachineRecord) => Provider
+  /** Every provider whose instances this controller owns (for the unknown-instance sweep). */
+  providers: readonly Provider[]
+  /** The model as applied on this controller, and its change feed. */
+  model: () => ModelContext
+  onModelChange: (listener: () => void) => () => void
+  submit: (command: ModelCommand) => Promise<CommandResult>
+  /** Fresh random hex: 16+ digits for tokens, 32+ for secrets (agent/ provides crypto). */
+  newToken: () => string
+  newSecret: () => string
+  /** The bootstrap data of a machine's instance (runtime/bootstrap-data.ts). */
+  bootstrapFor: (machine: MachineRecord, secret: string) => Uint8Array
+  /** Shorter timings in tests and the simulator. */
+  policy?: Partial<MachinePolicy>
+  reconcileIntervalMs?: number
+  retryRoundMs?: number
+}
+
+type MachineActor = ActorRefFrom<typeof machineMachine>
+
+interface Tracked {
+  readonly actor: MachineActor
+  /** The provider's instance recorded in the model, so it is written once. */
+  recorded: string | null
+  /** When the current provisioning error may start a new round (on the clock). */
+  retryAt: number | null
+  markedDead: boolean
+}
+
+export class Provisioner {
+  readonly #o: ProvisionerOptions
+  readonly #machines = new Map<string, Tracked>()
+  #unsubscribe: (() => void) | undefined
+  #timer: TimerHandle | undefined
+  #running = false
+  #again = false
+  #stopped = false
+  #requests = 0
+  /** Commands this incarnation has in flight, by a key naming what they do (so each is sent once at a time). */
+  readonly #inFlight = new Set<string>()
+  /** Counters for tests, benchmarks and the inspector. */
+  readonly counters = { passes: 0, starts: 0, stops: 0, adopted: 0, unknownStopped: 0, failures: 0 }
+
+  constructor (options: ProvisionerOptions) {
+    this.#o = options
+  }
+
+  start (): void {
+    this.#unsubscribe = this.#o.onModelChange(() => { this.#kick() })
+    this.#kick()
+  }
+
+  stop (): void {
+    this.#stopped = true
+    this.#unsubscribe?.()
+    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
+    for (const tracked of this.#machines.values()) tracked.actor.stop()
+    this.#machines.clear()
+  }
+
+  /** The machine actors' snapshots, for the inspector and tests. */
+  actors (): ReadonlyMap<string, MachineActor> {
+    return new Map([...this.#machines].map(([id, tracked]) => [id, tracked.actor]))
+  }
+
+  #kick (): void {
+    if (this.#stopped) return
+    if (this.#running) {
+      this.#again = true
+      return
+    }
+    this.#running = true
+    void this.#passes().finally(() => {
+      this.#running = false
+      if (this.#stopped) return
+      if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
+      this.#timer = this.#o.clock.setTimeout(() => { this.#kick() }, this.#o.reconcileIntervalMs ?? limits.provisionerReconcileIntervalMs)
+    })
+  }
+
+  async #passes (): Promise<void> {
+    do {
+      this.#again = false
+      try {
+        await this.#pass()
+      } catch (error) {
+        this.counters.failures++
+        this.#o.logger.log('warning', `${component}: pass failed: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    } while (this.#again && !this.#stopped)
+  }
+
+  async #pass (): Promise<void> {
+    this.counters.passes++
+    const instances = (await Promise.all(this.#o.providers.map(async provider => await provider.allInstances()))).flat()
+    if (this.#stopped) return
+    const model = this.#o.model()
+    await this.#stopUnknown(model, instances)
+    const reader = readerOf(model)
+    const byToken = new Map(instances.filter(i => i.status !== 'stopping' && i.status !== 'failed').map(i => [i.token, i]))
+    for (const machine of tableValues(model.machines)) {
+      if (this.#stopped) return
+      this.#reconcileMachine(machine, byToken.get(machine.provisioning?.token ?? ''))
+    }
+    // Machines that left the model: their actors go (their instances were unknown above).
+    for (const [id, tracked] of this.#machines) {
+      if (reader.machine(id) === undefined) {
+        tracked.actor.stop()
+        this.#machines.delete(id)
+      }
+    }
+  }
+
+  /** Instances no machine of the model owns (by machine id and token) are stopped first. */
+  async #stopUnknown (model: ModelContext, instances: readonly InstanceInfo[]): Promise<void> {
+    const reader = readerOf(model)
+    const unknown = instances.filter(instance => {
+      if (instance.status === 'stopped') return false
+      const machine = reader.machine(instance.machineId)
+      return machine === undefined || machine.provisioning === null || machine.provisioning.token !== instance.token
+    })
+    for (const provider of this.#o.providers) {
+      const ids = unknown.filter(i => this.#owns(provider, i)).map(i => i.instanceId)
+      if (ids.length === 0) continue
+      this.#o.logger.log('info', `${component}: stopping unknown instances ${ids.join(', ')}`)
+      this.counters.unknownStopped += ids.length
+      await provider.stopInstances(ids)
+    }
+  }
+
+  #owns (provider: Provider, instance: InstanceInfo): boolean {
+    return instance.instanceId.startsWith(`${provider.name}:`) || this.#o.providers.length === 1
+  }
+
+  #reconcileMachine (machine: MachineRecord, existing: InstanceInfo | undefined): void {
+    const id = machine.id
+    if (machine.provisioning === null) {
+      if (machine.life === 'alive' && machine.instanceId === null) {
+        this.#command(`provisioning/${id}`, { type: 'set-machine-provisioning', machine: id, token: this.#o.newToken(), secret: this.#o.newSecret() })
+      }
+      return
+    }
+    let tracked = this.#machines.get(id)
+    if (tracked === undefined) {
+      const instance = machine.instanceId !== null
+        ? { instanceId: machine.instanceId, addresses: machine.addresses }
+        : existing !== undefined && existing.status === 'running' ? { instanceId: existing.instanceId, addresses: existing.addresses } : undefined
+      if (instance !== undefined && machine.instanceId === null) this.counters.adopted++
+      tracked = this.#track(machine, instance)
+    }
+    const { actor } = tracked
+    const now = this.#o.clock.now()
+    const snapshot = actor.getSnapshot()
+    // Pending: ask for an instance, within the bound on starts in flight.
+    if (machine.life === 'alive' && snapshot.matches({ lifecycle: 'pending' }) && this.#startsInFlight() < limits.provisionerStartsInFlightMax) {
+      this.counters.starts++
+      actor.send({ type: 'machine.provision', at: now, bootstrapData: this.#o.bootstrapFor(machine, machine.provisioning.secret) })
+    }
+    // A round that ended in error starts again later, unless the provider called it hopeless.
+    if (actor.getSnapshot().matches({ lifecycle: 'provisioningError' })) {
+      const failure = actor.getSnapshot().context.lastFailure
+      if (tracked.retryAt === null) tracked.retryAt = now + (this.#o.retryRoundMs ?? limits.provisionerRetryRoundMs)
+      if (now >= tracked.retryAt && failure !== null && !/: invalid: /.test(failure.reason)) {
+        tracked.retryAt = null
+        actor.send({ type: 'machine.retryProvisioning', at: now })
+      }
+    }
+    if (machine.agent.status === 'started' && actor.getSnapshot().context.agentReportedAt === null) actor.send({ type: 'agent.started', at: now })
+    actor.send({ type: 'machine.unitsChanged', count: machine.units.length, at: now })
+    if (machine.life !== 'alive' && actor.getSnapshot().context.life === 'alive') actor.send({ type: 'machine.destroy', at: now })
+    this.#writeBack(machine, tracked)
+  }
+
+  #track (machine: MachineRecord, instance: { instanceId: string, addresses: readonly string[] } | undefined): Tracked {
+    const o = this.#o
+    const providerFor = (): Provider => o.providerFor(readerOf(o.model()).machine(machine.id) ?? machine)
+    const logic = machineMachine.provide({
+      actors: {
+        startInstance: fromPromise<StartInstanceOutput, StartInstanceInput>(async ({ input }) => {
+          const current = readerOf(o.model()).machine(input.machineId)
+          if (current?.provisioning == null) throw new Error(`${component}: machine ${input.machineId} has no provisioning record`)
+          return await providerFor().startInstance({
+            machineId: input.machineId,
+            token: current.provisioning.token,
+            bootstrap: input.bootstrapData ?? new Uint8Array(),
+            constraints: input.constraints,
+            ...(current.placement === null ? {} : { placement: current.placement })
+          }, progress => {
+            const actor = this.#machines.get(input.machineId)?.actor
+            if (progress.type === 'allocated') actor?.send({ type: 'instance.allocated', instanceId: progress.instanceId, at: o.clock.now() })
+            else actor?.send({ type: 'instance.deploying', message: progress.message, at: o.clock.now() })
+          })
+        }),
+        stopInstance: fromPromise<void, StopInstanceInput>(async ({ input }) => {
+          this.counters.stops++
+          await providerFor().stopInstances([input.instanceId])
+        })
+      }
+    })
+    const actor = createActor(logic, {
+      clock: o.clock,
+      input: {
+        machineId: machine.id,
+        now: o.clock.now(),
+        constraints: machine.constraints,
+        unitCount: machine.units.length,
+        ...(instance === undefined ? {} : { instance }),
+        ...(o.policy === undefined ? {} : { policy: o.policy })
+      }
+    })
+    const tracked: Tracked = { actor, recorded: machine.instanceId, retryAt: null, markedDead: false }
+    this.#machines.set(machine.id, tracked)
+    // Each change of the actor is written back against the model as it is then.
+    actor.subscribe({
+      next: () => {
+        const current = readerOf(o.model()).machine(machine.id)
+        if (current !== undefined && !this.#stopped) this.#writeBack(current, tracked)
+      },
+      error: error => { o.logger.log('error', `${component}: machine ${machine.id} actor failed: ${String(error)}`) }
+    })
+    actor.start()
+    return tracked
+  }
+
+  /** What the actor knows that the model does not yet: the instance, the instance status, death. */
+  #writeBack (machine: MachineRecord, tracked: Tracked): void {
+    const snapshot = tracked.actor.getSnapshot()
+    const context = snapshot.context
+    if (context.instanceState === 'running' && context.instanceId !== null && machine.instanceId === null && tracked.recorded !== context.instanceId) {
+      this.#command(`instance/${machine.id}`, { type: 'set-machine-instance', machine: machine.id, instanceId: context.instanceId, addresses: [...context.addresses] },
+        () => { tracked.recorded = context.instanceId })
+    }
+    const status = machineStatus(snapshot)
+    if (machine.life === 'alive' && (status.instanceStatus !== machine.instance.status || status.message !== machine.instance.message)) {
+      this.#command(`status/${machine.id}/${status.instanceStatus}/${status.message}`, {
+        type: 'set-machine-status', machine: machine.id, instanceStatus: status.instanceStatus, message: status.message, now: Math.floor(this.#o.clock.now())
+      })
+    }
+    if (snapshot.matches({ lifecycle: 'dead' }) && !tracked.markedDead && machine.units.length === 0) {
+      this.#command(`dead/${machine.id}`, { type: 'machine-dead', machine: machine.id }, () => { tracked.markedDead = true })
+    }
+  }
+
+  #startsInFlight (): number {
+    let n = 0
+    for (const { actor } of this.#machines.values()) if (actor.getSnapshot().matches({ lifecycle: 'provisioning' })) n++
+    return n
+  }
+
+  /** Submits once at a time per key; a failure is logged and retried by a later pass. */
+  #command (key: string, body: Record<string, unknown>, onApplied?: () => void): void {
+    if (this.#inFlight.has(key) || this.#stopped) return
+    this.#inFlight.add(key)
+    const command = { ...body, requestId: `${component}/${this.#o.controllerId}/${this.#o.incarnation}/${++this.#requests}`, proposer: { kind: 'controller', id: this.#o.controllerId } } as unknown as ModelCommand
+    void this.#o.submit(command).then(result => {
+      if (result.ok) onApplied?.()
+      else this.#o.logger.log('warning', `${component}: ${result.error}`)
+    }, (error: unknown) => {
+      this.#o.logger.log('warning', `${component}: ${String(body.type)} for machine ${String(body.machine)} not committed: ${error instanceof Error ? error.message : String(error)}`)
+    }).finally(() => { this.#inFlight.delete(key) })
+  }
+}
