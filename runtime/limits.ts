@@ -364,5 +364,23 @@ export const limits = {
   /** Provisioner: a machine in provisioning error starts a new round of attempts after this (unless the provider called it invalid). */
   provisionerRetryRoundMs: 60_000,
   /** A provisioned machine agent's registration: rounds over every controller before its start fails (and its supervisor backs off). */
-  registrationAttemptsMax: 30
+  registrationAttemptsMax: 30,
+  /**
+   * Local provider (agent/providers/local-provider.ts): how often its watchdog looks for
+   * dead agent processes; a restarted agent restarts after the min, doubling per
+   * consecutive crash up to the max, so a crash loop knocks at most once a minute; an agent
+   * that ran this long before dying counts as healthy and its back-off starts again.
+   */
+  localProviderWatchIntervalMs: 1_000,
+  localProviderRestartDelayMsMin: 1_000,
+  localProviderRestartDelayMsMax: 60_000,
+  localProviderHealthyAfterMs: 60_000,
+  /** Local provider: how long a new agent process must stay alive before its start counts (catches a bad bootstrap file). */
+  localProviderStartCheckMs: 1_000,
+  /** Local provider: grace between SIGTERM and SIGKILL when an instance is stopped. */
+  localProviderStopGraceMs: 10_000,
+  /** Local provider: bytes of an agent's log read to explain a failed start; one line of it shows. */
+  localProviderLogTailBytes: 4096,
+  /** Manual provider: files in the agent code it ships to a host (the project with node_modules has ~5.5k). */
+  manualSourceFilesMax: 200_000
 } as const

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
 import { runControllerGroupFaults, type ControllerScenarioOptions, type ControllerScenarioResult } from './scenarios/controller-group-faults.ts'
 import { runMachineAgentFaults, type ScenarioOptions, type ScenarioResult } from './scenarios/machine-agent-faults.ts'
+import { runProvisioningFaults, type ProvisioningScenarioOptions, type ProvisioningScenarioResult } from './scenarios/provisioning-faults.ts'
 
 /**
  * Many seeds of a scenario, spread over worker threads. Each worker runs a slice of the
@@ -11,6 +12,7 @@ import { runMachineAgentFaults, type ScenarioOptions, type ScenarioResult } from
 export interface Scenarios {
   'machine-agent': { options: Omit<ScenarioOptions, 'seed'>, result: ScenarioResult }
   'controller-group': { options: Omit<ControllerScenarioOptions, 'seed'>, result: ControllerScenarioResult }
+  'provisioning': { options: Omit<ProvisioningScenarioOptions, 'seed'>, result: ProvisioningScenarioResult }
 }
 
 export type ScenarioName = keyof Scenarios
@@ -33,6 +35,7 @@ export interface SwarmWorkerRequest {
 /** Runs one seed of the named scenario in this thread. */
 async function runOne<K extends ScenarioName> (kind: K, seed: number, scenario: Scenarios[K]['options']): Promise<Scenarios[K]['result']> {
   if (kind === 'controller-group') return await runControllerGroupFaults({ ...scenario as Scenarios['controller-group']['options'], seed })
+  if (kind === 'provisioning') return await runProvisioningFaults({ ...scenario as Scenarios['provisioning']['options'], seed })
   return await runMachineAgentFaults({ ...scenario as Scenarios['machine-agent']['options'], seed })
 }
 
