@@ -34,7 +34,10 @@
 import '../runtime/polyfill.ts'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
-import { decodeBootstrapData, type BootstrapData } from '../runtime/bootstrap-data.ts'
+import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
+import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
+import { LocalProvider } from './providers/local-provider.ts'
+import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { join } from 'node:path'
@@ -47,12 +50,12 @@ import { Libp2pTransport } from './mesh/libp2p-transport.ts'
 import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
-import { ControllerRole } from './roles/controller-role.ts'
+import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
 import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { SystemClock } from './system-clock.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--presence-ms H,S,F]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -89,7 +92,8 @@ function parseOptions () {
       'presence-ms': { type: 'string' },
       bootstrap: { type: 'string' },
       provider: { type: 'string' },
-      'machines-dir': { type: 'string' }
+      'machines-dir': { type: 'string' },
+      'provider-config': { type: 'string' }
     },
     strict: true
   }).values
@@ -109,6 +113,12 @@ async function main (): Promise<void> {
   const machineId = role === 'controller' ? undefined : boot?.machineId ?? values['machine-id'] ?? fail(`expected --machine-id with --role ${role}; ${usage}`)
   const providerName = values.provider ?? 'none'
   if (!providers.includes(providerName as typeof providers[number])) fail(`expected --provider ${providers.join(' or ')}, got ${JSON.stringify(providerName)}`)
+  let providerConfig: ProviderConfig
+  try {
+    providerConfig = readProviderConfig(values['provider-config'])
+  } catch (error) {
+    fail((error as Error).message)
+  }
   const machines = new Map((values.machine ?? []).map(entry => {
     const [machine, peer] = entry.split('=')
     if (machine === undefined || peer === undefined || machine === '' || peer === '') fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
@@ -141,13 +151,32 @@ async function main (): Promise<void> {
 
   const children: SupervisorChild[] = []
   if (role !== 'machine') {
+    const provisioning = providerName === 'none' ? undefined : localProvisioning(join(dataDir, '..', 'machines'))
     children.push({
       name: 'controller',
       start: async () => await ControllerRole.start({
         id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger,
-        onRole: change => { say({ event: 'role', ...change }) }
+        onRole: change => { say({ event: 'role', ...change }) },
+        ...(provisioning === undefined ? {} : { provisioning })
       })
     })
+  }
+
+  /**
+   * The local provider under `--machines-dir` (shared by the controllers of this host, so a
+   * new leader adopts the agents the old one started), with the provider config's
+   * injected faults around it; its watchdog runs only while the provisioner does.
+   */
+  function localProvisioning (defaultHome: string): NonNullable<ControllerRoleOptions['provisioning']> {
+    const local = new LocalProvider({ home: values['machines-dir'] ?? defaultHome, logger: logger.child('local-provider') })
+    const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
+    return {
+      provider,
+      networkKey,
+      watchdog: local,
+      ...(providerConfig.retryDelayMs === undefined ? {} : { retryDelayMs: providerConfig.retryDelayMs }),
+      controllerAddresses: () => controllerAddresses(id, mesh.addresses().map(String), seeds)
+    }
   }
   let machineRole: MachineRole | undefined
   if (machineId !== undefined) {
@@ -189,6 +218,17 @@ async function main (): Promise<void> {
   supervisor.start()
   process.once('SIGTERM', () => { void stop(0) })
   process.once('SIGINT', () => { void stop(0) })
+}
+
+/** Every controller's peer id and multiaddrs: this one's own, and the seeds' by their `/p2p/` suffix. */
+function controllerAddresses (self: string, own: readonly string[], seeds: readonly string[]): BootstrapController[] {
+  const byPeer = new Map<string, string[]>([[self, own.map(a => a.includes('/p2p/') ? a : `${a}/p2p/${self}`)]])
+  for (const seed of seeds) {
+    const peer = /\/p2p\/([^/]+)$/.exec(seed)?.[1]
+    if (peer === undefined || peer === self) continue
+    byPeer.set(peer, [...byPeer.get(peer) ?? [], seed])
+  }
+  return [...byPeer].map(([peerId, addresses]) => ({ peerId, addresses }))
 }
 
 function readBootstrap (file: string): BootstrapData {

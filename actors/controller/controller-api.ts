@@ -68,8 +68,17 @@ export interface SummaryUnit {
   agentHeardBy?: string
 }
 
+export interface SummaryMachine {
+  agent: string
+  life: string
+  instance: string
+  /** The instance status's message: the provider's reason while provisioning fails. */
+  message: string
+  instanceId: string | null
+}
+
 export type SummaryReply =
-  | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, SummaryUnit>, machineStatus: Record<string, { agent: string, life: string }> }
+  | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, SummaryUnit>, machineStatus: Record<string, SummaryMachine> }
   | { ok: false, error: string }
 
 /** Whether a machine agent is heard from (runtime/presence), for the units' agent status. */
@@ -106,10 +115,10 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
     const model = await node.read()
     const reader = readerOf(model)
     const machines = tableKeys(model.machines).filter(id => reader.machine(id) !== undefined)
-    const machineStatus: Record<string, { agent: string, life: string }> = {}
+    const machineStatus: Record<string, SummaryMachine> = {}
     for (const id of machines) {
       const machine = reader.machine(id)!
-      machineStatus[id] = { agent: machine.agent.status, life: machine.life }
+      machineStatus[id] = { agent: machine.agent.status, life: machine.life, instance: machine.instance.status, message: machine.instance.message, instanceId: machine.instanceId }
     }
     const units: Record<string, SummaryUnit> = {}
     for (const [name, unit] of tableEntries(model.units)) {

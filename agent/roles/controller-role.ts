@@ -55,6 +55,10 @@ export interface ControllerRoleOptions {
     networkKey: Uint8Array
     /** Where new agents find the controllers: every controller's peer id and multiaddrs. */
     controllerAddresses: () => BootstrapController[]
+    /** The provisioner's back-off after a failed start or stop, [min, max] ms. */
+    retryDelayMs?: readonly [number, number]
+    /** Runs while the provisioner does (the local provider's restart watchdog). */
+    watchdog?: { start: () => void, stop: () => Promise<void> }
   }
 }
 
@@ -195,6 +199,7 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Con
       return () => { modelListeners.delete(coalesced) }
     },
     submit: async command => await current.submit(command),
+    ...(provisioning.retryDelayMs === undefined ? {} : { policy: { retryDelayMsMin: provisioning.retryDelayMs[0], retryDelayMsMax: provisioning.retryDelayMs[1] }, retryRoundMs: provisioning.retryDelayMs[1] }),
     newToken: () => randomBytes(16).toString('hex'),
     newSecret: () => randomBytes(32).toString('hex'),
     bootstrapFor: (machine, secret) => encodeBootstrapData({
@@ -207,5 +212,11 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Con
     })
   })
   provisioner.start()
-  return { stop: () => { provisioner.stop() } }
+  provisioning.watchdog?.start()
+  return {
+    stop: () => {
+      provisioner.stop()
+      void provisioning.watchdog?.stop()
+    }
+  }
 }

@@ -216,7 +216,8 @@ export class CantripdCluster {
   async close (): Promise<void> {
     await this.client?.stop()
     for (const agent of [...this.machines, ...this.controllers]) {
-      if (agent.process !== undefined && agent.process.exitCode === null) {
+      // Not yet exited (a process killed by a signal has a signalCode and no exitCode).
+      if (agent.process !== undefined && agent.process.exitCode === null && agent.process.signalCode === null) {
         agent.process.kill('SIGTERM')
         const exited = new Promise(resolve => { agent.process!.once('exit', resolve) })
         const timer = setTimeout(() => { agent.process?.kill('SIGKILL') }, 10_000)
