@@ -10,8 +10,8 @@
 import { decode, encode } from '../../runtime/codec.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
-import type { Entity, ModelContext } from '../../runtime/model/model-types.ts'
-import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
+import type { Entity, MachineRecord, ModelContext } from '../../runtime/model/model-types.ts'
+import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { ControllerNode } from './controller-node.ts'
 
@@ -37,6 +37,12 @@ export type ApiRequest =
    * controllers bind the caller's peer id to the machine. Again by the same peer: ok.
    */
   | { op: 'register', machine: string, secret: string }
+  /** Admins only: the whole model, read linearizably, with each machine agent's presence (status, the CLI). */
+  | { op: 'model' }
+
+export type FullModelReply =
+  | { ok: true, model: ModelContext, presence: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }>, leader: string, term: number }
+  | { ok: false, error: string }
 
 export type RegisterReply = { ok: true } | { ok: false, error: string }
 
@@ -91,7 +97,7 @@ export async function serveApiRequest (node: ControllerNode, identify: IdentifyP
   return encode(await answer(node, identify, request, charms, presence), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -101,9 +107,10 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   const op = typeof body === 'object' && body !== null ? (body as { op?: unknown }).op : undefined
   if (op === 'model-summary') return await summary(node, identify, request, presence)
   if (op === 'register') return await register(node, request, body as { machine?: unknown, secret?: unknown })
+  if (op === 'model') return await fullModel(node, identify, request, presence)
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {
@@ -134,6 +141,26 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
       }
     }
     return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units, machineStatus }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+async function fullModel (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<FullModelReply> {
+  const caller = identify(request.from)
+  if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
+    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the whole model` }
+  }
+  try {
+    const model = await node.read()
+    const heard: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }> = {}
+    for (const id of tableKeys(model.machines)) {
+      const p = presence?.(id)
+      if (p !== undefined) heard[id] = { status: p.status, since: p.since ?? null, heardBy: p.heardBy ?? null }
+    }
+    // Registration secrets stay with the controllers, even from admins.
+    const machines = tableFrom<MachineRecord>([...tableEntries(model.machines)].map(([id, m]) => [id, m.provisioning === null ? m : { ...m, provisioning: { token: m.provisioning.token, secret: '' } }]))
+    return { ok: true, model: { ...model, machines }, presence: heard, leader: node.host.leader, term: node.host.term }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }

@@ -1,11 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+/**
+ * Whether a process with this pid still runs (signal 0 checks without sending anything).
+ * A zombie — exited, not yet reaped, as detached processes whose parent is gone can stay
+ * in a container without an init that reaps — does not count.
+ */
 export function processAlive (pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
+  } catch {
+    return false
+  }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
   } catch {
     return false
   }

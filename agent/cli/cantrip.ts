@@ -1,0 +1,39 @@
+#!/usr/bin/env -S node --import tsx
+/**
+ * `cantrip`: the command line, with Juju's commands, flags and output. Each command
+ * lives in agent/cli/commands/ and registers itself on the program; this entry point
+ * parses (refusing unknown flags and bad values before anything is sent), runs, closes
+ * every connection, and turns a failure into one line on stderr and exit 1.
+ */
+import '../../runtime/polyfill.ts'
+import { Command, CommanderError } from 'commander'
+import { cantripVersion, createContext } from './cli-context.ts'
+import { commands } from './commands/index.ts'
+
+async function main (argv: string[]): Promise<number> {
+  const noColor = argv.includes('--no-color')
+  const context = createContext({ noColor })
+  const program = new Command('cantrip')
+    .description('deploy, relate and scale charms on a mesh of agents, the way Juju does')
+    .version(cantripVersion, '--client-version', 'print the client version')
+    .option('--no-color', 'plain output, no colour or progress drawing (also NO_COLOR, CI)')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeErr: text => { process.stderr.write(text) } })
+  for (const register of commands) register(program, context)
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return 0
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode
+    const message = error instanceof Error ? error.message : String(error)
+    process.stderr.write(`ERROR ${message.split('\n')[0]}\n`)
+    return 1
+  } finally {
+    await context.closeAll()
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))
+// libp2p may leave timers behind; the command is done.
+process.exit()

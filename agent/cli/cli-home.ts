@@ -1,0 +1,73 @@
+/**
+ * Where the CLI keeps what it knows of its controllers, like Juju's
+ * ~/.local/share/juju/controllers.yaml: `$CANTRIP_HOME` (default
+ * `~/.local/share/cantrip`) holds `controllers.yaml` and one directory per controller
+ * with its network key, the admin's identity and the controllers' data.
+ *
+ *   current-controller: local
+ *   controllers:
+ *     local:
+ *       dir: /home/me/.local/share/cantrip/controllers/local
+ *       controllers: [{ peer-id, addresses, pid, data-dir }]   # one per member of the group
+ *       provider: local
+ *       version: 0.1.0
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { parse, stringify } from 'yaml'
+import { InvalidInputError } from '../../runtime/errors.ts'
+
+const component = 'cantrip'
+
+export interface ControllerMember {
+  'peer-id': string
+  addresses: string[]
+  pid: number
+  'data-dir': string
+}
+
+export interface ControllerEntry {
+  dir: string
+  controllers: ControllerMember[]
+  provider: string
+  version: string
+}
+
+export interface ControllersFile {
+  'current-controller': string | null
+  controllers: Record<string, ControllerEntry>
+}
+
+export function cantripHome (): string {
+  return process.env['CANTRIP_HOME'] ?? join(homedir(), '.local', 'share', 'cantrip')
+}
+
+export function readControllers (): ControllersFile {
+  const file = join(cantripHome(), 'controllers.yaml')
+  if (!existsSync(file)) return { 'current-controller': null, controllers: {} }
+  const value = parse(readFileSync(file, 'utf8')) as ControllersFile | null
+  if (value === null || typeof value !== 'object' || typeof value.controllers !== 'object') {
+    throw new InvalidInputError(component, `a controllers file at ${file}`, 'something else')
+  }
+  return value
+}
+
+/** Written whole to a temporary file and renamed, so a crash never leaves half a file. */
+export function writeControllers (file: ControllersFile): void {
+  const home = cantripHome()
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  const path = join(home, 'controllers.yaml')
+  writeFileSync(`${path}.tmp`, stringify(file), { mode: 0o600 })
+  renameSync(`${path}.tmp`, path)
+}
+
+/** The named controller, or the current one; a clear error when there is none. */
+export function controllerEntry (name?: string): { name: string, entry: ControllerEntry } {
+  const file = readControllers()
+  const chosen = name ?? file['current-controller'] ?? undefined
+  if (chosen === undefined) throw new InvalidInputError(component, 'a controller (run "cantrip bootstrap" first, or pass -c NAME)', 'none')
+  const entry = file.controllers[chosen]
+  if (entry === undefined) throw new InvalidInputError(component, `one of the known controllers (${Object.keys(file.controllers).join(', ') || 'none'})`, chosen)
+  return { name: chosen, entry }
+}

@@ -1,0 +1,119 @@
+/**
+ * `cantrip bootstrap [NAME] [--ha N]`: a controller group on this host with the local
+ * provider, as `juju bootstrap localhost` does. It makes the private network key, the
+ * admin's identity and one identity per controller, starts each controller as a detached
+ * `cantripd --role controller --provider local` (its log in `<dir>/cN/cantripd.log`),
+ * waits until the group has a leader that answers a linearizable read, and records the
+ * controller in `controllers.yaml` as the current one. Machines the model needs are then
+ * started by the leader's provisioner under `<dir>/machines`.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, openSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { InvalidInputError } from '../../../runtime/errors.ts'
+import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
+import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
+import { cantripVersion, type RegisterCommand } from '../cli-context.ts'
+import { cantripHome, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
+import { Connection } from '../connection.ts'
+import { progress } from '../progress.ts'
+
+const component = 'cantrip bootstrap'
+const haMax = 7
+/** How long the new group may take to elect a leader and answer. */
+const readyTimeoutMs = 120_000
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+
+export const registerBootstrap: RegisterCommand = (program, context) => {
+  program.command('bootstrap')
+    .description('start a controller group on this host (local provider) and make it current')
+    .argument('[name]', 'controller name', 'local')
+    .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
+    .action(async (name: string, options: { ha: string }) => {
+      const ha = Number(options.ha)
+      if (!Number.isSafeInteger(ha) || ha < 1 || ha > haMax || ha % 2 === 0) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${haMax}`, options.ha)
+      if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new InvalidInputError(component, 'a controller name of lowercase letters, digits and dashes', name)
+      const file = readControllers()
+      if (file.controllers[name] !== undefined) throw new InvalidInputError(component, `a new controller name ("${name}" exists; destroy it first or choose another)`, name)
+      const dir = join(cantripHome(), 'controllers', name)
+      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      const step = progress(context, `bootstrapping controller "${name}" with ${ha} member${ha === 1 ? '' : 's'}`)
+      const entry = await startGroup(dir, ha)
+      file.controllers[name] = entry
+      file['current-controller'] = name
+      writeControllers(file)
+      step.update('waiting for a leader')
+      const connection = await Connection.open(entry)
+      try {
+        await waitForLeader(connection)
+      } finally {
+        await connection.close()
+      }
+      step.done(`Bootstrapped controller "${name}": ${ha} member${ha === 1 ? '' : 's'}, local provider, data in ${dir}`)
+    })
+}
+
+async function startGroup (dir: string, ha: number): Promise<ControllerEntry> {
+  await writeNetworkKey(join(dir, 'swarm.key'), generateNetworkKey())
+  const adminKey = await generatePeerKey()
+  await writePeerKey(join(dir, 'admin.key'), adminKey)
+  const members: Array<ControllerMember & { port: number }> = []
+  for (let i = 0; i < ha; i++) {
+    const dataDir = join(dir, `c${i}`)
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    const key = await generatePeerKey()
+    await writePeerKey(join(dataDir, 'agent.key'), key)
+    const peerId = peerIdOfKey(key)
+    const port = await freePort()
+    members.push({ 'peer-id': peerId, addresses: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port })
+  }
+  const ids = members.map(m => m['peer-id']).join(',')
+  for (const member of members) {
+    const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a', 0o600)
+    const child = spawn(process.execPath, [
+      '--import', 'tsx', join(repoRoot, 'agent', 'cantripd.ts'),
+      '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(dir, 'swarm.key'),
+      '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', ids,
+      ...members.filter(m => m !== member).flatMap(m => ['--seed', m.addresses[0]!]),
+      '--admin', peerIdOfKey(adminKey),
+      '--provider', 'local', '--machines-dir', join(dir, 'machines')
+    ], { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] })
+    child.unref()
+    member.pid = child.pid ?? 0
+  }
+  return {
+    dir,
+    controllers: members.map(({ port: _port, ...member }) => member),
+    provider: 'local',
+    version: cantripVersion
+  }
+}
+
+async function waitForLeader (connection: Connection): Promise<void> {
+  const until = Date.now() + readyTimeoutMs
+  let last = ''
+  while (Date.now() < until) {
+    try {
+      const full = await connection.model()
+      if (full.leader !== '') return
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error)
+    }
+    await new Promise(resolve => setTimeout(resolve, 250))
+  }
+  throw new Error(`${component}: the controllers did not elect a leader within ${readyTimeoutMs / 1000} s (${last}); see their logs in cantripd.log`)
+}
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
+    })
+  })
+}

@@ -1,0 +1,115 @@
+/**
+ * `cantrip destroy-controller NAME --no-prompt`: stops everything the controller runs on
+ * this host and removes its directory — the controllers first (so their provisioner and
+ * watchdog restart nothing), then every machine agent's process group, then the unit
+ * workloads by their pid files — and forgets it. Processes are found by pid and killed
+ * only while their command line still names this controller's directory, so a reused
+ * pid is never hit.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { InvalidInputError } from '../../../runtime/errors.ts'
+import type { RegisterCommand } from '../cli-context.ts'
+import { readControllers, writeControllers } from '../cli-home.ts'
+import { progress } from '../progress.ts'
+
+const component = 'cantrip destroy-controller'
+/** How long a process may take to end after SIGTERM before it gets SIGKILL. */
+const stopGraceMs = 10_000
+
+export const registerDestroyController: RegisterCommand = (program, context) => {
+  program.command('destroy-controller')
+    .description('stop every process of a controller on this host and remove its data')
+    .argument('<name>', 'controller name')
+    .option('--no-prompt', 'do not ask for confirmation (required when not on a terminal)')
+    .action(async (name: string, options: { prompt: boolean }) => {
+      const file = readControllers()
+      const entry = file.controllers[name]
+      if (entry === undefined) throw new InvalidInputError(component, `a known controller (${Object.keys(file.controllers).join(', ') || 'none'})`, name)
+      if (options.prompt) {
+        if (process.stdin.isTTY !== true) throw new InvalidInputError(component, '--no-prompt when not on a terminal', 'no terminal to ask')
+        const answer = await ask(`This destroys controller "${name}", its machines and their units. Continue? (y/N) `)
+        if (!/^y(es)?$/i.test(answer.trim())) throw new Error(`${component}: aborted`)
+      }
+      const step = progress(context, `destroying controller "${name}"`)
+      const owned = (pid: number): boolean => cmdline(pid).includes(entry.dir)
+      step.update('stopping controllers')
+      await Promise.all(entry.controllers.map(async member => { await stop(member.pid, owned, false) }))
+      step.update('stopping machine agents')
+      const machines = join(entry.dir, 'machines')
+      const agents = existsSync(machines) ? readdirSync(machines).filter(d => d.startsWith('machine-')) : []
+      await Promise.all(agents.map(async d => {
+        const pid = pidIn(join(machines, d, 'agent.pid'))
+        if (pid !== undefined) await stop(pid, owned, true)
+      }))
+      step.update('stopping workloads')
+      for (const d of agents) for (const pid of workloadPids(join(machines, d, 'agent'))) await stop(pid, () => true, false)
+      rmSync(entry.dir, { recursive: true, force: true })
+      const after = readControllers()
+      delete after.controllers[name]
+      if (after['current-controller'] === name) after['current-controller'] = Object.keys(after.controllers)[0] ?? null
+      writeControllers(after)
+      step.done(`Destroyed controller "${name}": ${entry.controllers.length} controller${entry.controllers.length === 1 ? '' : 's'} and ${agents.length} machine agent${agents.length === 1 ? '' : 's'} stopped, ${entry.dir} removed`)
+    })
+}
+
+function cmdline (pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+  } catch {
+    return ''
+  }
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
+  } catch {
+    return false
+  }
+}
+
+function pidIn (file: string): number | undefined {
+  if (!existsSync(file)) return undefined
+  const pid = Number(readFileSync(file, 'utf8').trim().split(/\s+/)[0])
+  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined
+}
+
+/** Unit workloads record their pids in `<agent>/agents/<unit>/state/*.pid`. */
+function workloadPids (agentDir: string): number[] {
+  const agents = join(agentDir, 'agents')
+  if (!existsSync(agents)) return []
+  const pids: number[] = []
+  for (const unit of readdirSync(agents)) {
+    const state = join(agents, unit, 'state')
+    if (!existsSync(state)) continue
+    for (const f of readdirSync(state).filter(n => n.endsWith('.pid'))) {
+      const pid = pidIn(join(state, f))
+      if (pid !== undefined) pids.push(pid)
+    }
+  }
+  return pids
+}
+
+/** SIGTERM (the group, for an agent), then SIGKILL after the grace; only a process `owned` says is ours. */
+async function stop (pid: number, owned: (pid: number) => boolean, group: boolean): Promise<void> {
+  if (pid <= 1 || !alive(pid) || !owned(pid)) return
+  const signal = (name: NodeJS.Signals): void => {
+    try { process.kill(group ? -pid : pid, name) } catch { /* gone */ }
+  }
+  signal('SIGTERM')
+  const until = Date.now() + stopGraceMs
+  while (alive(pid) && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 100))
+  if (alive(pid)) signal('SIGKILL')
+}
+
+async function ask (question: string): Promise<string> {
+  const { createInterface } = await import('node:readline/promises')
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  try {
+    return await rl.question(question)
+  } finally {
+    rl.close()
+  }
+}

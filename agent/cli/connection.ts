@@ -1,0 +1,107 @@
+/**
+ * The CLI's link to a controller group: a libp2p peer in the group's private mesh with
+ * the admin's identity (`<controller dir>/admin.key`), dialling every member it knows.
+ * Commands go to the leader (any member forwards), each with one request id kept across
+ * retries, so a command applies once however often it is sent. Reads of the whole model
+ * are linearizable (the controllers' ReadIndex); `watch` calls back on every change
+ * notice the leader gossips, so `status --watch` and `wait-for` are pushed, not polled.
+ */
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import type { CharmReply, FullModelReply } from '../../actors/controller/controller-api.ts'
+import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
+import { changeTopic } from '../../actors/controller/change-notices.ts'
+import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { decode, encode } from '../../runtime/codec.ts'
+import { CantripError } from '../../runtime/errors.ts'
+import type { CommandResult, ModelCommand } from '../../runtime/model/model-types.ts'
+import { Libp2pTransport } from '../mesh/libp2p-transport.ts'
+import { readNetworkKey } from '../mesh/network-key.ts'
+import { readPeerKey } from '../mesh/peer-identity.ts'
+import type { ControllerEntry } from './cli-home.ts'
+
+const component = 'cantrip'
+/** Attempts of one command across leader changes and lost replies, 200 ms apart. */
+const submitAttemptsMax = 50
+const requestTimeoutMs = 5_000
+
+type ForwardReply = { ok: true, result: CommandResult } | { ok: false, name: string, message: string, leader: string }
+export type FullModel = Extract<FullModelReply, { ok: true }>
+
+export class Connection {
+  readonly transport: Libp2pTransport
+  readonly #members: string[]
+  #leader = ''
+
+  private constructor (transport: Libp2pTransport, members: string[]) {
+    this.transport = transport
+    this.#members = members
+  }
+
+  static async open (entry: ControllerEntry): Promise<Connection> {
+    const transport = await Libp2pTransport.create({
+      privateKey: await readPeerKey(join(entry.dir, 'admin.key')),
+      networkKey: await readNetworkKey(join(entry.dir, 'swarm.key')),
+      bootstrap: entry.controllers.flatMap(c => c.addresses)
+    })
+    return new Connection(transport, entry.controllers.map(c => c['peer-id']))
+  }
+
+  async close (): Promise<void> {
+    await this.transport.stop()
+  }
+
+  /** Commits `body` as the admin; resolves with the model's answer (which may be a refusal). */
+  async submit (body: Record<string, unknown>): Promise<CommandResult> {
+    const command = { ...body, requestId: `cli/${randomUUID()}`, proposer: { kind: 'user', name: 'admin' } } as unknown as ModelCommand
+    let last = 'no controller answered'
+    for (let attempt = 0; attempt < submitAttemptsMax; attempt++) {
+      const target = this.#leader !== '' ? this.#leader : this.#members[attempt % this.#members.length]!
+      try {
+        const reply = decode(await this.transport.request(target, controllerProposeProtocol, encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
+        if (reply.ok) return reply.result
+        if (reply.name === 'PermissionDeniedError') throw new CantripError(reply.message)
+        last = reply.message
+        this.#leader = reply.leader
+      } catch (error) {
+        if (error instanceof CantripError && error.name === 'CantripError') throw error
+        last = error instanceof Error ? error.message : String(error)
+        this.#leader = ''
+      }
+      await new Promise(resolve => setTimeout(resolve, 200))
+    }
+    throw new CantripError(`${component}: the controllers did not commit ${String(body.type)}: ${last}`)
+  }
+
+  /** One API request, to each member in turn until one answers. */
+  async api<T extends { ok: boolean }> (body: Record<string, unknown>): Promise<T> {
+    let last = 'no controller answered'
+    for (let attempt = 0; attempt < this.#members.length * 5; attempt++) {
+      const target = this.#members[attempt % this.#members.length]!
+      try {
+        const reply = decode(await this.transport.request(target, controllerApiProtocol, encode(body, component), { timeoutMs: requestTimeoutMs }), component) as T
+        if (reply.ok) return reply
+        last = (reply as unknown as { error: string }).error
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+      await new Promise(resolve => setTimeout(resolve, 200))
+    }
+    throw new CantripError(`${component}: ${String(body.op)} failed: ${last}`)
+  }
+
+  async model (): Promise<FullModel> {
+    return await this.api<FullModel>({ op: 'model' })
+  }
+
+  async putCharm (bytes: Uint8Array): Promise<string> {
+    const reply = await this.api<Extract<CharmReply, { ok: true }>>({ op: 'put-charm', bytes })
+    if (reply.hash === undefined) throw new CantripError(`${component}: the controller stored the charm but gave no hash`)
+    return reply.hash
+  }
+
+  /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */
+  watch (onChange: () => void): () => void {
+    return this.transport.subscribe(changeTopic('default'), () => { onChange() })
+  }
+}
