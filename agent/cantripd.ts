@@ -37,6 +37,7 @@ import { controllerApiProtocol, type RegisterReply } from '../actors/controller/
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
 import { LocalProvider } from './providers/local-provider.ts'
+import { ManualProvider } from './providers/manual-provider.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
@@ -150,6 +151,7 @@ async function main (): Promise<void> {
   presence.start()
 
   const children: SupervisorChild[] = []
+  let manualProvider: ManualProvider | undefined
   if (role !== 'machine') {
     const provisioning = providerName === 'none' ? undefined : localProvisioning(join(dataDir, '..', 'machines'))
     children.push({
@@ -170,8 +172,16 @@ async function main (): Promise<void> {
   function localProvisioning (defaultHome: string): NonNullable<ControllerRoleOptions['provisioning']> {
     const local = new LocalProvider({ home: values['machines-dir'] ?? defaultHome, logger: logger.child('local-provider') })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
+    // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
+    const sshKeyFile = providerConfig.credentials['ssh-key-file']
+    const manual = manualProvider = new ManualProvider({
+      stateFile: join(values['machines-dir'] ?? defaultHome, 'manual-hosts.json'),
+      ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
+      logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }
+    })
     return {
       provider,
+      manual,
       networkKey,
       watchdog: local,
       ...(providerConfig.retryDelayMs === undefined ? {} : { retryDelayMs: providerConfig.retryDelayMs }),
@@ -184,7 +194,7 @@ async function main (): Promise<void> {
       name: `machine-${machineId}`,
       start: async () => {
         // A provisioned agent first proves its one-time secret; the controllers then know its peer id.
-        if (boot !== undefined) await registerMachineAgent(transport, boot, logger)
+        if (boot !== undefined) await registerMachineAgent(transport, boot, logger, () => stopping)
         machineRole = await MachineRole.start({
           machineId, dataDir, transport, controllers, clock, logger, incarnation,
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
@@ -208,6 +218,8 @@ async function main (): Promise<void> {
     if (stopping) return
     stopping = true
     await supervisor.stop().catch(() => {})
+    // The manual provider's shared ssh connections end with the agent.
+    await manualProvider?.close().catch(() => {})
     await presence.leave()
     await transport.stop()
     if (reason !== undefined) process.stderr.write(`cantripd: ${reason}\n`)
@@ -244,10 +256,12 @@ function readBootstrap (file: string): BootstrapData {
  * turn (limits.registrationAttemptsMax rounds, a second apart). A refusal of the secret
  * is fatal: no retry can make a wrong or used secret right.
  */
-async function registerMachineAgent (transport: Transport, boot: BootstrapData, logger: StreamLogger): Promise<void> {
+async function registerMachineAgent (transport: Transport, boot: BootstrapData, logger: StreamLogger, stopping: () => boolean): Promise<void> {
   let last = 'no controller answered'
   for (let round = 0; round < limits.registrationAttemptsMax; round++) {
     for (const controller of boot.controllers) {
+      // A stop while registering ends the attempt at once (SIGTERM must not wait out the rounds).
+      if (stopping()) throw new Error(`machine ${boot.machineId}: stopped while registering`)
       try {
         const reply = decode(await transport.request(controller.peerId, controllerApiProtocol, encode({ op: 'register', machine: boot.machineId, secret: boot.secret }, 'cantripd'), { timeoutMs: 5_000 }), 'cantripd') as RegisterReply
         if (reply.ok) {

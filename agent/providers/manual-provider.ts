@@ -1,0 +1,677 @@
+/**
+ * The manual provider (Juju's `add-machine ssh:user@host`): the host already exists, so
+ * "starting an instance" is provisioning the machine agent onto it over ssh, and stopping
+ * one stops and removes that agent; the host itself stays.
+ *
+ * On the host everything lives under `installRoot` (default `~/.cantrip`):
+ *
+ *   code/<stamp>/          the agent code, installed once per host and version
+ *   machine-<id>/token     the idempotency token of the start that owns this directory
+ *   machine-<id>/bootstrap the bootstrap data (mode 0600: it holds the one-time secret)
+ *   machine-<id>/pid       the agent's pid (it leads its own session and process group)
+ *   machine-<id>/agent/    the agent's data dir; machine-<id>/agent.log its output
+ *
+ * The code is shipped as a tar stream over the same ssh connection, by default the
+ * project directory itself including node_modules (minus .git and the tests): on a host
+ * with the same platform as the controller that works within seconds, and needs neither
+ * npm nor registry access on the host. `remoteNode` names the host's node (>= 20.19).
+ *
+ * Credentials: the ssh private key stays on the controller (it is only an `-i` argument
+ * to the local ssh) and bootstrap data carries none, so a host never holds anything that
+ * reaches other hosts. Host keys go to a controller-owned known_hosts file, accepted on
+ * first contact (`accept-new`) unless `strictHostKeyChecking: 'yes'`.
+ *
+ * Every ssh call is `ssh -o BatchMode=yes -o ConnectTimeout=…` spawned without a local
+ * shell, with a bounded timeout; remote commands are one `sh -c` script whose arguments
+ * are single-quoted, so no input is ever parsed as shell code. The login shell of the
+ * remote user must be POSIX-like (sh, bash, dash, zsh).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { createReadStream, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import type { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { limits } from '../../runtime/limits.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../../runtime/provider.ts'
+
+const providerName = 'manual'
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** What is copied to a host as the agent code. */
+export type ManualSource =
+  /** A directory shipped as `tar c`; `exclude` holds tar patterns (default: `.git`, `test`). */
+  | { readonly kind: 'directory', readonly path: string, readonly exclude?: readonly string[] }
+  /** A tar archive (gzip when it ends in .tgz or .tar.gz) unpacked on the host. */
+  | { readonly kind: 'tarball', readonly path: string }
+
+/** Absolute paths on the host, handed to `agentCommand`. */
+export interface AgentPaths {
+  readonly codeDir: string
+  readonly machineDir: string
+  readonly bootstrapFile: string
+  readonly dataDir: string
+  readonly remoteNode: string
+  readonly machineId: string
+}
+
+export interface ManualProviderOptions {
+  /** Hosts this provider has provisioned (JSON), so `allInstances` survives a restart. */
+  readonly stateFile: string
+  /** The controller's private key for ssh (`-i`); never copied anywhere. Default: ssh's own. */
+  readonly sshKeyFile?: string
+  /** Default port when a placement names none (default 22). */
+  readonly sshPort?: number
+  /** Controller-owned known_hosts (default: `known_hosts` beside `stateFile`). */
+  readonly knownHostsFile?: string
+  /** `accept-new` (default) records a new host's key on first contact; `yes` needs it known. */
+  readonly strictHostKeyChecking?: 'accept-new' | 'yes'
+  /** Directory on the host (default `~/.cantrip`). */
+  readonly installRoot?: string
+  /** The agent code (default: this project directory, node_modules included). */
+  readonly source?: ManualSource
+  /** Names the code version on hosts (default: a hash of the source's names, sizes and times). */
+  readonly sourceVersion?: string
+  /** node on the host (default `node`). */
+  readonly remoteNode?: string
+  /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it). */
+  readonly listen?: string
+  /** The agent's argv on the host, run in `codeDir` (default: `cantripd --bootstrap`). */
+  readonly agentCommand?: (paths: AgentPaths) => readonly string[]
+  /** ssh's ConnectTimeout (default 5000). */
+  readonly connectTimeoutMs?: number
+  /** Bound on one ssh command other than the code install (default 30000). */
+  readonly commandTimeoutMs?: number
+  /** Bound on installing the code on one host (default 300000). */
+  readonly installTimeoutMs?: number
+  /** How long a started agent must stay up before the start counts (default 500). */
+  readonly startCheckMs?: number
+  /**
+   * Where to keep ssh ControlMaster sockets, one master connection per host kept for a
+   * minute after its last use, so each call costs a round trip rather than a handshake
+   * (a handshake is ~0.4 s). Without it every call connects afresh. `close()` ends them.
+   */
+  readonly controlDir?: string
+  /** Between SIGTERM and SIGKILL when an agent is stopped (default limits.processKillGraceMs). */
+  readonly stopGraceMs?: number
+  readonly logger?: { info: (message: string, fields?: Record<string, unknown>) => void }
+}
+
+interface Host {
+  readonly user: string
+  readonly host: string
+  readonly port: number
+}
+
+interface RemoteMachine {
+  readonly machineId: string
+  readonly token: string
+  readonly alive: boolean
+}
+
+/** `ssh:user@host` or `ssh:user@host:port` (host a name, an IPv4 or a bracketed IPv6 address). */
+const placementPattern = /^ssh:([A-Za-z_][A-Za-z0-9_.-]{0,31})@([A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/
+const machineIdPattern = /^[0-9A-Za-z][0-9A-Za-z/_-]{0,63}$/
+const tokenPattern = /^[\x20-\x7e]{1,256}$/
+const hostKeyPattern = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}@[^\s/@]+:[0-9]{1,5}$/
+
+/** Quotes one word for a POSIX shell: nothing inside single quotes is special. */
+export function shellQuote (word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`
+}
+
+/**
+ * The one remote script: `sh -c SCRIPT sh ROOT ACTION ARGS...`. ROOT's leading `~/` is
+ * resolved here, on the host, so every path given back is absolute. An agent counts as
+ * alive only if its pid is live *and* started when the recorded one did (pid reuse).
+ */
+const remoteScript = `
+set -u
+root=$1; action=$2; shift 2
+case $root in "~") root=$HOME ;; "~/"*) root=$HOME/\${root#"~/"} ;; esac
+# A zombie is not alive: where nothing reaps orphans promptly, a killed agent lingers as one.
+live () {
+  kill -0 "$1" 2>/dev/null || return 1
+  if command -v ps >/dev/null 2>&1; then
+    case $(ps -o stat= -p "$1" 2>/dev/null | tr -d ' ') in ''|Z*) return 1 ;; esac
+  fi
+  return 0
+}
+alive () {
+  [ -f "$1/pid" ] || return 1
+  p=$(cat "$1/pid") || return 1
+  case $p in ''|*[!0-9]*) return 1 ;; esac
+  live "$p" || return 1
+  if [ -s "$1/started" ] && command -v ps >/dev/null 2>&1; then
+    [ "$(ps -o lstart= -p "$p" 2>/dev/null)" = "$(cat "$1/started")" ] || return 1
+  fi
+  return 0
+}
+stop_agent () {
+  if alive "$1"; then
+    p=$(cat "$1/pid")
+    kill -s TERM -- "-$p" 2>/dev/null || kill -s TERM "$p" 2>/dev/null
+    n=0
+    while [ "$n" -lt "$2" ] && live "$p"; do sleep 0.1; n=$((n + 1)); done
+    if live "$p"; then
+      kill -s KILL -- "-$p" 2>/dev/null || kill -s KILL "$p" 2>/dev/null
+      # A killed process takes a moment to go; the stop answers only once it has.
+      n=0
+      while [ "$n" -lt 50 ] && live "$p"; do sleep 0.1; n=$((n + 1)); done
+    else
+      kill -s KILL -- "-$p" 2>/dev/null
+    fi
+  fi
+  return 0
+}
+case $action in
+probe)
+  # probe MACHINE-DIR-NAME TOKEN STAMP
+  d=$root/$1
+  echo "root $root"
+  if [ -f "$root/code/$3/.complete" ]; then echo "code present"; else echo "code missing"; fi
+  if [ ! -d "$d" ]; then echo "machine absent"
+  elif [ ! -f "$d/token" ]; then echo "machine partial"
+  elif [ "$(cat "$d/token")" = "$2" ]; then
+    if alive "$d"; then echo "machine same-running"; else echo "machine same-stopped"; fi
+  else
+    if alive "$d"; then echo "machine other-running"; else echo "machine other-stopped"; fi
+  fi
+  ;;
+install)
+  # install STAMP TAR-FLAG: the archive on stdin, unpacked beside and renamed into place
+  # so a half-copied tree is never taken for the code.
+  mkdir -p "$root/code" || exit 1
+  [ -f "$root/code/$1/.complete" ] && { cat >/dev/null; exit 0; }
+  t=$(mktemp -d "$root/code/.incoming.XXXXXX") || exit 1
+  if ! tar "-x$2f" - -C "$t"; then rm -rf "$t"; exit 1; fi
+  : > "$t/.complete"
+  if ! mv -T "$t" "$root/code/$1" 2>/dev/null; then
+    rm -rf "$t"
+    [ -f "$root/code/$1/.complete" ] || exit 1
+  fi
+  ;;
+start)
+  # start MACHINE-DIR-NAME TOKEN MACHINE-ID STAMP CHECK-TENTHS ARGV...: bootstrap data on stdin
+  d=$root/$1; token=$2; machine=$3; stamp=$4; check=$5; shift 5
+  umask 077
+  if [ -d "$d" ] && [ "$(cat "$d/token" 2>/dev/null)" != "$token" ]; then
+    stop_agent "$d" 20
+    rm -rf "$d"
+  fi
+  mkdir -p "$d/agent" || exit 1
+  cat > "$d/bootstrap.new" && chmod 600 "$d/bootstrap.new" && mv "$d/bootstrap.new" "$d/bootstrap" || exit 1
+  printf '%s' "$machine" > "$d/machine" && printf '%s' "$stamp" > "$d/code" || exit 1
+  printf '%s' "$token" > "$d/token.new" && mv "$d/token.new" "$d/token" || exit 1
+  if alive "$d"; then echo "started already"; exit 0; fi
+  rm -f "$d/pid" "$d/started"
+  cd "$root/code/$stamp" || exit 1
+  # The agent leads a new session (so a stop kills its whole process group) and writes
+  # its own pid before it becomes the agent, so the pid is the agent's.
+  setsid sh -c 'echo $$ > "$0/pid.new" && mv "$0/pid.new" "$0/pid" && exec "$@"' "$d" "$@" < /dev/null >> "$d/agent.log" 2>&1 &
+  n=0
+  while [ ! -s "$d/pid" ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  if [ -s "$d/pid" ] && command -v ps >/dev/null 2>&1; then ps -o lstart= -p "$(cat "$d/pid")" > "$d/started" 2>/dev/null; fi
+  n=0
+  while [ "$n" -lt "$check" ]; do sleep 0.1; n=$((n + 1)); done
+  if alive "$d"; then echo "started $(cat "$d/pid")"; exit 0; fi
+  echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
+  rm -rf "$d"
+  exit 3
+  ;;
+stop)
+  # stop MACHINE-DIR-NAME GRACE-TENTHS
+  d=$root/$1
+  if [ -d "$d" ]; then stop_agent "$d" "$2"; rm -rf "$d" || exit 1; fi
+  n=0; for m in "$root"/machine-*; do [ -d "$m" ] && n=$((n + 1)); done
+  echo "remaining $n"
+  ;;
+list)
+  for m in "$root"/machine-*; do
+    [ -f "$m/token" ] && [ -f "$m/machine" ] || continue
+    if alive "$m"; then s=running; else s=failed; fi
+    printf 'machine %s %s %s\\n' "$s" "$(cat "$m/machine" | od -An -tx1 | tr -d ' \\n')" "$(cat "$m/token" | od -An -tx1 | tr -d ' \\n')"
+  done
+  echo "end"
+  ;;
+*) echo "unknown action $action" >&2; exit 2 ;;
+esac
+`
+
+export class ManualProvider implements Provider {
+  readonly name = providerName
+  readonly #options: ManualProviderOptions
+  readonly #hosts = new Set<string>()
+  readonly #starts = new Map<string, Promise<StartedInstance>>()
+  /** Hosts with a master connection being made, and hosts whose master failed (retried after a while). */
+  readonly #masters = new Map<string, Promise<void>>()
+  readonly #masterFailedAt = new Map<string, number>()
+  /** Starts in flight per host: a stop that empties a host does not forget it while one runs. */
+  readonly #startingOn = new Map<string, number>()
+  #stamp: string | undefined
+
+  constructor (options: ManualProviderOptions) {
+    this.#options = options
+    for (const host of readState(options.stateFile)) this.#hosts.add(host)
+    // ssh records a new host key only where its directory exists.
+    mkdirSync(dirname(this.#knownHostsFile()), { recursive: true, mode: 0o700 })
+  }
+
+  async startInstance (spec: InstanceSpec, onProgress?: (progress: StartProgress) => void): Promise<StartedInstance> {
+    // Two starts with one token in this process share one attempt.
+    const running = this.#starts.get(spec.token)
+    if (running !== undefined) return await running
+    const hostKey = spec.placement ?? ''
+    this.#startingOn.set(hostKey, (this.#startingOn.get(hostKey) ?? 0) + 1)
+    const start = this.#start(spec, onProgress)
+    this.#starts.set(spec.token, start)
+    try {
+      return await start
+    } finally {
+      this.#starts.delete(spec.token)
+      const left = (this.#startingOn.get(hostKey) ?? 1) - 1
+      if (left > 0) this.#startingOn.set(hostKey, left)
+      else this.#startingOn.delete(hostKey)
+    }
+  }
+
+  async #start (spec: InstanceSpec, onProgress?: (progress: StartProgress) => void): Promise<StartedInstance> {
+    const host = this.#parsePlacement(spec.placement)
+    if (!machineIdPattern.test(spec.machineId)) throw new ProviderError(providerName, 'invalid', `machine id ${JSON.stringify(spec.machineId)} is not a valid machine id`)
+    if (!tokenPattern.test(spec.token)) throw new ProviderError(providerName, 'invalid', `the start token for machine ${spec.machineId} must be 1 to 256 printable characters`)
+    const hostKey = hostString(host)
+    const dirName = machineDirName(spec.machineId)
+    const instanceId = `${providerName}:${hostKey}/${dirName}`
+    const stamp = this.#sourceStamp()
+    const probe = await this.#ssh(host, 'probe', [dirName, spec.token, stamp], { what: `reach ${hostKey}` })
+    // Remembered once reachable and before anything is made there, so a crash mid-start
+    // still lists the host, and a host never reached does not stall allInstances.
+    this.#remember(hostKey)
+    const facts = lines(probe.stdout)
+    const root = facts.get('root')
+    if (root === undefined || !root.startsWith('/')) throw new ProviderError(providerName, 'deployment-failed', `host ${hostKey} gave no install root: ${JSON.stringify(probe.stdout.slice(0, 200))}`)
+    onProgress?.({ type: 'allocated', instanceId })
+    const started = { instanceId, addresses: [bareHost(host.host)] }
+    if (facts.get('machine') === 'same-running') return started
+    if (facts.get('machine') === 'other-running') {
+      throw new ProviderError(providerName, 'transient', `host ${hostKey} already runs an agent for machine ${spec.machineId} from another start; stop that instance first`)
+    }
+
+    if (facts.get('code') !== 'present') {
+      onProgress?.({ type: 'deploying', message: `installing the agent code on ${hostKey}` })
+      await this.#install(host, stamp)
+    }
+    onProgress?.({ type: 'deploying', message: `starting the agent on ${hostKey}` })
+    const codeDir = `${root}/code/${stamp}`
+    const machineDir = `${root}/${dirName}`
+    const paths: AgentPaths = {
+      codeDir,
+      machineDir,
+      bootstrapFile: `${machineDir}/bootstrap`,
+      dataDir: `${machineDir}/agent`,
+      remoteNode: this.#options.remoteNode ?? 'node',
+      machineId: spec.machineId
+    }
+    const argv = (this.#options.agentCommand ?? this.#defaultAgentCommand)(paths)
+    if (argv.length === 0) throw new ProviderError(providerName, 'invalid', 'agentCommand gave an empty command')
+    const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
+    const result = await this.#ssh(host, 'start', [dirName, spec.token, spec.machineId, stamp, String(checkTenths), ...argv], {
+      what: `start the agent of machine ${spec.machineId} on ${hostKey}`,
+      stdin: spec.bootstrap,
+      allowExit: [3]
+    })
+    if (result.code === 3) {
+      throw new ProviderError(providerName, 'deployment-failed', `machine ${spec.machineId} on ${hostKey}: ${result.stdout.trim().slice(0, 500)}`)
+    }
+    this.#options.logger?.info('agent started', { instanceId, result: result.stdout.trim() })
+    return started
+  }
+
+  async stopInstances (instanceIds: readonly string[]): Promise<void> {
+    const graceTenths = Math.ceil((this.#options.stopGraceMs ?? limits.processKillGraceMs) / 100)
+    for (const instanceId of instanceIds) {
+      const parsed = parseInstanceId(instanceId)
+      if (parsed === undefined) continue
+      const result = await this.#ssh(parsed.host, 'stop', [parsed.dirName, String(graceTenths)], {
+        what: `stop ${instanceId}`,
+        timeoutMs: (this.#options.commandTimeoutMs ?? 30_000) + graceTenths * 100
+      })
+      if (lines(result.stdout).get('remaining') === '0') this.#forget(hostString(parsed.host))
+      this.#options.logger?.info('agent stopped', { instanceId })
+    }
+  }
+
+  async allInstances (): Promise<InstanceInfo[]> {
+    const all: InstanceInfo[] = []
+    // One host at a time: the list is bounded by the hosts this controller provisioned.
+    for (const hostKey of [...this.#hosts].sort()) {
+      const host = parseHostKey(hostKey)
+      if (host === undefined) continue
+      const result = await this.#ssh(host, 'list', [], { what: `list the agents on ${hostKey}` })
+      for (const line of result.stdout.split('\n')) {
+        const [word, status, machineHex, tokenHex] = line.trim().split(' ')
+        if (word !== 'machine' || machineHex === undefined || tokenHex === undefined) continue
+        const machineId = Buffer.from(machineHex, 'hex').toString('utf8')
+        if (!machineIdPattern.test(machineId)) continue
+        all.push({
+          instanceId: `${providerName}:${hostKey}/${machineDirName(machineId)}`,
+          machineId,
+          token: Buffer.from(tokenHex, 'hex').toString('utf8'),
+          status: status === 'running' ? 'running' : 'failed',
+          addresses: [bareHost(host.host)],
+          message: status === 'running' ? `agent running on ${hostKey}` : `agent not running on ${hostKey}`
+        })
+      }
+    }
+    return all
+  }
+
+  readonly #defaultAgentCommand = (paths: AgentPaths): readonly string[] => [
+    paths.remoteNode, '--import', 'tsx', 'agent/cantripd.ts',
+    '--bootstrap', paths.bootstrapFile,
+    '--data-dir', paths.dataDir,
+    '--listen', this.#options.listen ?? '/ip4/0.0.0.0/tcp/0'
+  ]
+
+  #parsePlacement (placement: string | undefined): Host {
+    if (placement === undefined || placement === '') throw new ProviderError(providerName, 'invalid', 'expected a placement "ssh:user@host[:port]", got none')
+    const match = placementPattern.exec(placement)
+    if (match === null) throw new ProviderError(providerName, 'invalid', `expected a placement "ssh:user@host[:port]", got ${JSON.stringify(placement)}`)
+    const port = match[3] === undefined ? (this.#options.sshPort ?? 22) : Number(match[3])
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ProviderError(providerName, 'invalid', `expected an ssh port from 1 to 65535 in ${JSON.stringify(placement)}`)
+    return { user: match[1]!, host: match[2]!, port }
+  }
+
+  #sourceStamp (): string {
+    if (this.#options.sourceVersion !== undefined) {
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(this.#options.sourceVersion)) throw new ProviderError(providerName, 'invalid', `sourceVersion ${JSON.stringify(this.#options.sourceVersion)} must be 1 to 64 of [A-Za-z0-9._-]`)
+      return this.#options.sourceVersion
+    }
+    // Computed once per provider: the controller ships the code it was started with.
+    if (this.#stamp === undefined) {
+      const source = this.#source()
+      try {
+        this.#stamp = stampOf(source)
+      } catch (error) {
+        if (error instanceof ProviderError) throw error
+        throw new ProviderError(providerName, 'invalid', `cannot read the agent code in "${source.path}": ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      }
+    }
+    return this.#stamp
+  }
+
+  #source (): ManualSource {
+    return this.#options.source ?? { kind: 'directory', path: projectRoot, exclude: ['./.git', './test', './node_modules/.cache'] }
+  }
+
+  async #install (host: Host, stamp: string): Promise<void> {
+    const source = this.#source()
+    const gzip = source.kind === 'tarball' && /\.(tgz|tar\.gz)$/.test(source.path)
+    let tar: ChildProcess | undefined
+    let tarError = ''
+    // tar writes straight into ssh's stdin pipe (and an archive file is ssh's stdin itself):
+    // no bytes pass through this process, so none can be lost or reordered on the way.
+    const feed = (sshStdin: Writable): void => {
+      if (source.kind === 'directory') {
+        tar = spawn('tar', ['-c', '-C', source.path, ...(source.exclude ?? ['./.git', './test']).map(pattern => `--exclude=${pattern}`), '.'], { stdio: ['ignore', sshStdin, 'pipe'] })
+        tar.stderr!.on('data', (chunk: Buffer) => { if (tarError.length < 65_536) tarError += chunk.toString() })
+        tar.once('error', error => { tarError = error.message })
+        sshStdin.destroy()
+      } else {
+        const file = createReadStream(source.path)
+        file.once('error', error => { tarError = error.message; sshStdin.end() })
+        file.pipe(sshStdin)
+      }
+    }
+    try {
+      await this.#ssh(host, 'install', [stamp, gzip ? 'z' : ''], {
+        what: `install the agent code on ${hostString(host)}`,
+        stdin: feed,
+        timeoutMs: this.#options.installTimeoutMs ?? 300_000
+      })
+    } catch (error) {
+      tar?.kill('SIGKILL')
+      if (tarError !== '') throw new ProviderError(providerName, 'deployment-failed', `cannot pack the agent code in ${source.path}: ${tarError.trim().split('\n').pop()!}`, { cause: error })
+      throw error
+    }
+    const packer = tar
+    if (packer !== undefined && packer.exitCode === null) await new Promise(resolve => packer.once('close', resolve))
+    if (packer !== undefined && packer.exitCode !== 0) {
+      throw new ProviderError(providerName, 'deployment-failed', `cannot pack the agent code in ${source.path}: ${tarError.trim().split('\n').pop() ?? `tar exited ${String(packer.exitCode)}`}`)
+    }
+  }
+
+  /** Ends the ssh master connections this provider made (with `controlDir`). */
+  async close (): Promise<void> {
+    const dir = this.#options.controlDir
+    if (dir === undefined) return
+    this.#masters.clear()
+    // Every socket in the directory, also those an earlier provider left there: `-O exit`
+    // talks only to the socket, so the host named is a placeholder.
+    const sockets = existsSync(dir) ? readdirSync(dir).filter(name => /^[0-9a-f]{16}$/.test(name)) : []
+    for (const name of sockets) {
+      await runBounded(spawn('ssh', ['-S', join(dir, name), '-O', 'exit', 'cantrip-manual-host'], { stdio: 'ignore' }), this.#connectTimeoutMs() + 1_000)
+    }
+  }
+
+  #connectTimeoutMs (): number {
+    return Math.max(1, Math.ceil((this.#options.connectTimeoutMs ?? 5_000) / 1000)) * 1000
+  }
+
+  /**
+   * Makes the host's master connection if there is none. Its failure is ignored: the call
+   * that follows connects directly (ssh does when the control socket is missing) and that
+   * call's error is the one that explains.
+   */
+  async #master (host: Host): Promise<void> {
+    const dir = this.#options.controlDir
+    if (dir === undefined) return
+    const hostKey = hostString(host)
+    const path = controlPath(dir, hostKey, this.#options.sshKeyFile)
+    if (existsSync(path)) return
+    const failedAt = this.#masterFailedAt.get(hostKey)
+    if (failedAt !== undefined && Date.now() - failedAt < 30_000) return
+    const making = this.#masters.get(hostKey)
+    if (making !== undefined && !existsSync(path)) {
+      await making
+      if (existsSync(path)) return
+    }
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    // `-f` backgrounds the master once authenticated; no pipes, so nothing waits on it.
+    const attempt = runBounded(spawn('ssh', ['-M', '-N', '-f', '-S', path, '-o', 'ControlPersist=60', ...this.#sshArgs(host)], { stdio: 'ignore' }), this.#connectTimeoutMs() + 2_000)
+      .then(code => {
+        if (code === 0) this.#masterFailedAt.delete(hostKey)
+        else this.#masterFailedAt.set(hostKey, Date.now())
+      })
+    this.#masters.set(hostKey, attempt)
+    await attempt
+  }
+
+  #knownHostsFile (): string {
+    return this.#options.knownHostsFile ?? join(dirname(this.#options.stateFile), 'known_hosts')
+  }
+
+  #sshArgs (host: Host): string[] {
+    const o = this.#options
+    const knownHosts = this.#knownHostsFile()
+    return [
+      '-o', 'BatchMode=yes',
+      '-o', `ConnectTimeout=${this.#connectTimeoutMs() / 1000}`,
+      '-o', `StrictHostKeyChecking=${o.strictHostKeyChecking ?? 'accept-new'}`,
+      '-o', `UserKnownHostsFile=${knownHosts}`,
+      '-o', 'GlobalKnownHostsFile=/dev/null',
+      // Readable, so an operator can check or pin what was accepted.
+      '-o', 'HashKnownHosts=no',
+      '-o', 'ServerAliveInterval=5',
+      '-o', 'ServerAliveCountMax=3',
+      '-o', 'LogLevel=ERROR',
+      ...(o.sshKeyFile === undefined ? [] : ['-o', 'IdentitiesOnly=yes', '-i', o.sshKeyFile]),
+      '-p', String(host.port),
+      '-l', host.user,
+      '--', bareHost(host.host)
+    ]
+  }
+
+  /**
+   * Runs one action of the remote script. ssh's own failures (exit 255: unreachable,
+   * refused, timed out) are `transient`; a refused key or a changed host key needs a
+   * person (`invalid`); any other non-zero exit is a failed deployment.
+   */
+  async #ssh (host: Host, action: string, args: readonly string[], options: { what: string, stdin?: Uint8Array | ((sshStdin: Writable) => void), timeoutMs?: number, allowExit?: readonly number[] }): Promise<{ code: number, stdout: string }> {
+    const root = this.#options.installRoot ?? '~/.cantrip'
+    const remote = ['sh', '-c', remoteScript, 'sh', root, action, ...args].map(shellQuote).join(' ')
+    const timeoutMs = options.timeoutMs ?? this.#options.commandTimeoutMs ?? 30_000
+    await this.#master(host)
+    const control = this.#options.controlDir === undefined ? [] : ['-S', controlPath(this.#options.controlDir, hostString(host), this.#options.sshKeyFile), '-o', 'ControlMaster=no']
+    const child = spawn('ssh', [...control, ...this.#sshArgs(host), remote], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => { if (stdout.length < 1_048_576) stdout += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { if (stderr.length < 65_536) stderr += chunk.toString() })
+    child.stdin.on('error', () => {}) // ssh gone before it read everything: its exit says why
+    if (options.stdin instanceof Uint8Array) child.stdin.end(options.stdin)
+    else if (options.stdin !== undefined) options.stdin(child.stdin)
+    else child.stdin.end()
+    let timedOut = false
+    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, timeoutMs)
+    const code = await new Promise<number>((resolve, reject) => {
+      child.once('error', reject)
+      child.once('close', (exit: number | null) => resolve(exit ?? -1))
+    }).catch((error: unknown) => {
+      throw new ProviderError(providerName, 'transient', `cannot ${options.what}: cannot run ssh`, { cause: error })
+    }).finally(() => clearTimeout(timer))
+    // The last few lines: a tool's summary line alone ("Exiting with failure status") says little.
+    const why = stderr.trim().split('\n').filter(Boolean).slice(-3).join('; ').slice(-400) || `exit ${code}`
+    if (timedOut) throw new ProviderError(providerName, 'transient', `cannot ${options.what}: no answer in ${timeoutMs}ms`)
+    if (code === 0 || options.allowExit?.includes(code) === true) return { code, stdout }
+    if (code === 255) {
+      const needsPerson = /Permission denied|Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr)
+      throw new ProviderError(providerName, needsPerson ? 'invalid' : 'transient', `cannot ${options.what}: ${why}`)
+    }
+    throw new ProviderError(providerName, 'deployment-failed', `cannot ${options.what}: ${why}`)
+  }
+
+  #remember (hostKey: string): void {
+    if (this.#hosts.has(hostKey)) return
+    this.#hosts.add(hostKey)
+    writeState(this.#options.stateFile, this.#hosts)
+  }
+
+  #forget (hostKey: string): void {
+    const starting = [...this.#startingOn.keys()].some(placement => {
+      const match = placementPattern.exec(placement)
+      return match !== null && hostString({ user: match[1]!, host: match[2]!, port: match[3] === undefined ? (this.#options.sshPort ?? 22) : Number(match[3]) }) === hostKey
+    })
+    if (starting || !this.#hosts.delete(hostKey)) return
+    writeState(this.#options.stateFile, this.#hosts)
+  }
+}
+
+/**
+ * Hashed: a socket path must stay under ~100 bytes whatever the host is called. The key
+ * file is part of it, so a provider with another key never rides an existing master.
+ */
+function controlPath (dir: string, hostKey: string, keyFile: string | undefined): string {
+  return join(dir, createHash('sha256').update(`${hostKey}\0${keyFile ?? ''}`).digest('hex').slice(0, 16))
+}
+
+/** Resolves with the exit code (-1 when it had to be killed after `timeoutMs`). */
+async function runBounded (child: ChildProcess, timeoutMs: number): Promise<number> {
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+  try {
+    return await new Promise<number>(resolve => {
+      child.once('error', () => resolve(-1))
+      child.once('exit', code => resolve(code ?? -1))
+    })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function machineDirName (machineId: string): string {
+  return `machine-${machineId.replaceAll('/', '-')}`
+}
+
+function hostString (host: Host): string {
+  return `${host.user}@${host.host}:${host.port}`
+}
+
+function bareHost (host: string): string {
+  return host.startsWith('[') ? host.slice(1, -1) : host
+}
+
+function parseHostKey (hostKey: string): Host | undefined {
+  if (!hostKeyPattern.test(hostKey)) return undefined
+  const at = hostKey.indexOf('@')
+  const colon = hostKey.lastIndexOf(':')
+  const host = { user: hostKey.slice(0, at), host: hostKey.slice(at + 1, colon), port: Number(hostKey.slice(colon + 1)) }
+  return placementPattern.test(`ssh:${hostKey}`) ? host : undefined
+}
+
+function parseInstanceId (instanceId: string): { host: Host, dirName: string } | undefined {
+  const prefix = `${providerName}:`
+  if (!instanceId.startsWith(prefix)) return undefined
+  const slash = instanceId.indexOf('/', prefix.length)
+  if (slash < 0) return undefined
+  const host = parseHostKey(instanceId.slice(prefix.length, slash))
+  const dirName = instanceId.slice(slash + 1)
+  if (host === undefined || !/^machine-[0-9A-Za-z][0-9A-Za-z_-]{0,63}$/.test(dirName)) return undefined
+  return { host, dirName }
+}
+
+function lines (stdout: string): Map<string, string> {
+  const facts = new Map<string, string>()
+  for (const line of stdout.split('\n')) {
+    const space = line.indexOf(' ')
+    if (space > 0) facts.set(line.slice(0, space), line.slice(space + 1).trim())
+  }
+  return facts
+}
+
+/** A version for the code: the archive's bytes, or the tree's names, sizes and mtimes. */
+function stampOf (source: ManualSource): string {
+  const hash = createHash('sha256')
+  if (source.kind === 'tarball') {
+    hash.update(readFileSync(source.path))
+  } else {
+    const excluded = new Set((source.exclude ?? ['./.git', './test']).map(pattern => resolve(source.path, pattern)))
+    // An explicit stack, not recursion: the tree is on disk (CONVENTIONS: bounds).
+    const stack = [source.path]
+    let files = 0
+    while (stack.length > 0) {
+      const dir = stack.pop()!
+      for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
+        const path = join(dir, entry.name)
+        if (excluded.has(path)) continue
+        if (entry.isDirectory()) { stack.push(path); continue }
+        const stat = statSync(path, { throwIfNoEntry: false })
+        if (stat === undefined) continue
+        if (++files > limits.manualSourceFilesMax) throw new ProviderError(providerName, 'invalid', `the agent code in ${source.path} has more than ${limits.manualSourceFilesMax} files`)
+        hash.update(`${relative(source.path, path).split(sep).join('/')}\0${stat.size}\0${stat.mtimeMs}\n`)
+      }
+    }
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+function readState (file: string): string[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+  const state = JSON.parse(text) as { hosts?: unknown }
+  if (!Array.isArray(state.hosts) || !state.hosts.every(h => typeof h === 'string' && hostKeyPattern.test(h))) {
+    throw new ProviderError(providerName, 'invalid', `the state file ${file} does not hold a list of hosts`)
+  }
+  return state.hosts as string[]
+}
+
+function writeState (file: string, hosts: ReadonlySet<string>): void {
+  mkdirSync(dirname(file), { recursive: true })
+  const temporary = `${file}.${process.pid}.new`
+  writeFileSync(temporary, JSON.stringify({ hosts: [...hosts].sort() }, null, 2) + '\n', { mode: 0o600 })
+  renameSync(temporary, file)
+}
