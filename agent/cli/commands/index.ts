@@ -5,11 +5,25 @@ import { registerControllers } from './controllers.ts'
 import { registerDestroyController } from './destroy-controller.ts'
 // status commands (helper: status)
 // model commands (helper: model commands)
+import { registerActions } from './actions.ts'
+import { registerConfig } from './config.ts'
+import { registerDeploy } from './deploy.ts'
+import { registerMachines } from './machines.ts'
+import { registerRefresh } from './refresh.ts'
+import { registerRelations } from './relations.ts'
+import { registerUnits } from './units.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
   registerControllers,
-  registerDestroyController
+  registerDestroyController,
   // status commands
   // model commands
+  registerDeploy,
+  registerUnits,
+  registerRelations,
+  registerConfig,
+  registerActions,
+  registerMachines,
+  registerRefresh
 ]

@@ -1,0 +1,59 @@
+/**
+ * `cantrip add-machine [ssh:user@host] [-n N] [--constraints "k=v ..."]` and
+ * `cantrip remove-machine M... [--force]`, as Juju's.
+ */
+import { InvalidInputError } from '../../../runtime/errors.ts'
+import { parseConstraintText } from '../bundle.ts'
+import { expectOk, type RegisterCommand } from '../cli-context.ts'
+import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount } from './model-common.ts'
+
+export function addMachineCommand (placement: string | undefined, constraints: readonly string[]): Record<string, unknown> {
+  const component = 'cantrip add-machine'
+  if (placement !== undefined && !/^ssh:[A-Za-z0-9._-]+@[A-Za-z0-9.:_[\]-]+$/.test(placement)) {
+    throw new InvalidInputError(component, 'a placement like ssh:user@host', placement)
+  }
+  const parsed: Record<string, string> = {}
+  for (const text of constraints) Object.assign(parsed, parseConstraintText(text, got => { throw new InvalidInputError(component, '--constraints like "mem=4G cores=2"', got) }))
+  return { type: 'add-machine', ...(Object.keys(parsed).length > 0 ? { constraints: parsed } : {}), ...(placement === undefined ? {} : { placement }) }
+}
+
+export async function runAddMachine (connect: Connect, placement: string | undefined, options: { n?: string, constraints?: string[] }, out: Out): Promise<void> {
+  const body = addMachineCommand(placement, options.constraints ?? [])
+  const count = parseCount('cantrip add-machine', options.n, 1)
+  if (placement !== undefined && count > 1) throw new InvalidInputError('cantrip add-machine', '-n 1 with an ssh: placement', String(count))
+  const client = await connect()
+  for (let i = 0; i < count; i++) {
+    const result = expectOk(await client.submit(body))
+    for (const machine of result.machines ?? []) out(`created machine ${machine}`)
+  }
+}
+
+export async function runRemoveMachine (connect: Connect, machines: readonly string[], options: { force?: boolean }, out: Out): Promise<void> {
+  for (const id of machines) checkMachine('cantrip remove-machine', id)
+  const client = await connect()
+  for (const machine of machines) {
+    expectOk(await client.submit({ type: 'remove-machine', machine, ...(options.force === true ? { force: true } : {}) }))
+    out(`removing machine ${machine}`)
+  }
+}
+
+export const registerMachines: RegisterCommand = (program, context) => {
+  program.command('add-machine')
+    .description('add a machine to the model (a new instance, or an existing host over ssh)')
+    .argument('[placement]', 'ssh:user@host for a manually provisioned machine')
+    .option('-n, --num-machines <n>', 'number of machines to add', '1')
+    .option('--constraints <constraints>', 'machine constraints, e.g. "mem=4G cores=2" (repeatable)', collect, [])
+    .option(controllerFlags, controllerHelp)
+    .action(async (placement: string | undefined, options: { numMachines?: string, constraints?: string[], controller?: string }) => {
+      await runAddMachine(async () => await context.connect(options.controller), placement, { ...(options.numMachines === undefined ? {} : { n: options.numMachines }), constraints: options.constraints ?? [] }, context.out)
+    })
+
+  program.command('remove-machine')
+    .description('remove machines from the model')
+    .argument('<machines...>', 'machine ids')
+    .option('--force', 'remove the machine with the units on it')
+    .option(controllerFlags, controllerHelp)
+    .action(async (machines: string[], options: { force?: boolean, controller?: string }) => {
+      await runRemoveMachine(async () => await context.connect(options.controller), machines, options, context.out)
+    })
+}

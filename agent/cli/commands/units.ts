@@ -1,0 +1,65 @@
+/**
+ * `cantrip add-unit APP [-n N] [--to M[,M...]]`, `cantrip remove-unit UNIT...` and
+ * `cantrip remove-application APP...`, as Juju's: every argument is checked before
+ * anything is sent; the model's refusal of one is reported as `controller 0.1.0: cannot …`.
+ */
+import { InvalidInputError } from '../../../runtime/errors.ts'
+import { expectOk, type RegisterCommand } from '../cli-context.ts'
+import { checkApplication, checkUnit, type Connect, controllerFlags, controllerHelp, type Out, parseCount, parseMachineList } from './model-common.ts'
+
+export async function runAddUnit (connect: Connect, application: string, options: { n?: string, to?: string }, out: Out): Promise<void> {
+  const component = 'cantrip add-unit'
+  checkApplication(component, application)
+  const numUnits = parseCount(component, options.n, 1)
+  const to = parseMachineList(component, options.to)
+  if (to.length > numUnits) throw new InvalidInputError(component, `at most -n (${numUnits}) machines in --to`, options.to)
+  const client = await connect()
+  const result = expectOk(await client.submit({ type: 'add-unit', application, numUnits, ...(to.length > 0 ? { placement: to } : {}) }))
+  for (const unit of result.units ?? []) out(`added unit ${unit}`)
+}
+
+export async function runRemoveUnit (connect: Connect, units: readonly string[], out: Out): Promise<void> {
+  for (const unit of units) checkUnit('cantrip remove-unit', unit)
+  const client = await connect()
+  for (const unit of units) {
+    expectOk(await client.submit({ type: 'remove-unit', unit }))
+    out(`will remove unit ${unit}`)
+  }
+}
+
+export async function runRemoveApplication (connect: Connect, applications: readonly string[], out: Out): Promise<void> {
+  for (const application of applications) checkApplication('cantrip remove-application', application)
+  const client = await connect()
+  for (const application of applications) {
+    expectOk(await client.submit({ type: 'remove-application', application }))
+    out(`will remove application ${application}`)
+  }
+}
+
+export const registerUnits: RegisterCommand = (program, context) => {
+  program.command('add-unit')
+    .description('add units to an application')
+    .argument('<application>', 'application name')
+    .option('-n, --num-units <n>', 'number of units to add', '1')
+    .option('--to <machines>', 'machines for the new units in turn, e.g. 0,1')
+    .option(controllerFlags, controllerHelp)
+    .action(async (application: string, options: { numUnits?: string, to?: string, controller?: string }) => {
+      await runAddUnit(async () => await context.connect(options.controller), application, { ...(options.numUnits === undefined ? {} : { n: options.numUnits }), ...(options.to === undefined ? {} : { to: options.to }) }, context.out)
+    })
+
+  program.command('remove-unit')
+    .description('remove units from the model')
+    .argument('<units...>', 'unit names, e.g. web/1')
+    .option(controllerFlags, controllerHelp)
+    .action(async (units: string[], options: { controller?: string }) => {
+      await runRemoveUnit(async () => await context.connect(options.controller), units, context.out)
+    })
+
+  program.command('remove-application')
+    .description('remove applications, their units and relations')
+    .argument('<applications...>', 'application names')
+    .option(controllerFlags, controllerHelp)
+    .action(async (applications: string[], options: { controller?: string }) => {
+      await runRemoveApplication(async () => await context.connect(options.controller), applications, context.out)
+    })
+}
