@@ -3,8 +3,7 @@ import type { RegisterCommand } from '../cli-context.ts'
 import { registerBootstrap } from './bootstrap.ts'
 import { registerControllers } from './controllers.ts'
 import { registerDestroyController } from './destroy-controller.ts'
-// status commands (helper: status)
-// model commands (helper: model commands)
+import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
 import { registerConfig } from './config.ts'
 import { registerDeploy } from './deploy.ts'
@@ -17,8 +16,7 @@ export const commands: RegisterCommand[] = [
   registerBootstrap,
   registerControllers,
   registerDestroyController,
-  // status commands
-  // model commands
+  registerStatus,
   registerDeploy,
   registerUnits,
   registerRelations,

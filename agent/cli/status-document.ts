@@ -1,0 +1,165 @@
+/**
+ * `cantrip status` as data: the whole model (with the machines' presence) turned into
+ * the document `juju status --format yaml|json` prints, with Juju's keys
+ * (juju-semantics.md §8), and the tabular rendering of it. Pure: the command fetches the
+ * model and prints what these return.
+ *
+ * Display rules from Juju: a unit whose hook failed shows workload `error` with the
+ * hook's message and agent `idle`; a unit on a machine whose agent is not heard from
+ * shows agent `lost`; an application's status is what its leader set, else the most
+ * severe of its units' (error > blocked > maintenance > waiting > active > terminated >
+ * unknown); the leader unit is starred and subordinates are listed under their principal.
+ */
+import type { FullModel } from './connection.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { MachineRecord, ModelContext, StatusRecord, UnitRecord } from '../../runtime/model/model-types.ts'
+import { tableValues } from '../../runtime/model/table.ts'
+
+export interface StatusValue { current: string, message?: string, since?: string, version?: string }
+
+export interface UnitStatus {
+  'workload-status': StatusValue
+  'juju-status': StatusValue
+  leader?: true
+  machine: string
+  'open-ports'?: string[]
+  'public-address'?: string
+  subordinates?: Record<string, UnitStatus>
+}
+
+export interface StatusDocument {
+  model: { name: string, type: string, controller: string, cloud: string, region: string, version: string, 'model-status': StatusValue }
+  machines: Record<string, {
+    'juju-status': StatusValue
+    'dns-name'?: string
+    'ip-addresses'?: string[]
+    'instance-id': string
+    'machine-status': StatusValue
+    constraints?: string
+  }>
+  applications: Record<string, {
+    charm: string
+    'charm-origin': string
+    'charm-name': string
+    'charm-rev': number
+    exposed: boolean
+    'application-status': StatusValue
+    relations?: Record<string, string[]>
+    units?: Record<string, UnitStatus>
+    version?: string
+  }>
+  controller: { timestamp: string }
+}
+
+const severity = ['error', 'blocked', 'maintenance', 'waiting', 'active', 'terminated', 'unknown']
+
+function since (ms: number | null): string | undefined {
+  return ms === null ? undefined : new Date(ms).toISOString()
+}
+
+function value (current: string, message: string, at: number | null): StatusValue {
+  const out: StatusValue = { current }
+  if (message !== '') out.message = message
+  const when = since(at)
+  if (when !== undefined) out.since = when
+  return out
+}
+
+/** The unit's workload and agent as Juju shows them. */
+export function displayedUnit (unit: UnitRecord, machineLost: boolean): { workload: StatusRecord<string>, agent: StatusRecord<string> } {
+  if (unit.agent.status === 'error') {
+    return { workload: { ...unit.agent, status: 'error' }, agent: { ...unit.agent, status: 'idle', message: '' } }
+  }
+  return { workload: unit.workload, agent: machineLost ? { ...unit.agent, status: 'lost', message: 'agent lost, see \'cantrip show-status-log\'' } : unit.agent }
+}
+
+function charmRevision (url: string): number {
+  const match = /-(\d+)$/.exec(url)
+  return match === null ? 0 : Number(match[1])
+}
+
+function ports (unit: UnitRecord): string[] {
+  return unit.openedPorts.map(p => p.from === undefined ? p.protocol : p.to === undefined || p.to === p.from ? `${p.from}/${p.protocol}` : `${p.from}-${p.to}/${p.protocol}`)
+}
+
+export function statusDocument (full: FullModel, controller: string, now: number): StatusDocument {
+  const model: ModelContext = full.model
+  const reader = readerOf(model)
+  const lost = (machine: string): boolean => full.presence[machine]?.status === 'lost'
+  const machineAddress = (id: string): string | undefined => reader.machine(id)?.addresses[0]
+
+  const unitStatus = (unit: UnitRecord): UnitStatus => {
+    const shown = displayedUnit(unit, lost(unit.machine))
+    const out: UnitStatus = {
+      'workload-status': value(shown.workload.status, shown.workload.message, shown.workload.since),
+      'juju-status': value(shown.agent.status, shown.agent.message, shown.agent.since),
+      machine: unit.machine
+    }
+    if (reader.lease(unit.application)?.holder === unit.name) out.leader = true
+    const open = ports(unit)
+    if (open.length > 0) out['open-ports'] = open
+    const address = machineAddress(unit.machine)
+    if (address !== undefined) out['public-address'] = address
+    const subordinates = unit.subordinates.map(name => reader.unit(name)).filter((u): u is UnitRecord => u !== undefined)
+    if (subordinates.length > 0) out.subordinates = Object.fromEntries(subordinates.map(sub => [sub.name, unitStatus(sub)]))
+    return out
+  }
+
+  const machines: StatusDocument['machines'] = {}
+  for (const machine of tableValues(model.machines) as MachineRecord[]) {
+    const agent = lost(machine.id) && machine.agent.status === 'started' ? { ...machine.agent, status: 'down' } : machine.agent
+    machines[machine.id] = {
+      'juju-status': value(agent.status, agent.message, agent.since),
+      ...(machine.addresses[0] === undefined ? {} : { 'dns-name': machine.addresses[0], 'ip-addresses': [...machine.addresses] }),
+      'instance-id': machine.instanceId ?? 'pending',
+      'machine-status': value(machine.instance.status, machine.instance.message, machine.instance.since),
+      ...(Object.keys(machine.constraints).length === 0 ? {} : { constraints: Object.entries(machine.constraints).map(([k, v]) => `${k}=${v}`).join(' ') })
+    }
+  }
+
+  const applications: StatusDocument['applications'] = {}
+  for (const app of tableValues(model.applications)) {
+    const charm = reader.charm(app.charm)
+    const principals = app.units.map(name => reader.unit(name)).filter((u): u is UnitRecord => u !== undefined)
+    const shown = principals.map(unit => displayedUnit(unit, lost(unit.machine)).workload)
+    const derived = shown.sort((a, b) => severity.indexOf(a.status) - severity.indexOf(b.status))[0]
+    const status = app.status ?? derived ?? { status: 'unknown', message: '', since: null, data: null }
+    const relations: Record<string, string[]> = {}
+    for (const id of app.relations) {
+      const relation = reader.relation(id)
+      if (relation === undefined) continue
+      const mine = relation.endpoints.find(e => e.application === app.name)
+      if (mine === undefined) continue
+      const others = relation.peer ? [app.name] : relation.endpoints.filter(e => e.application !== app.name).map(e => e.application)
+      relations[mine.name] = [...new Set([...(relations[mine.name] ?? []), ...others])].sort()
+    }
+    applications[app.name] = {
+      charm: charm?.metadata.name ?? app.charm,
+      'charm-origin': 'local',
+      'charm-name': charm?.metadata.name ?? app.charm,
+      'charm-rev': charmRevision(app.charm),
+      exposed: app.exposed,
+      'application-status': value(status.status, status.message, status.since),
+      ...(Object.keys(relations).length === 0 ? {} : { relations }),
+      // Subordinate applications list their units under their principals only, as Juju does.
+      ...(app.subordinate || principals.length === 0 ? {} : { units: Object.fromEntries(principals.filter(u => u.principal === null).map(u => [u.name, unitStatus(u)])) }),
+      ...(app.workloadVersion === '' ? {} : { version: app.workloadVersion })
+    }
+  }
+
+  return {
+    model: { name: 'default', type: 'iaas', controller, cloud: 'local', region: 'localhost', version: '0.1.0', 'model-status': { current: 'available' } },
+    machines: sortKeys(machines),
+    applications: sortKeys(applications),
+    controller: { timestamp: new Date(now).toISOString().slice(11, 19) + 'Z' }
+  }
+}
+
+/** Natural order: `kv/2` before `kv/10`, machine `2` before `10`. */
+export function naturalCompare (a: string, b: string): number {
+  return a.localeCompare(b, 'en', { numeric: true })
+}
+
+function sortKeys<T> (record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => naturalCompare(a, b)))
+}

@@ -1,0 +1,111 @@
+/**
+ * `cantrip status` rendering (agent/cli/status-document.ts, status-tabular.ts): the JSON
+ * keys Juju's `status --format json` has, pinned at every level by a schema test; the
+ * tabular sections and header rows of juju-semantics §8; natural sorting, the leader
+ * star, subordinates under their principal, a failed hook shown as workload error with
+ * agent idle, a lost machine's units shown lost, the application status derived by
+ * severity; selectors; `--format` refused before connecting.
+ */
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { currentStatus, parseDuration, parseFormat, render, selectStatus } from '../agent/cli/commands/status-command.ts'
+import type { FullModel } from '../agent/cli/connection.ts'
+import { statusDocument } from '../agent/cli/status-document.ts'
+import { formatTabular } from '../agent/cli/status-tabular.ts'
+import { MemoryController } from './support/model-controller.ts'
+
+const at = Date.UTC(2026, 10, 22, 10, 0, 0)
+
+function world (): { c: MemoryController, full: () => FullModel, lost: Set<string> } {
+  const c = new MemoryController()
+  c.run('add-charm', { url: 'local:web-3', hash: 'a'.repeat(16), metadata: { name: 'web', requires: { db: 'mysql' }, peers: { cluster: 'web-peer' } } })
+  c.run('add-charm', { url: 'local:mysql-0', hash: 'b'.repeat(16), metadata: { name: 'mysql', provides: { db: 'mysql' } } })
+  c.run('add-charm', { url: 'local:logging-0', hash: 'c'.repeat(16), metadata: { name: 'logging', subordinate: true, requires: { 'juju-info': { interface: 'juju-info', scope: 'container' } } } })
+  c.run('deploy', { application: 'web', charm: 'local:web-3', config: {}, constraints: {}, numUnits: 11 })
+  c.run('deploy', { application: 'mysql', charm: 'local:mysql-0', config: {}, constraints: {}, numUnits: 1 })
+  c.run('deploy', { application: 'logging', charm: 'local:logging-0', config: {}, constraints: {}, numUnits: 0 })
+  c.run('integrate', { a: 'web:db', b: 'mysql:db' })
+  c.run('integrate', { a: 'logging:juju-info', b: 'web:juju-info' })
+  c.runAs('web/2', 'claim-leadership', { application: 'web', unit: 'web/2', now: at, durationMs: 60_000 })
+  for (let i = 0; i < 11; i++) c.runAs(`web/${i}`, 'set-unit-status', { unit: `web/${i}`, status: 'active', message: 'ready', now: at })
+  c.runAs('mysql/0', 'set-unit-status', { unit: 'mysql/0', status: 'blocked', message: 'no storage', now: at })
+  c.run('set-agent-status', { unit: 'web/1', status: 'error', message: 'hook failed: "install"', now: at }, { kind: 'machine', id: '1' })
+  const lost = new Set<string>()
+  return {
+    c,
+    lost,
+    full: () => ({
+      ok: true,
+      model: c.model(),
+      presence: Object.fromEntries([...Array(12).keys()].map(i => [String(i), { status: lost.has(String(i)) ? 'lost' as const : 'alive' as const, since: at, heardBy: 'c0' }])),
+      leader: 'c0',
+      term: 2
+    })
+  }
+}
+
+test('JSON keys match juju status at every level (schema pinned)', () => {
+  const { full } = world()
+  const doc = statusDocument(full(), 'local', at)
+  assert.equal(Object.keys(doc), ['model', 'machines', 'applications', 'controller'])
+  assert.equal(Object.keys(doc.model), ['name', 'type', 'controller', 'cloud', 'region', 'version', 'model-status'])
+  assert.equal(Object.keys(doc.machines['0']!), ['juju-status', 'instance-id', 'machine-status'])
+  assert.equal(Object.keys(doc.applications['web']!), ['charm', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations', 'units'])
+  assert.equal(Object.keys(doc.applications['web']!.units!['web/2']!).sort(), ['juju-status', 'leader', 'machine', 'subordinates', 'workload-status'].sort())
+  assert.equal(Object.keys(doc.applications['web']!.units!['web/2']!['workload-status']), ['current', 'message', 'since'])
+  assert.is(doc.applications['web']!['charm-rev'], 3)
+  assert.equal(doc.applications['web']!.relations, { cluster: ['web'], db: ['mysql'], 'juju-info': ['logging'] })
+  assert.is(doc.applications['logging']!.units, undefined, 'subordinate units are listed under their principals')
+  assert.ok(doc.applications['web']!.units!['web/0']!.subordinates!['logging/0'] !== undefined)
+  assert.equal(Object.keys(doc.controller), ['timestamp'])
+})
+
+test('a failed hook shows as workload error with agent idle; a lost machine\'s units show lost; app status by severity', () => {
+  const { full, lost } = world()
+  lost.add('3')
+  const doc = statusDocument(full(), 'local', at)
+  const web1 = doc.applications['web']!.units!['web/1']!
+  assert.equal([web1['workload-status'].current, web1['workload-status'].message, web1['juju-status'].current], ['error', 'hook failed: "install"', 'idle'])
+  assert.is(doc.applications['web']!.units!['web/3']!['juju-status'].current, 'lost')
+  assert.is(doc.applications['web']!['application-status'].current, 'error', 'error outranks active')
+  assert.is(doc.applications['mysql']!['application-status'].current, 'blocked')
+  assert.is(currentStatus(full(), 'unit', 'web/1'), 'error hook failed: "install"')
+  assert.is(currentStatus(full(), 'application', 'nope'), 'missing')
+})
+
+test('tabular: Juju\'s sections and header rows, natural order, leader star, subordinates indented, integrations on request', () => {
+  const { full } = world()
+  const text = formatTabular(statusDocument(full(), 'local', at), full(), { relations: true })
+  const sections = text.trimEnd().split('\n\n')
+  assert.equal(sections.map(s => s.split('\n')[0]!.split(/\s{2,}/)), [
+    ['Model', 'Controller', 'Cloud/Region', 'Version', 'Timestamp'],
+    ['App', 'Version', 'Status', 'Scale', 'Charm', 'Channel', 'Rev', 'Exposed', 'Message'],
+    ['Unit', 'Workload', 'Agent', 'Machine', 'Public address', 'Ports', 'Message'],
+    ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
+    ['Integration provider', 'Requirer', 'Interface', 'Type', 'Message']
+  ])
+  const units = sections[2]!.split('\n').slice(1).map(line => /^\s*\S+/.exec(line)![0])
+  assert.equal(units.filter(u => !u.startsWith(' ')).slice(0, 4), ['mysql/0', 'web/0', 'web/1', 'web/2*'])
+  assert.ok(units.indexOf('web/10') > units.indexOf('web/9'), 'web/10 after web/9')
+  assert.is(units[units.indexOf('web/0') + 1], '  logging/0', 'the subordinate is indented under its principal')
+  assert.match(sections[4]!, /mysql:db\s+web:db\s+mysql\s+regular/)
+  assert.match(sections[4]!, /web:cluster\s+web:cluster\s+web-peer\s+peer/)
+  assert.match(sections[4]!, /web:juju-info\s+logging:juju-info\s+juju-info\s+subordinate/)
+  assert.not.match(formatTabular(statusDocument(full(), 'local', at), full(), { relations: false }), 'Integration provider')
+})
+
+test('selectors keep what they name; formats and durations are checked before anything is sent', () => {
+  const { full } = world()
+  const doc = statusDocument(full(), 'local', at)
+  const one = selectStatus(doc, ['web/1'])
+  assert.equal(Object.keys(one.applications), ['web'])
+  assert.equal(Object.keys(one.applications['web']!.units!), ['web/1'])
+  assert.equal(Object.keys(one.machines), ['1'])
+  assert.equal(Object.keys(selectStatus(doc, ['my*']).applications), ['mysql'])
+  assert.equal(JSON.parse(render(full(), 'local', { format: 'json', relations: false, selectors: [] }, at)).model.controller, 'local')
+  assert.throws(() => parseFormat('xml'), /^cantrip status: expected --format tabular, yaml, json, got "xml"$/)
+  assert.is(parseDuration('10m', 'x'), 600_000)
+  assert.throws(() => parseDuration('soon', 'cantrip wait-for'), /expected a duration like 90s, 10m or 1h, got "soon"/)
+})
+
+test.run()
