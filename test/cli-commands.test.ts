@@ -6,7 +6,7 @@
  * on the model state.
  */
 import '../runtime/polyfill.ts'
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { test } from 'uvu'
@@ -60,6 +60,10 @@ class FakeClient implements ModelClient {
   types (): unknown[] { return this.bodies.map(b => b['type']) }
 }
 
+/** Every temporary directory of this file, removed when its tests end. */
+const scratch = mkdtempSync(join(tmpdir(), 'cantrip-cli-commands-'))
+test.after(() => { rmSync(scratch, { recursive: true, force: true }) })
+
 function setup (): { client: FakeClient, connect: () => Promise<FakeClient>, lines: string[], out: (s: string) => void } {
   const client = new FakeClient()
   const lines: string[] = []
@@ -67,7 +71,7 @@ function setup (): { client: FakeClient, connect: () => Promise<FakeClient>, lin
 }
 
 function writeBundle (text: (rel: (dir: string) => string) => string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cantrip-bundle-'))
+  const dir = mkdtempSync(join(scratch, 'bundle-'))
   const file = join(dir, 'bundle.yaml')
   writeFileSync(file, text(d => relative(dir, d)))
   return file
@@ -148,7 +152,7 @@ test('arguments: -n, key=value, durations and action parameters', async () => {
 
 test('deploy: bad input is refused before anything is sent', async () => {
   const { client, connect, out } = setup()
-  const empty = mkdtempSync(join(tmpdir(), 'cantrip-nocharm-'))
+  const empty = mkdtempSync(join(scratch, 'nocharm-'))
   mkdirSync(join(empty, 'hooks'))
   await rejects(runDeploy(connect, empty, undefined, {}, out), /^cantrip deploy: expected a charm directory with metadata\.yaml, got ".*"$/)
   await rejects(runDeploy(connect, '/nonexistent/charm', undefined, {}, out), /^cantrip deploy: expected a charm directory or a bundle \.yaml file/)
@@ -270,7 +274,7 @@ test('add-machine, remove-machine, resolved and refresh', async () => {
   assert.is(tableGet(client.memory.context.units, 'kv/0')!.resolvedMode, 'retry-hooks')
 
   // refresh to changed content: a new revision; the same content again is nothing to do.
-  const copy = mkdtempSync(join(tmpdir(), 'cantrip-kv2-'))
+  const copy = mkdtempSync(join(scratch, 'kv2-'))
   const { cpSync } = await import('node:fs')
   cpSync(kvDir, copy, { recursive: true })
   writeFileSync(join(copy, 'README.md'), 'changed\n')
