@@ -8,8 +8,9 @@
  * workloads. (logship and cluster run in test/local-deploy.test.ts, through npm start.)
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { freeLoopbackPort as freePort } from '../agent/free-port.ts'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
@@ -30,16 +31,6 @@ const charmsDir = resolve('examples/charms')
 /** Every wait here is bounded by this. */
 const waitMsMax = 60_000
 
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
-    })
-  })
-}
 
 /** A port P with P and P + 1 both free on 127.0.0.1 (unit 0 and unit 1 of kv). */
 async function freePortPair (): Promise<number> {

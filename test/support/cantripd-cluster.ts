@@ -4,13 +4,14 @@
  * Every process is started with its own data dir and identity and killed by pid in
  * `close()`; every wait is bounded.
  */
+import { createServer } from 'node:net'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controllerApiProtocol, type SummaryReply } from '../../actors/controller/controller-api.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { freeLoopbackPort } from '../../agent/free-port.ts'
 import { Libp2pTransport } from '../../agent/mesh/libp2p-transport.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../agent/mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../agent/mesh/peer-identity.ts'
@@ -35,16 +36,7 @@ export interface Agent {
   views: Array<{ revision: number, at: number }>
 }
 
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
-    })
-  })
-}
+export const freePort = freeLoopbackPort
 
 /** A port P with P .. P + count - 1 all free on 127.0.0.1 (units 0.. of one application). */
 export async function freePortRun (count: number): Promise<number> {

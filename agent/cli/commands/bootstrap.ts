@@ -9,9 +9,9 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, openSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freeLoopbackPort } from '../../free-port.ts'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
@@ -67,7 +67,7 @@ async function startGroup (dir: string, ha: number): Promise<ControllerEntry> {
     const key = await generatePeerKey()
     await writePeerKey(join(dataDir, 'agent.key'), key)
     const peerId = peerIdOfKey(key)
-    const port = await freePort()
+    const port = await freeLoopbackPort()
     members.push({ 'peer-id': peerId, addresses: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port })
   }
   const ids = members.map(m => m['peer-id']).join(',')
@@ -105,15 +105,4 @@ async function waitForLeader (connection: Connection): Promise<void> {
     await new Promise(resolve => setTimeout(resolve, 250))
   }
   throw new Error(`${component}: the controllers did not elect a leader within ${readyTimeoutMs / 1000} s (${last}); see their logs in cantripd.log`)
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
-    })
-  })
 }
