@@ -9,9 +9,7 @@ import '../runtime/polyfill.ts'
 import { resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { CharmReply, SummaryReply } from '../actors/controller/controller-api.ts'
-import { packCharm } from '../agent/charm/charm-archive.ts'
-import { loadCharmDir } from '../agent/charm/load-charm.ts'
+import type { SummaryReply } from '../actors/controller/controller-api.ts'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
 
 test('role both: a controller that is also machine 0, and a machine agent that ends when its machine dies', async () => {
@@ -26,13 +24,8 @@ test('role both: a controller that is also machine 0, and a machine agent that e
     await cluster.connectClient()
     await waitFor('a leader', () => cluster.leader() !== undefined)
     const dir = resolve('examples/charms/kv')
-    const packed = await packCharm(dir)
-    let put: CharmReply | undefined
-    await waitFor('the kv charm in the store', async () => {
-      put = await cluster.api<CharmReply>(controller, { op: 'put-charm', bytes: packed.bytes })
-      return put?.ok === true
-    }, () => JSON.stringify(put))
-    assert.ok((await cluster.submit({ type: 'add-charm', url: 'local:kv-0', hash: packed.hash, metadata: (await loadCharmDir(dir)).summary }))?.ok)
+    const charm = await cluster.addCharm(controller, dir, 'local:kv-0')
+    assert.ok(charm.added?.ok, JSON.stringify(charm.added))
     for (let i = 0; i < 2; i++) assert.ok((await cluster.submit({ type: 'add-machine' }))?.ok)
     assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': await freePortRun(2) }, constraints: {}, numUnits: 2, placement: ['0', '1'] }))?.ok)
     cluster.start(machine1)

@@ -18,9 +18,6 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { CharmReply } from '../actors/controller/controller-api.ts'
-import { packCharm } from '../agent/charm/charm-archive.ts'
-import { loadCharmDir } from '../agent/charm/load-charm.ts'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
 import { processAlive } from './support/processes.ts'
 import { writeSlowCharm } from './support/slow-charm.ts'
@@ -38,17 +35,10 @@ test('3 controllers + 3 machine agents in real processes deploy related charms (
     await waitFor('a leader', () => cluster.leader() !== undefined)
     for (const name of ['kv', 'web', 'slow']) {
       const dir = name === 'slow' ? join(cluster.root, 'slow') : resolve('examples/charms', name)
-      const packed = await packCharm(dir)
       // Into one controller's store; the others fetch it from there when a machine asks them.
-      const c = cluster.controllers[0]!
-      let put: CharmReply | undefined
-      await waitFor(`the ${name} charm in ${c.id.slice(-6)}'s store`, async () => {
-        put = await cluster.api<CharmReply>(c, { op: 'put-charm', bytes: packed.bytes })
-        return put?.ok === true
-      }, () => JSON.stringify(put))
-      assert.is(put?.ok === true ? put.hash : undefined, packed.hash)
-      const added = await cluster.submit({ type: 'add-charm', url: `local:${name}-0`, hash: packed.hash, metadata: (await loadCharmDir(dir)).summary })
-      assert.ok(added?.ok, JSON.stringify(added))
+      const charm = await cluster.addCharm(cluster.controllers[0]!, dir, `local:${name}-0`)
+      assert.is(charm.stored, charm.hash)
+      assert.ok(charm.added?.ok, JSON.stringify(charm.added))
     }
     for (const _ of cluster.machines) assert.ok((await cluster.submit({ type: 'add-machine' }))?.ok)
     // All machines share this host: each unit listens on port-base + its number.

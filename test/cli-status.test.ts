@@ -8,7 +8,8 @@
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { currentStatus, parseDuration, parseFormat, render, selectStatus } from '../agent/cli/commands/status-command.ts'
+import { parseDuration } from '../agent/cli/commands/model-common.ts'
+import { currentStatus, parseFormat, render, selectStatus } from '../agent/cli/commands/status-command.ts'
 import type { FullModel } from '../agent/cli/connection.ts'
 import { statusDocument } from '../agent/cli/status-document.ts'
 import { formatTabular } from '../agent/cli/status-tabular.ts'
@@ -104,8 +105,8 @@ test('selectors keep what they name; formats and durations are checked before an
   assert.equal(Object.keys(selectStatus(doc, ['my*']).applications), ['mysql'])
   assert.equal(JSON.parse(render(full(), 'local', { format: 'json', relations: false, selectors: [] }, at)).model.controller, 'local')
   assert.throws(() => parseFormat('xml'), /^cantrip status: expected --format tabular, yaml, json, got "xml"$/)
-  assert.is(parseDuration('10m', 'x'), 600_000)
-  assert.throws(() => parseDuration('soon', 'cantrip wait-for'), /expected a duration like 90s, 10m or 1h, got "soon"/)
+  assert.is(parseDuration('cantrip wait-for', '--timeout', '10m'), 600_000)
+  assert.throws(() => parseDuration('cantrip wait-for', '--timeout', 'soon'), /^cantrip wait-for: expected --timeout to be a duration like 30s, 1m or 1h, got "soon"$/)
 })
 
 test.run()

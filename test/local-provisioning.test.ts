@@ -15,10 +15,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { CharmReply, SummaryReply } from '../actors/controller/controller-api.ts'
+import type { SummaryReply } from '../actors/controller/controller-api.ts'
 import { changeTopic } from '../actors/controller/change-notices.ts'
-import { packCharm } from '../agent/charm/charm-archive.ts'
-import { loadCharmDir } from '../agent/charm/load-charm.ts'
 import { presenceTopic } from '../runtime/presence/presence-agent.ts'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
@@ -64,13 +62,8 @@ test('local provider: deploy makes machines with running agents; failures retrie
     client.subscribe(presenceTopic('default'), message => { gossip.push(message.data) })
     await waitFor('a leader', () => cluster.leader() !== undefined)
     const dir = resolve('examples/charms/kv')
-    const packed = await packCharm(dir)
-    let put: CharmReply | undefined
-    await waitFor('the kv charm in the store', async () => {
-      put = await cluster.api<CharmReply>(controller, { op: 'put-charm', bytes: packed.bytes })
-      return put?.ok === true
-    }, () => JSON.stringify(put))
-    assert.ok((await cluster.submit({ type: 'add-charm', url: 'local:kv-0', hash: packed.hash, metadata: (await loadCharmDir(dir)).summary }))?.ok)
+    const charm = await cluster.addCharm(controller, dir, 'local:kv-0')
+    assert.ok(charm.added?.ok, JSON.stringify(charm.added))
     assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': await freePortRun(3) }, constraints: {}, numUnits: 3 }))?.ok)
 
     let last: SummaryReply | undefined

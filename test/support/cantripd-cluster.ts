@@ -9,7 +9,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { controllerApiProtocol, type SummaryReply } from '../../actors/controller/controller-api.ts'
+import { controllerApiProtocol, type CharmReply, type SummaryReply } from '../../actors/controller/controller-api.ts'
+import { packCharm } from '../../agent/charm/charm-archive.ts'
+import { loadCharmDir } from '../../agent/charm/load-charm.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
 import { freeLoopbackPort } from '../../agent/free-port.ts'
 import { Libp2pTransport } from '../../agent/mesh/libp2p-transport.ts'
@@ -162,6 +164,21 @@ export class CantripdCluster {
     } catch {
       return undefined
     }
+  }
+
+  /**
+   * Puts the charm in `dir` into `agent`'s store (retrying until that controller answers)
+   * and adds it to the model as `url`; answers the archive's hash and the stored one.
+   */
+  async addCharm (agent: Agent, dir: string, url: string): Promise<{ hash: string, stored: string | undefined, added: CommandResult | undefined }> {
+    const packed = await packCharm(dir)
+    let put: CharmReply | undefined
+    await waitFor(`the charm ${url} in ${agent.id.slice(-6)}'s store`, async () => {
+      put = await this.api<CharmReply>(agent, { op: 'put-charm', bytes: packed.bytes })
+      return put?.ok === true
+    }, () => JSON.stringify(put))
+    const added = await this.submit({ type: 'add-charm', url, hash: packed.hash, metadata: (await loadCharmDir(dir)).summary })
+    return { hash: packed.hash, stored: put?.ok === true ? put.hash : undefined, added }
   }
 
   async summary (agent: Agent): Promise<SummaryReply | undefined> {

@@ -9,7 +9,7 @@ import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
 import type { ActionRecord } from '../../../runtime/model/model-types.ts'
 import { tableGet } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
-import { actionParameters, checkUnit, type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, readModel } from './model-common.ts'
+import { actionParameters, checkUnit, type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, untilModel } from './model-common.ts'
 
 export async function runResolved (connect: Connect, unit: string, options: { retry?: boolean }): Promise<void> {
   checkUnit('cantrip resolved', unit)
@@ -19,40 +19,13 @@ export async function runResolved (connect: Connect, unit: string, options: { re
 
 /** Resolves with the action once it is no longer pending (undefined: the model forgot it). */
 export async function waitForAction (client: ModelClient, id: string, timeoutMs: number | undefined): Promise<ActionRecord | undefined> {
-  return await new Promise<ActionRecord | undefined>((resolve, reject) => {
-    let done = false
-    let checking = false
-    let again = false
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const finish = (error: Error | undefined, action?: ActionRecord): void => {
-      if (done) return
-      done = true
-      unsubscribe()
-      if (timer !== undefined) clearTimeout(timer)
-      if (error !== undefined) reject(error)
-      else resolve(action)
-    }
-    const check = async (): Promise<void> => {
-      if (checking) { again = true; return }
-      checking = true
-      try {
-        do {
-          again = false
-          const action = tableGet((await readModel(client)).actions, id)
-          if (action === undefined || action.status !== 'pending') { finish(undefined, action); return }
-        } while (again && !done)
-      } catch (error) {
-        finish(error instanceof Error ? error : new Error(String(error)))
-      } finally {
-        checking = false
-      }
-    }
-    const unsubscribe = client.watch(() => { void check() })
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(() => { finish(new CantripError(`cantrip run: action ${id} did not complete within ${timeoutMs / 1000}s; it is still queued`)) }, timeoutMs)
-    }
-    void check()
-  })
+  let action: ActionRecord | undefined
+  const finished = await untilModel(client, full => {
+    action = tableGet(full.model.actions, id)
+    return action === undefined || action.status !== 'pending'
+  }, timeoutMs)
+  if (!finished) throw new CantripError(`cantrip run: action ${id} did not complete within ${(timeoutMs ?? 0) / 1000}s; it is still queued`)
+  return action
 }
 
 export async function runAction (connect: Connect, unit: string, action: string, params: readonly string[], options: { wait?: string }, out: Out): Promise<void> {

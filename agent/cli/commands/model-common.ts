@@ -11,7 +11,7 @@ import { isApplicationName, isMachineId, isUnitName } from '../../../runtime/ids
 import { configValueError } from '../../../runtime/model/charm-summary.ts'
 import type { ApplicationRecord, ConfigOptionType, ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
 import { tableGet } from '../../../runtime/model/table.ts'
-import type { Connection } from '../connection.ts'
+import type { Connection, FullModel } from '../connection.ts'
 
 /** The connection as the model commands use it; a test passes a fake. */
 export type ModelClient = Pick<Connection, 'submit' | 'model' | 'putCharm' | 'watch'>
@@ -175,4 +175,34 @@ export async function readModel (client: ModelClient): Promise<ModelContext> {
 
 export function applicationRecord (model: ModelContext, name: string): ApplicationRecord | undefined {
   return tableGet(model.applications, name)
+}
+
+/**
+ * Calls `check` on the current model and again on every change notice the leader
+ * gossips (and every 30 s, in case a notice was lost), until it returns true (resolves
+ * true) or `timeoutMs` passes (resolves false). What `wait-for`, `status --watch` and
+ * `run --wait` wait with.
+ */
+export async function untilModel (connection: ModelClient, check: (full: FullModel) => boolean | Promise<boolean>, timeoutMs: number | undefined): Promise<boolean> {
+  let wake: () => void = () => {}
+  let changed = true
+  const unsubscribe = connection.watch(() => { changed = true; wake() })
+  const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs
+  try {
+    for (;;) {
+      if (changed) {
+        changed = false
+        if (await check(await connection.model())) return true
+      }
+      const left = deadline === undefined ? 30_000 : deadline - Date.now()
+      if (left <= 0) return false
+      // Woken by a notice; the timer also re-reads now and then, in case a notice was lost.
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(() => { changed = true; resolve() }, Math.min(left, 30_000))
+        wake = () => { clearTimeout(timer); resolve() }
+      })
+    }
+  } finally {
+    unsubscribe()
+  }
 }

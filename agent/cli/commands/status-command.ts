@@ -9,7 +9,8 @@ import { stringify } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand, CliContext } from '../cli-context.ts'
 import { controllerEntry } from '../cli-home.ts'
-import type { Connection, FullModel } from '../connection.ts'
+import type { FullModel } from '../connection.ts'
+import { parseDuration, untilModel } from './model-common.ts'
 import { displayedUnit, statusDocument, type StatusDocument } from '../status-document.ts'
 import { formatTabular } from '../status-tabular.ts'
 import { readerOf } from '../../../runtime/model/model-draft.ts'
@@ -20,14 +21,6 @@ type Format = typeof formats[number]
 export function parseFormat (value: string): Format {
   if (!formats.includes(value as Format)) throw new InvalidInputError('cantrip status', `--format ${formats.join(', ')}`, value)
   return value as Format
-}
-
-/** `10m`, `90s`, `1h`, or milliseconds. */
-export function parseDuration (text: string, component: string): number {
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(text)
-  if (match === null) throw new InvalidInputError(component, 'a duration like 90s, 10m or 1h', text)
-  const n = Number(match[1])
-  return n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h' ?? 's'])
 }
 
 function glob (pattern: string): RegExp {
@@ -56,31 +49,6 @@ export function render (full: FullModel, controller: string, options: { format: 
   if (options.format === 'json') return JSON.stringify(doc) + '\n'
   if (options.format === 'yaml') return stringify(doc)
   return formatTabular(doc, full, { relations: options.relations })
-}
-
-/** Calls `check` on the current model and again on every change notice, until it returns true or `timeoutMs` passes. */
-async function untilModel (connection: Connection, check: (full: FullModel) => boolean | Promise<boolean>, timeoutMs: number | undefined): Promise<boolean> {
-  let wake: () => void = () => {}
-  let changed = true
-  const unsubscribe = connection.watch(() => { changed = true; wake() })
-  const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs
-  try {
-    for (;;) {
-      if (changed) {
-        changed = false
-        if (await check(await connection.model())) return true
-      }
-      const left = deadline === undefined ? 30_000 : deadline - Date.now()
-      if (left <= 0) return false
-      // Woken by a notice; the timer also re-reads now and then, in case a notice was lost.
-      await new Promise<void>(resolve => {
-        const timer = setTimeout(() => { changed = true; resolve() }, Math.min(left, 30_000))
-        wake = () => { clearTimeout(timer); resolve() }
-      })
-    }
-  } finally {
-    unsubscribe()
-  }
 }
 
 export const registerStatus: RegisterCommand = (program, context) => {
@@ -121,7 +89,7 @@ export const registerStatus: RegisterCommand = (program, context) => {
     .option('-c, --controller <name>', 'controller (default: the current one)')
     .action(async (kind: string, target: string, options: { status: string, timeout: string, controller?: string }) => {
       if (!['application', 'unit', 'machine'].includes(kind)) throw new InvalidInputError('cantrip wait-for', 'application, unit or machine', kind)
-      const timeoutMs = parseDuration(options.timeout, 'cantrip wait-for')
+      const timeoutMs = parseDuration('cantrip wait-for', '--timeout', options.timeout)
       const connection = await context.connect(options.controller)
       let seen = ''
       const reached = await untilModel(connection, full => {
