@@ -98,6 +98,7 @@ function hooksRun (controllerDir: string): number {
 
 async function measureDeployment (): Promise<{ seconds: number, machinesSeconds: number, afterDeploySeconds: number, hooksPerUnit: number }> {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'cantrip-bench-')))
+  const previousHome = process.env['CANTRIP_HOME']
   let bootstrapped = false
   try {
     cli(home, 'bootstrap', controllerName)
@@ -134,6 +135,8 @@ async function measureDeployment (): Promise<{ seconds: number, machinesSeconds:
     }
   } finally {
     if (bootstrapped) cli(home, 'destroy-controller', controllerName, '--no-prompt')
+    if (previousHome === undefined) delete process.env['CANTRIP_HOME']
+    else process.env['CANTRIP_HOME'] = previousHome
     rmSync(home, { recursive: true, force: true })
   }
 }
