@@ -193,15 +193,27 @@ async function main (): Promise<void> {
   }
 }
 
+// Ctrl-C while waiting: the deployment carries on without us; say how to stop it.
+process.once('SIGINT', () => {
+  process.stderr.write(`\ncantrip demo: interrupted${knownController() ? `; controller "${controllerName}" keeps running (npm run cantrip -- status); tear down with: ${teardown}` : ''}\n`)
+  process.exit(130)
+})
+
+function knownController (): boolean {
+  try {
+    return readControllers().controllers[controllerName] !== undefined
+  } catch {
+    return false
+  }
+}
+
 try {
   await main()
   process.exit(0)
 } catch (error) {
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!
   process.stderr.write(`${message.startsWith('cantrip') ? message : `cantrip demo: ${message}`}\n`)
-  let known = false
-  try { known = readControllers().controllers[controllerName] !== undefined } catch { /* unreadable: nothing to say */ }
-  if (known && !message.includes(teardown)) {
+  if (knownController() && !message.includes(teardown)) {
     process.stderr.write(`Left as it is for inspection (npm run cantrip -- status -c ${controllerName}); tear down with: ${teardown}\n`)
   }
   process.exit(1)

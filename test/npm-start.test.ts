@@ -4,15 +4,16 @@
  * status, the requests through web answered and the next steps printed, leaving the
  * controller running; `cantrip destroy-controller demo --no-prompt` then leaves no
  * process (controller, machine agents, workloads — by the pids they recorded) and no
- * controller directory behind.
+ * controller directory behind. A stale "demo" controller is refused with the command
+ * that removes it.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { parse } from 'yaml'
+import { parse, stringify } from 'yaml'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
 const runMsMax = 240_000
@@ -61,6 +62,27 @@ function recordedPids (home: string, dir: string): Map<number, string> {
   }
   return pids
 }
+
+test('a stale "demo" controller is not reused: one line saying how to remove it, exit 1, nothing started', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cantrip-start-'))
+  try {
+    const dir = join(root, 'controllers', 'demo')
+    mkdirSync(dir, { recursive: true })
+    // pid 1 is never the controller: its command line does not name the directory.
+    writeFileSync(join(root, 'controllers.yaml'), stringify({
+      'current-controller': 'demo',
+      controllers: { demo: { dir, controllers: [{ 'peer-id': '12D3KooWGrGUDjUe12QJW2gsaLCCj26GKFnnvXbncpHnNpdww38y', addresses: [], pid: 1, 'data-dir': join(dir, 'c0') }], provider: 'local', version: '0.1.0' } }
+    }))
+    const run = await runStart(root)
+    assert.is(run.code, 1, run.stdout + run.stderr)
+    const lines = run.stderr.trim().split('\n')
+    assert.is(lines.length, 1, run.stderr)
+    assert.match(lines[0]!, /^cantrip demo: expected controller "demo" in .* to answer, got: none of its controller processes runs \(pid 1\); remove it with "npm run cantrip -- destroy-controller demo --no-prompt"/)
+    assert.not.match(run.stdout, '$ cantrip')
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+})
 
 test('npm start deploys the example charms through the CLI and leaves them running; destroy-controller leaves nothing', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-start-'))
