@@ -1,7 +1,8 @@
 /**
  * The hook tools of one unit: the C client linked under every tool name in
  * `<agentDir>/tools` (first on the hooks' PATH) and the unit's socket
- * `<agentDir>/agent.socket`, whose calls run the tool commands against the HookContext
+ * (`<agentDir>/agent.socket` when that path is short enough; see unit-socket-path.ts),
+ * whose calls run the tool commands against the HookContext
  * of the hook that made them. A call with a context id that is not open (stale: its hook
  * has ended; or forged) is refused by the server before any command runs.
  */
@@ -13,6 +14,7 @@ import type { HookContext } from '../hook-tools/hook-context.ts'
 import { runTool } from '../hook-tools/run-tool.ts'
 import { ToolServer } from '../hook-tools/transport/tool-server.ts'
 import type { HookToolService } from './unit-agent.ts'
+import { unitSocketPath } from './unit-socket-path.ts'
 
 export interface ClosableHookToolService extends HookToolService {
   close (): Promise<void>
@@ -23,7 +25,7 @@ export async function startHookToolService (agentDir: string, logger: Logger): P
   mkdirSync(toolsDir, { recursive: true })
   await installToolLinks(toolsDir, hookToolNames, await ensureToolClient())
   const contexts = new Map<string, HookContext>()
-  const server = await ToolServer.listen(join(agentDir, 'agent.socket'), async call => {
+  const server = await ToolServer.listen(unitSocketPath(agentDir), async call => {
     const context = contexts.get(call.contextId)
     // The server checks open contexts itself; this covers a close racing a call.
     if (context === undefined) return { code: 1, stdout: '', stderr: `ERROR invalid context id "${call.contextId}"\n` }

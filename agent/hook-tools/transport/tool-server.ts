@@ -61,7 +61,7 @@ export interface ToolServerOptions {
 }
 
 /** The longest unix socket path Linux accepts: sun_path is 108 bytes with the NUL. */
-const socketPathBytesMax = 107
+export const socketPathBytesMax = 107
 
 const utf8 = new TextEncoder()
 

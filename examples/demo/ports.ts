@@ -1,0 +1,75 @@
+/**
+ * The example bundle pins its workloads' ports (kv unit N on 18400 + N, web on 18500 + N).
+ * When one of them is taken, the demo deploys a copy of the bundle with free port bases
+ * instead (written into the controller's directory, so destroy-controller removes it).
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { dirname, resolve } from 'node:path'
+import { parse, stringify } from 'yaml'
+
+/** Tries at finding `count` consecutive free ports before giving up. */
+const portRunAttemptsMax = 50
+
+interface BundleApp { charm: string, num_units?: number, options?: Record<string, unknown> }
+interface BundleFile { applications: Record<string, BundleApp>, [key: string]: unknown }
+
+/** Whether nothing listens on `port` (the workloads bind every address, so check 0.0.0.0). */
+export async function portFree (port: number): Promise<boolean> {
+  return await new Promise(resolve => {
+    const server = createServer()
+    server.once('error', () => { resolve(false) })
+    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => { server.close(() => { resolve(true) }) })
+  })
+}
+
+async function anyFreePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen({ port: 0, host: '0.0.0.0', exclusive: true }, () => {
+      const address = server.address()
+      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
+    })
+  })
+}
+
+async function freePortRun (count: number): Promise<number> {
+  for (let attempt = 0; attempt < portRunAttemptsMax; attempt++) {
+    const base = await anyFreePort()
+    if (base + count > 65535) continue
+    let free = true
+    for (let i = 1; i < count && free; i++) free = await portFree(base + i)
+    if (free) return base
+  }
+  throw new Error(`cantrip demo: expected ${count} consecutive free ports, got none in ${portRunAttemptsMax} tries`)
+}
+
+/** Each application with a `port-base` option: the ports its units will listen on. */
+function pinnedPorts (bundle: BundleFile): Array<{ app: string, base: number, count: number }> {
+  return Object.entries(bundle.applications).flatMap(([app, spec]) => {
+    const base = spec.options?.['port-base']
+    return typeof base === 'number' ? [{ app, base, count: Math.max(1, spec.num_units ?? 1) }] : []
+  })
+}
+
+/**
+ * The bundle to deploy: `bundlePath` itself when its ports are free, else a copy with
+ * free port bases and absolute charm paths at `copyPath`; `moved` says what changed.
+ */
+export async function bundleWithFreePorts (bundlePath: string, copyPath: string): Promise<{ path: string, moved: string[] }> {
+  const bundle = parse(readFileSync(bundlePath, 'utf8')) as BundleFile
+  const moved: string[] = []
+  for (const { app, base, count } of pinnedPorts(bundle)) {
+    let free = true
+    for (let i = 0; i < count && free; i++) free = await portFree(base + i)
+    if (free) continue
+    const next = await freePortRun(count)
+    bundle.applications[app]!.options!['port-base'] = next
+    moved.push(`${app} ${base}→${next}`)
+  }
+  if (moved.length === 0) return { path: bundlePath, moved }
+  for (const spec of Object.values(bundle.applications)) spec.charm = resolve(dirname(bundlePath), spec.charm)
+  writeFileSync(copyPath, stringify(bundle))
+  return { path: copyPath, moved }
+}
