@@ -41,6 +41,7 @@
 import '../runtime/polyfill.ts'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
+import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
 import { LocalProvider } from './providers/local-provider.ts'
@@ -172,12 +173,18 @@ async function main (): Promise<void> {
     const voters = controllerRole?.node.host.status().config.voters ?? []
     void learnControllerAddresses(mesh, voters.filter(v => v !== id), learned)
   }, controllerAddressRefreshMs)
+  // A machine agent follows the group's membership: `controllers` is shared with its
+  // machine role (which reads it on every request), and grows as enable-ha adds voters.
+  const followTimer = role === 'machine'
+    ? setInterval(() => { void followControllers(mesh, controllers, logger) }, controllerListRefreshMs)
+    : undefined
   if (role !== 'machine') {
     const provisioning = providerName === 'none' ? undefined : localProvisioning(join(dataDir, '..', 'machines'))
     children.push({
       name: 'controller',
       start: async () => controllerRole = await ControllerRole.start({
         id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger, join: joining, version,
+        controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned),
         onRole: change => { say({ event: 'role', ...change }) },
         ...(provisioning === undefined ? {} : { provisioning })
       })
@@ -238,6 +245,7 @@ async function main (): Promise<void> {
     if (stopping) return
     stopping = true
     clearInterval(learnTimer)
+    clearInterval(followTimer)
     await supervisor.stop().catch(() => {})
     // The manual provider's shared ssh connections end with the agent.
     await manualProvider?.close().catch(() => {})
@@ -274,6 +282,47 @@ function controllerAddresses (self: string, own: readonly string[], seeds: reado
 
 /** How often the other controllers' listen addresses are read from the mesh's peer store. */
 const controllerAddressRefreshMs = 2_000
+/** How often a machine agent asks for the controllers' current membership. */
+const controllerListRefreshMs = 5_000
+/** The most controllers a group has (enable-ha's limit): a longer list from a controller is cut here. */
+const controllersMax = 7
+/** Per request or dial while following the controllers. */
+const followTimeoutMs = 3_000
+let following = false
+
+/**
+ * Asks the known controllers, in turn until one answers, for every voter with its
+ * addresses; dials each one not known yet and adds it to `controllers` once it answers the
+ * dial. One round at a time.
+ */
+async function followControllers (mesh: Libp2pTransport, controllers: string[], logger: StreamLogger): Promise<void> {
+  if (following) return
+  following = true
+  try {
+    for (const controller of [...controllers]) {
+      let reply: ControllersReply
+      try {
+        reply = decode(await mesh.request(controller, controllerApiProtocol, encode({ op: 'controllers' }, 'cantripd'), { timeoutMs: followTimeoutMs }), 'cantripd') as ControllersReply
+      } catch {
+        continue
+      }
+      if (!reply.ok) continue
+      for (const { peerId, addresses } of reply.controllers.slice(0, controllersMax)) {
+        if (controllers.includes(peerId) || addresses[0] === undefined || controllers.length >= controllersMax) continue
+        try {
+          await mesh.dial(addresses[0], { timeoutMs: followTimeoutMs })
+          controllers.push(peerId)
+          logger.log('info', `learned controller ${peerId} from the group's membership`)
+        } catch {
+          // Not reachable yet: the next round tries again.
+        }
+      }
+      return
+    }
+  } finally {
+    following = false
+  }
+}
 
 async function learnControllerAddresses (mesh: Libp2pTransport, peers: readonly string[], learned: Map<string, string[]>): Promise<void> {
   for (const peer of peers) {

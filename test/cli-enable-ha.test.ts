@@ -121,8 +121,13 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.match(table.stdout, /^Peer\s+Entity\s+Status\s+Incarnation\s+Last heard\s+Heard by\s+Version$/m)
     assert.match(table.stdout, /\s+machine-0\s+alive\s+\d+\s+[\d.]+s ago\s+\w+\s+/)
 
+    // machine-0 was started knowing only c0: it learns the added controllers from the group.
+    const agentLog = join(home, 'controllers', 'local', 'machines', 'machine-0', 'agent.log')
+    await eventually('machine-0 to learn c1 and c2', 30_000, () => existsSync(agentLog) && readFileSync(agentLog, 'utf8').split('learned controller').length - 1 >= 2 ? true : undefined)
+
     // Power cut of the original leader: the two added members carry on.
     process.kill(oldLeader.pid, 'SIGKILL')
+    const killedAt = Date.now()
     await eventually('the old leader to die', 10_000, () => processAlive(oldLeader.pid) ? undefined : true)
     const after = cantrip(home, ['add-machine'])
     assert.is(after.status, 0, after.stderr)
@@ -133,6 +138,13 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     const survivors = show(home)
     assert.is.not(survivors.raft.leader, oldLeader['peer-id'], 'a new leader was elected')
     assert.is(Object.values(survivors.members).filter(m => m.role === 'unreachable').length, 1)
+    // Past the presence timeouts (suspect 5 s + failed 5 s), machine-0 is still heard: it reached the others.
+    await new Promise(resolve => setTimeout(resolve, Math.max(0, killedAt + 12_000 - Date.now())))
+    const heard = cantrip(home, ['members', '--format', 'json'])
+    assert.is(heard.status, 0, heard.stderr)
+    const rows = (JSON.parse(heard.stdout) as { members: Array<{ entity: string, id: string, state: string }> }).members
+    assert.is(rows.find(m => m.entity === 'machine-0')?.state, 'alive', heard.stdout)
+    assert.is(rows.find(m => m.id === oldLeader['peer-id'])?.state, 'failed', 'the killed controller is failed')
 
     const agents = machineAgentPids(home)
     const destroyed = cantrip(home, ['destroy-controller', 'local', '--no-prompt'])

@@ -17,6 +17,7 @@ import type { ControllerNode } from './controller-node.ts'
 import { addController, type AddControllerReply } from './api-add-controller.ts'
 import { controllerStatus, type ControllerStatusReply } from './api-controller-status.ts'
 import { members, type MembersReply, type PresenceTable } from './api-members.ts'
+import { controllers, type ControllerAddresses, type ControllersReply } from './api-controllers.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
@@ -48,6 +49,8 @@ export type ApiRequest =
   | { op: 'members' }
   /** Admins only, on the leader: add a joining controller as a Raft voter (api-add-controller.ts). */
   | { op: 'add-controller', peer: string }
+  /** Any known agent: every voter with the addresses this controller knows (api-controllers.ts). */
+  | { op: 'controllers' }
 
 export type FullModelReply =
   | { ok: true, model: ModelContext, presence: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }>, leader: string, term: number }
@@ -103,6 +106,7 @@ export type MachinePresence = (machine: string) => { status: 'alive' | 'lost', s
 export interface ApiExtras {
   version?: string
   presenceTable?: PresenceTable
+  controllerAddresses?: ControllerAddresses
 }
 
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
@@ -112,7 +116,7 @@ export async function serveApiRequest (node: ControllerNode, identify: IdentifyP
   return encode(await answer(node, identify, request, charms, presence, extras), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply | ControllersReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -128,7 +132,8 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   if (op === 'controller-status') return controllerStatus(node, identify, request, extras.version)
   if (op === 'members') return members(node, identify, request, extras.presenceTable)
   if (op === 'add-controller') return await addController(node, identify, request, body as { peer?: unknown })
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  if (op === 'controllers') return controllers(node, identify, request, extras.controllerAddresses)
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {

@@ -49,6 +49,8 @@ export interface ControllerRoleOptions {
   join?: boolean
   /** The version this agent reports (`controller-status`). */
   version?: string
+  /** Where the voters listen, for the `controllers` API op (agents started before `enable-ha` learn the new members). */
+  controllerAddresses?: (voters: readonly string[]) => BootstrapController[]
   /** Peer ids that act as the admin user. */
   admins: readonly string[]
   /** Machine agents by peer id → machine id. */
@@ -172,7 +174,8 @@ export class ControllerRole implements Worker {
           presenceOf,
           extras: {
             ...(options.version === undefined ? {} : { version: options.version }),
-            presenceTable: () => presenceTable(presence, id, options.version)
+            presenceTable: () => presenceTable(presence, id, options.version),
+            ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })
           }
         }
       })
