@@ -67,7 +67,14 @@ async function enableHa (context: CliContext, connection: Connection, name: stri
       step.update(`adding ${label} as a voter`)
       await addVoter(connection, entry, member, step, label)
     } catch (error) {
-      abandon(member)
+      // A request that timed out may still have added it: a voter is kept (and recorded), never killed.
+      if (await isVoter(connection, entry, member['peer-id'])) {
+        const { port: _port, ...recorded } = member
+        entry.controllers.push(recorded)
+        record(name, entry)
+      } else {
+        abandon(member)
+      }
       throw error
     }
     // It votes now: recorded before the wait, so the CLI reaches it whatever follows.
@@ -97,6 +104,14 @@ async function addVoter (connection: Connection, entry: ControllerEntry, member:
     if (!reply.ok) last = reply.error
     return reply.ok
   }, () => last)
+}
+
+async function isVoter (connection: Connection, entry: ControllerEntry, peer: string): Promise<boolean> {
+  try {
+    return (await groupStatus(connection, entry)).leader?.voters.includes(peer) ?? false
+  } catch {
+    return false
+  }
 }
 
 /** The process of a member that never became a voter is stopped and its directory removed. */
