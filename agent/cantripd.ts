@@ -25,15 +25,23 @@
  * processes under `--machines-dir`, shared by the controllers of one host); with `none`
  * machine agents are brought by hand and named with `--machine N=PEER`.
  *
+ * `--join` (controllers only, `cantrip enable-ha`) starts a controller that is not yet a
+ * voter: its empty store is not bootstrapped with `--controllers`; it waits until the
+ * leader adds it and sends it the log or a RaftSnapshot. Who is a controller then comes
+ * from the Raft configuration, on every member.
+ *
+ * Every agent reports its version (agent/version.ts) in its presence heartbeats.
+ *
  *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
  *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...]
  *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]
- *            [--provider local|none] [--machines-dir DIR]
+ *            [--provider local|none] [--machines-dir DIR] [--join]
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
  */
 import '../runtime/polyfill.ts'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
+import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
 import { LocalProvider } from './providers/local-provider.ts'
@@ -48,6 +56,8 @@ import { FatalError, Supervisor, type SupervisorChild } from '../runtime/supervi
 import { changeTopic } from '../actors/controller/change-notices.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport } from './mesh/libp2p-transport.ts'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { reportedVersion } from './version.ts'
 import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
@@ -56,7 +66,7 @@ import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { SystemClock } from './system-clock.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--join]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -94,7 +104,8 @@ function parseOptions () {
       bootstrap: { type: 'string' },
       provider: { type: 'string' },
       'machines-dir': { type: 'string' },
-      'provider-config': { type: 'string' }
+      'provider-config': { type: 'string' },
+      join: { type: 'boolean' }
     },
     strict: true
   }).values
@@ -130,7 +141,9 @@ async function main (): Promise<void> {
 
   const privateKey = await loadOrCreatePeerKey(join(dataDir, 'agent.key'))
   const id = peerIdOfKey(privateKey).toString()
-  if (role !== 'machine' && !controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
+  const joining = values.join === true
+  if (joining && role === 'machine') fail(`expected --join only with --role controller or both, got --role ${role}`)
+  if (role !== 'machine' && !joining && !controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
   // The agent of its own machine, as the controllers know it.
   if (role === 'both') machines.set(id, machineId!)
   const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}` })
@@ -147,17 +160,31 @@ async function main (): Promise<void> {
   const clock = new SystemClock()
   // Heard by the others while it runs; a restart comes back with a higher incarnation.
   const incarnation = Date.now()
-  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: role === 'machine' ? 'machine' : 'controller', incarnation, ...timings })
+  const version = reportedVersion()
+  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings })
   presence.start()
 
   const children: SupervisorChild[] = []
   let manualProvider: ManualProvider | undefined
+  let controllerRole: ControllerRole | undefined
+  // Where the other controllers listen, as the mesh learned it (identify): for the bootstrap data of new machines.
+  const learned = new Map<string, string[]>()
+  const learnTimer = setInterval(() => {
+    const voters = controllerRole?.node.host.status().config.voters ?? []
+    void learnControllerAddresses(mesh, voters.filter(v => v !== id), learned)
+  }, controllerAddressRefreshMs)
+  // A machine agent follows the group's membership: `controllers` is shared with its
+  // machine role (which reads it on every request), and grows as enable-ha adds voters.
+  const followTimer = role === 'machine'
+    ? setInterval(() => { void followControllers(mesh, controllers, logger) }, controllerListRefreshMs)
+    : undefined
   if (role !== 'machine') {
     const provisioning = providerName === 'none' ? undefined : localProvisioning(join(dataDir, '..', 'machines'))
     children.push({
       name: 'controller',
-      start: async () => await ControllerRole.start({
-        id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger,
+      start: async () => controllerRole = await ControllerRole.start({
+        id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger, join: joining, version,
+        controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned),
         onRole: change => { say({ event: 'role', ...change }) },
         ...(provisioning === undefined ? {} : { provisioning })
       })
@@ -185,7 +212,7 @@ async function main (): Promise<void> {
       networkKey,
       watchdog: local,
       ...(providerConfig.retryDelayMs === undefined ? {} : { retryDelayMs: providerConfig.retryDelayMs }),
-      controllerAddresses: () => controllerAddresses(id, mesh.addresses().map(String), seeds)
+      controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned)
     }
   }
   let machineRole: MachineRole | undefined
@@ -217,6 +244,8 @@ async function main (): Promise<void> {
   const stop = async (code: number, reason?: string): Promise<void> => {
     if (stopping) return
     stopping = true
+    clearInterval(learnTimer)
+    clearInterval(followTimer)
     await supervisor.stop().catch(() => {})
     // The manual provider's shared ssh connections end with the agent.
     await manualProvider?.close().catch(() => {})
@@ -232,15 +261,79 @@ async function main (): Promise<void> {
   process.once('SIGINT', () => { void stop(0) })
 }
 
-/** Every controller's peer id and multiaddrs: this one's own, and the seeds' by their `/p2p/` suffix. */
-function controllerAddresses (self: string, own: readonly string[], seeds: readonly string[]): BootstrapController[] {
+/**
+ * Every controller's peer id and multiaddrs: this one's own, the seeds' by their `/p2p/`
+ * suffix, and every other Raft voter's as the mesh learned them (a controller added by
+ * `enable-ha` after this one started is no seed of it).
+ */
+function controllerAddresses (self: string, own: readonly string[], seeds: readonly string[], voters: readonly string[], learned: ReadonlyMap<string, string[]>): BootstrapController[] {
   const byPeer = new Map<string, string[]>([[self, own.map(a => a.includes('/p2p/') ? a : `${a}/p2p/${self}`)]])
   for (const seed of seeds) {
     const peer = /\/p2p\/([^/]+)$/.exec(seed)?.[1]
     if (peer === undefined || peer === self) continue
     byPeer.set(peer, [...byPeer.get(peer) ?? [], seed])
   }
+  for (const voter of voters) {
+    const addresses = learned.get(voter)
+    if (!byPeer.has(voter) && addresses !== undefined && addresses.length > 0) byPeer.set(voter, addresses)
+  }
   return [...byPeer].map(([peerId, addresses]) => ({ peerId, addresses }))
+}
+
+/** How often the other controllers' listen addresses are read from the mesh's peer store. */
+const controllerAddressRefreshMs = 2_000
+/** How often a machine agent asks for the controllers' current membership. */
+const controllerListRefreshMs = 5_000
+/** The most controllers a group has (enable-ha's limit): a longer list from a controller is cut here. */
+const controllersMax = 7
+/** Per request or dial while following the controllers. */
+const followTimeoutMs = 3_000
+let following = false
+
+/**
+ * Asks the known controllers, in turn until one answers, for every voter with its
+ * addresses; dials each one not known yet and adds it to `controllers` once it answers the
+ * dial. One round at a time.
+ */
+async function followControllers (mesh: Libp2pTransport, controllers: string[], logger: StreamLogger): Promise<void> {
+  if (following) return
+  following = true
+  try {
+    for (const controller of [...controllers]) {
+      let reply: ControllersReply
+      try {
+        reply = decode(await mesh.request(controller, controllerApiProtocol, encode({ op: 'controllers' }, 'cantripd'), { timeoutMs: followTimeoutMs }), 'cantripd') as ControllersReply
+      } catch {
+        continue
+      }
+      if (!reply.ok) continue
+      for (const { peerId, addresses } of reply.controllers.slice(0, controllersMax)) {
+        if (controllers.includes(peerId) || addresses[0] === undefined || controllers.length >= controllersMax) continue
+        try {
+          await mesh.dial(addresses[0], { timeoutMs: followTimeoutMs })
+          controllers.push(peerId)
+          logger.log('info', `learned controller ${peerId} from the group's membership`)
+        } catch {
+          // Not reachable yet: the next round tries again.
+        }
+      }
+      return
+    }
+  } finally {
+    following = false
+  }
+}
+
+async function learnControllerAddresses (mesh: Libp2pTransport, peers: readonly string[], learned: Map<string, string[]>): Promise<void> {
+  for (const peer of peers) {
+    try {
+      const known = await mesh.node.peerStore.get(peerIdFromString(peer))
+      const addresses = known.addresses.map(a => a.multiaddr.toString()).filter(a => a.includes('/tcp/')).map(a => a.includes('/p2p/') ? a : `${a}/p2p/${peer}`)
+      if (addresses.length > 0) learned.set(peer, addresses)
+    } catch {
+      // Not met yet: the next round tries again.
+    }
+  }
 }
 
 function readBootstrap (file: string): BootstrapData {

@@ -40,7 +40,7 @@ test('bootstrap --ha 3, controllers, show-controller, destroy-controller; bad in
     assert.is(members.length, 3)
     assert.is(members.filter(m => m.role === 'leader').length, 1)
     assert.ok(pids.every(processAlive))
-    assert.match(cantrip(home, 'controllers').stdout, /^local\*\s+3\s+local\s+0\.1\.0$/m)
+    assert.match(cantrip(home, 'controllers').stdout, /^local\*\s+default\s+admin\s+superuser\s+localhost\/localhost\s+1\s+3\s+3\s+0\.1\.0$/m)
 
     const destroyed = cantrip(home, 'destroy-controller', 'local', '--no-prompt')
     assert.is(destroyed.status, 0, destroyed.stderr)

@@ -14,6 +14,10 @@ import type { Entity, MachineRecord, ModelContext } from '../../runtime/model/mo
 import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { ControllerNode } from './controller-node.ts'
+import { addController, type AddControllerReply } from './api-add-controller.ts'
+import { controllerStatus, type ControllerStatusReply } from './api-controller-status.ts'
+import { members, type MembersReply, type PresenceTable } from './api-members.ts'
+import { controllers, type ControllerAddresses, type ControllersReply } from './api-controllers.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
@@ -39,6 +43,14 @@ export type ApiRequest =
   | { op: 'register', machine: string, secret: string }
   /** Admins only: the whole model, read linearizably, with each machine agent's presence (status, the CLI). */
   | { op: 'model' }
+  /** Admins and controllers: this controller's Raft state; on the leader each voter's commit lag (api-controller-status.ts). */
+  | { op: 'controller-status' }
+  /** Admins and controllers: the gossip membership this controller sees (api-members.ts). */
+  | { op: 'members' }
+  /** Admins only, on the leader: add a joining controller as a Raft voter (api-add-controller.ts). */
+  | { op: 'add-controller', peer: string }
+  /** Any known agent: every voter with the addresses this controller knows (api-controllers.ts). */
+  | { op: 'controllers' }
 
 export type FullModelReply =
   | { ok: true, model: ModelContext, presence: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }>, leader: string, term: number }
@@ -90,14 +102,21 @@ export type SummaryReply =
 /** Whether a machine agent is heard from (runtime/presence), for the units' agent status. */
 export type MachinePresence = (machine: string) => { status: 'alive' | 'lost', since: number | undefined, heardBy: string | undefined }
 
+/** What the ops about the controllers themselves need beyond the node: its version and presence table. */
+export interface ApiExtras {
+  version?: string
+  presenceTable?: PresenceTable
+  controllerAddresses?: ControllerAddresses
+}
+
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
 export type IdentifyPeer = (peerId: string) => Entity | undefined
 
-export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence): Promise<Uint8Array> {
-  return encode(await answer(node, identify, request, charms, presence), component)
+export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence, extras: ApiExtras = {}): Promise<Uint8Array> {
+  return encode(await answer(node, identify, request, charms, presence, extras), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply | ControllersReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -110,7 +129,11 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   if (op === 'model') return await fullModel(node, identify, request, presence)
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  if (op === 'controller-status') return controllerStatus(node, identify, request, extras.version)
+  if (op === 'members') return members(node, identify, request, extras.presenceTable)
+  if (op === 'add-controller') return await addController(node, identify, request, body as { peer?: unknown })
+  if (op === 'controllers') return controllers(node, identify, request, extras.controllerAddresses)
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {

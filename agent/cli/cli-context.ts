@@ -9,8 +9,9 @@ import { CantripError } from '../../runtime/errors.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { controllerEntry } from './cli-home.ts'
 import { Connection } from './connection.ts'
+import { cantripVersion } from '../version.ts'
 
-export const cantripVersion = '0.1.0'
+export { cantripVersion } from '../version.ts'
 
 export interface CliContext {
   /** Opens the named (or current) controller; closed by the entry point when the command ends. */

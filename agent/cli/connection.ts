@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { CharmReply, FullModelReply } from '../../actors/controller/controller-api.ts'
 import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
+import type { ControllerStatusReply } from '../../actors/controller/api-controller-status.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
 import { decode, encode } from '../../runtime/codec.ts'
@@ -27,6 +28,7 @@ const requestTimeoutMs = 5_000
 
 type ForwardReply = { ok: true, result: CommandResult } | { ok: false, name: string, message: string, leader: string }
 export type FullModel = Extract<FullModelReply, { ok: true }>
+export type ControllerStatus = Extract<ControllerStatusReply, { ok: true }>
 
 export class Connection {
   readonly transport: Libp2pTransport
@@ -103,5 +105,26 @@ export class Connection {
   /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */
   watch (onChange: () => void): () => void {
     return this.transport.subscribe(changeTopic('default'), () => { onChange() })
+  }
+  /**
+   * One API request to one controller (`peer`), dialling `address` first when given (a
+   * member this connection was not opened with). Resolves with the reply as it is, ok or not.
+   */
+  async apiTo<T extends { ok: boolean }> (peer: string, body: Record<string, unknown>, options: { address?: string, timeoutMs?: number } = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? requestTimeoutMs
+    if (options.address !== undefined && !this.transport.connectedPeers().includes(peer)) await this.transport.dial(options.address, { timeoutMs })
+    return decode(await this.transport.request(peer, controllerApiProtocol, encode(body, component), { timeoutMs }), component) as T
+  }
+
+  /** Each member's own `controller-status`, asked in parallel; an error (one line) for a member that did not answer. */
+  async controllerStatuses (members: ReadonlyArray<{ peer: string, address?: string }>, timeoutMs = 3_000): Promise<Map<string, ControllerStatus | { ok: false, error: string }>> {
+    const answers = await Promise.all(members.map(async ({ peer, address }) => {
+      try {
+        return [peer, await this.apiTo<ControllerStatusReply>(peer, { op: 'controller-status' }, { timeoutMs, ...(address === undefined ? {} : { address }) })] as const
+      } catch (error) {
+        return [peer, { ok: false as const, error: error instanceof Error ? error.message : String(error) }] as const
+      }
+    }))
+    return new Map(answers)
   }
 }

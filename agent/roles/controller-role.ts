@@ -12,6 +12,7 @@
 import { join } from 'node:path'
 import { ControllerNode } from '../../actors/controller/controller-node.ts'
 import type { MachinePresence } from '../../actors/controller/controller-api.ts'
+import type { PresenceRow } from '../../actors/controller/api-members.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { unitAgentPresence } from '../../runtime/presence/membership.ts'
@@ -35,7 +36,21 @@ export interface ControllerRoleOptions {
   dataDir: string
   transport: Transport
   presence: PresenceAgent
+  /**
+   * The controllers as given on the command line: the founding voters (bootstrapped into
+   * an empty store), and who is a controller until the Raft configuration says more. The
+   * Raft configuration (which `enable-ha` grows) is the authority after that.
+   */
   controllers: readonly string[]
+  /**
+   * Join a running group (`cantripd --join`): an empty store is not bootstrapped; this
+   * controller waits for the leader's log or RaftSnapshot once an admin adds it (`enable-ha`).
+   */
+  join?: boolean
+  /** The version this agent reports (`controller-status`). */
+  version?: string
+  /** Where the voters listen, for the `controllers` API op (agents started before `enable-ha` learn the new members). */
+  controllerAddresses?: (voters: readonly string[]) => BootstrapController[]
   /** Peer ids that act as the admin user. */
   admins: readonly string[]
   /** Machine agents by peer id → machine id. */
@@ -53,8 +68,8 @@ export interface ControllerRoleOptions {
     manual?: Provider
     /** The mesh's private-network key, for the bootstrap data. */
     networkKey: Uint8Array
-    /** Where new agents find the controllers: every controller's peer id and multiaddrs. */
-    controllerAddresses: () => BootstrapController[]
+    /** Where new agents find the controllers: every controller's (every Raft voter's) peer id and multiaddrs. */
+    controllerAddresses: (voters: readonly string[]) => BootstrapController[]
     /** The provisioner's back-off after a failed start or stop, [min, max] ms. */
     retryDelayMs?: readonly [number, number]
     /** Runs while the provisioner does (the local provider's restart watchdog). */
@@ -98,7 +113,7 @@ export class ControllerRole implements Worker {
 
   static async start (options: ControllerRoleOptions): Promise<ControllerRole> {
     const { id, controllers, admins, machines, presence } = options
-    if (!controllers.includes(id)) throw new FatalError(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
+    if (options.join !== true && !controllers.includes(id)) throw new FatalError(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
     const storage = await LevelStorage.open(join(options.dataDir, 'controller'))
     // Machine agents are known by registration (the model binds their peer ids) or by --machine.
     let nodeRef: ControllerNode | undefined
@@ -113,9 +128,12 @@ export class ControllerRole implements Worker {
       }
       return registered.byPeer.get(peer)
     }
+    // Every voter of the latest configuration (committed or not), so a controller being added is recognised as soon as it is one.
+    const isController = (peer: string): boolean => controllers.includes(peer) || (nodeRef?.host.status().config.voters.includes(peer) ?? false)
+    const controllerPeers = (): string[] => [...new Set([...controllers, ...(nodeRef?.host.status().config.voters ?? [])])]
     const identify = (peer: string): Entity | undefined => {
       if (admins.includes(peer)) return { kind: 'user', name: 'admin' }
-      if (controllers.includes(peer)) return { kind: 'controller', id: peer }
+      if (isController(peer)) return { kind: 'controller', id: peer }
       const machine = machines.get(peer) ?? registeredMachine(peer)
       return machine === undefined ? undefined : { kind: 'machine', id: machine }
     }
@@ -137,6 +155,7 @@ export class ControllerRole implements Worker {
       node = await ControllerNode.start({
         id,
         peers: [...controllers],
+        ...(options.join === true ? { join: true } : {}),
         storage,
         transport: options.transport,
         clock: new SystemClock(),
@@ -151,8 +170,13 @@ export class ControllerRole implements Worker {
           modelUuid: 'default',
           identify,
           // An archive put into any controller is fetched from it by the others on first use.
-          charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport: options.transport, self: id, peers: () => controllers, logger: options.logger, timeoutMs: charmFetchPeerTimeoutMs }),
-          presenceOf
+          charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport: options.transport, self: id, peers: controllerPeers, logger: options.logger, timeoutMs: charmFetchPeerTimeoutMs }),
+          presenceOf,
+          extras: {
+            ...(options.version === undefined ? {} : { version: options.version }),
+            presenceTable: () => presenceTable(presence, id, options.version),
+            ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })
+          }
         }
       })
     } catch (error) {
@@ -171,6 +195,16 @@ export class ControllerRole implements Worker {
     })()
     await this.#stopping
   }
+}
+
+/** The presence table as the members API shows it: this agent first, then every member it has heard of. */
+function presenceTable (presence: PresenceAgent, self: string, version: string | undefined): PresenceRow[] {
+  const now = Date.now()
+  const own: PresenceRow = { id: self, role: presence.role, state: 'alive', incarnation: presence.incarnation, lastHeardAt: now, heardBy: self, since: now, ...(version === undefined ? {} : { version }) }
+  return [own, ...presence.members().map(member => {
+    const reported = presence.versionOf(member.id)
+    return { ...member, ...(reported === undefined ? {} : { version: reported }) }
+  })]
 }
 
 /** The provisioner, while this controller runs the singular workers. */
@@ -206,7 +240,7 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Con
       version: 1,
       modelUuid: 'default',
       machineId: machine.id,
-      controllers: provisioning.controllerAddresses(),
+      controllers: provisioning.controllerAddresses(current.host.status().config.voters),
       networkKey: provisioning.networkKey,
       secret
     })

@@ -28,6 +28,8 @@ import {
 
 const component = 'presence'
 const wireVersion = 1
+/** The longest software version a heartbeat may carry (e.g. `0.1.0`, `1.2.3-rc.1+build`). */
+export const presenceVersionLengthMax = 64
 
 export interface DigestEntry {
   id: string
@@ -36,7 +38,7 @@ export interface DigestEntry {
 }
 
 export type PresenceMessage =
-  | { v: 1, kind: 'heartbeat', sender: string, role: MemberRole, incarnation: number, digest: DigestEntry[] }
+  | { v: 1, kind: 'heartbeat', sender: string, role: MemberRole, incarnation: number, digest: DigestEntry[], version?: string }
   | { v: 1, kind: 'leave', sender: string, role: MemberRole, incarnation: number }
 
 export type PresenceRejectReason = 'size' | 'decode' | 'schema' | 'sender'
@@ -73,6 +75,8 @@ export interface PresenceAgentInit {
   failedAfterMs?: number
   reapAfterMs?: number
   membersMax?: number
+  /** The software version this agent runs, carried in its heartbeats so others can see version skew. */
+  version?: string
   onChange?: (change: PresenceChange) => void
 }
 
@@ -105,7 +109,10 @@ export function parsePresenceMessage (value: unknown): PresenceMessage | undefin
     if (!hasExactKeys(m, ['v', 'kind', 'sender', 'role', 'incarnation'])) return undefined
     return { v: 1, kind: 'leave', sender: m.sender, role: m.role as MemberRole, incarnation: m.incarnation }
   }
-  if (m.kind !== 'heartbeat' || !hasExactKeys(m, ['v', 'kind', 'sender', 'role', 'incarnation', 'digest'])) return undefined
+  // `version` is optional: agents of older releases do not send it.
+  const hasVersion = Object.hasOwn(m, 'version')
+  if (m.kind !== 'heartbeat' || !hasExactKeys(m, ['v', 'kind', 'sender', 'role', 'incarnation', 'digest', ...(hasVersion ? ['version'] : [])])) return undefined
+  if (hasVersion && !isVersion(m.version)) return undefined
   if (!Array.isArray(m.digest) || m.digest.length > limits.presenceDigestEntriesMax) return undefined
   const digest: DigestEntry[] = []
   for (const entry of m.digest as unknown[]) {
@@ -115,7 +122,11 @@ export function parsePresenceMessage (value: unknown): PresenceMessage | undefin
       typeof e.state !== 'string' || !digestStates.has(e.state)) return undefined
     digest.push({ id: e.id, incarnation: e.incarnation, state: e.state as DigestEntry['state'] })
   }
-  return { v: 1, kind: 'heartbeat', sender: m.sender, role: m.role as MemberRole, incarnation: m.incarnation, digest }
+  return { v: 1, kind: 'heartbeat', sender: m.sender, role: m.role as MemberRole, incarnation: m.incarnation, digest, ...(hasVersion ? { version: m.version as string } : {}) }
+}
+
+function isVersion (value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= presenceVersionLengthMax && /^[0-9A-Za-z.+~-]+$/.test(value)
 }
 
 export class PresenceAgent {
@@ -127,6 +138,9 @@ export class PresenceAgent {
   readonly #transport: Transport
   readonly #clock: Clock
   readonly #listeners = new Set<(change: PresenceChange) => void>()
+  readonly #version: string | undefined
+  /** The version each member last said it runs; only members the table holds are kept. */
+  readonly #versions = new Map<string, string>()
   #incarnation: number
   #digestCursor = 0
   #timer: TimerHandle | undefined
@@ -163,6 +177,13 @@ export class PresenceAgent {
     assert(this.membership.timings.suspectAfterMs > this.heartbeatIntervalMs,
       `presence: suspectAfterMs (${this.membership.timings.suspectAfterMs}) must exceed heartbeatIntervalMs (${this.heartbeatIntervalMs}), or every member is suspected between heartbeats`)
     if (init.onChange !== undefined) this.#listeners.add(init.onChange)
+    assert(init.version === undefined || isVersion(init.version), `presence: version must be 1..${presenceVersionLengthMax} characters of [0-9A-Za-z.+~-], got ${JSON.stringify(init.version)}`)
+    this.#version = init.version
+  }
+
+  /** The version member `id` last reported in a heartbeat, if it did. */
+  versionOf (id: string): string | undefined {
+    return id === this.peerId ? this.#version : this.#versions.get(id)
   }
 
   get incarnation (): number {
@@ -229,13 +250,16 @@ export class PresenceAgent {
   #beat (): void {
     if (this.#state !== 'running') return
     this.#emit(this.membership.tick(this.#clock.now()))
+    // Reaped members' versions go with them, so the map stays within membersMax.
+    for (const id of [...this.#versions.keys()]) if (this.membership.get(id) === undefined) this.#versions.delete(id)
     this.#sendHeartbeat()
     this.#timer = this.#clock.setTimeout(() => { this.#beat() }, this.heartbeatIntervalMs)
   }
 
   #sendHeartbeat (): void {
     const message: PresenceMessage = {
-      v: 1, kind: 'heartbeat', sender: this.peerId, role: this.role, incarnation: this.#incarnation, digest: this.#digest()
+      v: 1, kind: 'heartbeat', sender: this.peerId, role: this.role, incarnation: this.#incarnation, digest: this.#digest(),
+      ...(this.#version === undefined ? {} : { version: this.#version })
     }
     this.#counters.heartbeatsSent++
     void this.#publish(message)
@@ -300,6 +324,7 @@ export class PresenceAgent {
     }
     this.#counters.heartbeatsReceived++
     this.#emit(this.membership.heartbeat(parsed.sender, parsed.role, parsed.incarnation, now))
+    if (parsed.version !== undefined && this.membership.get(parsed.sender) !== undefined) this.#versions.set(parsed.sender, parsed.version)
     const claim = parsed.digest.find(entry => entry.id === this.peerId && entry.incarnation >= this.#incarnation)
     if (claim !== undefined) {
       assert(claim.incarnation < Number.MAX_SAFE_INTEGER, `presence: incarnation of "${this.peerId}" cannot be raised past ${claim.incarnation}`)

@@ -7,16 +7,14 @@
  * controller in `controllers.yaml` as the current one. Machines the model needs are then
  * started by the leader's provisioner under `<dir>/machines`.
  */
-import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, openSync, rmSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { freeLoopbackPort } from '../../free-port.ts'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
 import { cantripVersion, type RegisterCommand } from '../cli-context.ts'
-import { cantripHome, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
+import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
+import { newMember, spawnController, type NewMember } from '../controller-process.ts'
 import { Connection } from '../connection.ts'
 import { progress } from '../progress.ts'
 
@@ -24,7 +22,6 @@ const component = 'cantrip bootstrap'
 const haMax = 7
 /** How long the new group may take to elect a leader and answer. */
 const readyTimeoutMs = 120_000
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 
 export const registerBootstrap: RegisterCommand = (program, context) => {
   program.command('bootstrap')
@@ -60,30 +57,11 @@ async function startGroup (dir: string, ha: number): Promise<ControllerEntry> {
   await writeNetworkKey(join(dir, 'swarm.key'), generateNetworkKey())
   const adminKey = await generatePeerKey()
   await writePeerKey(join(dir, 'admin.key'), adminKey)
-  const members: Array<ControllerMember & { port: number }> = []
-  for (let i = 0; i < ha; i++) {
-    const dataDir = join(dir, `c${i}`)
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-    const key = await generatePeerKey()
-    await writePeerKey(join(dataDir, 'agent.key'), key)
-    const peerId = peerIdOfKey(key)
-    const port = await freeLoopbackPort()
-    members.push({ 'peer-id': peerId, addresses: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port })
-  }
-  const ids = members.map(m => m['peer-id']).join(',')
-  for (const member of members) {
-    const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a', 0o600)
-    const child = spawn(process.execPath, [
-      '--import', 'tsx', join(repoRoot, 'agent', 'cantripd.ts'),
-      '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(dir, 'swarm.key'),
-      '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', ids,
-      ...members.filter(m => m !== member).flatMap(m => ['--seed', m.addresses[0]!]),
-      '--admin', peerIdOfKey(adminKey),
-      '--provider', 'local', '--machines-dir', join(dir, 'machines')
-    ], { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] })
-    child.unref()
-    member.pid = child.pid ?? 0
-  }
+  const members: NewMember[] = []
+  for (let i = 0; i < ha; i++) members.push(await newMember(dir))
+  const controllers = members.map(m => m['peer-id'])
+  const seeds = members.map(m => m.addresses[0]!)
+  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey) })
   return {
     dir,
     controllers: members.map(({ port: _port, ...member }) => member),

@@ -1,48 +1,99 @@
 /**
- * `cantrip controllers` (the known controllers, the current one starred) and
- * `cantrip show-controller [NAME]` (its Raft members with their leader, term and commit
- * lag, and its version), like Juju's.
+ * `cantrip controllers` (the known controllers, the current one starred, with Juju's
+ * columns) and `cantrip show-controller [NAME]` (each member's Raft state — role, term,
+ * commit and applied index, and its **commit lag** from the leader's progress tracker —
+ * and its version), like Juju's. Both take `--format`; show-controller warns on stderr
+ * about a member whose version differs from the client's.
  */
-import { stringify } from 'yaml'
 import type { RegisterCommand } from '../cli-context.ts'
-import { controllerEntry, readControllers } from '../cli-home.ts'
+import { controllerEntry, readControllers, type ControllerEntry } from '../cli-home.ts'
+import { groupStatus, type GroupStatus } from '../group-status.ts'
+import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
+import { versionSkewWarnings } from '../version-skew.ts'
 
 export const registerControllers: RegisterCommand = (program, context) => {
   program.command('controllers')
     .description('list the controllers this client knows')
-    .action(() => {
+    .option('--format <format>', 'tabular, yaml or json', 'tabular')
+    .action((options: { format: string }) => {
+      const format = parseFormat('cantrip controllers', options.format, ['tabular', 'yaml', 'json'])
       const file = readControllers()
       const names = Object.keys(file.controllers).sort()
+      if (format !== 'tabular') {
+        context.out(formatDocument(format, {
+          controllers: Object.fromEntries(names.map(name => [name, controllerSummary(file.controllers[name]!)])),
+          'current-controller': file['current-controller']
+        }))
+        return
+      }
       if (names.length === 0) {
         context.out('No controllers registered. Run "cantrip bootstrap" to create one.')
         return
       }
-      const rows = [['Controller', 'Members', 'Provider', 'Version'], ...names.map(name => {
-        const entry = file.controllers[name]!
-        return [`${name}${name === file['current-controller'] ? '*' : ''}`, String(entry.controllers.length), entry.provider, entry.version]
-      })]
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map(row => row[i]!.length)))
-      for (const row of rows) context.out(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+      context.out(formatTable(['Controller', 'Model', 'User', 'Access', 'Cloud/Region', 'Models', 'Nodes', 'HA', 'Version'], names.map(name => {
+        const s = controllerSummary(file.controllers[name]!)
+        return [`${name}${name === file['current-controller'] ? '*' : ''}`, s.model, s.user, s.access, s['cloud-region'], String(s.models), String(s.nodes), s.ha, s.version]
+      })))
     })
 
   program.command('show-controller')
-    .description('show a controller\'s members, its Raft leader and term')
+    .description('show a controller\'s members: Raft role, term, commit lag, version')
     .argument('[name]', 'controller name (default: the current one)')
-    .action(async (name: string | undefined) => {
+    .option('--format <format>', 'yaml or json', 'yaml')
+    .action(async (name: string | undefined, options: { format: string }) => {
+      const format = parseFormat('cantrip show-controller', options.format, ['yaml', 'json'])
       const { name: chosen, entry } = controllerEntry(name)
       const connection = await context.connect(chosen)
-      const full = await connection.model()
-      context.out(stringify({
-        [chosen]: {
-          details: { 'controller-version': entry.version, provider: entry.provider, 'data-dir': entry.dir },
-          raft: { leader: full.leader, term: full.term, revision: full.model.revision },
-          members: Object.fromEntries(entry.controllers.map((member, i) => [`c${i}`, {
-            'peer-id': member['peer-id'],
-            addresses: member.addresses,
-            pid: member.pid,
-            role: member['peer-id'] === full.leader ? 'leader' : 'follower'
-          }]))
-        }
-      }).trimEnd())
+      const group = await groupStatus(connection, entry)
+      const warnings = versionSkewWarnings(group.members.map((m, i) => ({ who: `controller c${i} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })))
+      for (const warning of warnings) context.err(warning)
+      context.out(formatDocument(format as 'yaml' | 'json', { [chosen]: showController(entry, group) }))
     })
+}
+
+/** The `controllers` columns that this client can know: one model (`default`), the admin user, the local provider. */
+function controllerSummary (entry: ControllerEntry): { model: string, user: string, access: string, 'cloud-region': string, models: number, nodes: number, ha: string, version: string } {
+  const nodes = entry.controllers.length
+  return {
+    model: 'default',
+    user: 'admin',
+    access: 'superuser',
+    'cloud-region': entry.provider === 'local' ? 'localhost/localhost' : entry.provider,
+    models: 1,
+    nodes,
+    ha: nodes > 1 ? String(nodes) : 'none',
+    version: entry.version
+  }
+}
+
+function showController (entry: ControllerEntry, group: GroupStatus): Record<string, unknown> {
+  const leader = group.leader
+  return {
+    details: { 'controller-version': entry.version, provider: entry.provider, 'data-dir': entry.dir },
+    raft: {
+      leader: leader?.id ?? '',
+      term: leader?.term ?? Math.max(0, ...group.members.map(m => m.status?.term ?? 0)),
+      commit: leader?.commit ?? null,
+      revision: leader?.applied ?? null,
+      voters: leader?.voters ?? []
+    },
+    members: Object.fromEntries(entry.controllers.map((member, i) => {
+      const status = group.members[i]?.status
+      const progress = leader?.progress[member['peer-id']]
+      return [`c${i}`, {
+        'peer-id': member['peer-id'],
+        addresses: member.addresses,
+        pid: member.pid,
+        role: status?.role ?? 'unreachable',
+        ...(status === undefined
+          ? { error: group.members[i]?.error ?? 'no answer' }
+          : { term: status.term, commit: status.commit, applied: status.applied, version: status.version }),
+        voter: leader?.voters.includes(member['peer-id']) ?? null,
+        // From the leader's progress tracker: its commit index minus this member's match index.
+        'commit-lag': progress?.lag ?? null,
+        'match-index': progress?.match ?? null,
+        replication: progress?.state ?? null
+      }]
+    }))
+  }
 }

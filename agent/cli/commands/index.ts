@@ -3,6 +3,9 @@ import type { RegisterCommand } from '../cli-context.ts'
 import { registerBootstrap } from './bootstrap.ts'
 import { registerControllers } from './controllers.ts'
 import { registerDestroyController } from './destroy-controller.ts'
+import { registerEnableHa } from './enable-ha.ts'
+import { registerMembers } from './members.ts'
+import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
 import { registerConfig } from './config.ts'
@@ -16,6 +19,9 @@ export const commands: RegisterCommand[] = [
   registerBootstrap,
   registerControllers,
   registerDestroyController,
+  registerEnableHa,
+  registerMembers,
+  registerVersion,
   registerStatus,
   registerDeploy,
   registerUnits,

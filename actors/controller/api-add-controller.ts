@@ -1,0 +1,36 @@
+/**
+ * `add-controller` (admins only): the leader adds one peer as a Raft voter (`cantrip
+ * enable-ha`). The peer must already run `cantripd --join`, so it waits for the leader's
+ * log or RaftSnapshot. Adding a peer that is already a voter answers ok (a retried request
+ * changes nothing). Any other controller refuses with the leader's id, so the client asks
+ * the leader next.
+ */
+import { NotLeaderError } from '../../runtime/raft/raft-host.ts'
+import type { IncomingRequest } from '../../runtime/transport.ts'
+import type { IdentifyPeer } from './controller-api.ts'
+import type { ControllerNode } from './controller-node.ts'
+
+const component = 'controller api'
+/** libp2p peer ids are base58btc, about 52 characters; anything far longer is not one. */
+const peerIdLengthMax = 128
+
+export type AddControllerReply =
+  | { ok: true, voters: string[] }
+  | { ok: false, error: string, leader?: string }
+
+export async function addController (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, body: { peer?: unknown }): Promise<AddControllerReply> {
+  const caller = identify(request.from)
+  if (caller?.kind !== 'user') return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not add controllers` }
+  const peer = body.peer
+  if (typeof peer !== 'string' || peer.length === 0 || peer.length > peerIdLengthMax || !/^[1-9A-HJ-NP-Za-km-z]+$/.test(peer)) {
+    return { ok: false, error: `${component}: expected {op: "add-controller", peer} with a peer id, got ${JSON.stringify(peer)?.slice(0, 200)}` }
+  }
+  if (node.host.role !== 'leader') return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": not the leader`, leader: node.host.leader }
+  if (node.host.status().config.voters.includes(peer)) return { ok: true, voters: [...node.host.status().config.voters] }
+  try {
+    await node.host.changeMembership({ type: 'add-voter', node: peer })
+    return { ok: true, voters: [...node.host.status().config.voters] }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error), ...(error instanceof NotLeaderError ? { leader: error.leader } : {}) }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Starting controller processes on this host, for `bootstrap` and `enable-ha`: a new
+ * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a free
+ * loopback port, and runs as a detached `cantripd --role controller --provider local`
+ * with its log in `<data dir>/cantripd.log`, so it outlives the CLI.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, openSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freeLoopbackPort } from '../free-port.ts'
+import { generatePeerKey, peerIdOfKey, writePeerKey } from '../mesh/peer-identity.ts'
+import type { ControllerMember } from './cli-home.ts'
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+export type NewMember = ControllerMember & { port: number }
+
+/** A fresh member in the first unused `cN` under `dir`: its identity written, not started. */
+export async function newMember (dir: string): Promise<NewMember> {
+  let i = 0
+  while (existsSync(join(dir, `c${i}`))) i++
+  const dataDir = join(dir, `c${i}`)
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const key = await generatePeerKey()
+  await writePeerKey(join(dataDir, 'agent.key'), key)
+  const peerId = peerIdOfKey(key)
+  const port = await freeLoopbackPort()
+  return { 'peer-id': peerId, addresses: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port }
+}
+
+export interface SpawnOptions {
+  /** The controller's directory: its network key and the machines dir live there. */
+  dir: string
+  /** Peer ids for `--controllers`. */
+  controllers: readonly string[]
+  /** Multiaddrs of the other members, as `--seed`. */
+  seeds: readonly string[]
+  admin: string
+  /** Start as a joining (not yet voting) member: `cantripd --join`. */
+  join?: boolean
+}
+
+/** Starts `member` detached; sets and returns its pid. */
+export function spawnController (member: NewMember, options: SpawnOptions): number {
+  const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a', 0o600)
+  const child = spawn(process.execPath, [
+    '--import', 'tsx', join(repoRoot, 'agent', 'cantripd.ts'),
+    '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
+    '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', options.controllers.join(','),
+    ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
+    '--admin', options.admin,
+    '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
+    ...(options.join === true ? ['--join'] : [])
+  ], { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] })
+  child.unref()
+  member.pid = child.pid ?? 0
+  return member.pid
+}

@@ -1,0 +1,162 @@
+/**
+ * `cantrip enable-ha` in real processes: a one-controller group with a machine grows to
+ * three voters (the new members started with `cantripd --join`, told to report another
+ * version through the test-only CANTRIP_TEST_REPORT_VERSION knob); show-controller lists
+ * three voters, one leader and every commit lag 0; `version --all` and `show-controller`
+ * warn about the skewed controllers; `members` shows the gossip membership with the
+ * machine's agent; after kill -9 of the original leader the group still commits
+ * (add-machine) and reads (status). Bad -n values are refused before anything starts.
+ * destroy-controller then leaves no process behind.
+ */
+import '../runtime/polyfill.ts'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { parse } from 'yaml'
+import { processAlive } from './support/processes.ts'
+
+const skewed = '9.9.9-test'
+const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
+
+function cantrip (home: string, args: string[], env: Record<string, string> = {}): { status: number, stdout: string, stderr: string } {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
+    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 300_000
+  })
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+}
+
+interface Shown { raft: { leader: string, voters: string[] }, members: Record<string, { 'peer-id': string, pid: number, role: string, 'commit-lag': number | null, version: string | null }> }
+
+function show (home: string): Shown {
+  const run = cantrip(home, ['show-controller', '--format', 'json'])
+  assert.is(run.status, 0, run.stderr)
+  return (JSON.parse(run.stdout) as Record<string, Shown>)['local']!
+}
+
+/** Polls `check` every 500 ms until it holds; fails after `timeoutMs`. */
+async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
+  const until = Date.now() + timeoutMs
+  let value = check()
+  while (value === undefined) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 500))
+    value = check()
+  }
+  return value
+}
+
+function recordedPids (home: string): number[] {
+  const file = join(home, 'controllers.yaml')
+  if (!existsSync(file)) return []
+  const value = parse(readFileSync(file, 'utf8')) as { controllers: Record<string, { controllers: Array<{ pid: number }> }> }
+  return Object.values(value.controllers).flatMap(c => c.controllers.map(m => m.pid))
+}
+
+function machineAgentPids (home: string): number[] {
+  const machines = join(home, 'controllers', 'local', 'machines')
+  const pids: number[] = []
+  for (const id of ['0', '1']) {
+    const file = join(machines, `machine-${id}`, 'agent.pid')
+    if (existsSync(file)) pids.push(Number(readFileSync(file, 'utf8').trim().split(/\s+/)[0]))
+  }
+  return pids.filter(pid => Number.isSafeInteger(pid) && pid > 1)
+}
+
+test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leader; skew is warned about', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-'))
+  let pids: number[] = []
+  try {
+    assert.match(cantrip(home, ['enable-ha']).stderr, /^ERROR cantrip: expected a controller/m, 'no controller: refused')
+    const boot = cantrip(home, ['bootstrap'])
+    assert.is(boot.status, 0, boot.stderr)
+    pids = recordedPids(home)
+    for (const [n, why] of [['2', 'an odd number from 1 to 7'], ['9', 'an odd number from 1 to 7'], ['1', 'above the 1 member']] as const) {
+      const refused = cantrip(home, ['enable-ha', '-n', n])
+      assert.is(refused.status, 1)
+      assert.equal(refused.stderr.trim().split('\n'), [`ERROR cantrip enable-ha: expected -n ${why === 'above the 1 member' ? 'above the 1 member controller "local" has' : `as ${why}`}, got "${n}"`])
+    }
+    assert.is(recordedPids(home).length, 1, 'nothing was added by a refused enable-ha')
+    const machine = cantrip(home, ['add-machine'])
+    assert.is(machine.status, 0, machine.stderr)
+    assert.match(machine.stdout, /created machine 0/)
+
+    const started = Date.now()
+    const ha = cantrip(home, ['enable-ha', '-n', '3'], { CANTRIP_TEST_REPORT_VERSION: skewed })
+    assert.is(ha.status, 0, ha.stderr)
+    assert.match(ha.stdout, /Controller "local" has 3 members: added c1 \(\w+\), c2 \(\w+\)/)
+    assert.match(ha.stderr, /adding c1 .* as a voter/, 'progress is shown')
+    console.log(`  enable-ha 1 → 3 took ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    pids = recordedPids(home)
+    assert.is(pids.length, 3, 'controllers.yaml lists the three members')
+    assert.ok(pids.every(processAlive))
+
+    const shown = await eventually('three voters, one leader, no commit lag', 30_000, () => {
+      const s = show(home)
+      const members = Object.values(s.members)
+      return s.raft.voters.length === 3 && members.filter(m => m.role === 'leader').length === 1 && members.every(m => m['commit-lag'] === 0) ? s : undefined
+    })
+    assert.equal(Object.values(shown.members).map(m => m.version), [packageVersion, skewed, skewed])
+    const oldLeader = Object.values(shown.members).find(m => m.role === 'leader')!
+    assert.match(cantrip(home, ['controllers']).stdout, /^local\*\s+default\s+admin\s+superuser\s+localhost\/localhost\s+1\s+3\s+3\s+/m)
+
+    const client = cantrip(home, ['version'])
+    assert.equal([client.status, client.stdout.trim(), client.stderr], [0, packageVersion, ''])
+    // The machine agent reports its version in its heartbeats; wait until a controller has heard it.
+    await eventually('machine-0 in the membership', 90_000, () => {
+      const run = cantrip(home, ['members', '--format', 'json'])
+      const members = run.status === 0 ? (JSON.parse(run.stdout) as { members: Array<{ entity: string, state: string, version: string | null }> }).members : []
+      return members.some(m => m.entity === 'machine-0' && m.state === 'alive' && m.version === packageVersion) && members.filter(m => m.entity === 'controller').length === 3 ? true : undefined
+    })
+    const all = cantrip(home, ['version', '--all'])
+    assert.is(all.status, 0, all.stderr)
+    const warnings = all.stderr.trim().split('\n')
+    assert.is(warnings.length, 2, all.stderr)
+    assert.match(warnings[0]!, new RegExp(`^WARNING version skew: controller c1 \\(\\w+\\) runs ${skewed}, this client ${packageVersion}$`))
+    assert.match(warnings[1]!, /^WARNING version skew: controller c2 /)
+    assert.match(all.stdout, new RegExp(`^machine-0\\s+\\w+\\s+${packageVersion.replaceAll('.', '\\.')}$`, 'm'))
+    const table = cantrip(home, ['members'])
+    assert.match(table.stdout, /^Peer\s+Entity\s+Status\s+Incarnation\s+Last heard\s+Heard by\s+Version$/m)
+    assert.match(table.stdout, /\s+machine-0\s+alive\s+\d+\s+[\d.]+s ago\s+\w+\s+/)
+
+    // machine-0 was started knowing only c0: it learns the added controllers from the group.
+    const agentLog = join(home, 'controllers', 'local', 'machines', 'machine-0', 'agent.log')
+    await eventually('machine-0 to learn c1 and c2', 30_000, () => existsSync(agentLog) && readFileSync(agentLog, 'utf8').split('learned controller').length - 1 >= 2 ? true : undefined)
+
+    // Power cut of the original leader: the two added members carry on.
+    process.kill(oldLeader.pid, 'SIGKILL')
+    const killedAt = Date.now()
+    await eventually('the old leader to die', 10_000, () => processAlive(oldLeader.pid) ? undefined : true)
+    const after = cantrip(home, ['add-machine'])
+    assert.is(after.status, 0, after.stderr)
+    assert.match(after.stdout, /created machine 1/)
+    const status = cantrip(home, ['status', '--format', 'json'])
+    assert.is(status.status, 0, status.stderr)
+    assert.equal(Object.keys((JSON.parse(status.stdout) as { machines: Record<string, unknown> }).machines).sort(), ['0', '1'])
+    const survivors = show(home)
+    assert.is.not(survivors.raft.leader, oldLeader['peer-id'], 'a new leader was elected')
+    assert.is(Object.values(survivors.members).filter(m => m.role === 'unreachable').length, 1)
+    // Past the presence timeouts (suspect 5 s + failed 5 s), machine-0 is still heard: it reached the others.
+    await new Promise(resolve => setTimeout(resolve, Math.max(0, killedAt + 12_000 - Date.now())))
+    const heard = cantrip(home, ['members', '--format', 'json'])
+    assert.is(heard.status, 0, heard.stderr)
+    const rows = (JSON.parse(heard.stdout) as { members: Array<{ entity: string, id: string, state: string }> }).members
+    assert.is(rows.find(m => m.entity === 'machine-0')?.state, 'alive', heard.stdout)
+    assert.is(rows.find(m => m.id === oldLeader['peer-id'])?.state, 'failed', 'the killed controller is failed')
+
+    const agents = machineAgentPids(home)
+    const destroyed = cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
+    assert.is(destroyed.status, 0, destroyed.stderr)
+    assert.ok([...pids, ...agents].every(pid => !processAlive(pid)), 'every controller and machine agent stopped')
+    assert.not.ok(existsSync(join(home, 'controllers', 'local')))
+  } finally {
+    for (const pid of [...pids, ...recordedPids(home), ...machineAgentPids(home)]) {
+      if (processAlive(pid)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+    }
+    rmSync(home, { recursive: true, force: true })
+  }
+})
+
+test.run()

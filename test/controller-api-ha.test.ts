@@ -1,0 +1,121 @@
+/**
+ * The API ops behind `enable-ha` and `show-controller`, on the simulated controller group:
+ * `add-controller` (admins only, on the leader, idempotent) makes a joining server a voter;
+ * `controller-status` gives each member's Raft state and, on the leader, each voter's
+ * commit lag (commit index minus match index); `controllers` lists the voters with the
+ * addresses the serving controller knows.
+ */
+import '../runtime/polyfill.ts'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { AddControllerReply } from '../actors/controller/api-add-controller.ts'
+import type { ControllerStatusReply } from '../actors/controller/api-controller-status.ts'
+import type { ControllersReply } from '../actors/controller/api-controllers.ts'
+import { controllerApiProtocol, serveApiRequest, type ApiExtras } from '../actors/controller/controller-api.ts'
+import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import { decode, encode } from '../runtime/codec.ts'
+import type { Entity } from '../runtime/model/model-types.ts'
+import { ControllerGroup } from '../sim/controller-group.ts'
+import { Simulation } from '../sim/simulation.ts'
+
+const test = suite('controller api ha')
+const admin = { kind: 'user', name: 'admin' } as const
+
+const identify = (peer: string): Entity | undefined =>
+  peer === 'admin' ? admin : /^c\d$/.test(peer) ? { kind: 'controller', id: peer } : peer === 'm' ? { kind: 'machine', id: '0' } : undefined
+
+async function ask<T> (g: ControllerGroup, node: ControllerNode, body: Record<string, unknown>, from = 'admin', extras: ApiExtras = {}): Promise<T> {
+  let reply: T | undefined
+  void serveApiRequest(node, identify, { from, protocol: controllerApiProtocol, data: encode(body) }, undefined, undefined, extras)
+    .then(data => { reply = decode(data, 'test') as T })
+  assert.ok(await g.runUntil(() => reply !== undefined, 10_000, 5), `${String(body.op)} answered`)
+  return reply!
+}
+
+/** Runs the group until `promise` settles (the simulated clock moves only while it runs). */
+async function settle<T> (g: ControllerGroup, promise: Promise<T>, ms = 10_000): Promise<T> {
+  let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
+  promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
+  assert.ok(await g.runUntil(() => outcome !== undefined, ms, 5), 'the promise settled')
+  if (!outcome!.ok) throw outcome!.error
+  return outcome!.value
+}
+
+function addMachine (id: string): never {
+  return { type: 'add-machine', requestId: id, proposer: admin } as never
+}
+
+async function group (seed: number): Promise<ControllerGroup> {
+  const g = await ControllerGroup.create(new Simulation({ seed }), { size: 3 })
+  assert.ok(await g.runUntil(() => g.leader() !== undefined, 3_000), 'a leader was elected')
+  return g
+}
+
+test('add-controller: admins only, on the leader; the joiner becomes a voter and catches up; again is ok', async () => {
+  const g = await group(11)
+  for (let n = 0; n < 5; n++) assert.ok((await settle(g, g.leaderNode()!.submit(addMachine(`m${n}`)))).ok)
+  const seat = await g.addController()
+  const joiner = g.ids[seat]!
+  const leader = g.leaderNode()!
+  const follower = g.nodes().find(node => node !== leader && node.id !== joiner)!
+
+  const byMachine = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: joiner }, 'm')
+  assert.equal(byMachine, { ok: false, error: 'controller api: permission denied: peer "m" may not add controllers' })
+  const byController = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: joiner }, 'c1')
+  assert.is(byController.ok, false, 'controllers do not add controllers on their own')
+  const bad = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: 'not a peer id!' })
+  assert.equal(bad, { ok: false, error: 'controller api: expected {op: "add-controller", peer} with a peer id, got "not a peer id!"' })
+  const notLeader = await ask<AddControllerReply>(g, follower, { op: 'add-controller', peer: joiner })
+  assert.equal(notLeader, { ok: false, error: `controller api: controller "${follower.id}" cannot add "${joiner}": not the leader`, leader: leader.id })
+  assert.equal(g.leader()!.status().config.voters, ['c0', 'c1', 'c2'], 'nothing changed by a refusal')
+
+  const added = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: joiner })
+  assert.equal(added, { ok: true, voters: ['c0', 'c1', 'c2', 'c3'] })
+  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.model().machines.size === 5, 3_000), 'the joiner caught up')
+  assert.equal(await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: joiner }), { ok: true, voters: ['c0', 'c1', 'c2', 'c3'] })
+  await g.stop()
+})
+
+test('controller-status: every member\'s own state; the leader\'s commit lag per voter, 0 caught up, commit - match behind', async () => {
+  const g = await group(12)
+  const leader = g.leaderNode()!
+  await g.runFor(500)
+  const own = await ask<ControllerStatusReply>(g, leader, { op: 'controller-status' }, 'admin', { version: '0.1.0' })
+  if (!own.ok) throw new Error(own.error)
+  assert.equal([own.id, own.role, own.version, own.voters], [leader.id, 'leader', '0.1.0', ['c0', 'c1', 'c2']])
+  assert.equal(Object.values(own.progress).map(p => p.lag), [0, 0, 0])
+  assert.is(own.applied, own.commit)
+
+  const follower = g.nodes().find(node => node !== leader)!
+  const behind = g.indexOf(follower.id)
+  g.crash(behind)
+  for (let n = 0; n < 4; n++) assert.ok((await settle(g, leader.submit(addMachine(`x${n}`)))).ok)
+  const lagging = await ask<ControllerStatusReply>(g, leader, { op: 'controller-status' }, 'c1')
+  if (!lagging.ok) throw new Error(lagging.error)
+  const p = lagging.progress[follower.id]!
+  assert.ok(p.lag >= 4, `lag ${p.lag}`)
+  assert.is(p.lag, lagging.commit - p.match)
+  assert.is(lagging.version, null, 'no version given')
+
+  const other = g.nodes().find(node => node !== leader && node !== follower)!
+  const fromFollower = await ask<ControllerStatusReply>(g, other, { op: 'controller-status' })
+  if (!fromFollower.ok) throw new Error(fromFollower.error)
+  assert.equal([fromFollower.role, fromFollower.leader, fromFollower.progress], ['follower', leader.id, {}])
+  assert.is((await ask<ControllerStatusReply>(g, leader, { op: 'controller-status' }, 'm')).ok, false, 'machine agents may not read it')
+  await g.stop()
+})
+
+test('controllers: every voter with the addresses known for it; strangers refused', async () => {
+  const g = await group(13)
+  const addresses = (voters: readonly string[]): Array<{ peerId: string, addresses: string[] }> => voters.filter(v => v !== 'c2').map(v => ({ peerId: v, addresses: [`/ip4/127.0.0.1/tcp/1/p2p/${v}`] }))
+  const reply = await ask<ControllersReply>(g, g.leaderNode()!, { op: 'controllers' }, 'm', { controllerAddresses: addresses })
+  assert.equal(reply, { ok: true, controllers: [
+    { peerId: 'c0', addresses: ['/ip4/127.0.0.1/tcp/1/p2p/c0'] },
+    { peerId: 'c1', addresses: ['/ip4/127.0.0.1/tcp/1/p2p/c1'] },
+    { peerId: 'c2', addresses: [] }
+  ] })
+  assert.is((await ask<ControllersReply>(g, g.leaderNode()!, { op: 'controllers' }, 'stranger')).ok, false)
+  await g.stop()
+})
+
+test.run()
