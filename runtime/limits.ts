@@ -237,6 +237,12 @@ export const limits = {
    */
   modelWorkloadVersionLengthMax: 256,
   /**
+   * Status changes kept per unit (`show-status-log`), oldest dropped first. The history
+   * rides in the replicated model (every controller answers the same), so it is bounded;
+   * Juju keeps more, in its database, pruned by age and size.
+   */
+  modelStatusHistoryPerUnitMax: 100,
+  /**
    * Bytes an envelope may add around a message's data on the wire: the version, a
    * request's protocol name, an error frame's text. A gossip envelope or a request frame
    * above transportMessageBytesMax plus this is refused before it is decoded.

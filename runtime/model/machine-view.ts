@@ -46,7 +46,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
       const unit = reader.unit(unitName)
       if (unit === undefined) continue
       // Another machine's unit: its record for status, without what it keeps to itself.
-      units.push([unitName, unit.machine === machineId ? unit : { ...unit, charmState: {}, actions: [], commands: [] }])
+      // No unit's status history: agents never read it, and it would ride in every view.
+      units.push([unitName, unit.machine === machineId ? { ...unit, statusHistory: [] } : { ...unit, charmState: {}, actions: [], commands: [], statusHistory: [] }])
     }
   }
   const charms: Array<[string, CharmRecord]> = []

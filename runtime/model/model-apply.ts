@@ -20,6 +20,7 @@ import {
   type UnitRecord, type StatusRecord, type WorkloadStatus, type OpenedPortRange, type PortProtocol, portProtocols
 } from './model-types.ts'
 import { keyScope } from './visibility.ts'
+import { withStatusChange } from './status-history.ts'
 
 /**
  * Applying one committed command to the model: pure and deterministic, so every
@@ -524,7 +525,11 @@ function createUnit (d: ModelDraft, appName: ApplicationName, machineId: Machine
     workload: { status: 'waiting', message: 'waiting for machine', since: null, data: null },
     agent: { status: 'allocating', message: '', since: null, data: null },
     openedPorts: [],
-    charmState: {}
+    charmState: {},
+    statusHistory: [
+      { type: 'workload', status: 'waiting', message: 'waiting for machine', since: null },
+      { type: 'juju-unit', status: 'allocating', message: '', since: null }
+    ]
   }
   putUnit(d, unit)
   d.touch(keys.unitStatus(name))
@@ -1314,7 +1319,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
 
   'set-unit-status': (d, c) => {
     const { name, unit, status } = workloadStatusOf(d, c)
-    d.units.set(name, { ...unit, workload: status })
+    d.units.set(name, { ...unit, workload: status, statusHistory: withStatusChange(unit.statusHistory, 'workload', status) })
     d.touch(keys.unitStatus(name))
     return {}
   },
@@ -1335,7 +1340,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       if (encodedSize(c, 'data', c.data) > textFieldLengthMax * 4) refuse(c, `data exceeds ${textFieldLengthMax * 4} bytes`)
       data = sortedRecord(c.data)
     }
-    d.units.set(name, { ...unit, agent: { status: c.status, message, since: now, data } })
+    const agent = { status: c.status, message, since: now, data }
+    d.units.set(name, { ...unit, agent, statusHistory: withStatusChange(unit.statusHistory, 'juju-unit', agent) })
     d.touch(keys.unitStatus(name))
     return {}
   },

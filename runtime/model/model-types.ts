@@ -213,6 +213,17 @@ export interface UnitRecord {
   readonly openedPorts: readonly OpenedPortRange[]
   /** The charm's own key/value state (`state-get`/`state-set`), keys sorted; bounded by the charm-state limits. */
   readonly charmState: Readonly<Record<string, string>>
+  /** Workload and agent status changes, oldest first, at most limits.modelStatusHistoryPerUnitMax (runtime/model/status-history.ts). */
+  readonly statusHistory: readonly StatusHistoryEntry[]
+}
+
+/** One status change of a unit, as `juju show-status-log` lists it: `workload` or `juju-unit` (the agent). */
+export interface StatusHistoryEntry {
+  readonly type: 'workload' | 'juju-unit'
+  readonly status: string
+  readonly message: string
+  /** The proposer's clock reading (ms); null for statuses the model set itself. */
+  readonly since: number | null
 }
 
 export interface MachineRecord {
