@@ -14,6 +14,8 @@ import type { Entity, MachineRecord, ModelContext } from '../../runtime/model/mo
 import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { ControllerNode } from './controller-node.ts'
+import { answerDebugLog, type DebugLogReply } from './api-debug-log.ts'
+import type { LogRing } from '../../runtime/logs/log-ring.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
@@ -39,6 +41,8 @@ export type ApiRequest =
   | { op: 'register', machine: string, secret: string }
   /** Admins only: the whole model, read linearizably, with each machine agent's presence (status, the CLI). */
   | { op: 'model' }
+  /** Admins only: the log records this controller keeps, filtered and paged (api-debug-log.ts). */
+  | { op: 'debug-log', after?: number, lines?: number }
 
 export type FullModelReply =
   | { ok: true, model: ModelContext, presence: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }>, leader: string, term: number }
@@ -93,11 +97,11 @@ export type MachinePresence = (machine: string) => { status: 'alive' | 'lost', s
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
 export type IdentifyPeer = (peerId: string) => Entity | undefined
 
-export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence): Promise<Uint8Array> {
-  return encode(await answer(node, identify, request, charms, presence), component)
+export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence, logs?: LogRing): Promise<Uint8Array> {
+  return encode(await answer(node, identify, request, charms, presence, logs), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, logs: LogRing | undefined): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | DebugLogReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -110,7 +114,8 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   if (op === 'model') return await fullModel(node, identify, request, presence)
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  if (op === 'debug-log') return answerDebugLog(node.id, identify, request, body as Record<string, unknown>, logs)
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "debug-log"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {

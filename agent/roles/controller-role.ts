@@ -28,6 +28,8 @@ import { tableValues } from '../../runtime/model/table.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
 import { LevelStorage } from '../level-storage.ts'
+import { logTopic, parseLogBatch } from '../../runtime/logs/log-entry.ts'
+import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { SystemClock } from '../system-clock.ts'
 
 export interface ControllerRoleOptions {
@@ -41,6 +43,11 @@ export interface ControllerRoleOptions {
   /** Machine agents by peer id → machine id. */
   machines: ReadonlyMap<string, string>
   logger: Logger
+  /**
+   * Where the log records agents ship (`debug-log`) are kept: owned by the agent process,
+   * so a restarted role keeps what was received. This role fills it from the log topic.
+   */
+  logs?: LogRing
   /** Called on every Raft role change as acted on. */
   onRole: (role: { role: string, term: number, leader: string, revision: number }) => void
   /**
@@ -74,11 +81,13 @@ export class ControllerRole implements Worker {
   readonly node: ControllerNode
   readonly #storage: LevelStorage
   readonly #timers: Array<ReturnType<typeof setInterval>>
+  readonly #unsubscribe: () => void
   #stopping: Promise<void> | undefined
 
-  private constructor (node: ControllerNode, storage: LevelStorage, options: ControllerRoleOptions) {
+  private constructor (node: ControllerNode, storage: LevelStorage, options: ControllerRoleOptions, unsubscribe: () => void) {
     this.node = node
     this.#storage = storage
+    this.#unsubscribe = unsubscribe
     let lastRole = ''
     const report = setInterval(() => {
       const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
@@ -152,7 +161,8 @@ export class ControllerRole implements Worker {
           identify,
           // An archive put into any controller is fetched from it by the others on first use.
           charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport: options.transport, self: id, peers: () => controllers, logger: options.logger, timeoutMs: charmFetchPeerTimeoutMs }),
-          presenceOf
+          presenceOf,
+          ...(options.logs === undefined ? {} : { logs: options.logs })
         }
       })
     } catch (error) {
@@ -160,16 +170,40 @@ export class ControllerRole implements Worker {
       throw error
     }
     nodeRef = node
-    return new ControllerRole(node, storage, options)
+    return new ControllerRole(node, storage, options, receiveLogs(options, identify))
   }
 
   async stop (): Promise<void> {
     this.#stopping ??= (async () => {
       for (const timer of this.#timers) clearInterval(timer)
+      this.#unsubscribe()
       await this.node.stop()
       await this.#storage.close()
     })()
     await this.#stopping
+  }
+}
+
+/**
+ * Log batches from the model's agents into the ring: only from controllers and
+ * registered machine agents (anyone else's is rejected, and the mesh penalises them).
+ */
+function receiveLogs (options: ControllerRoleOptions, identify: (peer: string) => Entity | undefined): () => void {
+  const ring = options.logs
+  if (ring === undefined) return () => {}
+  const topic = logTopic('default')
+  options.transport.setTopicValidator(topic, message => {
+    const sender = identify(message.from)
+    if (sender === undefined || (sender.kind !== 'machine' && sender.kind !== 'controller')) return 'reject'
+    return parseLogBatch(message.data) === undefined ? 'reject' : 'accept'
+  })
+  const unsubscribe = options.transport.subscribe(topic, message => {
+    const batch = parseLogBatch(message.data)
+    if (batch !== undefined) ring.append(message.from, batch.records)
+  })
+  return () => {
+    unsubscribe()
+    options.transport.setTopicValidator(topic, undefined)
   }
 }
 

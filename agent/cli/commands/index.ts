@@ -11,6 +11,9 @@ import { registerMachines } from './machines.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
 import { registerUnits } from './units.ts'
+import { registerDebugLog } from './debug-log.ts'
+import { registerShowStatusLog } from './show-status-log.ts'
+import { registerShowUnit } from './show-unit.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -23,5 +26,8 @@ export const commands: RegisterCommand[] = [
   registerConfig,
   registerActions,
   registerMachines,
-  registerRefresh
+  registerRefresh,
+  registerDebugLog,
+  registerShowStatusLog,
+  registerShowUnit
 ]
