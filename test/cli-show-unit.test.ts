@@ -108,9 +108,23 @@ statusLog('the unit\'s history, oldest first, both types by default, -n the last
   assert.equal(JSON.parse(out[0]!).map((r: { status: string }) => r.status), ['idle'])
 })
 
+statusLog('machines (instance and agent) and applications have their own histories', () => {
+  const c = model()
+  const at = Date.UTC(2026, 0, 2, 3, 4, 5)
+  c.run('set-machine-status', { machine: '0', instanceStatus: 'running', message: 'i-0', now: at }, { kind: 'controller', id: 'c' })
+  c.run('set-machine-status', { machine: '0', agentStatus: 'started', message: '', now: at + 1 }, { kind: 'machine', id: '0' })
+  c.runAs('kv/0', 'set-application-status', { unit: 'kv/0', status: 'active', message: '2 units', now: 2 })
+  assert.equal(statusLogRows(c.context, '0', { type: 'machine' }).map(r => [r.type, r.status, r.message, r.time]), [['machine', 'pending', '', ''], ['machine', 'running', 'i-0', '02 Jan 2026 03:04:05Z']])
+  assert.equal(statusLogRows(c.context, '0', { type: 'juju-machine' }).map(r => r.status), ['pending', 'started'])
+  assert.equal(statusLogRows(c.context, 'kv', { type: 'application' }).map(r => [r.status, r.message]), [['active', '2 units']])
+  assert.throws(() => statusLogRows(c.context, '7', { type: 'machine' }), /^cantrip show-status-log: expected a machine in the model, got "7"$/)
+  assert.throws(() => statusLogRows(c.context, 'kv/0', { type: 'application' }), /expected an application name/)
+})
+
 statusLog('bad input is refused before connecting', () => {
   assert.throws(() => statusLogPlan('kv', {}), /^cantrip show-status-log: expected a unit name like "web\/0", got "kv"$/)
-  assert.throws(() => statusLogPlan('kv/0', { type: 'machine' }), /expected --type unit, workload, juju-unit \(machine and application histories are not kept\), got "machine"/)
+  assert.throws(() => statusLogPlan('kv/0', { type: 'model' }), /expected --type unit, workload, juju-unit, machine, juju-machine, application, got "model"/)
+  assert.throws(() => statusLogPlan('kv/0', { type: 'machine' }), /expected a machine id/)
   assert.throws(() => statusLogPlan('kv/0', { format: 'xml' }), /expected --format tabular, json, yaml/)
   assert.throws(() => statusLogPlan('kv/0', { n: 'x' }), /expected -n to be a whole number/)
   assert.equal(statusLogPlan('kv/0', {}), { type: 'unit', n: 20, format: 'tabular' })

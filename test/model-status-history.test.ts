@@ -81,12 +81,30 @@ history('bounded: the oldest entries go first; every step is deterministic (repl
   assert.equal(tableGet(restoreModel(snapshotModel(a.context)).units, 'kv/0')!.statusHistory, a.history('kv/0'))
 })
 
-history('a snapshot keeps the history; machine views carry none (agents never read it)', () => {
+history('machines keep agent (juju-machine) and instance (machine) changes; applications what the leader set', () => {
+  const model = deployed()
+  assert.equal(tableGet(model.context.machines, '0')!.statusHistory.map(e => `${e.type}:${e.status}`), ['juju-machine:pending', 'machine:pending'])
+  model.ok('set-machine-status', { machine: '0', instanceStatus: 'running', message: 'i-1', now: 5 }, { kind: 'controller', id: 'c' })
+  model.ok('set-machine-status', { machine: '0', agentStatus: 'started', instanceStatus: 'running', message: 'i-1', now: 6 }, machine0)
+  assert.equal(tableGet(model.context.machines, '0')!.statusHistory.slice(2), [
+    { type: 'machine', status: 'running', message: 'i-1', since: 5 },
+    { type: 'juju-machine', status: 'started', message: 'i-1', since: 6 }
+  ], 'the instance status set again unchanged adds nothing')
+  assert.equal(tableGet(model.context.applications, 'kv')!.statusHistory, [])
+  model.ok('claim-leadership', { application: 'kv', unit: 'kv/0', now: 1, durationMs: 60_000 }, kv0)
+  model.ok('set-application-status', { unit: 'kv/0', status: 'active', message: 'ready', now: 7 }, kv0)
+  assert.equal(tableGet(model.context.applications, 'kv')!.statusHistory, [{ type: 'application', status: 'active', message: 'ready', since: 7 }])
+})
+
+history('a snapshot keeps the histories; machine views carry none (agents never read them)', () => {
   const model = deployed()
   model.ok('set-unit-status', { unit: 'kv/0', status: 'active', message: 'serving', now: 1 }, kv0)
   const restored = restoreModel(snapshotModel(model.context))
   assert.is(tableGet(restored.units, 'kv/0')!.statusHistory.length, 3)
-  assert.equal(tableGet(machineModelView(model.context, '0').units, 'kv/0')!.statusHistory, [])
+  assert.is(tableGet(restored.machines, '0')!.statusHistory.length, 2)
+  const view = machineModelView(model.context, '0')
+  assert.equal(tableGet(view.units, 'kv/0')!.statusHistory, [])
+  assert.equal(tableGet(view.machines, '0')!.statusHistory, [])
 })
 
 history.run()

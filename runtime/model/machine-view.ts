@@ -18,7 +18,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   // The registration secret is for the controllers to check, not for anyone to read back.
   const machines: Array<[string, MachineRecord]> = machine === undefined
     ? []
-    : [[machineId, { ...machine, provisioning: machine.provisioning === null ? null : { token: machine.provisioning.token, secret: '' } }]]
+    : [[machineId, { ...machine, provisioning: machine.provisioning === null ? null : { token: machine.provisioning.token, secret: '' }, statusHistory: [] }]]
   const applications = new Map<string, ApplicationRecord>()
   const relations = new Map<string, RelationRecord>()
   const ownApplications = new Set<string>()
@@ -29,14 +29,14 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   for (const name of ownApplications) {
     const app = reader.application(name)
     if (app === undefined) continue
-    applications.set(name, app)
+    applications.set(name, { ...app, statusHistory: [] })
     for (const id of app.relations) {
       const relation = reader.relation(id)
       if (relation === undefined) continue
       relations.set(String(id), relation)
       for (const endpoint of relation.endpoints) {
         const other = reader.application(endpoint.application)
-        if (other !== undefined) applications.set(other.name, other)
+        if (other !== undefined) applications.set(other.name, { ...other, statusHistory: [] })
       }
     }
   }

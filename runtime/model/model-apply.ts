@@ -469,7 +469,11 @@ function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>
     clean: true,
     placement,
     provisioning: null,
-    agentPeer: null
+    agentPeer: null,
+    statusHistory: [
+      { type: 'juju-machine', status: 'pending', message: '', since: null },
+      { type: 'machine', status: 'pending', message: '', since: null }
+    ]
   }
   putMachine(d, machine)
   d.touch(keys.machineStatus(id))
@@ -1038,7 +1042,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       leaderSettings: {},
       leaderSettingsVersion: 1,
       workloadVersion: '',
-      status: null
+      status: null,
+      statusHistory: []
     }
     putApplication(d, app)
     d.touch(keys.leaderSettings(name))
@@ -1495,11 +1500,12 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     if (c.instanceStatus !== undefined && !machineInstanceStatuses.includes(c.instanceStatus)) refuse(c, `${q(c.instanceStatus)} is not an instance status (${machineInstanceStatuses.join(', ')})`)
     const message = text(c, 'message', c.message)
     const now = clockReading(c, c.now)
-    d.machines.set(id, {
-      ...machine,
-      agent: c.agentStatus === undefined ? machine.agent : { status: c.agentStatus, message, since: now, data: null },
-      instance: c.instanceStatus === undefined ? machine.instance : { status: c.instanceStatus, message, since: now, data: null }
-    })
+    const agent = c.agentStatus === undefined ? machine.agent : { status: c.agentStatus, message, since: now, data: null }
+    const instance = c.instanceStatus === undefined ? machine.instance : { status: c.instanceStatus, message, since: now, data: null }
+    let statusHistory = machine.statusHistory
+    if (c.agentStatus !== undefined) statusHistory = withStatusChange(statusHistory, 'juju-machine', agent)
+    if (c.instanceStatus !== undefined) statusHistory = withStatusChange(statusHistory, 'machine', instance)
+    d.machines.set(id, { ...machine, agent, instance, statusHistory })
     d.touch(keys.machineStatus(id))
     return {}
   },
@@ -1648,7 +1654,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     const lease = d.lease(unit.application)
     if (lease === undefined || lease.holder !== name || !leaseHeld(lease, status.since!)) refuse(c, `unit ${q(name)} is not the leader of ${q(unit.application)}`)
     const app = d.application(unit.application)!
-    putApplication(d, { ...app, status })
+    putApplication(d, { ...app, status, statusHistory: withStatusChange(app.statusHistory, 'application', status) })
     return {}
   }
 }

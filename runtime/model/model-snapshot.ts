@@ -75,10 +75,11 @@ function withHookChangeFields (context: ModelContext): ModelContext {
   const units = backfilled(context.units, unit => unit.openedPorts !== undefined && unit.charmState !== undefined && unit.statusHistory !== undefined
     ? undefined
     : { ...unit, openedPorts: unit.openedPorts ?? [], charmState: unit.charmState ?? {}, statusHistory: unit.statusHistory ?? [] })
-  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined && app.status !== undefined
+  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined && app.status !== undefined && app.statusHistory !== undefined
     ? undefined
-    : { ...app, workloadVersion: app.workloadVersion ?? '', status: app.status ?? null })
-  return units === context.units && applications === context.applications ? context : { ...context, units, applications }
+    : { ...app, workloadVersion: app.workloadVersion ?? '', status: app.status ?? null, statusHistory: app.statusHistory ?? [] })
+  const machines = backfilled(context.machines, machine => machine.statusHistory !== undefined ? undefined : { ...machine, statusHistory: [] })
+  return units === context.units && applications === context.applications && machines === context.machines ? context : { ...context, units, applications, machines }
 }
 
 function backfilled<T> (table: Table<T>, upgrade: (record: T) => T | undefined): Table<T> {

@@ -1,24 +1,27 @@
 /**
- * `cantrip show-status-log UNIT [--type unit|workload|juju-unit] [-n N] [--format tabular|json|yaml]`,
- * as Juju's: the unit's status history, oldest first, the last `-n` (20) entries:
+ * `cantrip show-status-log ENTITY [--type unit|workload|juju-unit|machine|juju-machine|application]
+ * [-n N] [--format tabular|json|yaml]`, as Juju's: the entity's status history, oldest
+ * first, the last `-n` (20) entries:
  *
  *   Time                   Type       Status       Message
  *   24 Nov 2026 11:02:03Z  juju-unit  executing    running install hook
  *   24 Nov 2026 11:02:04Z  workload   maintenance  installing
  *
  * `--type unit` (the default) is both the workload's and the agent's (`juju-unit`)
- * changes. The history is kept in the replicated model (runtime/model/status-history.ts),
- * bounded per unit; machines' and applications' histories are not kept.
+ * changes of unit ENTITY; `machine` a machine's instance status and `juju-machine` its
+ * agent's (ENTITY a machine id); `application` what the leader set for it. The history is
+ * kept in the replicated model (runtime/model/status-history.ts), bounded per entity.
+ * Times are shown in UTC (Juju's `--utc`).
  */
 import { stringify } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { ModelContext, StatusHistoryEntry } from '../../../runtime/model/model-types.ts'
 import { tableGet } from '../../../runtime/model/table.ts'
 import type { RegisterCommand } from '../cli-context.ts'
-import { checkUnit, type Connect, controllerFlags, controllerHelp, type Out, parseCount, readModel } from './model-common.ts'
+import { checkApplication, checkMachine, checkUnit, type Connect, controllerFlags, controllerHelp, type Out, parseCount, readModel } from './model-common.ts'
 
 const component = 'cantrip show-status-log'
-const types = ['unit', 'workload', 'juju-unit'] as const
+const types = ['unit', 'workload', 'juju-unit', 'machine', 'juju-machine', 'application'] as const
 const formats = ['tabular', 'json', 'yaml'] as const
 const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
@@ -36,10 +39,12 @@ export interface StatusLogRow {
 }
 
 /** Checks the arguments before anything is sent; returns the type and count. */
-export function statusLogPlan (unit: string, options: ShowStatusLogOptions): { type: typeof types[number], n: number, format: typeof formats[number] } {
-  checkUnit(component, unit)
+export function statusLogPlan (entity: string, options: ShowStatusLogOptions): { type: typeof types[number], n: number, format: typeof formats[number] } {
   const type = options.type ?? 'unit'
-  if (!(types as readonly string[]).includes(type)) throw new InvalidInputError(component, `--type ${types.join(', ')} (machine and application histories are not kept)`, type)
+  if (!(types as readonly string[]).includes(type)) throw new InvalidInputError(component, `--type ${types.join(', ')}`, type)
+  if (type === 'machine' || type === 'juju-machine') checkMachine(component, entity)
+  else if (type === 'application') checkApplication(component, entity)
+  else checkUnit(component, entity)
   const format = options.format ?? 'tabular'
   if (!(formats as readonly string[]).includes(format)) throw new InvalidInputError(component, `--format ${formats.join(', ')}`, format)
   return { type: type as typeof types[number], n: parseCount(component, options.n, 20), format: format as typeof formats[number] }
@@ -53,11 +58,12 @@ export function statusTime (since: number | null): string {
   return `${String(t.getUTCDate()).padStart(2, '0')} ${months[t.getUTCMonth()]!} ${t.getUTCFullYear()} ${hms}Z`
 }
 
-export function statusLogRows (model: ModelContext, unit: string, options: ShowStatusLogOptions): StatusLogRow[] {
-  const { type, n } = statusLogPlan(unit, options)
-  const record = tableGet(model.units, unit)
-  if (record === undefined) throw new InvalidInputError(component, 'a unit in the model', unit)
-  const entries = record.statusHistory.filter(e => type === 'unit' || e.type === type)
+export function statusLogRows (model: ModelContext, entity: string, options: ShowStatusLogOptions): StatusLogRow[] {
+  const { type, n } = statusLogPlan(entity, options)
+  const kind = type === 'machine' || type === 'juju-machine' ? 'machine' : type === 'application' ? 'application' : 'unit'
+  const record = kind === 'machine' ? tableGet(model.machines, entity) : kind === 'application' ? tableGet(model.applications, entity) : tableGet(model.units, entity)
+  if (record === undefined) throw new InvalidInputError(component, `${{ machine: 'a machine', application: 'an application', unit: 'a unit' }[kind]} in the model`, entity)
+  const entries = record.statusHistory.filter(e => type === 'unit' ? e.type === 'workload' || e.type === 'juju-unit' : e.type === type)
   return entries.slice(Math.max(0, entries.length - n)).map(e => ({ time: statusTime(e.since), type: e.type, status: e.status, message: e.message }))
 }
 
@@ -69,21 +75,21 @@ export function renderStatusLog (rows: readonly StatusLogRow[], format: typeof f
   return table.map(row => row.map((cell, i) => i < 3 ? cell.padEnd(widths[i]! + 2) : cell).join('').trimEnd()).join('\n') + '\n'
 }
 
-export async function runShowStatusLog (connect: Connect, unit: string, options: ShowStatusLogOptions, out: Out): Promise<void> {
-  const { format } = statusLogPlan(unit, options)
+export async function runShowStatusLog (connect: Connect, entity: string, options: ShowStatusLogOptions, out: Out): Promise<void> {
+  const { format } = statusLogPlan(entity, options)
   const model = await readModel(await connect())
-  out(renderStatusLog(statusLogRows(model, unit, options), format))
+  out(renderStatusLog(statusLogRows(model, entity, options), format))
 }
 
 export const registerShowStatusLog: RegisterCommand = (program, context) => {
   program.command('show-status-log')
-    .description('show a unit\'s status history')
-    .argument('<unit>', 'unit name, e.g. kv/0')
-    .option('--type <type>', 'unit (workload and agent), workload or juju-unit', 'unit')
+    .description('show the status history of a unit, machine or application')
+    .argument('<entity>', 'a unit (kv/0), or with --type a machine id or an application')
+    .option('--type <type>', 'unit (workload and agent), workload, juju-unit, machine, juju-machine or application', 'unit')
     .option('-n <n>', 'the last this many entries', '20')
     .option('--format <format>', 'tabular, json or yaml', 'tabular')
     .option(controllerFlags, controllerHelp)
-    .action(async (unit: string, options: ShowStatusLogOptions & { controller?: string }) => {
-      await runShowStatusLog(async () => await context.connect(options.controller), unit, options, context.out)
+    .action(async (entity: string, options: ShowStatusLogOptions & { controller?: string }) => {
+      await runShowStatusLog(async () => await context.connect(options.controller), entity, options, context.out)
     })
 }
