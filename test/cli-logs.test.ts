@@ -56,6 +56,13 @@ test('debug-log (replay, filter, follow), show-status-log and show-unit on a boo
     assert.ok(replay.every(line => /^unit-kv-0: \d\d:\d\d:\d\d (TRACE|DEBUG|INFO|WARNING|ERROR) \S+ /.test(line)), replay.join('\n'))
     assert.match(replay.join('\n'), /^unit-kv-0: \d\d:\d\d:\d\d INFO unit\.kv\/0\.juju-log install: preparing /m)
     assert.ok(replay.length > 3)
+    // The other machine's agent ships its unit's lines too (only its own: the controller checks).
+    let other: string[] = []
+    await waitFor('kv/1 install lines', () => {
+      other = ok(home, 'debug-log', '--replay', '--no-tail', '--include', 'unit-kv-1', '--include-module', 'unit.kv/1.juju-log').trim().split('\n')
+      return other.some(line => line.includes('install: preparing'))
+    }, () => other.join('\n'))
+    assert.ok(other.every(line => line.startsWith('unit-kv-1: ')), other.join('\n'))
     const last2 = ok(home, 'debug-log', '--no-tail', '-n', '2', '--include', 'kv').trim().split('\n')
     assert.is(last2.length, 2)
     assert.ok(last2.every(line => /^unit-kv-[01]: /.test(line)))

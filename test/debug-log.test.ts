@@ -14,7 +14,7 @@ import { debugLogPlan, formatLogLine, runDebugLog, type LogClient } from '../age
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
-import { logTopic, parseLogBatch, type LogEntry } from '../runtime/logs/log-entry.ts'
+import { logTopic, machineMayLogAs, parseLogBatch, unitOfTag, type LogEntry } from '../runtime/logs/log-entry.ts'
 import { logFilter } from '../runtime/logs/log-filter.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { emptyModel } from '../runtime/model/model-draft.ts'
@@ -43,6 +43,14 @@ wire('a well-formed batch parses; anything else (shape, version, sizes, levels, 
   ]
   for (const value of bad) assert.is(parseLogBatch(encode(value)), undefined, JSON.stringify(value).slice(0, 80))
   assert.is(parseLogBatch(new Uint8Array([0xc1])), undefined)
+})
+
+wire('a machine agent may log as itself and the units on its machine, nobody else', () => {
+  const where: Record<string, string> = { 'kv/0': '1', 'kv-extra/3': '1', 'kv/1': '2' }
+  const may = (entity: string): boolean => machineMayLogAs('1', entity, unit => where[unit])
+  assert.equal(['machine-1', 'unit-kv-0', 'unit-kv-extra-3', 'machine-2', 'unit-kv-1', 'unit-web-0', 'controller-abc', 'machine-10'].map(may), [true, true, true, false, false, false, false, false])
+  assert.is(unitOfTag('unit-kv-extra-3'), 'kv-extra/3')
+  assert.is(unitOfTag('machine-1'), undefined)
 })
 
 const filters = suite('debug-log: filters as Juju takes them')

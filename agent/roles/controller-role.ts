@@ -28,7 +28,7 @@ import { tableValues } from '../../runtime/model/table.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
 import { LevelStorage } from '../level-storage.ts'
-import { logTopic, parseLogBatch } from '../../runtime/logs/log-entry.ts'
+import { logTopic, machineMayLogAs, parseLogBatch } from '../../runtime/logs/log-entry.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { SystemClock } from '../system-clock.ts'
 
@@ -170,7 +170,7 @@ export class ControllerRole implements Worker {
       throw error
     }
     nodeRef = node
-    return new ControllerRole(node, storage, options, receiveLogs(options, identify))
+    return new ControllerRole(node, storage, options, receiveLogs(options, identify, unit => readerOf(node.host.model()).unit(unit)?.machine))
   }
 
   async stop (): Promise<void> {
@@ -188,7 +188,7 @@ export class ControllerRole implements Worker {
  * Log batches from the model's agents into the ring: only from controllers and
  * registered machine agents (anyone else's is rejected, and the mesh penalises them).
  */
-function receiveLogs (options: ControllerRoleOptions, identify: (peer: string) => Entity | undefined): () => void {
+function receiveLogs (options: ControllerRoleOptions, identify: (peer: string) => Entity | undefined, unitMachine: (unit: string) => string | undefined): () => void {
   const ring = options.logs
   if (ring === undefined) return () => {}
   const topic = logTopic('default')
@@ -199,7 +199,11 @@ function receiveLogs (options: ControllerRoleOptions, identify: (peer: string) =
   })
   const unsubscribe = options.transport.subscribe(topic, message => {
     const batch = parseLogBatch(message.data)
-    if (batch !== undefined) ring.append(message.from, batch.records)
+    const sender = identify(message.from)
+    if (batch === undefined || sender === undefined) return
+    // A machine agent speaks for itself and its units only (a unit just removed may be dropped: that is all).
+    const records = sender.kind === 'machine' ? batch.records.filter(r => machineMayLogAs(sender.id, r.entity, unitMachine)) : batch.records
+    ring.append(message.from, records)
   })
   return () => {
     unsubscribe()

@@ -72,6 +72,23 @@ function parseLogEntry (value: unknown): LogEntry | undefined {
   return { entity, time: time as number, level: level as LogLevel, module, message, seq: seq as number }
 }
 
+/** The unit an entity tag names (`unit-kv-extra-0` → `kv-extra/0`), or undefined for other tags. */
+export function unitOfTag (tag: string): string | undefined {
+  const match = /^unit-([a-z][a-z0-9-]*)-(\d+)$/.exec(tag)
+  return match === null ? undefined : `${match[1]!}/${match[2]!}`
+}
+
+/**
+ * Whether the agent of `machine` may log as `entity`: as itself or as a unit the model
+ * puts on its machine (`unitMachine` answers where a unit is). Records claiming anyone
+ * else are not kept, so one machine's agent cannot speak for another's units.
+ */
+export function machineMayLogAs (machine: string, entity: string, unitMachine: (unit: string) => string | undefined): boolean {
+  if (entity === `machine-${machine}` || entity.startsWith(`machine-${machine}/`)) return true
+  const unit = unitOfTag(entity)
+  return unit !== undefined && unitMachine(unit) === machine
+}
+
 /** A message cut to what one record may carry, saying so. */
 export function boundedLogMessage (message: string): string {
   const line = message.replace(/\r/g, '\\r').replace(/\n/g, '\\n')

@@ -25,13 +25,15 @@ import { controllerFlags, controllerHelp, type Out, parseCount } from './model-c
 const component = 'cantrip debug-log'
 /** While following, the controller is asked for records newer than the last page this often (gossip may drop some). */
 const followCatchUpMs = 3_000
+/** While following, the model is read again for newly registered agents at most this often. */
+const agentsRefreshMs = 2_000
 /** Records remembered as printed (by origin and sequence), so one seen by both paths prints once. */
 const seenMax = 50_000
 /** `-n` at most: every record a controller keeps. */
 const linesMax = 20_000
 const levelNames = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR' } as const
 
-export type LogClient = Pick<Connection, 'debugLog' | 'logs' | 'model' | 'watch' | 'members'>
+export type LogClient = Pick<Connection, 'debugLog' | 'logs' | 'model' | 'members'>
 
 export interface DebugLogOptions extends LogFilterSpec {
   lines?: string
@@ -79,20 +81,34 @@ export async function runDebugLog (connect: () => Promise<LogClient>, options: D
   let stopListening = (): void => {}
   if (follow) {
     const agents = new Set<string>(client.members)
+    // Registered agents, from the model: read at the start and again (at most every
+    // agentsRefreshMs) when a peer not yet known sends a batch — a machine added since.
+    let refreshedAt = 0
+    let refreshing = false
     const refreshAgents = async (): Promise<void> => {
-      const { model } = await client.model()
-      for (const machine of tableValues(model.machines)) if (machine.agentPeer !== null) agents.add(machine.agentPeer)
+      refreshing = true
+      refreshedAt = Date.now()
+      try {
+        const { model } = await client.model()
+        for (const machine of tableValues(model.machines)) if (machine.agentPeer !== null) agents.add(machine.agentPeer)
+      } finally {
+        refreshing = false
+      }
     }
     await refreshAgents()
-    const unwatch = client.watch(() => { void refreshAgents().catch(() => {}) })
-    const unsubscribe = client.logs(peer => agents.has(peer), (origin, records) => {
+    const entitled = (peer: string): boolean => {
+      if (agents.has(peer)) return true
+      if (!refreshing && Date.now() - refreshedAt > agentsRefreshMs) void refreshAgents().catch(() => {})
+      return false
+    }
+    const unsubscribe = client.logs(entitled, (origin, records) => {
       for (const entry of records) {
         if (!filter(entry)) continue
         if (replayed) print(origin, entry)
         else if (early.length < seenMax) early.push([origin, entry])
       }
     })
-    stopListening = () => { unsubscribe(); unwatch() }
+    stopListening = unsubscribe
   }
   try {
     let page = await client.debugLog({ ...spec, after: 0, ...(lines === undefined ? {} : { lines }) })
