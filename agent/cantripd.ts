@@ -64,6 +64,9 @@ import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
 import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
+import type { Logger } from '../runtime/logger.ts'
+import { LogShipper } from './log-shipper.ts'
+import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
 
 const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--join]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
@@ -146,13 +149,15 @@ async function main (): Promise<void> {
   if (role !== 'machine' && !joining && !controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
   // The agent of its own machine, as the controllers know it.
   if (role === 'both') machines.set(id, machineId!)
-  const logger = new StreamLogger({ stream: process.stderr, module: `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}` })
+  const rootModule = `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}`
+  const streamLogger = new StreamLogger({ stream: process.stderr, module: rootModule })
+  // The mesh logs to the agent's own log only: shipping its records would feed on itself.
   const mesh = await Libp2pTransport.create({
     privateKey,
     networkKey,
     ...(values.listen === undefined ? {} : { listen: values.listen }),
     bootstrap: seeds,
-    logger
+    logger: streamLogger
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
   // Both roles in one process: the machine role reaches its own controller locally.
@@ -163,6 +168,17 @@ async function main (): Promise<void> {
   const version = reportedVersion()
   const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings })
   presence.start()
+  // Every record also goes to the controllers for `debug-log`; a controller keeps its own directly.
+  const logs = role === 'machine' ? undefined : new LogRing()
+  const shipper = new LogShipper({
+    transport,
+    modelUuid: 'default',
+    rootModule,
+    entity: machineId === undefined ? `controller-${id.slice(-8)}` : `machine-${machineId}`,
+    ...(logs === undefined ? {} : { local: entries => { logs.append(id, entries) } })
+  })
+  shipper.start()
+  const logger = shipper.logger(streamLogger)
 
   const children: SupervisorChild[] = []
   let manualProvider: ManualProvider | undefined
@@ -183,7 +199,7 @@ async function main (): Promise<void> {
     children.push({
       name: 'controller',
       start: async () => controllerRole = await ControllerRole.start({
-        id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger, join: joining, version,
+        id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger, join: joining, version, ...(logs === undefined ? {} : { logs }),
         controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned),
         onRole: change => { say({ event: 'role', ...change }) },
         ...(provisioning === undefined ? {} : { provisioning })
@@ -250,6 +266,7 @@ async function main (): Promise<void> {
     // The manual provider's shared ssh connections end with the agent.
     await manualProvider?.close().catch(() => {})
     await presence.leave()
+    shipper.stop()
     await transport.stop()
     if (reason !== undefined) process.stderr.write(`cantripd: ${reason}\n`)
     say({ event: 'stopped' })
@@ -295,7 +312,7 @@ let following = false
  * addresses; dials each one not known yet and adds it to `controllers` once it answers the
  * dial. One round at a time.
  */
-async function followControllers (mesh: Libp2pTransport, controllers: string[], logger: StreamLogger): Promise<void> {
+async function followControllers (mesh: Libp2pTransport, controllers: string[], logger: Logger): Promise<void> {
   if (following) return
   following = true
   try {
@@ -349,7 +366,7 @@ function readBootstrap (file: string): BootstrapData {
  * turn (limits.registrationAttemptsMax rounds, a second apart). A refusal of the secret
  * is fatal: no retry can make a wrong or used secret right.
  */
-async function registerMachineAgent (transport: Transport, boot: BootstrapData, logger: StreamLogger, stopping: () => boolean): Promise<void> {
+async function registerMachineAgent (transport: Transport, boot: BootstrapData, logger: Logger, stopping: () => boolean): Promise<void> {
   let last = 'no controller answered'
   for (let round = 0; round < limits.registrationAttemptsMax; round++) {
     for (const controller of boot.controllers) {

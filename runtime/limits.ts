@@ -237,6 +237,29 @@ export const limits = {
    */
   modelWorkloadVersionLengthMax: 256,
   /**
+   * Status changes kept per unit (`show-status-log`), oldest dropped first. The history
+   * rides in the replicated model (every controller answers the same), so it is bounded;
+   * Juju keeps more, in its database, pruned by age and size.
+   */
+  modelStatusHistoryPerUnitMax: 100,
+  /**
+   * Log shipping (`debug-log`, runtime/logs/): an agent sends its log records to the
+   * controllers in batches of at most this many, at least this often, holding at most
+   * the queue's worth meanwhile (the oldest are dropped first, and the next batch says
+   * how many). One record's message is cut at the chars max, so a batch stays far below
+   * transportMessageBytesMax.
+   */
+  logShipBatchRecordsMax: 100,
+  logShipIntervalMs: 200,
+  logShipQueueRecordsMax: 5_000,
+  logMessageCharsMax: 1_000,
+  /** Log records each controller keeps in memory for `debug-log` (Juju keeps its logsink in the database, pruned by size). */
+  logRingRecordsMax: 20_000,
+  /** Bytes of records in one `debug-log` API answer (estimated); the CLI pages on with the cursor. */
+  debugLogReplyBytesMax: 512 * 1024,
+  /** Entities or modules in one `debug-log` filter list. */
+  debugLogFilterItemsMax: 64,
+  /**
    * Bytes an envelope may add around a message's data on the wire: the version, a
    * request's protocol name, an error frame's text. A gossip envelope or a request frame
    * above transportMessageBytesMax plus this is refused before it is decoded.

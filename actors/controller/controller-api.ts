@@ -18,6 +18,8 @@ import { addController, type AddControllerReply } from './api-add-controller.ts'
 import { controllerStatus, type ControllerStatusReply } from './api-controller-status.ts'
 import { members, type MembersReply, type PresenceTable } from './api-members.ts'
 import { controllers, type ControllerAddresses, type ControllersReply } from './api-controllers.ts'
+import { answerDebugLog, type DebugLogReply } from './api-debug-log.ts'
+import type { LogRing } from '../../runtime/logs/log-ring.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
@@ -51,6 +53,8 @@ export type ApiRequest =
   | { op: 'add-controller', peer: string }
   /** Any known agent: every voter with the addresses this controller knows (api-controllers.ts). */
   | { op: 'controllers' }
+  /** Admins only: the log records this controller keeps, filtered and paged (api-debug-log.ts). */
+  | { op: 'debug-log', after?: number, lines?: number }
 
 export type FullModelReply =
   | { ok: true, model: ModelContext, presence: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }>, leader: string, term: number }
@@ -107,6 +111,8 @@ export interface ApiExtras {
   version?: string
   presenceTable?: PresenceTable
   controllerAddresses?: ControllerAddresses
+  /** The log records this controller keeps (debug-log). */
+  logs?: LogRing
 }
 
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
@@ -116,7 +122,7 @@ export async function serveApiRequest (node: ControllerNode, identify: IdentifyP
   return encode(await answer(node, identify, request, charms, presence, extras), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply | ControllersReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply | ControllersReply | DebugLogReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -133,7 +139,8 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   if (op === 'members') return members(node, identify, request, extras.presenceTable)
   if (op === 'add-controller') return await addController(node, identify, request, body as { peer?: unknown })
   if (op === 'controllers') return controllers(node, identify, request, extras.controllerAddresses)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  if (op === 'debug-log') return answerDebugLog(node.id, identify, request, body as Record<string, unknown>, extras.logs)
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers" | "debug-log"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {

@@ -11,6 +11,7 @@ import {
 } from '../../runtime/raft/raft-host.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
+import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras, type CharmArchives, type IdentifyPeer, type MachinePresence } from './controller-api.ts'
 import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent } from './controller-machine.ts'
 
@@ -33,7 +34,7 @@ export interface ControllerNodeOptions extends Omit<RaftHostOptions, 'onRoleChan
    * Serve machine agents: the API (`controller-api.ts`) with callers identified by
    * `identify`, and change notices on the model's topic while this controller leads.
    */
-  agents?: { modelUuid: string, identify: IdentifyPeer, noticeIntervalMs?: number, charms?: CharmArchives, presenceOf?: MachinePresence, extras?: ApiExtras }
+  agents?: { modelUuid: string, identify: IdentifyPeer, noticeIntervalMs?: number, charms?: CharmArchives, presenceOf?: MachinePresence, extras?: ApiExtras, logs?: LogRing }
 }
 
 /** A command could not be committed within the attempts allowed; it may still apply later. */
@@ -160,7 +161,7 @@ export class ControllerNode {
     for (const change of early) actor.send({ type: 'raft.role', ...change })
     options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.from, request.data))
     const agents = options.agents
-    if (agents !== undefined) options.transport.handle(controllerApiProtocol, async request => await serveApiRequest(node, agents.identify, request, agents.charms, agents.presenceOf, agents.extras))
+    if (agents !== undefined) options.transport.handle(controllerApiProtocol, async request => await serveApiRequest(node, agents.identify, request, agents.charms, agents.presenceOf, { ...agents.extras, ...(agents.logs === undefined ? {} : { logs: agents.logs }) }))
     return node
   }
 

@@ -20,6 +20,8 @@ import { Libp2pTransport } from '../mesh/libp2p-transport.ts'
 import { readNetworkKey } from '../mesh/network-key.ts'
 import { readPeerKey } from '../mesh/peer-identity.ts'
 import type { ControllerEntry } from './cli-home.ts'
+import type { DebugLogReply, DebugLogRequest } from '../../actors/controller/api-debug-log.ts'
+import { logTopic, parseLogBatch, type LogEntry } from '../../runtime/logs/log-entry.ts'
 
 const component = 'cantrip'
 /** Attempts of one command across leader changes and lost replies, 200 ms apart. */
@@ -126,5 +128,59 @@ export class Connection {
       }
     }))
     return new Map(answers)
+  }
+
+  /** The controller whose cursor the last `debugLog` page used: later pages go to it first. */
+  #logController = ''
+
+  /**
+   * One page of `debug-log` (actors/controller/api-debug-log.ts). Each controller keeps its
+   * own records under its own cursor, so pages go to the controller that answered the
+   * last one while it answers; the reply names who answered, for the caller to notice a change.
+   */
+  async debugLog (query: Omit<DebugLogRequest, 'op'>): Promise<Extract<DebugLogReply, { ok: true }>> {
+    const body = encode({ ...query, op: 'debug-log' }, component)
+    let last = 'no controller answered'
+    const order = [...new Set([this.#logController, ...this.#members].filter(m => m !== ''))]
+    for (let attempt = 0; attempt < order.length * 3; attempt++) {
+      const target = order[attempt % order.length]!
+      try {
+        const reply = decode(await this.transport.request(target, controllerApiProtocol, body, { timeoutMs: requestTimeoutMs }), component) as DebugLogReply
+        if (reply.ok) {
+          this.#logController = target
+          return reply
+        }
+        last = reply.error
+        // A refusal of the request itself (a bad filter) is the same from every controller.
+        if (/expected|permission denied/.test(reply.error)) break
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+      await new Promise(resolve => setTimeout(resolve, 200))
+    }
+    throw new CantripError(`${component}: debug-log failed: ${last}`)
+  }
+
+  /**
+   * Log batches as the model's agents publish them (runtime/logs/log-entry.ts), from the
+   * peers `entitled` says may send them (others are ignored, not penalised: this client's
+   * idea of the registered agents may be behind). Returns the unsubscribe function.
+   */
+  logs (entitled: (peer: string) => boolean, onBatch: (origin: string, records: readonly LogEntry[]) => void): () => void {
+    const topic = logTopic('default')
+    this.transport.setTopicValidator(topic, message => entitled(message.from) && parseLogBatch(message.data) !== undefined ? 'accept' : 'ignore')
+    const unsubscribe = this.transport.subscribe(topic, message => {
+      const batch = parseLogBatch(message.data)
+      if (batch !== undefined) onBatch(message.from, batch.records)
+    })
+    return () => {
+      unsubscribe()
+      this.transport.setTopicValidator(topic, undefined)
+    }
+  }
+
+  /** The controllers' peer ids (the only peers besides registered machine agents that ship logs). */
+  get members (): readonly string[] {
+    return this.#members
   }
 }

@@ -29,6 +29,8 @@ import { tableValues } from '../../runtime/model/table.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
 import { LevelStorage } from '../level-storage.ts'
+import { logTopic, machineMayLogAs, parseLogBatch } from '../../runtime/logs/log-entry.ts'
+import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { SystemClock } from '../system-clock.ts'
 
 export interface ControllerRoleOptions {
@@ -56,6 +58,11 @@ export interface ControllerRoleOptions {
   /** Machine agents by peer id → machine id. */
   machines: ReadonlyMap<string, string>
   logger: Logger
+  /**
+   * Where the log records agents ship (`debug-log`) are kept: owned by the agent process,
+   * so a restarted role keeps what was received. This role fills it from the log topic.
+   */
+  logs?: LogRing
   /** Called on every Raft role change as acted on. */
   onRole: (role: { role: string, term: number, leader: string, revision: number }) => void
   /**
@@ -89,11 +96,13 @@ export class ControllerRole implements Worker {
   readonly node: ControllerNode
   readonly #storage: LevelStorage
   readonly #timers: Array<ReturnType<typeof setInterval>>
+  readonly #unsubscribe: () => void
   #stopping: Promise<void> | undefined
 
-  private constructor (node: ControllerNode, storage: LevelStorage, options: ControllerRoleOptions) {
+  private constructor (node: ControllerNode, storage: LevelStorage, options: ControllerRoleOptions, unsubscribe: () => void) {
     this.node = node
     this.#storage = storage
+    this.#unsubscribe = unsubscribe
     let lastRole = ''
     const report = setInterval(() => {
       const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
@@ -176,7 +185,8 @@ export class ControllerRole implements Worker {
             ...(options.version === undefined ? {} : { version: options.version }),
             presenceTable: () => presenceTable(presence, id, options.version),
             ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })
-          }
+          },
+          ...(options.logs === undefined ? {} : { logs: options.logs })
         }
       })
     } catch (error) {
@@ -184,12 +194,13 @@ export class ControllerRole implements Worker {
       throw error
     }
     nodeRef = node
-    return new ControllerRole(node, storage, options)
+    return new ControllerRole(node, storage, options, receiveLogs(options, identify, unit => readerOf(node.host.model()).unit(unit)?.machine))
   }
 
   async stop (): Promise<void> {
     this.#stopping ??= (async () => {
       for (const timer of this.#timers) clearInterval(timer)
+      this.#unsubscribe()
       await this.node.stop()
       await this.#storage.close()
     })()
@@ -205,6 +216,33 @@ function presenceTable (presence: PresenceAgent, self: string, version: string |
     const reported = presence.versionOf(member.id)
     return { ...member, ...(reported === undefined ? {} : { version: reported }) }
   })]
+}
+
+/**
+ * Log batches from the model's agents into the ring: only from controllers and
+ * registered machine agents (anyone else's is rejected, and the mesh penalises them).
+ */
+function receiveLogs (options: ControllerRoleOptions, identify: (peer: string) => Entity | undefined, unitMachine: (unit: string) => string | undefined): () => void {
+  const ring = options.logs
+  if (ring === undefined) return () => {}
+  const topic = logTopic('default')
+  options.transport.setTopicValidator(topic, message => {
+    const sender = identify(message.from)
+    if (sender === undefined || (sender.kind !== 'machine' && sender.kind !== 'controller')) return 'reject'
+    return parseLogBatch(message.data) === undefined ? 'reject' : 'accept'
+  })
+  const unsubscribe = options.transport.subscribe(topic, message => {
+    const batch = parseLogBatch(message.data)
+    const sender = identify(message.from)
+    if (batch === undefined || sender === undefined) return
+    // A machine agent speaks for itself and its units only (a unit just removed may be dropped: that is all).
+    const records = sender.kind === 'machine' ? batch.records.filter(r => machineMayLogAs(sender.id, r.entity, unitMachine)) : batch.records
+    ring.append(message.from, records)
+  })
+  return () => {
+    unsubscribe()
+    options.transport.setTopicValidator(topic, undefined)
+  }
 }
 
 /** The provisioner, while this controller runs the singular workers. */

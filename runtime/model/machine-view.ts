@@ -18,7 +18,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   // The registration secret is for the controllers to check, not for anyone to read back.
   const machines: Array<[string, MachineRecord]> = machine === undefined
     ? []
-    : [[machineId, { ...machine, provisioning: machine.provisioning === null ? null : { token: machine.provisioning.token, secret: '' } }]]
+    : [[machineId, { ...machine, provisioning: machine.provisioning === null ? null : { token: machine.provisioning.token, secret: '' }, statusHistory: [] }]]
   const applications = new Map<string, ApplicationRecord>()
   const relations = new Map<string, RelationRecord>()
   const ownApplications = new Set<string>()
@@ -29,14 +29,14 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   for (const name of ownApplications) {
     const app = reader.application(name)
     if (app === undefined) continue
-    applications.set(name, app)
+    applications.set(name, { ...app, statusHistory: [] })
     for (const id of app.relations) {
       const relation = reader.relation(id)
       if (relation === undefined) continue
       relations.set(String(id), relation)
       for (const endpoint of relation.endpoints) {
         const other = reader.application(endpoint.application)
-        if (other !== undefined) applications.set(other.name, other)
+        if (other !== undefined) applications.set(other.name, { ...other, statusHistory: [] })
       }
     }
   }
@@ -46,7 +46,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
       const unit = reader.unit(unitName)
       if (unit === undefined) continue
       // Another machine's unit: its record for status, without what it keeps to itself.
-      units.push([unitName, unit.machine === machineId ? unit : { ...unit, charmState: {}, actions: [], commands: [] }])
+      // No unit's status history: agents never read it, and it would ride in every view.
+      units.push([unitName, unit.machine === machineId ? { ...unit, statusHistory: [] } : { ...unit, charmState: {}, actions: [], commands: [], statusHistory: [] }])
     }
   }
   const charms: Array<[string, CharmRecord]> = []

@@ -20,6 +20,7 @@ import {
   type UnitRecord, type StatusRecord, type WorkloadStatus, type OpenedPortRange, type PortProtocol, portProtocols
 } from './model-types.ts'
 import { keyScope } from './visibility.ts'
+import { withStatusChange } from './status-history.ts'
 
 /**
  * Applying one committed command to the model: pure and deterministic, so every
@@ -468,7 +469,11 @@ function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>
     clean: true,
     placement,
     provisioning: null,
-    agentPeer: null
+    agentPeer: null,
+    statusHistory: [
+      { type: 'juju-machine', status: 'pending', message: '', since: null },
+      { type: 'machine', status: 'pending', message: '', since: null }
+    ]
   }
   putMachine(d, machine)
   d.touch(keys.machineStatus(id))
@@ -524,7 +529,11 @@ function createUnit (d: ModelDraft, appName: ApplicationName, machineId: Machine
     workload: { status: 'waiting', message: 'waiting for machine', since: null, data: null },
     agent: { status: 'allocating', message: '', since: null, data: null },
     openedPorts: [],
-    charmState: {}
+    charmState: {},
+    statusHistory: [
+      { type: 'workload', status: 'waiting', message: 'waiting for machine', since: null },
+      { type: 'juju-unit', status: 'allocating', message: '', since: null }
+    ]
   }
   putUnit(d, unit)
   d.touch(keys.unitStatus(name))
@@ -1033,7 +1042,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       leaderSettings: {},
       leaderSettingsVersion: 1,
       workloadVersion: '',
-      status: null
+      status: null,
+      statusHistory: []
     }
     putApplication(d, app)
     d.touch(keys.leaderSettings(name))
@@ -1314,7 +1324,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
 
   'set-unit-status': (d, c) => {
     const { name, unit, status } = workloadStatusOf(d, c)
-    d.units.set(name, { ...unit, workload: status })
+    d.units.set(name, { ...unit, workload: status, statusHistory: withStatusChange(unit.statusHistory, 'workload', status) })
     d.touch(keys.unitStatus(name))
     return {}
   },
@@ -1335,7 +1345,8 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       if (encodedSize(c, 'data', c.data) > textFieldLengthMax * 4) refuse(c, `data exceeds ${textFieldLengthMax * 4} bytes`)
       data = sortedRecord(c.data)
     }
-    d.units.set(name, { ...unit, agent: { status: c.status, message, since: now, data } })
+    const agent = { status: c.status, message, since: now, data }
+    d.units.set(name, { ...unit, agent, statusHistory: withStatusChange(unit.statusHistory, 'juju-unit', agent) })
     d.touch(keys.unitStatus(name))
     return {}
   },
@@ -1489,11 +1500,12 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     if (c.instanceStatus !== undefined && !machineInstanceStatuses.includes(c.instanceStatus)) refuse(c, `${q(c.instanceStatus)} is not an instance status (${machineInstanceStatuses.join(', ')})`)
     const message = text(c, 'message', c.message)
     const now = clockReading(c, c.now)
-    d.machines.set(id, {
-      ...machine,
-      agent: c.agentStatus === undefined ? machine.agent : { status: c.agentStatus, message, since: now, data: null },
-      instance: c.instanceStatus === undefined ? machine.instance : { status: c.instanceStatus, message, since: now, data: null }
-    })
+    const agent = c.agentStatus === undefined ? machine.agent : { status: c.agentStatus, message, since: now, data: null }
+    const instance = c.instanceStatus === undefined ? machine.instance : { status: c.instanceStatus, message, since: now, data: null }
+    let statusHistory = machine.statusHistory
+    if (c.agentStatus !== undefined) statusHistory = withStatusChange(statusHistory, 'juju-machine', agent)
+    if (c.instanceStatus !== undefined) statusHistory = withStatusChange(statusHistory, 'machine', instance)
+    d.machines.set(id, { ...machine, agent, instance, statusHistory })
     d.touch(keys.machineStatus(id))
     return {}
   },
@@ -1642,7 +1654,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     const lease = d.lease(unit.application)
     if (lease === undefined || lease.holder !== name || !leaseHeld(lease, status.since!)) refuse(c, `unit ${q(name)} is not the leader of ${q(unit.application)}`)
     const app = d.application(unit.application)!
-    putApplication(d, { ...app, status })
+    putApplication(d, { ...app, status, statusHistory: withStatusChange(app.statusHistory, 'application', status) })
     return {}
   }
 }

@@ -67,18 +67,19 @@ export function restoreModel (data: unknown): ModelContext {
 }
 
 /**
- * Records written before units had opened ports and charm state, and applications a
+ * Records written before units had opened ports, charm state and a status history, and applications a
  * workload version, get the empty values a new record starts with, so every reader
  * can rely on the fields. Records that have them come back as they were.
  */
 function withHookChangeFields (context: ModelContext): ModelContext {
-  const units = backfilled(context.units, unit => unit.openedPorts !== undefined && unit.charmState !== undefined
+  const units = backfilled(context.units, unit => unit.openedPorts !== undefined && unit.charmState !== undefined && unit.statusHistory !== undefined
     ? undefined
-    : { ...unit, openedPorts: unit.openedPorts ?? [], charmState: unit.charmState ?? {} })
-  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined && app.status !== undefined
+    : { ...unit, openedPorts: unit.openedPorts ?? [], charmState: unit.charmState ?? {}, statusHistory: unit.statusHistory ?? [] })
+  const applications = backfilled(context.applications, app => app.workloadVersion !== undefined && app.status !== undefined && app.statusHistory !== undefined
     ? undefined
-    : { ...app, workloadVersion: app.workloadVersion ?? '', status: app.status ?? null })
-  return units === context.units && applications === context.applications ? context : { ...context, units, applications }
+    : { ...app, workloadVersion: app.workloadVersion ?? '', status: app.status ?? null, statusHistory: app.statusHistory ?? [] })
+  const machines = backfilled(context.machines, machine => machine.statusHistory !== undefined ? undefined : { ...machine, statusHistory: [] })
+  return units === context.units && applications === context.applications && machines === context.machines ? context : { ...context, units, applications, machines }
 }
 
 function backfilled<T> (table: Table<T>, upgrade: (record: T) => T | undefined): Table<T> {

@@ -141,6 +141,8 @@ export interface ApplicationRecord {
    * status` derives the application's status from its units.
    */
   readonly status: StatusRecord<WorkloadStatus> | null
+  /** Changes of `status`, oldest first, bounded like a unit's (runtime/model/status-history.ts). */
+  readonly statusHistory: readonly StatusHistoryEntry[]
 }
 
 export interface StatusRecord<S extends string> {
@@ -213,6 +215,20 @@ export interface UnitRecord {
   readonly openedPorts: readonly OpenedPortRange[]
   /** The charm's own key/value state (`state-get`/`state-set`), keys sorted; bounded by the charm-state limits. */
   readonly charmState: Readonly<Record<string, string>>
+  /** Workload and agent status changes, oldest first, at most limits.modelStatusHistoryPerUnitMax (runtime/model/status-history.ts). */
+  readonly statusHistory: readonly StatusHistoryEntry[]
+}
+
+/**
+ * One status change, as `juju show-status-log` lists it: a unit's `workload` or agent
+ * (`juju-unit`), a machine's agent (`juju-machine`) or instance (`machine`), an `application`'s.
+ */
+export interface StatusHistoryEntry {
+  readonly type: 'workload' | 'juju-unit' | 'juju-machine' | 'machine' | 'application'
+  readonly status: string
+  readonly message: string
+  /** The proposer's clock reading (ms); null for statuses the model set itself. */
+  readonly since: number | null
 }
 
 export interface MachineRecord {
@@ -237,6 +253,8 @@ export interface MachineRecord {
   readonly provisioning: { readonly token: string, readonly secret: string } | null
   /** The peer id of the machine agent that registered for this machine. */
   readonly agentPeer: string | null
+  /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
+  readonly statusHistory: readonly StatusHistoryEntry[]
 }
 
 // ---------------------------------------------------------------------------------

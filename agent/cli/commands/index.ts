@@ -14,6 +14,9 @@ import { registerMachines } from './machines.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
 import { registerUnits } from './units.ts'
+import { registerDebugLog } from './debug-log.ts'
+import { registerShowStatusLog } from './show-status-log.ts'
+import { registerShowUnit } from './show-unit.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -29,5 +32,8 @@ export const commands: RegisterCommand[] = [
   registerConfig,
   registerActions,
   registerMachines,
-  registerRefresh
+  registerRefresh,
+  registerDebugLog,
+  registerShowStatusLog,
+  registerShowUnit
 ]

@@ -1,0 +1,152 @@
+/**
+ * Ships an agent's log records to the controllers for `debug-log` (Juju's logsink): a
+ * Logger that writes to the agent's own log (stderr, the agent's log file) as before and
+ * also queues each record, and a timer that publishes the queue in batches on the
+ * model's log topic (runtime/logs/log-entry.ts), signed by the agent's mesh key.
+ *
+ * Bounded: at most limits.logShipQueueRecordsMax records wait; beyond that the oldest
+ * are dropped, and the next batch starts with a WARNING saying how many. A controller's
+ * own records (it does not receive its own gossip) are also handed to `local`.
+ *
+ * Entities and modules as Juju names them: a record from the unit logger
+ * `<root>.kv/0.juju-log` is `unit-kv-0` with module `unit.kv/0.juju-log` (hook output:
+ * `unit.kv/0.<hook>`; the unit agent itself: `juju.worker.uniter`); anything else is the
+ * agent's own entity (`machine-1`, `controller-1a2b3c4d`) with module `juju.<rest>`.
+ */
+import { encode } from '../runtime/codec.ts'
+import { limits } from '../runtime/limits.ts'
+import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
+import { boundedLogMessage, logTopic, type LogBatch, type LogEntry } from '../runtime/logs/log-entry.ts'
+import type { Transport } from '../runtime/transport.ts'
+
+const component = 'log shipper'
+/** Trace records stay in the agent's own log: they would swamp the controllers' rings. */
+const shipLevelMin: LogLevel = 'debug'
+
+export interface LogShipperOptions {
+  transport: Transport
+  modelUuid: string
+  /** The module of the agent's root logger (`cantripd.machine-1`), whose records are `entity`'s. */
+  rootModule: string
+  /** This agent's own entity tag: `machine-1`, `controller-1a2b3c4d`. */
+  entity: string
+  /** Wall-clock milliseconds (Juju shows the agent's time). */
+  now?: () => number
+  /** Records this process logged, handed over directly (a controller's own ring). */
+  local?: (entries: readonly LogEntry[]) => void
+  intervalMs?: number
+  queueMax?: number
+  batchMax?: number
+}
+
+export class LogShipper {
+  readonly #o: LogShipperOptions
+  readonly #topic: string
+  #queue: LogEntry[] = []
+  #dropped = 0
+  #seq = 0
+  #timer: ReturnType<typeof setInterval> | undefined
+  #published = 0
+
+  constructor (options: LogShipperOptions) {
+    this.#o = options
+    this.#topic = logTopic(options.modelUuid)
+  }
+
+  /** Batches published so far (tests, diagnostics). */
+  get published (): number {
+    return this.#published
+  }
+
+  start (): void {
+    this.#timer ??= setInterval(() => { this.flush() }, this.#o.intervalMs ?? limits.logShipIntervalMs)
+    this.#timer.unref()
+  }
+
+  /** Publishes what is queued (also on stop, so an agent's last words leave with it). */
+  stop (): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    this.flush()
+  }
+
+  /** A Logger writing to `inner` and shipping every record at or above debug. */
+  logger (inner: Logger): Logger {
+    return new ShippingLogger(inner, this)
+  }
+
+  record (module: string, level: LogLevel, message: string): void {
+    if (logLevelOrder[level] < logLevelOrder[shipLevelMin]) return
+    const { entity, jujuModule } = this.#entityOf(module)
+    this.#queue.push({ entity, time: this.#now(), level, module: jujuModule, message: boundedLogMessage(message), seq: ++this.#seq })
+    const excess = this.#queue.length - (this.#o.queueMax ?? limits.logShipQueueRecordsMax)
+    if (excess > 0) {
+      this.#queue.splice(0, excess)
+      this.#dropped += excess
+    }
+  }
+
+  flush (): void {
+    const batchMax = this.#o.batchMax ?? limits.logShipBatchRecordsMax
+    if (this.#dropped > 0) {
+      const note: LogEntry = { entity: this.#o.entity, time: this.#now(), level: 'warning', module: 'juju.logsender', message: `dropped ${this.#dropped} log records: the controllers were not keeping up`, seq: ++this.#seq }
+      this.#dropped = 0
+      this.#queue.unshift(note)
+    }
+    while (this.#queue.length > 0) {
+      const records = this.#queue.splice(0, batchMax)
+      this.#o.local?.(records)
+      this.#published++
+      this.#o.transport.publish(this.#topic, encode({ v: 1, records } satisfies LogBatch, component)).catch(() => {
+        // Nobody subscribed yet (no controller in the mesh) or stopping: these records stay in the agent's own log.
+      })
+    }
+  }
+
+  #now (): number {
+    return (this.#o.now ?? Date.now)()
+  }
+
+  #entityOf (module: string): { entity: string, jujuModule: string } {
+    const root = this.#o.rootModule
+    const rest = module === root ? '' : module.startsWith(`${root}.`) ? module.slice(root.length + 1) : module
+    const unit = /^([a-z][a-z0-9-]*)\/(\d+)(?:\.(.+))?$/.exec(rest)
+    if (unit !== null) {
+      const name = `${unit[1]!}/${unit[2]!}`
+      return { entity: `unit-${unit[1]!}-${unit[2]!}`, jujuModule: unit[3] === undefined ? 'juju.worker.uniter' : `unit.${name}.${unit[3]}` }
+    }
+    return { entity: this.#o.entity, jujuModule: rest === '' ? 'juju.agent' : `juju.${rest}` }
+  }
+}
+
+class ShippingLogger implements Logger {
+  readonly #inner: Logger
+  readonly #shipper: LogShipper
+
+  constructor (inner: Logger, shipper: LogShipper) {
+    this.#inner = inner
+    this.#shipper = shipper
+  }
+
+  get module (): string {
+    return this.#inner.module
+  }
+
+  log (level: LogLevel, message: string, fields?: Readonly<Record<string, unknown>>): void {
+    this.#inner.log(level, message, fields)
+    this.#shipper.record(this.#inner.module, level, fields === undefined || Object.keys(fields).length === 0 ? message : `${message} ${fieldsText(fields)}`)
+  }
+
+  child (name: string): Logger {
+    return new ShippingLogger(this.#inner.child(name), this.#shipper)
+  }
+}
+
+/** Fields are diagnostics: render what can be rendered rather than lose the record. */
+function fieldsText (fields: Readonly<Record<string, unknown>>): string {
+  try {
+    return JSON.stringify(fields, (_key, value: unknown) => value instanceof Error ? value.message : typeof value === 'bigint' ? value.toString() : value instanceof Uint8Array ? `<${value.byteLength} bytes>` : value)
+  } catch {
+    return '{}'
+  }
+}

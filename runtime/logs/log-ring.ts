@@ -1,0 +1,75 @@
+/**
+ * A controller's in-memory log store for `debug-log`: the last limits.logRingRecordsMax
+ * records, oldest dropped first. Each record gets this controller's cursor (counting up
+ * from 1), so a reader pages through with `after` and never sees a record twice from the
+ * same controller. Not replicated: each controller keeps what it received; after a
+ * restart it starts empty (as Juju's debug-log shows only what its logsink kept).
+ */
+import { limits } from '../limits.ts'
+import { logEntryBytes, type LogEntry, type StoredLogEntry } from './log-entry.ts'
+import type { LogFilter } from './log-filter.ts'
+
+export interface LogQuery {
+  /** Only records after this cursor (0: from the oldest kept). */
+  after: number
+  /** Only the last this many matching records (after `after`); undefined: all. */
+  lines?: number
+  filter: LogFilter
+  /** Stop adding records once this many bytes (estimated) are in the answer. */
+  bytesMax?: number
+}
+
+export interface LogPage {
+  records: StoredLogEntry[]
+  /** The cursor to ask `after` next: the last record returned, or `after` if none. */
+  next: number
+  /** More matching records follow `next` already. */
+  more: boolean
+  /** The newest cursor in the ring: where a reader that switches to this controller starts. */
+  latest: number
+}
+
+export class LogRing {
+  readonly #max: number
+  #records: StoredLogEntry[] = []
+  #start = 0
+  #cursor = 0
+
+  constructor (max: number = limits.logRingRecordsMax) {
+    this.#max = max
+  }
+
+  get size (): number {
+    return this.#records.length - this.#start
+  }
+
+  append (origin: string, entries: readonly LogEntry[]): void {
+    for (const entry of entries) this.#records.push({ ...entry, origin, cursor: ++this.#cursor })
+    const excess = this.size - this.#max
+    if (excess > 0) this.#start += excess
+    // Compact now and then rather than shifting on every append.
+    if (this.#start > this.#max) {
+      this.#records = this.#records.slice(this.#start)
+      this.#start = 0
+    }
+  }
+
+  query (query: LogQuery): LogPage {
+    const bytesMax = query.bytesMax ?? limits.debugLogReplyBytesMax
+    const matching: StoredLogEntry[] = []
+    for (let i = this.#start; i < this.#records.length; i++) {
+      const record = this.#records[i]!
+      if (record.cursor > query.after && query.filter(record)) matching.push(record)
+    }
+    const window = query.lines === undefined ? matching : matching.slice(Math.max(0, matching.length - query.lines))
+    const records: StoredLogEntry[] = []
+    let bytes = 0
+    for (const record of window) {
+      bytes += logEntryBytes(record)
+      // Always at least one record, so a reader paging on makes progress.
+      if (records.length > 0 && bytes > bytesMax) break
+      records.push(record)
+    }
+    return { records, next: records.at(-1)?.cursor ?? query.after, more: records.length < window.length, latest: this.#cursor }
+  }
+}
