@@ -1,14 +1,19 @@
 /**
  * The CLI end to end on the local provider, as a user would drive it: bootstrap three
  * controllers, deploy a bundle of the example charms (kv ×2 behind web, logship on each
- * kv unit), wait until active, then scale up, change config, run an action, add and
- * remove a machine, remove a relation — checking `status --format json` and
- * what the workloads do after each step — and destroy the controller, leaving no process
- * and no directory behind.
+ * kv unit), wait until active, then scale up, change config, run an action, scale down,
+ * fail a hook and resolve it, refresh a charm, add and remove a machine, remove a
+ * relation — checking `status --format json` and what the workloads do after each step —
+ * and destroy the controller, leaving no process and no directory behind.
+ *
+ * The controller directory sits under a temp dir, so unit agent paths are long
+ * (machines/machine-3/agent/agents/unit-logship-2/agent.socket): this is where a hook
+ * tool socket that could not bind kept a subordinate from starting, and so its principal
+ * from ever leaving the model on remove-unit.
  */
 import '../runtime/polyfill.ts'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
@@ -18,7 +23,10 @@ import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
+/** E2E_TRACE=1 prints each command with its start time, to see where the test spends it. */
+const t0 = performance.now()
 function cantrip (home: string, ...args: string[]): { status: number, stdout: string, stderr: string } {
+  if (process.env['E2E_TRACE'] !== undefined) console.error(`${((performance.now() - t0) / 1000).toFixed(1)}s cantrip ${args.join(' ')}`)
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
     env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 240_000
   })
@@ -44,7 +52,28 @@ async function get (url: string): Promise<string | undefined> {
   }
 }
 
-test('bootstrap --ha 3, deploy a bundle, scale up, config, action, add/remove-machine, remove-relation, destroy', async () => {
+/** Waits (bounded) until `holds` is true of `status --format json`; the last document otherwise fails the test. */
+async function untilStatus (home: string, what: string, holds: (doc: StatusDocument) => boolean, withinMs = 60_000): Promise<StatusDocument> {
+  const deadline = performance.now() + withinMs
+  for (;;) {
+    const doc = status(home)
+    if (holds(doc)) return doc
+    if (performance.now() > deadline) assert.unreachable(`${what} within ${withinMs / 1000}s; last status: ${JSON.stringify(doc.applications).slice(0, 1500)}`)
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+}
+
+/** The pid in a unit's workload pid file (`<agents>/unit-kv-2/state/kv-server.pid`). */
+function workloadPid (machinesDir: string, machine: string, unit: string, pidFile: string): number {
+  return Number(readFileSync(join(machinesDir, `machine-${machine}`, 'agent', 'agents', `unit-${unit.replace('/', '-')}`, 'state', pidFile), 'utf8').trim())
+}
+
+async function backendsOf (webUrl: string): Promise<string[] | undefined> {
+  const body = await get(`${webUrl}/backends`)
+  return body === undefined ? undefined : (JSON.parse(body) as { backends: string[] }).backends
+}
+
+test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook error and resolved, refresh, add/remove-machine, remove-relation, destroy', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
   const [kvBase, webBase] = [await freePortRun(4), await freePortRun(2)]
   const bundle = join(home, 'bundle.yaml')
@@ -62,7 +91,9 @@ test('bootstrap --ha 3, deploy a bundle, scale up, config, action, add/remove-ma
     assert.equal(Object.keys(doc.applications['kv']!.units!), ['kv/0', 'kv/1'])
     for (const unit of Object.values(doc.applications['kv']!.units!)) {
       assert.is(unit['workload-status'].current, 'active')
-      assert.equal(Object.keys(unit.subordinates ?? {}).length, 1, 'logship on every kv unit')
+      const subordinates = Object.values(unit.subordinates ?? {})
+      assert.is(subordinates.length, 1, 'logship on every kv unit')
+      assert.is(subordinates[0]!['workload-status'].current, 'active', 'its agent started and the shipper runs')
     }
     assert.is(doc.applications['web']!['application-status'].message, '2 backends')
     assert.equal(Object.keys(doc.machines), ['0', '1', '2'], 'one machine per principal unit')
@@ -70,9 +101,10 @@ test('bootstrap --ha 3, deploy a bundle, scale up, config, action, add/remove-ma
     // Scale up: a third backend, which the web proxy picks up.
     ok(home, 'add-unit', 'kv')
     ok(home, 'wait-for', 'unit', 'kv/2', '--timeout', '3m')
-    ok(home, 'wait-for', 'application', 'web', '--status', 'active', '--timeout', '1m')
-    doc = status(home)
-    assert.is(doc.applications['web']!['application-status'].message, '3 backends')
+    doc = await untilStatus(home, 'web to show 3 backends and logship/2 active', d =>
+      d.applications['web']!['application-status'].message === '3 backends' &&
+      d.applications['kv']!.units!['kv/2']!.subordinates?.['logship/2']?.['workload-status'].current === 'active')
+    const kv2Machine = doc.applications['kv']!.units!['kv/2']!.machine
 
     // Config: the value reaches the workload's config file.
     ok(home, 'config', 'kv', 'log-level=debug')
@@ -82,6 +114,55 @@ test('bootstrap --ha 3, deploy a bundle, scale up, config, action, add/remove-ma
     const put = parse(ok(home, 'run', 'kv/0', 'put', 'key=colour', 'value=blue', '--wait', '1m')) as Record<string, unknown>
     assert.match(JSON.stringify(put), /stored/)
     assert.is(await get(`http://127.0.0.1:${kvBase}/kv/colour`), 'blue')
+
+    // Scale down: kv/2 and its logship subordinate leave, their workloads stop, and web
+    // has one backend fewer.
+    const kv2Pid = workloadPid(machinesDir, kv2Machine, 'kv/2', 'kv-server.pid')
+    const shipperPid = workloadPid(machinesDir, kv2Machine, 'logship/2', 'shipper.pid')
+    assert.ok(processAlive(kv2Pid) && processAlive(shipperPid), 'kv/2 and logship/2 workloads run')
+    const webUrl = `http://127.0.0.1:${webBase}`
+    assert.is((await backendsOf(webUrl))?.length, 3)
+    ok(home, 'remove-unit', 'kv/2')
+    doc = await untilStatus(home, 'kv/2 to leave and web to show 2 backends', d =>
+      d.applications['kv']!.units!['kv/2'] === undefined && d.applications['web']!['application-status'].message === '2 backends')
+    assert.equal(Object.keys(doc.applications['kv']!.units!), ['kv/0', 'kv/1'])
+    const beforeRefresh = doc.applications['kv']!
+    assert.equal(Object.values(doc.applications['kv']!.units!).flatMap(u => Object.keys(u.subordinates ?? {})), ['logship/0', 'logship/1'], 'logship/2 went with it')
+    assert.is((await backendsOf(webUrl))?.length, 2, 'the proxy forwards to two backends')
+    assert.not.ok(processAlive(kv2Pid), 'kv/2 workload stopped')
+    assert.not.ok(processAlive(shipperPid), 'logship/2 shipper stopped')
+    assert.is(await get(`http://127.0.0.1:${kvBase + 2}/health`), undefined, 'nothing serves on kv/2\'s port')
+
+    // A failing hook: a port web cannot use makes config-changed exit 1; the unit shows
+    // the error with the hook named, the proxy keeps serving on its old port; once the
+    // config is fixed, `resolved` runs the hook again and the unit is back to active/idle.
+    ok(home, 'config', 'web', 'port=70000')
+    doc = await untilStatus(home, 'web/0 in error', d => d.applications['web']!.units!['web/0']!['workload-status'].current === 'error')
+    assert.is(doc.applications['web']!.units!['web/0']!['workload-status'].message, 'hook failed: "config-changed"')
+    assert.is((await backendsOf(webUrl))?.length, 2, 'the proxy still serves while its hook is in error')
+    ok(home, 'config', 'web', 'port=0')
+    ok(home, 'resolved', 'web/0')
+    doc = await untilStatus(home, 'web/0 active and idle', d => {
+      const web0 = d.applications['web']!.units!['web/0']!
+      return web0['workload-status'].current === 'active' && web0['juju-status'].current === 'idle'
+    })
+    assert.is(doc.applications['web']!.units!['web/0']!['workload-status'].message, '2 backends')
+    assert.is((await backendsOf(webUrl))?.length, 2)
+
+    // Refresh kv to a copy whose workload reports a new version: upgrade-charm runs the new
+    // code, the revision moves on, and the data survives the restart.
+    const kvNext = join(home, 'kv-next')
+    cpSync('examples/charms/kv', kvNext, { recursive: true })
+    const server = join(kvNext, 'workload', 'kv-server.mjs')
+    writeFileSync(server, readFileSync(server, 'utf8').replace("export const VERSION = '1.0.0'", "export const VERSION = '1.1.0'"))
+    assert.is(beforeRefresh.version, '1.0.0')
+    assert.match(ok(home, 'refresh', 'kv', '--path', kvNext), /refreshed to/)
+    doc = await untilStatus(home, 'kv to report workload version 1.1.0 on a new revision', d => {
+      const kv = d.applications['kv']!
+      return kv.version === '1.1.0' && kv['charm-rev'] > beforeRefresh['charm-rev'] &&
+        Object.values(kv.units!).every(u => u['workload-status'].current === 'active' && u['juju-status'].current === 'idle')
+    }, 90_000)
+    assert.is(await get(`http://127.0.0.1:${kvBase}/kv/colour`), 'blue', 'kv/0 serves its data on the new code')
 
     // A machine added by hand is provisioned; remove-machine stops its agent and removes it.
     assert.match(ok(home, 'add-machine'), /created machine 4/)

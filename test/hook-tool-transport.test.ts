@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert'
 import { ensureToolClient, hookToolNames, installToolLinks, toolClientCacheDir } from '../agent/hook-tools/client/build-client.ts'
 import { callBodyBytesMax, encodeCall, encodeFrame, frameKinds, FrameError } from '../agent/hook-tools/transport/frames.ts'
 import { ToolContexts } from '../agent/hook-tools/transport/tool-contexts.ts'
-import { callTool, ToolServer, type ToolCall, type ToolHandler, type ToolReply } from '../agent/hook-tools/transport/tool-server.ts'
+import { bindDirPrefix, callTool, ToolServer, type ToolCall, type ToolHandler, type ToolReply } from '../agent/hook-tools/transport/tool-server.ts'
 import { limits } from '../runtime/limits.ts'
 import { createMemoryLogger, type LogRecord } from '../runtime/logger.ts'
 
@@ -617,7 +617,7 @@ test('the socket file is mode 0600; a stale one is replaced; a live socket or an
   const mode = statSync(socketPath)
   assert.ok(mode.isSocket())
   assert.is(mode.mode & 0o777, 0o600)
-  assert.equal(readdirSync(root).filter(name => name.startsWith('.tool-socket-')), [], 'the private bind directory is gone')
+  assert.equal(readdirSync(root).filter(name => name.startsWith(bindDirPrefix)), [], 'the private bind directory is gone')
 
   const stale = join(root, 'crashed.socket')
   await leaveStaleSocket(stale)
@@ -652,6 +652,49 @@ test('the socket file is mode 0600; a stale one is replaced; a live socket or an
   } catch (error) {
     assert.is((error as Error).name, 'InvalidInputError')
   }
+})
+
+test('a socket path at the 107-byte limit binds: the private bind directory does not push it over (a unit agent deep under CANTRIP_HOME)', async () => {
+  // A deployer's agent.socket at exactly the limit, like agents/unit-logship-2/agent.socket
+  // under a long controller directory: it must bind, or the unit agent never starts.
+  const name = 'agent.socket'
+  const depth = 107 - Buffer.byteLength(join(root, 'x', name)) + 1
+  const deep = join(root, 'd'.repeat(depth))
+  mkdirSync(deep)
+  const atLimit = join(deep, name)
+  assert.is(Buffer.byteLength(atLimit), 107)
+  const server = await ToolServer.listen(atLimit, echo, { logger })
+  try {
+    server.contexts.open(contextId)
+    const ran = await bash('config-get deep', { env: { JUJU_AGENT_SOCKET_ADDRESS: atLimit } })
+    assert.equal([ran.code, ran.stdout.toString()], [0, '["deep"]'])
+  } finally {
+    await server.close()
+  }
+  assert.equal(readdirSync(deep), [], 'no socket and no private directory left behind')
+
+  // One byte longer is refused before anything is created.
+  const over = join(deep, `${name}x`)
+  try {
+    await ToolServer.listen(over, echo, { logger })
+    assert.unreachable('listened at a 108-byte path')
+  } catch (error) {
+    assert.match((error as Error).message, 'a socket path of at most 107 bytes')
+  }
+  // A short file name in a long directory: the private directory's path would not fit,
+  // which is refused up front with the directory named, not left to fail on every retry.
+  const deeper = join(deep, 'e'.repeat(5))
+  mkdirSync(deeper)
+  const short = join(deeper, 's')
+  assert.ok(Buffer.byteLength(short) <= 107)
+  try {
+    await ToolServer.listen(short, echo, { logger })
+    assert.unreachable('listened where the private bind directory cannot fit')
+  } catch (error) {
+    assert.match((error as Error).message, `hook tool server: expected a socket directory of at most 96 bytes`)
+  }
+  assert.equal(readdirSync(deeper), [], 'a refused listen creates nothing')
+  rmSync(deep, { recursive: true })
 })
 
 test('a registry holds at most hookToolContextsOpenMax contexts and refuses an id opened twice', () => {

@@ -70,7 +70,7 @@ export class Deployer {
     this.#tools.clear()
   }
 
-  /** A failure to start one unit is logged; the next change of the model tries again. */
+  /** Failures are logged (one per unit that cannot start); the next change of the model tries again. */
   async #reconcile (): Promise<void> {
     try {
       await this.#reconcileOnce()
@@ -84,36 +84,17 @@ export class Deployer {
     const reader = readerOf(this.#o.controller.model())
     const assigned = reader.machine(this.#o.machineId)?.units ?? []
     for (const unit of assigned) {
+      if (this.#stopped) return
       if (this.#supervisors.has(unit) || this.#starting.has(unit) || reader.unit(unit) === undefined) continue
-      this.#starting.add(unit)
+      // One unit that cannot start (its socket will not bind, say) must not keep the units
+      // after it, or the forgetting of units that left, waiting.
       try {
-        const agentDir = join(this.#o.dataDir, 'agents', `unit-${unit.replace('/', '-')}`)
-        const tools = await (this.#o.toolsFor ?? (async (_unit, dir) => await startHookToolService(dir, this.#o.logger.child(unit))))(unit, agentDir)
-        this.#tools.set(unit, tools)
-        if (this.#stopped) {
-          await this.#closeTools(unit)
-          return
-        }
-        this.#supervise(unit, () => UnitAgent.start({
-          unit,
-          machineId: this.#o.machineId,
-          agentDir,
-          controller: this.#o.controller,
-          storage: this.#o.storage,
-          hookLock: this.#lock,
-          processRunner: this.#o.processRunner,
-          tools,
-          logger: this.#o.logger.child(unit),
-          clock: this.#o.clock,
-          fetchCharm: this.#o.fetchCharm,
-          ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
-          ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs }),
-          ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath })
-        }))
-      } finally {
-        this.#starting.delete(unit)
+        await this.#startUnit(unit)
+      } catch (error) {
+        this.#o.logger.log('warning', `deployer: cannot start the agent of ${unit}: ${error instanceof Error ? error.message : String(error)}; retrying on the next change`)
       }
     }
+    if (this.#stopped) return
     // A unit that left the model (its agent terminated and reported dead) is forgotten.
     for (const [unit, agent] of this.#agents) {
       if (reader.unit(unit) === undefined && agent.actor.getSnapshot().status !== 'active') {
@@ -123,6 +104,38 @@ export class Deployer {
         await supervisor?.stop()
         await this.#closeTools(unit)
       }
+    }
+  }
+
+  /** Starts the unit's hook tool service, then its agent under a supervisor. */
+  async #startUnit (unit: string): Promise<void> {
+    this.#starting.add(unit)
+    try {
+      const agentDir = join(this.#o.dataDir, 'agents', `unit-${unit.replace('/', '-')}`)
+      const tools = await (this.#o.toolsFor ?? (async (_unit, dir) => await startHookToolService(dir, this.#o.logger.child(unit))))(unit, agentDir)
+      this.#tools.set(unit, tools)
+      if (this.#stopped) {
+        await this.#closeTools(unit)
+        return
+      }
+      this.#supervise(unit, () => UnitAgent.start({
+        unit,
+        machineId: this.#o.machineId,
+        agentDir,
+        controller: this.#o.controller,
+        storage: this.#o.storage,
+        hookLock: this.#lock,
+        processRunner: this.#o.processRunner,
+        tools,
+        logger: this.#o.logger.child(unit),
+        clock: this.#o.clock,
+        fetchCharm: this.#o.fetchCharm,
+        ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
+        ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs }),
+        ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath })
+      }))
+    } finally {
+      this.#starting.delete(unit)
     }
   }
 

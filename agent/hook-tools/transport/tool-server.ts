@@ -63,6 +63,22 @@ export interface ToolServerOptions {
 /** The longest unix socket path Linux accepts: sun_path is 108 bytes with the NUL. */
 export const socketPathBytesMax = 107
 
+/**
+ * The private directory the socket is bound in before it is renamed into place. Its name
+ * is short on purpose: `<dir>/.s??????/s` is no longer than `<dir>/agent.socket`, so any
+ * agent socket path that fits also binds (a long prefix made units deep under
+ * CANTRIP_HOME fail to start, and with them the removal of their principals).
+ */
+export const bindDirPrefix = '.s'
+/** mkdtemp appends six characters to the prefix. */
+const bindDirSuffixBytes = 6
+const bindName = 's'
+
+/** The longest path the socket is bound at in `dir`, before the rename. */
+function bindPathBytes (dir: string): number {
+  return Buffer.byteLength(join(dir, `${bindDirPrefix}${'X'.repeat(bindDirSuffixBytes)}`, bindName))
+}
+
 const utf8 = new TextEncoder()
 
 export class ToolServer {
@@ -107,6 +123,11 @@ export class ToolServer {
     if (Buffer.byteLength(socketPath) > socketPathBytesMax) {
       throw new InvalidInputError('hook tool server', `a socket path of at most ${socketPathBytesMax} bytes`, socketPath)
     }
+    const dir = dirname(socketPath)
+    if (bindPathBytes(dir) > socketPathBytesMax) {
+      const dirMax = socketPathBytesMax - (bindPathBytes(dir) - Buffer.byteLength(dir))
+      throw new InvalidInputError('hook tool server', `a socket directory of at most ${dirMax} bytes (the socket is bound in a private directory there first)`, dir)
+    }
     await refuseLiveOrForeign(socketPath)
     const logger = options.logger ?? new StreamLogger({ stream: process.stderr, module: 'agent.hook-tools' })
     const toolServer = new ToolServer(socketPath, handler, logger, options.frameReadTimeoutMs ?? limits.hookToolFrameReadTimeoutMs)
@@ -116,12 +137,10 @@ export class ToolServer {
 
   async #bind (): Promise<void> {
     const server = this.#server
-    const privateDir = await mkdtemp(join(dirname(this.socketPath), '.tool-socket-'))
-    const boundPath = join(privateDir, 's')
+    // listen() checked that this path fits.
+    const privateDir = await mkdtemp(join(dirname(this.socketPath), bindDirPrefix))
+    const boundPath = join(privateDir, bindName)
     try {
-      if (Buffer.byteLength(boundPath) > socketPathBytesMax) {
-        throw new InvalidInputError('hook tool server', `a socket directory path short enough to bind "${boundPath}" (${socketPathBytesMax} bytes)`, this.socketPath)
-      }
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
         server.listen(boundPath, () => { server.off('error', reject); resolve() })
