@@ -1,7 +1,6 @@
 /**
  * Where a unit's hook tool socket lives. Unix socket paths are limited to 107 bytes, and
- * the ToolServer binds in a private directory beside the socket before renaming it into
- * place, so `<agentDir>/agent.socket` only works for short agent directories: under the
+ * `<agentDir>/agent.socket` only works for agent directories of up to about 94 bytes: under the
  * default `~/.local/share/cantrip/controllers/NAME/machines/machine-N/agent/agents/unit-…`
  * it is too long. Then the socket goes into a per-user directory under the system's
  * temporary directory (mode 0700, ours, not a symlink — checked, not assumed), named by
@@ -13,8 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InvalidInputError } from '../../runtime/errors.ts'
 import { socketPathBytesMax } from '../hook-tools/transport/tool-server.ts'
-/** What ToolServer adds to the socket's directory to bind: `/.tool-socket-XXXXXX/s`. */
-const bindSuffixBytes = '/.tool-socket-XXXXXX/s'.length
+/** What ToolServer adds to the socket's directory to bind (`/.sXXXXXX/s`, tool-server.ts); never longer than `/agent.socket`. */
+const bindSuffixBytes = '/.sXXXXXX/s'.length
 /** Hex digits of the agent directory's digest in the fallback socket name. */
 const digestChars = 24
 
