@@ -32,7 +32,7 @@
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
  */
 import '../runtime/polyfill.ts'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
@@ -46,6 +46,8 @@ import { parseArgs } from 'node:util'
 import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
 import { FatalError, Supervisor, type SupervisorChild } from '../runtime/supervisor.ts'
 import { changeTopic } from '../actors/controller/change-notices.ts'
+import { modelTransport } from '../actors/controller/model-scope.ts'
+import { defaultModelName, isModelName } from '../runtime/ids.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport } from './mesh/libp2p-transport.ts'
 import { LoopbackTransport } from './mesh/loopback-transport.ts'
@@ -143,23 +145,37 @@ async function main (): Promise<void> {
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
   // Both roles in one process: the machine role reaches its own controller locally.
-  const transport: Transport = role === 'both' ? new LoopbackTransport(mesh, { echoTopics: [changeTopic('default')] }) : mesh
+  const transport: Transport = role === 'both' ? new LoopbackTransport(mesh, { echoTopics: [changeTopic(defaultModelName)] }) : mesh
+  // A provisioned machine agent belongs to the model in its bootstrap data; everything else to "default".
+  const model = boot?.modelUuid ?? defaultModelName
+  if (!isModelName(model)) fail(`expected a model name in the bootstrap data, got ${JSON.stringify(model)}`)
   const clock = new SystemClock()
   // Heard by the others while it runs; a restart comes back with a higher incarnation.
   const incarnation = Date.now()
-  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: role === 'machine' ? 'machine' : 'controller', incarnation, ...timings })
+  const presence = new PresenceAgent({ transport, clock }, { modelUuid: model, role: role === 'machine' ? 'machine' : 'controller', incarnation, ...timings })
   presence.start()
+  /** The controller's presence on another model's topic, so it hears that model's machine agents. */
+  const presenceFor = (other: string): PresenceAgent => {
+    const agent = new PresenceAgent({ transport, clock }, { modelUuid: other, role: 'controller', incarnation, ...timings })
+    agent.start()
+    return agent
+  }
 
   const children: SupervisorChild[] = []
-  let manualProvider: ManualProvider | undefined
+  const manualProviders: ManualProvider[] = []
   if (role !== 'machine') {
-    const provisioning = providerName === 'none' ? undefined : localProvisioning(join(dataDir, '..', 'machines'))
+    const machinesHome = values['machines-dir'] ?? join(dataDir, '..', 'machines')
+    const provisioning = providerName === 'none' ? undefined : localProvisioning(machinesHome)
     children.push({
       name: 'controller',
       start: async () => await ControllerRole.start({
         id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger,
         onRole: change => { say({ event: 'role', ...change }) },
-        ...(provisioning === undefined ? {} : { provisioning })
+        ...(provisioning === undefined ? {} : { provisioning }),
+        // Another model's machines live apart, so machine "0" of two models never share a directory.
+        provisioningFor: other => providerName === 'none' ? undefined : localProvisioning(modelMachinesHome(machinesHome, other)),
+        presenceFor,
+        onModelRemoved: other => { rmSync(modelMachinesHome(machinesHome, other), { recursive: true, force: true }) }
       })
     })
   }
@@ -169,16 +185,17 @@ async function main (): Promise<void> {
    * new leader adopts the agents the old one started), with the provider config's
    * injected faults around it; its watchdog runs only while the provisioner does.
    */
-  function localProvisioning (defaultHome: string): NonNullable<ControllerRoleOptions['provisioning']> {
-    const local = new LocalProvider({ home: values['machines-dir'] ?? defaultHome, logger: logger.child('local-provider') })
+  function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
+    const local = new LocalProvider({ home, logger: logger.child('local-provider') })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
-    const manual = manualProvider = new ManualProvider({
-      stateFile: join(values['machines-dir'] ?? defaultHome, 'manual-hosts.json'),
+    const manual = new ManualProvider({
+      stateFile: join(home, 'manual-hosts.json'),
       ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
       logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }
     })
+    manualProviders.push(manual)
     return {
       provider,
       manual,
@@ -194,9 +211,9 @@ async function main (): Promise<void> {
       name: `machine-${machineId}`,
       start: async () => {
         // A provisioned agent first proves its one-time secret; the controllers then know its peer id.
-        if (boot !== undefined) await registerMachineAgent(transport, boot, logger, () => stopping)
+        if (boot !== undefined) await registerMachineAgent(modelTransport(transport, model), boot, logger, () => stopping)
         machineRole = await MachineRole.start({
-          machineId, dataDir, transport, controllers, clock, logger, incarnation,
+          machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation,
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
         })
         say({ event: 'machine-started', machine: machineId })
@@ -219,7 +236,7 @@ async function main (): Promise<void> {
     stopping = true
     await supervisor.stop().catch(() => {})
     // The manual provider's shared ssh connections end with the agent.
-    await manualProvider?.close().catch(() => {})
+    await Promise.all(manualProviders.map(async manual => { await manual.close().catch(() => {}) }))
     await presence.leave()
     await transport.stop()
     if (reason !== undefined) process.stderr.write(`cantripd: ${reason}\n`)
@@ -230,6 +247,11 @@ async function main (): Promise<void> {
   supervisor.start()
   process.once('SIGTERM', () => { void stop(0) })
   process.once('SIGINT', () => { void stop(0) })
+}
+
+/** Where another model's local machines live: `<machines dir>/model-<name>/machine-N` (the default model's stay at the top). */
+function modelMachinesHome (machinesHome: string, model: string): string {
+  return join(machinesHome, `model-${model}`)
 }
 
 /** Every controller's peer id and multiaddrs: this one's own, and the seeds' by their `/p2p/` suffix. */

@@ -11,6 +11,8 @@ export type RelationId = number
 export type StorageId = string
 /** A model's name, as Juju's: `default`, `staging-2`. */
 export type ModelName = string
+/** The model the bootstrap group serves: it holds the model registry, so only destroy-controller ends it. */
+export const defaultModelName = 'default'
 
 const applicationPattern = /^[a-z][a-z0-9]*(?:-[a-z0-9]*[a-z][a-z0-9]*)*$/
 const unitPattern = /^([a-z][a-z0-9]*(?:-[a-z0-9]*[a-z][a-z0-9]*)*)\/(0|[1-9][0-9]*)$/

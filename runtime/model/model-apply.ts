@@ -1,7 +1,7 @@
 import { assert, assertSafeInteger } from '../assert.ts'
 import { encode } from '../codec.ts'
 import { describeValue } from '../errors.ts'
-import { isApplicationName, isMachineId, isModelName, isUnitName, type ApplicationName, type MachineId, type RelationId, type UnitName } from '../ids.ts'
+import { defaultModelName, isApplicationName, isMachineId, isModelName, isUnitName, type ApplicationName, type MachineId, type RelationId, type UnitName } from '../ids.ts'
 import { limits } from '../limits.ts'
 import { configHashOf, trustHashOf, canonicalFlat } from './canonical.ts'
 import { listAppend } from './chunked-list.ts'
@@ -235,9 +235,6 @@ function unitName (c: ModelCommand, value: unknown): UnitName {
   if (typeof value !== 'string' || !isUnitName(value)) refuse(c, `${q(value)} is not a valid unit name`)
   return value
 }
-
-/** The model the bootstrap group serves: it holds the registry, so only destroy-controller ends it. */
-export const defaultModelName = 'default'
 
 function modelName (c: ModelCommand, value: unknown): string {
   if (typeof value !== 'string' || !isModelName(value)) refuse(c, `${q(value)} is not a valid model name (lower-case letters, digits and hyphens, at most 63 characters)`)

@@ -1,0 +1,116 @@
+/**
+ * The controller group's other models, hosted in this controller process: one
+ * ModelController per entry of the default model's registry (add-model), each with its
+ * own presence agent, LevelDB under `<data dir>/models/<name>-<created at>/controller`
+ * (the creating revision in the name, so a model re-added under an old name never
+ * starts from a stale log) and its own provisioner. When an entry leaves the registry
+ * (remove-model, after destroy-model emptied it) the model's controller is stopped and
+ * its data deleted.
+ *
+ * Reconciling is serial and coalesced: one pass at a time, and any change seen during
+ * a pass asks for one more.
+ */
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ModelName } from '../../runtime/ids.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import type { ModelContext, ModelRegistryRecord } from '../../runtime/model/model-types.ts'
+import { tableValues } from '../../runtime/model/table.ts'
+import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
+import type { ModelController } from './model-controller.ts'
+
+/** After a model's controller failed to start, how long until the next attempt. */
+const startRetryMs = 2_000
+
+export interface ModelHostsOptions {
+  dataDir: string
+  /** The default model as this controller has applied it. */
+  registry: () => ModelContext
+  /** A started presence agent for the model's topic. */
+  presenceFor: (model: ModelName) => PresenceAgent
+  start: (model: ModelName, dir: string, presence: PresenceAgent) => Promise<ModelController>
+  /** After a removed model's controller stopped and its data is gone (its machine directories, say). */
+  onRemoved?: (model: ModelName) => void
+  logger: Logger
+}
+
+interface Hosted {
+  readonly record: ModelRegistryRecord
+  readonly controller: ModelController
+  readonly presence: PresenceAgent
+  readonly dir: string
+}
+
+export class ModelHosts {
+  readonly #o: ModelHostsOptions
+  readonly #hosted = new Map<ModelName, Hosted>()
+  #pass: Promise<void> | undefined
+  #again = false
+  #retry: ReturnType<typeof setTimeout> | undefined
+  #stopped = false
+
+  constructor (options: ModelHostsOptions) {
+    this.#o = options
+  }
+
+  /** The models served here now. */
+  get models (): ReadonlyMap<ModelName, ModelController> {
+    return new Map([...this.#hosted].map(([name, hosted]) => [name, hosted.controller]))
+  }
+
+  /** The registry may have changed: reconcile (coalesced). */
+  changed (): void {
+    if (this.#stopped) return
+    if (this.#pass !== undefined) {
+      this.#again = true
+      return
+    }
+    this.#pass = this.#reconcile().finally(() => {
+      this.#pass = undefined
+      if (this.#again) {
+        this.#again = false
+        this.changed()
+      }
+    })
+  }
+
+  async stop (): Promise<void> {
+    this.#stopped = true
+    if (this.#retry !== undefined) clearTimeout(this.#retry)
+    await this.#pass
+    await Promise.all([...this.#hosted.values()].map(async hosted => { await this.#stopHosted(hosted) }))
+    this.#hosted.clear()
+  }
+
+  async #reconcile (): Promise<void> {
+    const wanted = new Map(tableValues(this.#o.registry().models).map(record => [record.name, record]))
+    for (const [name, hosted] of [...this.#hosted]) {
+      const record = wanted.get(name)
+      if (record !== undefined && record.createdAt === hosted.record.createdAt) continue
+      this.#hosted.delete(name)
+      await this.#stopHosted(hosted)
+      rmSync(hosted.dir, { recursive: true, force: true })
+      this.#o.logger.log('info', `model ${JSON.stringify(name)} removed: its controller stopped and its data deleted`)
+      this.#o.onRemoved?.(name)
+    }
+    for (const [name, record] of wanted) {
+      if (this.#hosted.has(name) || this.#stopped) continue
+      const dir = join(this.#o.dataDir, 'models', `${name}-${record.createdAt}`)
+      const presence = this.#o.presenceFor(name)
+      try {
+        const controller = await this.#o.start(name, join(dir, 'controller'), presence)
+        this.#hosted.set(name, { record, controller, presence, dir })
+        this.#o.logger.log('info', `serving model ${JSON.stringify(name)}`)
+      } catch (error) {
+        await presence.leave().catch(() => {})
+        this.#o.logger.log('warning', `cannot serve model ${JSON.stringify(name)} yet: ${error instanceof Error ? error.message : String(error)}`)
+        this.#retry ??= setTimeout(() => { this.#retry = undefined; this.changed() }, startRetryMs)
+      }
+    }
+  }
+
+  async #stopHosted (hosted: Hosted): Promise<void> {
+    await hosted.controller.stop().catch(() => {})
+    await hosted.presence.leave().catch(() => {})
+  }
+}
