@@ -36,7 +36,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
-import { LocalProvider } from './providers/local-provider.ts'
+import { LocalProvider, modelMachinesHome } from './providers/local-provider.ts'
 import { ManualProvider } from './providers/manual-provider.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { decode, encode } from '../runtime/codec.ts'
@@ -247,11 +247,6 @@ async function main (): Promise<void> {
   supervisor.start()
   process.once('SIGTERM', () => { void stop(0) })
   process.once('SIGINT', () => { void stop(0) })
-}
-
-/** Where another model's local machines live: `<machines dir>/model-<name>/machine-N` (the default model's stay at the top). */
-function modelMachinesHome (machinesHome: string, model: string): string {
-  return join(machinesHome, `model-${model}`)
 }
 
 /** Every controller's peer id and multiaddrs: this one's own, and the seeds' by their `/p2p/` suffix. */

@@ -12,6 +12,8 @@ import type { CharmReply, FullModelReply } from '../../actors/controller/control
 import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { modelProtocol } from '../../actors/controller/model-scope.ts'
+import { defaultModelName } from '../../runtime/ids.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import type { CommandResult, ModelCommand } from '../../runtime/model/model-types.ts'
@@ -26,16 +28,29 @@ const submitAttemptsMax = 50
 const requestTimeoutMs = 5_000
 
 type ForwardReply = { ok: true, result: CommandResult } | { ok: false, name: string, message: string, leader: string }
-export type FullModel = Extract<FullModelReply, { ok: true }>
+/** The model as a controller answers it, with the model's name (filled in by the CLI). */
+export type FullModel = Extract<FullModelReply, { ok: true }> & { modelName?: string }
 
 export class Connection {
   readonly transport: Libp2pTransport
   readonly #members: string[]
   #leader = ''
+  /** The model commands, reads and watches go to: each model is a Raft group of its own. */
+  #model = defaultModelName
 
   private constructor (transport: Libp2pTransport, members: string[]) {
     this.transport = transport
     this.#members = members
+  }
+
+  get modelName (): string {
+    return this.#model
+  }
+
+  /** From now on, speak to `model`'s group (its protocols and change notices). */
+  useModel (model: string): void {
+    if (model !== this.#model) this.#leader = ''
+    this.#model = model
   }
 
   static async open (entry: ControllerEntry): Promise<Connection> {
@@ -58,7 +73,7 @@ export class Connection {
     for (let attempt = 0; attempt < submitAttemptsMax; attempt++) {
       const target = this.#leader !== '' ? this.#leader : this.#members[attempt % this.#members.length]!
       try {
-        const reply = decode(await this.transport.request(target, controllerProposeProtocol, encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
+        const reply = decode(await this.transport.request(target, modelProtocol(controllerProposeProtocol, this.#model), encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
         if (reply.ok) return reply.result
         if (reply.name === 'PermissionDeniedError') throw new CantripError(reply.message)
         last = reply.message
@@ -79,7 +94,7 @@ export class Connection {
     for (let attempt = 0; attempt < this.#members.length * 5; attempt++) {
       const target = this.#members[attempt % this.#members.length]!
       try {
-        const reply = decode(await this.transport.request(target, controllerApiProtocol, encode(body, component), { timeoutMs: requestTimeoutMs }), component) as T
+        const reply = decode(await this.transport.request(target, modelProtocol(controllerApiProtocol, this.#model), encode(body, component), { timeoutMs: requestTimeoutMs }), component) as T
         if (reply.ok) return reply
         last = (reply as unknown as { error: string }).error
       } catch (error) {
@@ -91,7 +106,7 @@ export class Connection {
   }
 
   async model (): Promise<FullModel> {
-    return await this.api<FullModel>({ op: 'model' })
+    return { ...await this.api<FullModel>({ op: 'model' }), modelName: this.#model }
   }
 
   async putCharm (bytes: Uint8Array): Promise<string> {
@@ -102,6 +117,6 @@ export class Connection {
 
   /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */
   watch (onChange: () => void): () => void {
-    return this.transport.subscribe(changeTopic('default'), () => { onChange() })
+    return this.transport.subscribe(changeTopic(this.#model), () => { onChange() })
   }
 }

@@ -8,6 +8,7 @@ import { registerActions } from './actions.ts'
 import { registerConfig } from './config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
+import { registerModels } from './models.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
 import { registerUnits } from './units.ts'
@@ -16,6 +17,7 @@ export const commands: RegisterCommand[] = [
   registerBootstrap,
   registerControllers,
   registerDestroyController,
+  registerModels,
   registerStatus,
   registerDeploy,
   registerUnits,
