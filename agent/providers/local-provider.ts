@@ -72,11 +72,13 @@ export function defaultLocalAgentCommand (): LocalAgentCommand {
 }
 
 /**
- * Where another model's machines live: `<machines dir>/model-<name>/machine-N`, so
- * machine "0" of two models never shares a directory (the default model's stay at the top).
+ * Where another model's machines live: `<machines dir>/m-<name>/machine-N`, so machine
+ * "0" of two models never shares a directory (the default model's stay at the top). The
+ * prefix is short because a unit's hook tool socket, deep below, must fit the 107 bytes
+ * of a unix socket path; it never collides with `machine-N` or `manual-hosts.json`.
  */
 export function modelMachinesHome (machinesHome: string, model: string): string {
-  return path.join(machinesHome, `model-${model}`)
+  return path.join(machinesHome, `m-${model}`)
 }
 
 /** `3` → `machine-3`, `0/lxd/1` → `machine-0-lxd-1` (Juju's machine tags). */

@@ -52,12 +52,12 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
     })
 }
 
-/** Every machine's directory: the default model's `machine-N` and the other models' `model-<name>/machine-N`. */
+/** Every machine's directory: the default model's `machine-N` and the other models' `m-<name>/machine-N` (modelMachinesHome). */
 function machineDirs (machines: string): string[] {
   if (!existsSync(machines)) return []
   const entries = readdirSync(machines)
   const own = entries.filter(d => d.startsWith('machine-')).map(d => join(machines, d))
-  const others = entries.filter(d => d.startsWith('model-')).flatMap(m => readdirSync(join(machines, m)).filter(d => d.startsWith('machine-')).map(d => join(machines, m, d)))
+  const others = entries.filter(d => d.startsWith('m-')).flatMap(m => readdirSync(join(machines, m)).filter(d => d.startsWith('machine-')).map(d => join(machines, m, d)))
   return [...own, ...others]
 }
 
