@@ -46,6 +46,7 @@ export class ModelHosts {
   readonly #hosted = new Map<ModelName, Hosted>()
   #pass: Promise<void> | undefined
   #again = false
+  #seen: ModelContext['models'] | undefined
   #retry: ReturnType<typeof setTimeout> | undefined
   #stopped = false
 
@@ -61,6 +62,10 @@ export class ModelHosts {
   /** The registry may have changed: reconcile (coalesced). */
   changed (): void {
     if (this.#stopped) return
+    // Called on every applied entry: an unchanged registry is the same table object, so nearly free.
+    const models = this.#o.registry().models
+    if (models === this.#seen) return
+    this.#seen = models
     if (this.#pass !== undefined) {
       this.#again = true
       return
@@ -69,6 +74,7 @@ export class ModelHosts {
       this.#pass = undefined
       if (this.#again) {
         this.#again = false
+        this.#seen = undefined
         this.changed()
       }
     })
@@ -104,7 +110,7 @@ export class ModelHosts {
       } catch (error) {
         await presence.leave().catch(() => {})
         this.#o.logger.log('warning', `cannot serve model ${JSON.stringify(name)} yet: ${error instanceof Error ? error.message : String(error)}`)
-        this.#retry ??= setTimeout(() => { this.#retry = undefined; this.changed() }, startRetryMs)
+        this.#retry ??= setTimeout(() => { this.#retry = undefined; this.#seen = undefined; this.changed() }, startRetryMs)
       }
     }
   }
