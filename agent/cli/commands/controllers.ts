@@ -31,6 +31,8 @@ export const registerControllers: RegisterCommand = (program, context) => {
     .action(async (name: string | undefined) => {
       const { name: chosen, entry } = controllerEntry(name)
       const connection = await context.connect(chosen)
+      // The bootstrap group's Raft state: the default model's, whichever model is current.
+      connection.useModel('default')
       const full = await connection.model()
       context.out(stringify({
         [chosen]: {
