@@ -5,12 +5,13 @@
  * (the creating revision in the name, so a model re-added under an old name never
  * starts from a stale log) and its own provisioner. When an entry leaves the registry
  * (remove-model, after destroy-model emptied it) the model's controller is stopped and
- * its data deleted.
+ * its data deleted; the data of models removed while this controller was down goes on
+ * its next pass.
  *
  * Reconciling is serial and coalesced: one pass at a time, and any change seen during
  * a pass asks for one more.
  */
-import { rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ModelName } from '../../runtime/ids.ts'
 import type { Logger } from '../../runtime/logger.ts'
@@ -89,7 +90,8 @@ export class ModelHosts {
   }
 
   async #reconcile (): Promise<void> {
-    const wanted = new Map(tableValues(this.#o.registry().models).map(record => [record.name, record]))
+    const registry = this.#o.registry()
+    const wanted = new Map(tableValues(registry.models).map(record => [record.name, record]))
     for (const [name, hosted] of [...this.#hosted]) {
       const record = wanted.get(name)
       if (record !== undefined && record.createdAt === hosted.record.createdAt) continue
@@ -99,6 +101,7 @@ export class ModelHosts {
       this.#o.logger.log('info', `model ${JSON.stringify(name)} removed: its controller stopped and its data deleted`)
       this.#o.onRemoved?.(name)
     }
+    this.#collectStale(registry, wanted)
     for (const [name, record] of wanted) {
       if (this.#hosted.has(name) || this.#stopped) continue
       const dir = join(this.#o.dataDir, 'models', `${name}-${record.createdAt}`)
@@ -112,6 +115,24 @@ export class ModelHosts {
         this.#o.logger.log('warning', `cannot serve model ${JSON.stringify(name)} yet: ${error instanceof Error ? error.message : String(error)}`)
         this.#retry ??= setTimeout(() => { this.#retry = undefined; this.#seen = undefined; this.changed() }, startRetryMs)
       }
+    }
+  }
+
+  /**
+   * Deletes the data of models removed while this controller was down. A directory
+   * `<name>-<N>` exists only if this controller applied the add-model at index N; once
+   * the registry here has applied N or later and holds no such model, it was removed.
+   */
+  #collectStale (registry: ModelContext, wanted: ReadonlyMap<ModelName, ModelRegistryRecord>): void {
+    const root = join(this.#o.dataDir, 'models')
+    if (!existsSync(root)) return
+    for (const entry of readdirSync(root)) {
+      const match = /^(.+)-(\d+)$/.exec(entry)
+      if (match === null) continue
+      const [name, createdAt] = [match[1]!, Number(match[2])]
+      if (createdAt > registry.revision || wanted.get(name)?.createdAt === createdAt || this.#hosted.get(name)?.dir === join(root, entry)) continue
+      rmSync(join(root, entry), { recursive: true, force: true })
+      this.#o.logger.log('info', `deleted the data of model ${JSON.stringify(name)}, removed while this controller was away`)
     }
   }
 
