@@ -39,12 +39,12 @@
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
  */
 import '../runtime/polyfill.ts'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
-import { LocalProvider } from './providers/local-provider.ts'
+import { LocalProvider, modelMachinesHome } from './providers/local-provider.ts'
 import { ManualProvider } from './providers/manual-provider.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { decode, encode } from '../runtime/codec.ts'
@@ -54,6 +54,8 @@ import { parseArgs } from 'node:util'
 import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
 import { FatalError, Supervisor, type SupervisorChild } from '../runtime/supervisor.ts'
 import { changeTopic } from '../actors/controller/change-notices.ts'
+import { modelProtocol, modelTransport } from '../actors/controller/model-scope.ts'
+import { defaultModelName, isModelName } from '../runtime/ids.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport } from './mesh/libp2p-transport.ts'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -161,18 +163,27 @@ async function main (): Promise<void> {
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
   // Both roles in one process: the machine role reaches its own controller locally.
-  const transport: Transport = role === 'both' ? new LoopbackTransport(mesh, { echoTopics: [changeTopic('default')] }) : mesh
+  const transport: Transport = role === 'both' ? new LoopbackTransport(mesh, { echoTopics: [changeTopic(defaultModelName)] }) : mesh
+  // A provisioned machine agent belongs to the model in its bootstrap data; everything else to "default".
+  const model = boot?.modelUuid ?? defaultModelName
+  if (!isModelName(model)) fail(`expected a model name in the bootstrap data, got ${JSON.stringify(model)}`)
   const clock = new SystemClock()
   // Heard by the others while it runs; a restart comes back with a higher incarnation.
   const incarnation = Date.now()
   const version = reportedVersion()
-  const presence = new PresenceAgent({ transport, clock }, { modelUuid: 'default', role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings })
+  const presence = new PresenceAgent({ transport, clock }, { modelUuid: model, role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings })
   presence.start()
+  /** The controller's presence on another model's topic, so it hears that model's machine agents. */
+  const presenceFor = (other: string): PresenceAgent => {
+    const agent = new PresenceAgent({ transport, clock }, { modelUuid: other, role: 'controller', incarnation, version, ...timings })
+    agent.start()
+    return agent
+  }
   // Every record also goes to the controllers for `debug-log`; a controller keeps its own directly.
   const logs = role === 'machine' ? undefined : new LogRing()
   const shipper = new LogShipper({
     transport,
-    modelUuid: 'default',
+    modelUuid: model,
     rootModule,
     entity: machineId === undefined ? `controller-${id.slice(-8)}` : `machine-${machineId}`,
     ...(logs === undefined ? {} : { local: entries => { logs.append(id, entries) } })
@@ -181,7 +192,7 @@ async function main (): Promise<void> {
   const logger = shipper.logger(streamLogger)
 
   const children: SupervisorChild[] = []
-  let manualProvider: ManualProvider | undefined
+  const manualProviders: ManualProvider[] = []
   let controllerRole: ControllerRole | undefined
   // Where the other controllers listen, as the mesh learned it (identify): for the bootstrap data of new machines.
   const learned = new Map<string, string[]>()
@@ -192,17 +203,22 @@ async function main (): Promise<void> {
   // A machine agent follows the group's membership: `controllers` is shared with its
   // machine role (which reads it on every request), and grows as enable-ha adds voters.
   const followTimer = role === 'machine'
-    ? setInterval(() => { void followControllers(mesh, controllers, logger) }, controllerListRefreshMs)
+    ? setInterval(() => { void followControllers(mesh, model, controllers, logger) }, controllerListRefreshMs)
     : undefined
   if (role !== 'machine') {
-    const provisioning = providerName === 'none' ? undefined : localProvisioning(join(dataDir, '..', 'machines'))
+    const machinesHome = values['machines-dir'] ?? join(dataDir, '..', 'machines')
+    const provisioning = providerName === 'none' ? undefined : localProvisioning(machinesHome)
     children.push({
       name: 'controller',
       start: async () => controllerRole = await ControllerRole.start({
         id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger, join: joining, version, ...(logs === undefined ? {} : { logs }),
         controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned),
         onRole: change => { say({ event: 'role', ...change }) },
-        ...(provisioning === undefined ? {} : { provisioning })
+        ...(provisioning === undefined ? {} : { provisioning }),
+        // Another model's machines live apart, so machine "0" of two models never share a directory.
+        provisioningFor: other => providerName === 'none' ? undefined : localProvisioning(modelMachinesHome(machinesHome, other)),
+        presenceFor,
+        onModelRemoved: other => { rmSync(modelMachinesHome(machinesHome, other), { recursive: true, force: true }) }
       })
     })
   }
@@ -212,16 +228,17 @@ async function main (): Promise<void> {
    * new leader adopts the agents the old one started), with the provider config's
    * injected faults around it; its watchdog runs only while the provisioner does.
    */
-  function localProvisioning (defaultHome: string): NonNullable<ControllerRoleOptions['provisioning']> {
-    const local = new LocalProvider({ home: values['machines-dir'] ?? defaultHome, logger: logger.child('local-provider') })
+  function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
+    const local = new LocalProvider({ home, logger: logger.child('local-provider') })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
-    const manual = manualProvider = new ManualProvider({
-      stateFile: join(values['machines-dir'] ?? defaultHome, 'manual-hosts.json'),
+    const manual = new ManualProvider({
+      stateFile: join(home, 'manual-hosts.json'),
       ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
       logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }
     })
+    manualProviders.push(manual)
     return {
       provider,
       manual,
@@ -237,9 +254,9 @@ async function main (): Promise<void> {
       name: `machine-${machineId}`,
       start: async () => {
         // A provisioned agent first proves its one-time secret; the controllers then know its peer id.
-        if (boot !== undefined) await registerMachineAgent(transport, boot, logger, () => stopping)
+        if (boot !== undefined) await registerMachineAgent(modelTransport(transport, model), boot, logger, () => stopping)
         machineRole = await MachineRole.start({
-          machineId, dataDir, transport, controllers, clock, logger, incarnation,
+          machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation,
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
         })
         say({ event: 'machine-started', machine: machineId })
@@ -264,7 +281,7 @@ async function main (): Promise<void> {
     clearInterval(followTimer)
     await supervisor.stop().catch(() => {})
     // The manual provider's shared ssh connections end with the agent.
-    await manualProvider?.close().catch(() => {})
+    await Promise.all(manualProviders.map(async manual => { await manual.close().catch(() => {}) }))
     await presence.leave()
     shipper.stop()
     await transport.stop()
@@ -312,14 +329,15 @@ let following = false
  * addresses; dials each one not known yet and adds it to `controllers` once it answers the
  * dial. One round at a time.
  */
-async function followControllers (mesh: Libp2pTransport, controllers: string[], logger: Logger): Promise<void> {
+async function followControllers (mesh: Libp2pTransport, model: string, controllers: string[], logger: Logger): Promise<void> {
   if (following) return
   following = true
   try {
     for (const controller of [...controllers]) {
       let reply: ControllersReply
       try {
-        reply = decode(await mesh.request(controller, controllerApiProtocol, encode({ op: 'controllers' }, 'cantripd'), { timeoutMs: followTimeoutMs }), 'cantripd') as ControllersReply
+        // Asked of its own model's group: the controllers know this agent there.
+        reply = decode(await mesh.request(controller, modelProtocol(controllerApiProtocol, model), encode({ op: 'controllers' }, 'cantripd'), { timeoutMs: followTimeoutMs }), 'cantripd') as ControllersReply
       } catch {
         continue
       }

@@ -9,13 +9,21 @@ export type UnitName = string
 export type MachineId = string
 export type RelationId = number
 export type StorageId = string
+/** A model's name, as Juju's: `default`, `staging-2`. */
+export type ModelName = string
+/** The model the bootstrap group serves: it holds the model registry, so only destroy-controller ends it. */
+export const defaultModelName = 'default'
 
 const applicationPattern = /^[a-z][a-z0-9]*(?:-[a-z0-9]*[a-z][a-z0-9]*)*$/
 const unitPattern = /^([a-z][a-z0-9]*(?:-[a-z0-9]*[a-z][a-z0-9]*)*)\/(0|[1-9][0-9]*)$/
 const machinePattern = /^(0|[1-9][0-9]*)(?:\/[a-z]+\/(0|[1-9][0-9]*))*$/
+const modelPattern = /^[a-z0-9][a-z0-9-]*$/
+const modelNameLengthMax = 63
 const storagePattern = /^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\/(0|[1-9][0-9]*)$/
 
 export function isApplicationName (name: string): boolean { return applicationPattern.test(name) }
+/** Juju's model names: lower-case letters, digits and hyphens, starting with a letter or digit, at most 63 characters. */
+export function isModelName (name: string): boolean { return name.length <= modelNameLengthMax && modelPattern.test(name) }
 export function isUnitName (name: string): boolean { return unitPattern.test(name) }
 export function isMachineId (id: string): boolean { return machinePattern.test(id) }
 

@@ -71,6 +71,8 @@ export const limits = {
   modelTombstonesMax: 20_000,
   /** Finished actions whose results the model keeps; older ones are forgotten. */
   modelFinishedActionsMax: 10_000,
+  /** Models one controller group hosts besides "default": each is a Raft group of its own in every controller process. */
+  modelsMax: 16,
   /** Units one deploy or add-unit may create. */
   modelUnitsPerCommandMax: 1_000,
   /** Bytes (keys plus values) in one relation databag, in leader settings, or in an application's config. */

@@ -17,9 +17,12 @@ async function main (argv: string[]): Promise<number> {
     .description('deploy, relate and scale charms on a mesh of agents, the way Juju does')
     .version(cantripVersion, '--client-version', 'print the client version')
     .option('--no-color', 'plain output, no colour or progress drawing (also NO_COLOR, CI)')
+    .option('-m, --model <model>', 'model to operate in, [controller:]model (default: the current one)')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeErr: text => { process.stderr.write(text) } })
+  // A program option, so every model command takes it, before or after its own arguments.
+  program.hook('preAction', () => { context.model = (program.opts() as { model?: string }).model })
   for (const register of commands) register(program, context)
   try {
     await program.parseAsync(argv, { from: 'user' })

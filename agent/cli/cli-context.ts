@@ -5,17 +5,25 @@
  * as one line naming the component and exit 1.
  */
 import type { Command } from 'commander'
-import { CantripError } from '../../runtime/errors.ts'
+import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
-import { controllerEntry } from './cli-home.ts'
+import { defaultModelName } from '../../runtime/ids.ts'
+import { tableGet, tableKeys } from '../../runtime/model/table.ts'
+import { modelTarget } from './cli-home.ts'
 import { Connection } from './connection.ts'
 import { cantripVersion } from '../version.ts'
 
 export { cantripVersion } from '../version.ts'
 
 export interface CliContext {
-  /** Opens the named (or current) controller; closed by the entry point when the command ends. */
+  /**
+   * Opens the named (or current) controller, speaking to the model `-m` names (or the
+   * controller's current one), which must exist and not be dying; closed by the entry
+   * point when the command ends.
+   */
   connect (controller?: string): Promise<Connection>
+  /** `-m [controller:]model`, as given on the command line. */
+  model?: string | undefined
   out (text: string): void
   err (text: string): void
   /** A terminal that wants progress drawn and colour (not a pipe, CI, --no-color or NO_COLOR). */
@@ -40,16 +48,29 @@ export function createContext (options: { noColor: boolean }): CliContext & { cl
   const fancy = process.stdout.isTTY === true && !options.noColor && process.env['NO_COLOR'] === undefined && process.env['CI'] === undefined
   return {
     fancy,
+    model: undefined,
     out: text => { process.stdout.write(text.endsWith('\n') ? text : `${text}\n`) },
     err: text => { process.stderr.write(text.endsWith('\n') ? text : `${text}\n`) },
     async connect (controller?: string): Promise<Connection> {
-      const { entry } = controllerEntry(controller)
-      const connection = await Connection.open(entry)
+      const target = modelTarget(this.model, controller)
+      const connection = await Connection.open(target.entry)
       open.push(connection)
+      if (target.model !== defaultModelName) await checkModel(connection, target.controller, target.model)
+      connection.useModel(target.model)
       return connection
     },
     async closeAll (): Promise<void> {
       await Promise.allSettled(open.map(async c => { await c.close() }))
     }
   }
+}
+
+/** The model must be in the controller group's registry (which the default model holds) and alive. */
+export async function checkModel (connection: Connection, controller: string, model: string): Promise<void> {
+  const registry = (await connection.model()).model.models
+  const record = tableGet(registry, model)
+  if (record === undefined) {
+    throw new InvalidInputError('cantrip', `a model of controller "${controller}" (${[defaultModelName, ...tableKeys(registry)].join(', ')})`, model)
+  }
+  if (record.life !== 'alive') throw new CantripError(`cantrip: model "${model}" of controller "${controller}" is being destroyed`)
 }

@@ -11,12 +11,14 @@
  *       controllers: [{ peer-id, addresses, pid, data-dir }]   # one per member of the group
  *       provider: local
  *       version: 0.1.0
+ *       current-model: staging                                  # absent: "default"
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { parse, stringify } from 'yaml'
 import { InvalidInputError } from '../../runtime/errors.ts'
+import { defaultModelName, isModelName } from '../../runtime/ids.ts'
 
 const component = 'cantrip'
 
@@ -32,6 +34,8 @@ export interface ControllerEntry {
   controllers: ControllerMember[]
   provider: string
   version: string
+  /** The model commands go to without -m (add-model and switch set it); absent: "default". */
+  'current-model'?: string
 }
 
 export interface ControllersFile {
@@ -70,4 +74,33 @@ export function controllerEntry (name?: string): { name: string, entry: Controll
   const entry = file.controllers[chosen]
   if (entry === undefined) throw new InvalidInputError(component, `one of the known controllers (${Object.keys(file.controllers).join(', ') || 'none'})`, chosen)
   return { name: chosen, entry }
+}
+
+/**
+ * `-m [controller:]model` (or none) as a controller and a model: the controller named
+ * there, else `-c`, else the current one; the model named, else that controller's
+ * current model. Names are checked here; whether the model exists, by the caller.
+ */
+export function modelTarget (spec: string | undefined, controllerFlag?: string): { controller: string, entry: ControllerEntry, model: string } {
+  const colon = spec?.indexOf(':') ?? -1
+  const controllerPart = spec !== undefined && colon >= 0 ? spec.slice(0, colon) : undefined
+  const modelPart = spec !== undefined ? spec.slice(colon + 1) : undefined
+  if (controllerPart !== undefined && controllerFlag !== undefined && controllerPart !== controllerFlag) {
+    throw new InvalidInputError(component, `-m naming the same controller as -c ${controllerFlag}`, spec)
+  }
+  const { name, entry } = controllerEntry(controllerPart === '' ? undefined : controllerPart ?? controllerFlag)
+  const model = modelPart ?? entry['current-model'] ?? defaultModelName
+  if (!isModelName(model)) throw new InvalidInputError(component, 'a model name like "default" or "staging-2" (lower-case letters, digits and hyphens)', model)
+  return { controller: name, entry, model }
+}
+
+/** Makes `model` the controller's current model (and the controller the current one). */
+export function setCurrentModel (controller: string, model: string): void {
+  const file = readControllers()
+  const entry = file.controllers[controller]
+  if (entry === undefined) throw new InvalidInputError(component, 'a known controller', controller)
+  if (model === defaultModelName) delete entry['current-model']
+  else entry['current-model'] = model
+  file['current-controller'] = controller
+  writeControllers(file)
 }

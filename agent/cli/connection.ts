@@ -13,6 +13,8 @@ import { controllerApiProtocol } from '../../actors/controller/controller-api.ts
 import type { ControllerStatusReply } from '../../actors/controller/api-controller-status.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { modelProtocol } from '../../actors/controller/model-scope.ts'
+import { defaultModelName } from '../../runtime/ids.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import type { CommandResult, ModelCommand } from '../../runtime/model/model-types.ts'
@@ -29,17 +31,30 @@ const submitAttemptsMax = 50
 const requestTimeoutMs = 5_000
 
 type ForwardReply = { ok: true, result: CommandResult } | { ok: false, name: string, message: string, leader: string }
-export type FullModel = Extract<FullModelReply, { ok: true }>
+/** The model as a controller answers it, with the model's name (filled in by the CLI). */
+export type FullModel = Extract<FullModelReply, { ok: true }> & { modelName?: string }
 export type ControllerStatus = Extract<ControllerStatusReply, { ok: true }>
 
 export class Connection {
   readonly transport: Libp2pTransport
   readonly #members: string[]
   #leader = ''
+  /** The model commands, reads and watches go to: each model is a Raft group of its own. */
+  #model = defaultModelName
 
   private constructor (transport: Libp2pTransport, members: string[]) {
     this.transport = transport
     this.#members = members
+  }
+
+  get modelName (): string {
+    return this.#model
+  }
+
+  /** From now on, speak to `model`'s group (its protocols and change notices). */
+  useModel (model: string): void {
+    if (model !== this.#model) this.#leader = ''
+    this.#model = model
   }
 
   static async open (entry: ControllerEntry): Promise<Connection> {
@@ -62,7 +77,7 @@ export class Connection {
     for (let attempt = 0; attempt < submitAttemptsMax; attempt++) {
       const target = this.#leader !== '' ? this.#leader : this.#members[attempt % this.#members.length]!
       try {
-        const reply = decode(await this.transport.request(target, controllerProposeProtocol, encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
+        const reply = decode(await this.transport.request(target, modelProtocol(controllerProposeProtocol, this.#model), encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
         if (reply.ok) return reply.result
         if (reply.name === 'PermissionDeniedError') throw new CantripError(reply.message)
         last = reply.message
@@ -83,7 +98,7 @@ export class Connection {
     for (let attempt = 0; attempt < this.#members.length * 5; attempt++) {
       const target = this.#members[attempt % this.#members.length]!
       try {
-        const reply = decode(await this.transport.request(target, controllerApiProtocol, encode(body, component), { timeoutMs: requestTimeoutMs }), component) as T
+        const reply = decode(await this.transport.request(target, modelProtocol(controllerApiProtocol, this.#model), encode(body, component), { timeoutMs: requestTimeoutMs }), component) as T
         if (reply.ok) return reply
         last = (reply as unknown as { error: string }).error
       } catch (error) {
@@ -95,7 +110,7 @@ export class Connection {
   }
 
   async model (): Promise<FullModel> {
-    return await this.api<FullModel>({ op: 'model' })
+    return { ...await this.api<FullModel>({ op: 'model' }), modelName: this.#model }
   }
 
   async putCharm (bytes: Uint8Array): Promise<string> {
@@ -106,7 +121,7 @@ export class Connection {
 
   /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */
   watch (onChange: () => void): () => void {
-    return this.transport.subscribe(changeTopic('default'), () => { onChange() })
+    return this.transport.subscribe(changeTopic(this.#model), () => { onChange() })
   }
   /**
    * One API request to one controller (`peer`), dialling `address` first when given (a
@@ -115,7 +130,7 @@ export class Connection {
   async apiTo<T extends { ok: boolean }> (peer: string, body: Record<string, unknown>, options: { address?: string, timeoutMs?: number } = {}): Promise<T> {
     const timeoutMs = options.timeoutMs ?? requestTimeoutMs
     if (options.address !== undefined && !this.transport.connectedPeers().includes(peer)) await this.transport.dial(options.address, { timeoutMs })
-    return decode(await this.transport.request(peer, controllerApiProtocol, encode(body, component), { timeoutMs }), component) as T
+    return decode(await this.transport.request(peer, modelProtocol(controllerApiProtocol, this.#model), encode(body, component), { timeoutMs }), component) as T
   }
 
   /** Each member's own `controller-status`, asked in parallel; an error (one line) for a member that did not answer. */
@@ -145,7 +160,7 @@ export class Connection {
     for (let attempt = 0; attempt < order.length * 3; attempt++) {
       const target = order[attempt % order.length]!
       try {
-        const reply = decode(await this.transport.request(target, controllerApiProtocol, body, { timeoutMs: requestTimeoutMs }), component) as DebugLogReply
+        const reply = decode(await this.transport.request(target, modelProtocol(controllerApiProtocol, this.#model), body, { timeoutMs: requestTimeoutMs }), component) as DebugLogReply
         if (reply.ok) {
           this.#logController = target
           return reply
@@ -167,7 +182,7 @@ export class Connection {
    * idea of the registered agents may be behind). Returns the unsubscribe function.
    */
   logs (entitled: (peer: string) => boolean, onBatch: (origin: string, records: readonly LogEntry[]) => void): () => void {
-    const topic = logTopic('default')
+    const topic = logTopic(this.#model)
     this.transport.setTopicValidator(topic, message => entitled(message.from) && parseLogBatch(message.data) !== undefined ? 'accept' : 'ignore')
     const unsubscribe = this.transport.subscribe(topic, message => {
       const batch = parseLogBatch(message.data)

@@ -148,7 +148,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
   }
 
   return {
-    model: { name: 'default', type: 'iaas', controller, cloud: 'local', region: 'localhost', version: '0.1.0', 'model-status': { current: 'available' } },
+    model: { name: full.modelName ?? 'default', type: 'iaas', controller, cloud: 'local', region: 'localhost', version: '0.1.0', 'model-status': { current: 'available' } },
     machines: sortKeys(machines),
     applications: sortKeys(applications),
     controller: { timestamp: new Date(now).toISOString().slice(11, 19) + 'Z' }

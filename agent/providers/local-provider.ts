@@ -71,6 +71,16 @@ export function defaultLocalAgentCommand (): LocalAgentCommand {
   return { file: process.execPath, args: (bootstrapFile, dataDir) => ['--import', tsx, cantripd, '--bootstrap', bootstrapFile, '--data-dir', dataDir] }
 }
 
+/**
+ * Where another model's machines live: `<machines dir>/m-<name>/machine-N`, so machine
+ * "0" of two models never shares a directory (the default model's stay at the top). The
+ * prefix is short because a unit's hook tool socket, deep below, must fit the 107 bytes
+ * of a unix socket path; it never collides with `machine-N` or `manual-hosts.json`.
+ */
+export function modelMachinesHome (machinesHome: string, model: string): string {
+  return path.join(machinesHome, `m-${model}`)
+}
+
 /** `3` → `machine-3`, `0/lxd/1` → `machine-0-lxd-1` (Juju's machine tags). */
 export function localInstanceDirName (machineId: string): string {
   return dirPrefix + machineId.replaceAll('/', '-')

@@ -23,6 +23,8 @@ import { Deployer } from '../uniter/deployer.ts'
 
 export interface MachineRoleOptions {
   machineId: string
+  /** The model the machine belongs to (its change notices' topic); `transport` is already scoped to it. */
+  model: string
   dataDir: string
   transport: Transport
   controllers: readonly string[]
@@ -62,7 +64,7 @@ export class MachineRole implements Worker {
 
   static async start (options: MachineRoleOptions): Promise<MachineRole> {
     const { machineId, transport, clock, logger } = options
-    const client = new ControllerClient({ transport, clock, modelUuid: 'default', machine: machineId, controllers: options.controllers })
+    const client = new ControllerClient({ transport, clock, modelUuid: options.model, machine: machineId, controllers: options.controllers })
     client.start()
     let storage: LevelStorage
     try {
@@ -74,6 +76,7 @@ export class MachineRole implements Worker {
     }
     const deployer = new Deployer({
       machineId,
+      modelName: options.model,
       dataDir: options.dataDir,
       controller: client,
       storage,

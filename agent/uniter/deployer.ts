@@ -16,6 +16,8 @@ import { UnitAgent, type HookToolService, type UnitAgentController } from './uni
 
 export interface DeployerOptions {
   machineId: string
+  /** The model's name, for the hooks' JUJU_MODEL_NAME; "default" when not given. */
+  modelName?: string
   /** Unit agents live in `<dataDir>/agents/unit-<app>-<n>`. */
   dataDir: string
   controller: UnitAgentController
@@ -121,6 +123,7 @@ export class Deployer {
       this.#supervise(unit, () => UnitAgent.start({
         unit,
         machineId: this.#o.machineId,
+        ...(this.#o.modelName === undefined ? {} : { modelName: this.#o.modelName }),
         agentDir,
         controller: this.#o.controller,
         storage: this.#o.storage,

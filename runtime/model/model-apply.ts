@@ -1,7 +1,7 @@
 import { assert, assertSafeInteger } from '../assert.ts'
 import { encode } from '../codec.ts'
 import { describeValue } from '../errors.ts'
-import { isApplicationName, isMachineId, isUnitName, type ApplicationName, type MachineId, type RelationId, type UnitName } from '../ids.ts'
+import { defaultModelName, isApplicationName, isMachineId, isModelName, isUnitName, type ApplicationName, type MachineId, type RelationId, type UnitName } from '../ids.ts'
 import { limits } from '../limits.ts'
 import { configHashOf, trustHashOf, canonicalFlat } from './canonical.ts'
 import { listAppend } from './chunked-list.ts'
@@ -103,6 +103,9 @@ export function describeCommand (c: ModelCommand): string {
     case 'refresh': return `refresh ${q(c.application)} to ${q(c.charm)}`
     case 'expose': return `expose ${q(c.application)}`
     case 'unexpose': return `unexpose ${q(c.application)}`
+    case 'add-model': return `add model ${q(c.name)}`
+    case 'destroy-model': return `destroy model ${q(c.name)}`
+    case 'remove-model': return `remove model ${q(c.name)}`
     case 'claim-controller-lease': return `claim controller lease ${q(c.lease)} for ${q(c.controller)}`
     case 'release-controller-lease': return `release controller lease ${q(c.lease)} for ${q(c.controller)}`
     case 'commit-hook-changes': return `commit hook changes of ${q(c.unit)}`
@@ -231,6 +234,11 @@ function applicationName (c: ModelCommand, value: unknown): ApplicationName {
 
 function unitName (c: ModelCommand, value: unknown): UnitName {
   if (typeof value !== 'string' || !isUnitName(value)) refuse(c, `${q(value)} is not a valid unit name`)
+  return value
+}
+
+function modelName (c: ModelCommand, value: unknown): string {
+  if (typeof value !== 'string' || !isModelName(value)) refuse(c, `${q(value)} is not a valid model name (lower-case letters, digits and hyphens, at most 63 characters)`)
   return value
 }
 
@@ -1579,6 +1587,36 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     requireAdmin(c)
     const app = getApplication(d, c, applicationName(c, c.application))
     if (app.exposed) putApplication(d, { ...app, exposed: false })
+    return {}
+  },
+
+  'add-model': (d, c) => {
+    requireAdmin(c)
+    const name = modelName(c, c.name)
+    if (name === defaultModelName || d.models.get(name) !== undefined) refuse(c, `model ${q(name)} already exists`)
+    if (d.models.size >= limits.modelsMax) refuse(c, `the controller group hosts ${limits.modelsMax} models besides "default", the maximum`)
+    // No delta key: machine agents never watch the registry; controllers act on every applied entry.
+    d.models.set(name, { name, life: 'alive', createdAt: d.revision })
+    return {}
+  },
+
+  'destroy-model': (d, c) => {
+    requireAdmin(c)
+    const name = modelName(c, c.name)
+    if (name === defaultModelName) refuse(c, 'it is the controller group\'s own model, which holds the model registry; destroy-controller removes it')
+    const model = d.models.get(name)
+    if (model === undefined) refuse(c, `model ${q(name)} not found`)
+    if (model.life === 'alive') d.models.set(name, { ...model, life: 'dying' })
+    return {}
+  },
+
+  'remove-model': (d, c) => {
+    requireAdmin(c)
+    const name = modelName(c, c.name)
+    const model = d.models.get(name)
+    if (model === undefined) return {}
+    if (model.life !== 'dying') refuse(c, 'the model is alive; destroy it first')
+    d.models.delete(name)
     return {}
   },
 

@@ -4,7 +4,7 @@ import { listAppend, type ChunkedList } from './chunked-list.ts'
 import { TableDraft, emptyTable, tableGet, tableHas } from './table.ts'
 import type {
   ActionRecord, ApplicationRecord, CharmRecord, ControllerLeaseRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
-  ModelCounters, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
+  ModelCounters, ModelRegistryRecord, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
 } from './model-types.ts'
 
 /** Read access shared by a committed context and a command's draft. */
@@ -49,6 +49,7 @@ export function emptyModel (): ModelContext {
     leases: emptyTable(),
     controllerLeases: emptyTable(),
     actions: emptyTable(),
+    models: emptyTable(),
     finishedActions: [],
     keyRevisions: emptyTable(),
     tombstones: [],
@@ -74,6 +75,7 @@ export class ModelDraft implements ModelReader {
   readonly leases: TableDraft<LeaseRecord>
   readonly controllerLeases: TableDraft<ControllerLeaseRecord>
   readonly actions: TableDraft<ActionRecord>
+  readonly models: TableDraft<ModelRegistryRecord>
   counters: ModelCounters
   finishedActions: ChunkedList<string>
   /** Key → removed? in the order first touched. */
@@ -91,6 +93,7 @@ export class ModelDraft implements ModelReader {
     this.leases = new TableDraft(base.leases)
     this.controllerLeases = new TableDraft(base.controllerLeases)
     this.actions = new TableDraft(base.actions)
+    this.models = new TableDraft(base.models)
     this.counters = base.counters
     this.finishedActions = base.finishedActions
   }
@@ -157,6 +160,7 @@ export class ModelDraft implements ModelReader {
       leases: this.leases.finish(),
       controllerLeases: this.controllerLeases.finish(),
       actions: this.actions.finish(),
+      models: this.models.finish(),
       finishedActions: this.finishedActions,
       keyRevisions: revisions.finish(),
       tombstones,

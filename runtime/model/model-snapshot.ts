@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.ts'
 import { isPlainRecord } from './charm-summary.ts'
 import type { ApplicationRecord, ModelContext, UnitRecord } from './model-types.ts'
-import { TableDraft, tableEntries, tableFanout, type Table } from './table.ts'
+import { TableDraft, emptyTable, tableEntries, tableFanout, type Table } from './table.ts'
 
 /**
  * The model as RaftSnapshot data: the context is plain data already, so the snapshot is
@@ -56,6 +56,9 @@ export function restoreModel (data: unknown): ModelContext {
     if (size !== (table as { size: number }).size) fail(`"${name}" to hold ${String((table as { size: number }).size)} entries`, size)
   }
   for (const name of tableNames) checkTable(name, ctx[name])
+  // Snapshots from before the model registry have no "models" table: an empty one.
+  if (ctx.models === undefined) ctx.models = emptyTable()
+  checkTable('models', ctx.models)
   if (!isPlainRecord(ctx.requests)) fail('the request table', ctx.requests)
   checkTable('requests.current', (ctx.requests as Record<string, unknown>).current)
   checkTable('requests.previous', (ctx.requests as Record<string, unknown>).previous)

@@ -336,6 +336,18 @@ export interface ControllerLeaseRecord {
   readonly grantedAt: number
 }
 
+/**
+ * One model of the registry. `dying` once destroy-model began: its applications and
+ * machines are being removed; `remove-model` then drops it, and the controllers stop
+ * its Raft group and delete its data.
+ */
+export interface ModelRegistryRecord {
+  readonly name: string
+  readonly life: 'alive' | 'dying'
+  /** Raft index of the add-model that created it. */
+  readonly createdAt: number
+}
+
 export type ActionStatus = 'pending' | 'completed' | 'failed' | 'cancelled'
 
 export interface ActionRecord {
@@ -441,6 +453,12 @@ export interface ModelContext {
   readonly tombstones: ChunkedList<Tombstone>
   /** Removals at or before this revision may have been forgotten: watchers older than it resync. */
   readonly tombstoneFloor: number
+  /**
+   * The controller group's other models, keyed by name (only the "default" model's
+   * context, which the bootstrap group holds, has entries): each is a Raft group of its
+   * own hosted by the same controllers (agent/roles/model-hosts.ts).
+   */
+  readonly models: Table<ModelRegistryRecord>
   /** Recent request ids (two generations, bounded) → the result they got. */
   readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
 }
@@ -564,6 +582,10 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'refresh', readonly application: ApplicationName, readonly charm: string, readonly force?: boolean }
   | { readonly type: 'expose', readonly application: ApplicationName }
   | { readonly type: 'unexpose', readonly application: ApplicationName }
+  /** The model registry (only in the "default" model, which the bootstrap group holds). */
+  | { readonly type: 'add-model', readonly name: string }
+  | { readonly type: 'destroy-model', readonly name: string }
+  | { readonly type: 'remove-model', readonly name: string }
   /**
    * The buffered effects of one hook that exited 0 (Juju's CommitHookChanges): all of
    * them apply or, if any is refused, none. Ports are opened first, then closed, as
@@ -594,7 +616,7 @@ export const modelCommandTypes = [
   'unit-dead', 'set-unit-status', 'set-agent-status', 'resolved', 'clear-resolved',
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
   'storage-attached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
-  'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose',
+  'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
 ] as const satisfies readonly ModelCommandType[]
 

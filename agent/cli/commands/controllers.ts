@@ -44,6 +44,8 @@ export const registerControllers: RegisterCommand = (program, context) => {
       const format = parseFormat('cantrip show-controller', options.format, ['yaml', 'json'])
       const { name: chosen, entry } = controllerEntry(name)
       const connection = await context.connect(chosen)
+      // The bootstrap group's Raft state: the default model's, whichever model is current.
+      connection.useModel('default')
       const group = await groupStatus(connection, entry)
       const warnings = versionSkewWarnings(group.members.map((m, i) => ({ who: `controller c${i} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })))
       for (const warning of warnings) context.err(warning)

@@ -2,7 +2,7 @@
  * `cantrip destroy-controller NAME --no-prompt`: stops everything the controller runs on
  * this host and removes its directory — the controllers first (so their provisioner and
  * watchdog restart nothing), then every machine agent's process group, then the unit
- * workloads by their pid files — and forgets it. Processes are found by pid and killed
+ * workloads by their pid files, in every model — and forgets it. Processes are found by pid and killed
  * only while their command line still names this controller's directory, so a reused
  * pid is never hit.
  */
@@ -36,14 +36,13 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       step.update('stopping controllers')
       await Promise.all(entry.controllers.map(async member => { await stop(member.pid, owned, false) }))
       step.update('stopping machine agents')
-      const machines = join(entry.dir, 'machines')
-      const agents = existsSync(machines) ? readdirSync(machines).filter(d => d.startsWith('machine-')) : []
+      const agents = machineDirs(join(entry.dir, 'machines'))
       await Promise.all(agents.map(async d => {
-        const pid = pidIn(join(machines, d, 'agent.pid'))
+        const pid = pidIn(join(d, 'agent.pid'))
         if (pid !== undefined) await stop(pid, owned, true)
       }))
       step.update('stopping workloads')
-      for (const d of agents) for (const pid of workloadPids(join(machines, d, 'agent'))) await stop(pid, () => true, false)
+      for (const d of agents) for (const pid of workloadPids(join(d, 'agent'))) await stop(pid, () => true, false)
       rmSync(entry.dir, { recursive: true, force: true })
       const after = readControllers()
       delete after.controllers[name]
@@ -51,6 +50,15 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       writeControllers(after)
       step.done(`Destroyed controller "${name}": ${entry.controllers.length} controller${entry.controllers.length === 1 ? '' : 's'} and ${agents.length} machine agent${agents.length === 1 ? '' : 's'} stopped, ${entry.dir} removed`)
     })
+}
+
+/** Every machine's directory: the default model's `machine-N` and the other models' `m-<name>/machine-N` (modelMachinesHome). */
+function machineDirs (machines: string): string[] {
+  if (!existsSync(machines)) return []
+  const entries = readdirSync(machines)
+  const own = entries.filter(d => d.startsWith('machine-')).map(d => join(machines, d))
+  const others = entries.filter(d => d.startsWith('m-')).flatMap(m => readdirSync(join(machines, m)).filter(d => d.startsWith('machine-')).map(d => join(machines, m, d)))
+  return [...own, ...others]
 }
 
 function cmdline (pid: number): string {

@@ -40,6 +40,8 @@ export const registerEnableHa: RegisterCommand = (program, context) => {
       if (!Number.isSafeInteger(wanted) || wanted < 1 || wanted > membersMax || wanted % 2 === 0) throw new InvalidInputError(component, `-n as an odd number from 1 to ${membersMax}`, options.n)
       if (wanted <= have) throw new InvalidInputError(component, `-n above the ${have} member${have === 1 ? '' : 's'} controller "${name}" has`, options.n)
       const connection = await context.connect(name)
+      // The controller group is the default model's Raft group (other models keep their founding members).
+      connection.useModel('default')
       await enableHa(context, connection, name, entry, wanted)
     })
 }

@@ -11,6 +11,7 @@ import { registerActions } from './actions.ts'
 import { registerConfig } from './config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
+import { registerModels } from './models.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
 import { registerUnits } from './units.ts'
@@ -25,6 +26,7 @@ export const commands: RegisterCommand[] = [
   registerEnableHa,
   registerMembers,
   registerVersion,
+  registerModels,
   registerStatus,
   registerDeploy,
   registerUnits,

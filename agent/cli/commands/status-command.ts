@@ -8,7 +8,7 @@
 import { stringify } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand, CliContext } from '../cli-context.ts'
-import { controllerEntry } from '../cli-home.ts'
+import { modelTarget } from '../cli-home.ts'
 import type { FullModel } from '../connection.ts'
 import { parseDuration, untilModel } from './model-common.ts'
 import { displayedUnit, statusDocument, type StatusDocument } from '../status-document.ts'
@@ -61,7 +61,8 @@ export const registerStatus: RegisterCommand = (program, context) => {
     .option('-c, --controller <name>', 'controller (default: the current one)')
     .action(async (selectors: string[], options: { format: string, relations?: boolean, watch?: boolean, controller?: string }) => {
       const format = parseFormat(options.format)
-      const { name } = controllerEntry(options.controller)
+      // -m may name the controller too (`-m local:staging`).
+      const name = modelTarget(context.model, options.controller).controller
       const connection = await context.connect(name)
       const show = (full: FullModel): void => {
         const text = render(full, name, { format, relations: options.relations === true, selectors }, Date.now())

@@ -1,0 +1,257 @@
+/**
+ * One model's controller in this process: its Raft group member (LevelDB in `dir`), the
+ * propose protocol, the agents' API and change notices, all on the model's scoped
+ * transport (actors/controller/model-scope.ts), and — while this member leads — the
+ * model's provisioner. The "default" model's is started by the controller role itself;
+ * the others by ModelHosts from the registry. Every model's group has the same voters:
+ * the controllers, by their peer ids.
+ */
+import { randomBytes } from 'node:crypto'
+import { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { MachinePresence } from '../../actors/controller/controller-api.ts'
+import type { ControllerAddresses } from '../../actors/controller/api-controllers.ts'
+import type { PresenceRow } from '../../actors/controller/api-members.ts'
+import { logTopic, machineMayLogAs, parseLogBatch } from '../../runtime/logs/log-entry.ts'
+import { LogRing } from '../../runtime/logs/log-ring.ts'
+import { modelTransport } from '../../actors/controller/model-scope.ts'
+import { Provisioner } from '../../actors/provisioner/provisioner.ts'
+import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
+import { defaultModelName, type ModelName } from '../../runtime/ids.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { Entity } from '../../runtime/model/model-types.ts'
+import { tableValues } from '../../runtime/model/table.ts'
+import { unitAgentPresence } from '../../runtime/presence/membership.ts'
+import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
+import { SeededRandom } from '../../runtime/random.ts'
+import type { Transport } from '../../runtime/transport.ts'
+import { CharmStore } from '../controller/charm-store.ts'
+import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
+import { LevelStorage } from '../level-storage.ts'
+import { SystemClock } from '../system-clock.ts'
+import type { ControllerRoleOptions } from './controller-role.ts'
+
+/** Per peer, while fetching a missing charm archive: below the machine agents' 2 s request timeout, so their first ask succeeds. */
+const charmFetchPeerTimeoutMs = 1_500
+
+export type Provisioning = NonNullable<ControllerRoleOptions['provisioning']>
+
+export interface ModelControllerOptions {
+  model: ModelName
+  /** Its LevelDB directory. */
+  dir: string
+  id: string
+  /** The mesh (unscoped: the model's protocols are scoped here). */
+  transport: Transport
+  /** This model's presence (its agents heartbeat on `cantrip/presence/<model>`). */
+  presence: PresenceAgent
+  controllers: readonly string[]
+  admins: readonly string[]
+  /** Machine agents named by hand (`--machine N=PEER`): the default model's only. */
+  machines: ReadonlyMap<string, string>
+  logger: Logger
+  provisioning: Provisioning | undefined
+  /** Join a running group (`cantripd --join`): wait for the leader's log instead of bootstrapping. */
+  join?: boolean
+  /** The version this agent reports (`controller-status`). */
+  version?: string
+  /** Where the voters listen (the `controllers` API op). */
+  controllerAddresses?: ControllerAddresses
+  /** Where this model's shipped log records are kept (debug-log); a new ring when not given. */
+  logs?: LogRing
+  /** Called after every applied entry (the registry watch of the default model, the provisioner). */
+  onApplied?: () => void
+}
+
+export class ModelController {
+  readonly model: ModelName
+  readonly node: ControllerNode
+  readonly #storage: LevelStorage
+  readonly #transport: Transport
+  readonly #unsubscribeLogs: () => void
+  #stopping: Promise<void> | undefined
+
+  private constructor (model: ModelName, node: ControllerNode, storage: LevelStorage, transport: Transport, unsubscribeLogs: () => void) {
+    this.model = model
+    this.node = node
+    this.#storage = storage
+    this.#transport = transport
+    this.#unsubscribeLogs = unsubscribeLogs
+  }
+
+  static async start (options: ModelControllerOptions): Promise<ModelController> {
+    const { id, controllers, admins, machines, presence, model } = options
+    const transport = modelTransport(options.transport, model)
+    const storage = await LevelStorage.open(options.dir)
+    let nodeRef: ControllerNode | undefined
+    // Machine agents are known by registration (the model binds their peer ids) or by --machine.
+    let registered = { revision: -1, byPeer: new Map<string, string>() }
+    const registeredMachine = (peer: string): string | undefined => {
+      const context = nodeRef?.host.model()
+      if (context === undefined) return undefined
+      if (context.revision !== registered.revision) {
+        const byPeer = new Map<string, string>()
+        for (const machine of tableValues(context.machines)) if (machine.agentPeer !== null) byPeer.set(machine.agentPeer, machine.id)
+        registered = { revision: context.revision, byPeer }
+      }
+      return registered.byPeer.get(peer)
+    }
+    // Every voter of the latest configuration (committed or not), so a controller being added is recognised as soon as it is one.
+    const isController = (peer: string): boolean => controllers.includes(peer) || (nodeRef?.host.status().config.voters.includes(peer) ?? false)
+    const controllerPeers = (): string[] => [...new Set([...controllers, ...(nodeRef?.host.status().config.voters ?? [])])]
+    const identify = (peer: string): Entity | undefined => {
+      if (admins.includes(peer)) return { kind: 'user', name: 'admin' }
+      if (isController(peer)) return { kind: 'controller', id: peer }
+      const machine = machines.get(peer) ?? registeredMachine(peer)
+      return machine === undefined ? undefined : { kind: 'machine', id: machine }
+    }
+    const peerOfMachine = (machine: string): string | undefined => {
+      const given = [...machines].find(([, m]) => m === machine)?.[0]
+      if (given !== undefined || nodeRef === undefined) return given
+      return readerOf(nodeRef.host.model()).machine(machine)?.agentPeer ?? undefined
+    }
+    const presenceOf: MachinePresence = machine => {
+      const peer = peerOfMachine(machine)
+      // A machine agent in this very process (role both) is heard whenever we run.
+      if (peer === id) return { status: 'alive', since: undefined, heardBy: id }
+      const seen = unitAgentPresence(peer === undefined ? undefined : presence.member(peer))
+      return { status: seen.status, since: seen.since, heardBy: seen.heardBy }
+    }
+    const modelListeners = new Set<() => void>()
+    const logger = options.logger.child(model)
+    const logs = options.logs ?? new LogRing()
+    let node: ControllerNode
+    try {
+      node = await ControllerNode.start({
+        id,
+        peers: [...controllers],
+        ...(options.join === true ? { join: true } : {}),
+        storage,
+        transport,
+        clock: new SystemClock(),
+        random: new SeededRandom(Number.parseInt(id.slice(-8).replace(/[^0-9a-f]/gi, '0'), 16) >>> 0),
+        tickMs: 100,
+        // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
+        electionTicks: 6,
+        heartbeatTicks: 1,
+        onApplied: () => {
+          options.onApplied?.()
+          for (const listener of [...modelListeners]) listener()
+        },
+        ...(options.provisioning === undefined ? {} : { singularWorkers: () => provisionerWorker(() => nodeRef, options, options.provisioning!, modelListeners) }),
+        agents: {
+          modelUuid: model,
+          identify,
+          // An archive put into any controller is fetched from it by the others on first use.
+          charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs }),
+          presenceOf,
+          extras: {
+            ...(options.version === undefined ? {} : { version: options.version }),
+            presenceTable: () => presenceTable(presence, id, options.version),
+            ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })
+          },
+          logs
+        }
+      })
+    } catch (error) {
+      await storage.close()
+      throw error
+    }
+    nodeRef = node
+    const unsubscribeLogs = receiveLogs(transport, model, logs, identify, unit => readerOf(node.host.model()).unit(unit)?.machine)
+    return new ModelController(model, node, storage, transport, unsubscribeLogs)
+  }
+
+  async stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#unsubscribeLogs()
+      await this.node.stop()
+      await this.#storage.close()
+      // The scoped view only (the mesh goes on serving the other models); never the mesh itself.
+      if (this.model !== defaultModelName) await this.#transport.stop().catch(() => {})
+    })()
+    await this.#stopping
+  }
+}
+
+/** The presence table as the members API shows it: this agent first, then every member it has heard of. */
+function presenceTable (presence: PresenceAgent, self: string, version: string | undefined): PresenceRow[] {
+  const now = Date.now()
+  const own: PresenceRow = { id: self, role: presence.role, state: 'alive', incarnation: presence.incarnation, lastHeardAt: now, heardBy: self, since: now, ...(version === undefined ? {} : { version }) }
+  return [own, ...presence.members().map(member => {
+    const reported = presence.versionOf(member.id)
+    return { ...member, ...(reported === undefined ? {} : { version: reported }) }
+  })]
+}
+
+/**
+ * Log batches from the model's agents into the ring: only from controllers and
+ * registered machine agents (anyone else's is rejected, and the mesh penalises them).
+ */
+function receiveLogs (transport: Transport, model: ModelName, ring: LogRing, identify: (peer: string) => Entity | undefined, unitMachine: (unit: string) => string | undefined): () => void {
+  const topic = logTopic(model)
+  transport.setTopicValidator(topic, message => {
+    const sender = identify(message.from)
+    if (sender === undefined || (sender.kind !== 'machine' && sender.kind !== 'controller')) return 'reject'
+    return parseLogBatch(message.data) === undefined ? 'reject' : 'accept'
+  })
+  const unsubscribe = transport.subscribe(topic, message => {
+    const batch = parseLogBatch(message.data)
+    const sender = identify(message.from)
+    if (batch === undefined || sender === undefined) return
+    // A machine agent speaks for itself and its units only (a unit just removed may be dropped: that is all).
+    const records = sender.kind === 'machine' ? batch.records.filter(r => machineMayLogAs(sender.id, r.entity, unitMachine)) : batch.records
+    ring.append(message.from, records)
+  })
+  return () => {
+    unsubscribe()
+    transport.setTopicValidator(topic, undefined)
+  }
+}
+
+/** The model's provisioner, while this controller runs its singular workers. */
+function provisionerWorker (node: () => ControllerNode | undefined, options: ModelControllerOptions, provisioning: Provisioning, modelListeners: Set<() => void>): { stop: () => void } {
+  const current = node()
+  if (current === undefined) return { stop: () => {} }
+  const providers = [provisioning.provider, ...(provisioning.manual === undefined ? [] : [provisioning.manual])]
+  const provisioner = new Provisioner({
+    controllerId: options.id,
+    incarnation: `${current.host.term}-${Date.now()}`,
+    clock: current.clock,
+    logger: options.logger.child(options.model).child('provisioner'),
+    providerFor: machine => machine.placement?.startsWith('ssh:') === true && provisioning.manual !== undefined ? provisioning.manual : provisioning.provider,
+    providers,
+    model: () => current.host.model(),
+    onModelChange: listener => {
+      // Coalesced: one pass per burst of applied entries.
+      let queued = false
+      const coalesced = (): void => {
+        if (queued) return
+        queued = true
+        setImmediate(() => { queued = false; listener() })
+      }
+      modelListeners.add(coalesced)
+      return () => { modelListeners.delete(coalesced) }
+    },
+    submit: async command => await current.submit(command),
+    ...(provisioning.retryDelayMs === undefined ? {} : { policy: { retryDelayMsMin: provisioning.retryDelayMs[0], retryDelayMsMax: provisioning.retryDelayMs[1] }, retryRoundMs: provisioning.retryDelayMs[1] }),
+    newToken: () => randomBytes(16).toString('hex'),
+    newSecret: () => randomBytes(32).toString('hex'),
+    bootstrapFor: (machine, secret) => encodeBootstrapData({
+      version: 1,
+      modelUuid: options.model,
+      machineId: machine.id,
+      controllers: provisioning.controllerAddresses(current.host.status().config.voters),
+      networkKey: provisioning.networkKey,
+      secret
+    })
+  })
+  provisioner.start()
+  provisioning.watchdog?.start()
+  return {
+    stop: () => {
+      provisioner.stop()
+      void provisioning.watchdog?.stop()
+    }
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Several models on one controller group, through the CLI on the local provider: bootstrap,
+ * add a second model, deploy kv into each (each model's machine "0" in its own
+ * directory), check both come active and `status -m` shows each model alone, refuse an
+ * unknown model before anything is sent, destroy the second model (its machines, agent
+ * processes and data go; the default model's stay), and destroy the controller with
+ * nothing left.
+ */
+import '../runtime/polyfill.ts'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { parse } from 'yaml'
+import type { StatusDocument } from '../agent/cli/status-document.ts'
+import { freePortRun } from './support/cantripd-cluster.ts'
+import { killUnitWorkloads, processAlive } from './support/processes.ts'
+
+function cantrip (home: string, ...args: string[]): { status: number, stdout: string, stderr: string } {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
+    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 240_000
+  })
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+}
+
+function ok (home: string, ...args: string[]): string {
+  const run = cantrip(home, ...args)
+  assert.is(run.status, 0, `cantrip ${args.join(' ')}: ${run.stderr}`)
+  return run.stdout
+}
+
+function status (home: string, model: string): StatusDocument {
+  return JSON.parse(ok(home, 'status', '--format', 'json', '-m', model)) as StatusDocument
+}
+
+async function listening (port: number): Promise<boolean> {
+  try {
+    await fetch(`http://127.0.0.1:${port}/kv/anything`, { signal: AbortSignal.timeout(3_000) })
+    return true
+  } catch {
+    return false
+  }
+}
+
+function agentPid (dir: string): number {
+  return Number(readFileSync(join(dir, 'agent.pid'), 'utf8').split(/\s+/)[0])
+}
+
+test('add-model, deploy into two models, status -m each, destroy-model, destroy-controller', async () => {
+  // A short home: a unit's hook tool socket, deep below it, must fit a unix socket path.
+  const home = mkdtempSync(join(tmpdir(), 'cm-'))
+  const [defaultPort, twoPort] = [await freePortRun(1), await freePortRun(1)]
+  const kv = resolve('examples/charms/kv')
+  const machinesDir = join(home, 'controllers', 'local', 'machines')
+  const twoMachines = join(machinesDir, 'm-two')
+  try {
+    ok(home, 'bootstrap')
+    assert.match(ok(home, 'add-model', 'two'), /Added 'two' model/)
+    // add-model switched to it, as Juju's does.
+    let models = JSON.parse(ok(home, 'models', '--format', 'json')) as { models: Array<{ 'short-name': string, status: { current: string } }>, 'current-model': string }
+    assert.is(models['current-model'], 'two')
+    assert.equal(models.models.map(m => m['short-name']), ['default', 'two'])
+
+    // The same charm in each model: "store" in two (the current model), "kv" in default (named with -m controller:model).
+    ok(home, 'deploy', kv, 'store', '--config', `port=${twoPort}`)
+    ok(home, 'deploy', kv, '--config', `port=${defaultPort}`, '-m', 'local:default')
+    ok(home, 'wait-for', 'application', 'store', '--timeout', '3m')
+    ok(home, 'wait-for', 'application', 'kv', '--timeout', '3m', '-m', 'default')
+
+    const inTwo = status(home, 'two')
+    const inDefault = status(home, 'default')
+    assert.is(inTwo.model.name, 'two')
+    assert.is(inDefault.model.name, 'default')
+    assert.equal(Object.keys(inTwo.applications), ['store'])
+    assert.equal(Object.keys(inDefault.applications), ['kv'])
+    // Machine "0" in each model, in directories of their own, each serving its own workload.
+    assert.equal(Object.keys(inTwo.machines), ['0'])
+    assert.equal(Object.keys(inDefault.machines), ['0'])
+    assert.ok(existsSync(join(machinesDir, 'machine-0', 'agent.pid')), 'the default model\'s machine 0')
+    assert.ok(existsSync(join(twoMachines, 'machine-0', 'agent.pid')), 'model two\'s machine 0')
+    assert.ok(await listening(defaultPort), 'kv/0 of the default model serves')
+    assert.ok(await listening(twoPort), 'store/0 of model two serves')
+
+    // A wrong model is refused with one line, before anything is sent.
+    const wrong = cantrip(home, 'add-unit', 'kv', '-m', 'nope')
+    assert.is(wrong.status, 1)
+    assert.match(wrong.stderr, /^ERROR cantrip: expected a model of controller "local" \(default, two\), got "nope"\n$/)
+    const bad = cantrip(home, 'status', '-m', 'Bad_Name')
+    assert.is(bad.status, 1)
+    assert.match(bad.stderr, /expected a model name like "default"/)
+    assert.match(cantrip(home, 'destroy-model', 'default', '--no-prompt').stderr, /a model other than "default"/)
+
+    // switch, then the table stars the current model.
+    assert.match(ok(home, 'switch', 'default'), /local:two -> local:default/)
+    assert.match(ok(home, 'models'), /^default\*\s+local\/localhost\s+iaas\s+available\s+1\s+1\s+admin$/m)
+
+    // destroy-model: its machine agent stops and everything of the model goes; the default model is untouched.
+    const twoAgent = agentPid(join(twoMachines, 'machine-0'))
+    const defaultAgent = agentPid(join(machinesDir, 'machine-0'))
+    const member = (parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as { controllers: { local: { controllers: Array<{ 'data-dir': string }> } } }).controllers.local.controllers[0]!
+    assert.equal(readdirSync(join(member['data-dir'], 'models')).filter(d => d.startsWith('two-')).length, 1, 'model two\'s Raft data')
+    assert.match(ok(home, 'destroy-model', 'two', '--no-prompt', '--timeout', '2m'), /Destroyed model "two": 1 machine and 1 application removed/)
+    assert.not.ok(processAlive(twoAgent), 'model two\'s machine agent stopped')
+    assert.not.ok(await listening(twoPort), 'store/0 stopped serving')
+    assert.not.ok(existsSync(twoMachines), 'model two\'s machine directories are gone')
+    models = JSON.parse(ok(home, 'models', '--format', 'json')) as typeof models
+    assert.equal(models.models.map(m => m['short-name']), ['default'])
+    assert.match(cantrip(home, 'status', '-m', 'two').stderr, /expected a model of controller "local" \(default\), got "two"/)
+    // Each controller drops the model's group and data once it applies the removal.
+    const deadline = Date.now() + 20_000
+    while (readdirSync(join(member['data-dir'], 'models')).length > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 200))
+    assert.equal(readdirSync(join(member['data-dir'], 'models')), [], 'model two\'s Raft data is deleted')
+    assert.ok(processAlive(defaultAgent), 'the default model\'s machine agent runs on')
+    assert.is(status(home, 'default').applications['kv']!['application-status'].current, 'active')
+
+    ok(home, 'destroy-controller', 'local', '--no-prompt')
+    assert.not.ok(processAlive(defaultAgent), 'every machine agent stopped')
+    assert.not.ok(existsSync(join(home, 'controllers', 'local')), 'the controller directory is gone')
+  } finally {
+    if (existsSync(join(home, 'controllers', 'local'))) {
+      cantrip(home, 'destroy-controller', 'local', '--no-prompt')
+      for (const dir of [machinesDir, twoMachines]) if (existsSync(dir)) for (const d of readdirSync(dir)) killUnitWorkloads(join(dir, d, 'agent'))
+    }
+    rmSync(home, { recursive: true, force: true })
+  }
+})
+
+test.run()
