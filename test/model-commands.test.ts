@@ -353,6 +353,33 @@ lifecycle('remove-unit: dying with its subordinates; unit-dead only when dying a
   model.refused('remove-unit', { unit: 'web/1' }, 'controller: cannot remove unit "web/1": permission denied for unit-log-1', unit('log/1'))
 })
 
+lifecycle('remove-unit of a unit whose agent never started: gone at once with its subordinates (as Juju)', () => {
+  const model = standard()
+  model.ok('deploy', { application: 'log', charm: 'local:logging-0', config: {}, constraints: {}, numUnits: 0 })
+  const id = model.ok('integrate', { a: 'web', b: 'log' }).relationId!
+  assert.equal(model.unit('web/0')!.subordinates, ['log/0'])
+  model.ok('set-agent-status', { unit: 'web/1', status: 'idle', message: '', now: 1 }, machine('1'))
+  model.ok('remove-unit', { unit: 'web/0' })
+  assert.is(model.unit('web/0'), undefined, 'never started: nothing will ever finish its removal')
+  assert.is(model.unit('log/0'), undefined, 'its subordinate went first')
+  assert.equal(model.machine('0')!.units, [])
+  assert.ok(model.deltaKeys().includes('-unit/web/0'))
+  assert.is(model.app('web')!.scale, 1)
+  // A started agent runs its stop and remove hooks first: dying until it says it is dead.
+  model.ok('remove-unit', { unit: 'web/1' })
+  assert.is(model.unit('web/1')!.life, 'dying')
+  // A never-started subordinate in scope of a relation stays until it leaves scope.
+  model.ok('add-unit', { application: 'web', numUnits: 1 })
+  const sub = model.unit('web/2')!.subordinates[0]!
+  model.ok('enter-scope', { unit: sub, relationId: id }, unit(sub))
+  model.ok('remove-unit', { unit: 'web/2' })
+  assert.equal([model.unit('web/2')!.life, model.unit(sub)!.life], ['dying', 'dying'])
+  // remove-application of an application none of whose agents started: gone at once.
+  model.ok('deploy', { application: 'idle', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 2 })
+  model.ok('remove-application', { application: 'idle' })
+  assert.is(model.app('idle'), undefined)
+})
+
 lifecycle('remove-application: relations dying, units dying, gone with its last unit', () => {
   const model = standard()
   const id = model.ok('integrate', { a: 'web:db', b: 'db:server' }).relationId!
@@ -372,6 +399,8 @@ lifecycle('remove-application: relations dying, units dying, gone with its last 
   assert.ok(model.deltaKeys().includes('-leader-settings/web'))
   // The name is free again; unit numbers start over with the new application.
   assert.equal(model.ok('deploy', { application: 'web', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 1 }).units, ['web/0'])
+  // db/0's agent has started, so db stays dying until it is dead.
+  model.ok('set-agent-status', { unit: 'db/0', status: 'idle', message: '', now: 1 }, machine(model.unit('db/0')!.machine))
   model.ok('remove-application', { application: 'db' })
   model.ok('remove-application', { application: 'db' })
   assert.equal(model.deltaKeys(), [])
@@ -392,6 +421,8 @@ lifecycle('machines: add, instance and addresses, status, remove (with or withou
   assert.equal(model.deltaKeys(), ['machine/3/status'])
   model.refused('set-machine-status', { machine: '3', agentStatus: 'running' as 'started', message: '', now: 5 }, /"running" is not a machine status/, machine('3'))
   model.refused('remove-machine', { machine: '0' }, 'controller: cannot remove machine "0": it hosts "web/0"; remove them first or force it')
+  // An agent that has started: its unit stays dying until the agent says it is dead.
+  model.ok('set-agent-status', { unit: 'web/0', status: 'idle', message: '', now: 6 }, machine('0'))
   model.ok('remove-machine', { machine: '0', force: true })
   assert.equal([model.machine('0')!.life, model.unit('web/0')!.life], ['dying', 'dying'])
   model.refused('machine-dead', { machine: '0' }, 'controller: cannot mark machine "0" dead: units "web/0" remain on it', controller)

@@ -573,7 +573,56 @@ function subordinatePair (d: ModelDraft, relation: RelationRecord): [Application
   return undefined
 }
 
-/** `remove-unit` semantics: dying, and a dying principal takes its subordinates with it. */
+/** A unit leaves the model: its relation scopes and databags, its place on its principal and machine, its lease, actions and keys. */
+function removeUnitRecord (d: ModelDraft, unit: UnitRecord): void {
+  const name = unit.name
+  const app = d.application(unit.application)!
+  for (const id of app.relations) {
+    const relation = d.relation(id)
+    const member = relation === undefined ? undefined : tableGet(relation.members, name)
+    if (relation === undefined || member === undefined) continue
+    // The unit leaves scope and the model; its databag goes with it.
+    const settingsKey = keys.unitSettings(id, name)
+    if (d.settings(settingsKey) !== undefined) {
+      removeKey(d, settingsKey)
+      d.settingsTable.delete(settingsKey)
+    }
+    const left = { ...relation, members: tableWithout(relation.members, name), inScope: relation.inScope - (member.inScope ? 1 : 0) }
+    if (member.inScope) putRelation(d, left)
+    else d.relations.set(String(id), left)
+    maybeRemoveRelation(d, left)
+  }
+  if (unit.principal !== null) {
+    const principal = d.unit(unit.principal)
+    if (principal !== undefined) putUnit(d, { ...principal, subordinates: principal.subordinates.filter(sub => sub !== name) })
+  }
+  const machine = d.machine(unit.machine)
+  if (machine !== undefined) putMachine(d, { ...machine, units: machine.units.filter(u => u !== name) })
+  if (d.lease(app.name)?.holder === name) {
+    // The holder's agent has terminated: nobody believes this lease any more.
+    removeKey(d, keys.leadership(app.name))
+    d.leases.delete(app.name)
+  }
+  for (const id of unit.actions) {
+    const action = d.action(id)
+    if (action !== undefined) finishAction(d, action, 'cancelled', {}, 'unit removed')
+  }
+  removeKey(d, keys.unit(name))
+  removeKey(d, keys.unitStatus(name))
+  // Only keys a watcher was ever told of: a unit that never opened a port has no ports key.
+  for (const key of [keys.unitPorts(name), keys.unitState(name)]) if (d.known(key)) removeKey(d, key)
+  d.units.delete(name)
+  const remainingApp = { ...d.application(app.name)!, units: app.units.filter(u => u !== name) }
+  d.applications.set(app.name, remainingApp)
+  if (remainingApp.life !== 'alive' && remainingApp.units.length === 0) removeApplication(d, remainingApp)
+}
+
+/**
+ * `remove-unit` semantics: dying, and a dying principal takes its subordinates with it.
+ * A unit whose agent never started (still `allocating`) has run no hook and holds no
+ * scope, so nobody would ever finish its removal: as Juju does, it leaves the model at
+ * once (after its subordinates, which it takes with it first).
+ */
 function destroyUnit (d: ModelDraft, name: UnitName): void {
   const unit = d.unit(name)
   if (unit === undefined || unit.life !== 'alive') return
@@ -581,6 +630,14 @@ function destroyUnit (d: ModelDraft, name: UnitName): void {
   const app = d.application(unit.application)!
   putApplication(d, { ...app, scale: app.scale - 1 })
   for (const sub of unit.subordinates) destroyUnit(d, sub)
+  const dying = d.unit(name)!
+  if (dying.agent.status !== 'allocating' || d.lease(dying.application)?.holder === name) return
+  if (dying.subordinates.some(sub => d.unit(sub) !== undefined)) return
+  const inScope = d.application(dying.application)!.relations.some(id => {
+    const relation = d.relation(id)
+    return relation !== undefined && tableGet(relation.members, name)?.inScope === true
+  })
+  if (!inScope) removeUnitRecord(d, dying)
 }
 
 function addRelationToApplication (d: ModelDraft, application: ApplicationName, id: RelationId): void {
@@ -1098,8 +1155,9 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
       if (relation !== undefined && !relation.peer) dyingRelation(d, relation)
     }
     for (const unit of app.units) destroyUnit(d, unit)
-    const dying = d.application(app.name)!
-    if (dying.units.length === 0) removeApplication(d, dying)
+    // Its last unit may have left at once (never started), taking the application with it.
+    const dying = d.application(app.name)
+    if (dying !== undefined && dying.units.length === 0) removeApplication(d, dying)
     return {}
   },
 
@@ -1288,45 +1346,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     if (unit.life === 'alive') refuse(c, 'the unit is alive; remove it first')
     const remaining = unit.subordinates.filter(sub => d.unit(sub) !== undefined)
     if (remaining.length > 0) refuse(c, `subordinate units ${remaining.map(s => q(s)).join(', ')} remain`)
-    const app = d.application(unit.application)!
-    for (const id of app.relations) {
-      const relation = d.relation(id)
-      const member = relation === undefined ? undefined : tableGet(relation.members, name)
-      if (relation === undefined || member === undefined) continue
-      // The unit leaves scope and the model; its databag goes with it.
-      const settingsKey = keys.unitSettings(id, name)
-      if (d.settings(settingsKey) !== undefined) {
-        removeKey(d, settingsKey)
-        d.settingsTable.delete(settingsKey)
-      }
-      const left = { ...relation, members: tableWithout(relation.members, name), inScope: relation.inScope - (member.inScope ? 1 : 0) }
-      if (member.inScope) putRelation(d, left)
-      else d.relations.set(String(id), left)
-      maybeRemoveRelation(d, left)
-    }
-    if (unit.principal !== null) {
-      const principal = d.unit(unit.principal)
-      if (principal !== undefined) putUnit(d, { ...principal, subordinates: principal.subordinates.filter(sub => sub !== name) })
-    }
-    const machine = d.machine(unit.machine)
-    if (machine !== undefined) putMachine(d, { ...machine, units: machine.units.filter(u => u !== name) })
-    if (d.lease(app.name)?.holder === name) {
-      // The holder's agent has terminated: nobody believes this lease any more.
-      removeKey(d, keys.leadership(app.name))
-      d.leases.delete(app.name)
-    }
-    for (const id of unit.actions) {
-      const action = d.action(id)
-      if (action !== undefined) finishAction(d, action, 'cancelled', {}, 'unit removed')
-    }
-    removeKey(d, keys.unit(name))
-    removeKey(d, keys.unitStatus(name))
-    // Only keys a watcher was ever told of: a unit that never opened a port has no ports key.
-    for (const key of [keys.unitPorts(name), keys.unitState(name)]) if (d.known(key)) removeKey(d, key)
-    d.units.delete(name)
-    const remainingApp = { ...d.application(app.name)!, units: app.units.filter(u => u !== name) }
-    d.applications.set(app.name, remainingApp)
-    if (remainingApp.life !== 'alive' && remainingApp.units.length === 0) removeApplication(d, remainingApp)
+    removeUnitRecord(d, unit)
     return {}
   },
 
