@@ -12,36 +12,22 @@
  * from ever leaving the model on remove-unit.
  */
 import '../runtime/polyfill.ts'
-import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { cantrip, cantripOk as ok } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
-/** E2E_TRACE=1 prints each command with its start time, to see where the test spends it. */
-const t0 = performance.now()
-function cantrip (home: string, ...args: string[]): { status: number, stdout: string, stderr: string } {
-  if (process.env['E2E_TRACE'] !== undefined) console.error(`${((performance.now() - t0) / 1000).toFixed(1)}s cantrip ${args.join(' ')}`)
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 240_000
-  })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
-}
-
-function ok (home: string, ...args: string[]): string {
-  const run = cantrip(home, ...args)
-  assert.is(run.status, 0, `cantrip ${args.join(' ')}: ${run.stderr}`)
-  return run.stdout
-}
-
 function status (home: string): StatusDocument {
   return JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument
 }
+
+const backendsAttemptsMax = 5
 
 async function get (url: string): Promise<string | undefined> {
   try {
@@ -68,9 +54,14 @@ function workloadPid (machinesDir: string, machine: string, unit: string, pidFil
   return Number(readFileSync(join(machinesDir, `machine-${machine}`, 'agent', 'agents', `unit-${unit.replace('/', '-')}`, 'state', pidFile), 'utf8').trim())
 }
 
+/** The proxy's backends; a few tries (bounded), since one request may time out on a loaded machine. */
 async function backendsOf (webUrl: string): Promise<string[] | undefined> {
-  const body = await get(`${webUrl}/backends`)
-  return body === undefined ? undefined : (JSON.parse(body) as { backends: string[] }).backends
+  for (let attempt = 0; attempt < backendsAttemptsMax; attempt++) {
+    const body = await get(`${webUrl}/backends`)
+    if (body !== undefined) return (JSON.parse(body) as { backends: string[] }).backends
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+  return undefined
 }
 
 test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook error and resolved, refresh, add/remove-machine, remove-relation, destroy', async () => {
@@ -182,7 +173,7 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     assert.not.ok(existsSync(join(home, 'controllers', 'local')), 'the controller directory is gone')
   } finally {
     if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, 'destroy-controller', 'local', '--no-prompt')
+      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
       if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
     }
     rmSync(home, { recursive: true, force: true })

@@ -9,24 +9,17 @@
  * destroy-controller then leaves no process behind.
  */
 import '../runtime/polyfill.ts'
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { cantrip } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { processAlive } from './support/processes.ts'
 
 const skewed = '9.9.9-test'
 const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
-
-function cantrip (home: string, args: string[], env: Record<string, string> = {}): { status: number, stdout: string, stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: 300_000
-  })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
-}
 
 interface Shown { raft: { leader: string, voters: string[] }, members: Record<string, { 'peer-id': string, pid: number, role: string, 'commit-lag': number | null, version: string | null }> }
 

@@ -13,28 +13,16 @@
  * temporary directory is removed.
  */
 import '../runtime/polyfill.ts'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { cantrip, cantripOk as ok } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { freePortRun, waitFor } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
-
-function cantrip (home: string, ...args: string[]): { status: number, stdout: string, stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 240_000
-  })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
-}
-
-function ok (home: string, ...args: string[]): string {
-  const run = cantrip(home, ...args)
-  assert.is(run.status, 0, `cantrip ${args.join(' ')}: ${run.stderr}`)
-  return run.stdout
-}
 
 test('debug-log (replay, filter, follow), show-status-log and show-unit on a bootstrapped controller', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-logs-'))
@@ -68,7 +56,7 @@ test('debug-log (replay, filter, follow), show-status-log and show-unit on a boo
     assert.ok(last2.every(line => /^unit-kv-[01]: /.test(line)))
     const warnings = ok(home, 'debug-log', '--replay', '--no-tail', '--level', 'WARNING').trim()
     assert.ok(warnings === '' || warnings.split('\n').every(line => / (WARNING|ERROR) /.test(line)), warnings)
-    assert.match(cantrip(home, 'debug-log', '--level', 'LOUD').stderr, /^ERROR cantrip debug-log: expected a level TRACE, DEBUG, INFO, WARNING or ERROR, got "LOUD"$/m)
+    assert.match(cantrip(home, ['debug-log', '--level', 'LOUD']).stderr, /^ERROR cantrip debug-log: expected a level TRACE, DEBUG, INFO, WARNING or ERROR, got "LOUD"$/m)
 
     // Following: a line logged after it started arrives (pushed, bounded wait).
     const out: string[] = []
@@ -104,7 +92,7 @@ test('debug-log (replay, filter, follow), show-status-log and show-unit on a boo
       await exited
     }
     if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, 'destroy-controller', 'local', '--no-prompt')
+      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
       if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
     }
     rmSync(home, { recursive: true, force: true })

@@ -7,29 +7,16 @@
  * nothing left.
  */
 import '../runtime/polyfill.ts'
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { cantrip, cantripOk as ok } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
-
-function cantrip (home: string, ...args: string[]): { status: number, stdout: string, stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 240_000
-  })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
-}
-
-function ok (home: string, ...args: string[]): string {
-  const run = cantrip(home, ...args)
-  assert.is(run.status, 0, `cantrip ${args.join(' ')}: ${run.stderr}`)
-  return run.stdout
-}
 
 function status (home: string, model: string): StatusDocument {
   return JSON.parse(ok(home, 'status', '--format', 'json', '-m', model)) as StatusDocument
@@ -84,13 +71,13 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
     assert.ok(await listening(twoPort), 'store/0 of model two serves')
 
     // A wrong model is refused with one line, before anything is sent.
-    const wrong = cantrip(home, 'add-unit', 'kv', '-m', 'nope')
+    const wrong = cantrip(home, ['add-unit', 'kv', '-m', 'nope'])
     assert.is(wrong.status, 1)
     assert.match(wrong.stderr, /^ERROR cantrip: expected a model of controller "local" \(default, two\), got "nope"\n$/)
-    const bad = cantrip(home, 'status', '-m', 'Bad_Name')
+    const bad = cantrip(home, ['status', '-m', 'Bad_Name'])
     assert.is(bad.status, 1)
     assert.match(bad.stderr, /expected a model name like "default"/)
-    assert.match(cantrip(home, 'destroy-model', 'default', '--no-prompt').stderr, /a model other than "default"/)
+    assert.match(cantrip(home, ['destroy-model', 'default', '--no-prompt']).stderr, /a model other than "default"/)
 
     // switch, then the table stars the current model.
     assert.match(ok(home, 'switch', 'default'), /local:two -> local:default/)
@@ -107,7 +94,7 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
     assert.not.ok(existsSync(twoMachines), 'model two\'s machine directories are gone')
     models = JSON.parse(ok(home, 'models', '--format', 'json')) as typeof models
     assert.equal(models.models.map(m => m['short-name']), ['default'])
-    assert.match(cantrip(home, 'status', '-m', 'two').stderr, /expected a model of controller "local" \(default\), got "two"/)
+    assert.match(cantrip(home, ['status', '-m', 'two']).stderr, /expected a model of controller "local" \(default\), got "two"/)
     // Each controller drops the model's group and data once it applies the removal.
     const deadline = Date.now() + 20_000
     while (readdirSync(join(member['data-dir'], 'models')).length > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 200))
@@ -120,7 +107,7 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
     assert.not.ok(existsSync(join(home, 'controllers', 'local')), 'the controller directory is gone')
   } finally {
     if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, 'destroy-controller', 'local', '--no-prompt')
+      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
       for (const dir of [machinesDir, twoMachines]) if (existsSync(dir)) for (const d of readdirSync(dir)) killUnitWorkloads(join(dir, d, 'agent'))
     }
     rmSync(home, { recursive: true, force: true })

@@ -7,12 +7,13 @@
  * controller directory behind. A stale "demo" controller is refused with the command
  * that removes it.
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { cantrip } from './support/cli-process.ts'
 import { parse, stringify } from 'yaml'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
@@ -30,11 +31,6 @@ async function runStart (home: string): Promise<Run> {
   const code = await new Promise<number | null>(resolve => { child.once('close', c => { resolve(c) }) })
   clearTimeout(kill)
   return { code, stdout, stderr }
-}
-
-function cantrip (home: string, ...args: string[]): { status: number, stdout: string, stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], { env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 120_000 })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
 }
 
 function pidIn (file: string): number | undefined {
@@ -112,7 +108,7 @@ test('npm start deploys the example charms through the CLI and leaves them runni
     assert.ok([...pids.values()].filter(what => what.endsWith(' agent')).length === 3, 'three machine agents')
     for (const [pid, what] of pids) assert.ok(processAlive(pid), `${what} (pid ${pid}) is left running by npm start`)
 
-    const destroyed = cantrip(home, 'destroy-controller', 'demo', '--no-prompt')
+    const destroyed = cantrip(home, ['destroy-controller', 'demo', '--no-prompt'])
     assert.is(destroyed.status, 0, destroyed.stderr)
     const left = [...pids].filter(([pid]) => processAlive(pid)).map(([pid, what]) => `${what} (pid ${pid})`)
     assert.equal(left, [], 'no process left')
@@ -120,7 +116,7 @@ test('npm start deploys the example charms through the CLI and leaves them runni
     assert.equal(Object.keys((parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as { controllers: object }).controllers), [])
   } finally {
     if (existsSync(dir)) {
-      cantrip(home, 'destroy-controller', 'demo', '--no-prompt')
+      cantrip(home, ['destroy-controller', 'demo', '--no-prompt'])
       const machines = join(dir, 'machines')
       if (existsSync(machines)) for (const d of readdirSync(machines)) killUnitWorkloads(join(machines, d, 'agent'))
     }
