@@ -12,6 +12,7 @@ import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand } from '../cli-context.ts'
 import { readControllers, writeControllers } from '../cli-home.ts'
 import { progress } from '../progress.ts'
+import { ask } from '../ask.ts'
 
 const component = 'cantrip destroy-controller'
 /** How long a process may take to end after SIGTERM before it gets SIGKILL. */
@@ -110,14 +111,4 @@ async function stop (pid: number, owned: (pid: number) => boolean, group: boolea
   const until = Date.now() + stopGraceMs
   while (alive(pid) && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 100))
   if (alive(pid)) signal('SIGKILL')
-}
-
-async function ask (question: string): Promise<string> {
-  const { createInterface } = await import('node:readline/promises')
-  const rl = createInterface({ input: process.stdin, output: process.stderr })
-  try {
-    return await rl.question(question)
-  } finally {
-    rl.close()
-  }
 }

@@ -24,6 +24,7 @@ import { controllerEntry, readControllers, setCurrentModel, type ControllerEntry
 import type { Connection } from '../connection.ts'
 import { progress } from '../progress.ts'
 import { controllerFlags, controllerHelp, parseDuration, untilModel } from './model-common.ts'
+import { ask } from '../ask.ts'
 
 /** How long add-model waits for the new model's group to elect a leader and answer. */
 const addModelReadyMs = 60_000
@@ -226,14 +227,4 @@ function renderModels (controller: string, entry: ControllerEntry, current: stri
   ])]
   const widths = table[0]!.map((_, i) => Math.max(...table.map(row => row[i]!.length)))
   return [`Controller: ${controller}`, '', ...table.map(row => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())].join('\n')
-}
-
-async function ask (question: string): Promise<string> {
-  const { createInterface } = await import('node:readline/promises')
-  const rl = createInterface({ input: process.stdin, output: process.stderr })
-  try {
-    return await rl.question(question)
-  } finally {
-    rl.close()
-  }
 }
