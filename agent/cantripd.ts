@@ -197,7 +197,7 @@ async function main (): Promise<void> {
   // Where the other controllers listen, as the mesh learned it (identify): for the bootstrap data of new machines.
   const learned = new Map<string, string[]>()
   const learnTimer = setInterval(() => {
-    const voters = controllerRole?.node.host.status().config.voters ?? []
+    const voters = controllerRole?.node.host.voters ?? []
     void learnControllerAddresses(mesh, voters.filter(v => v !== id), learned)
   }, controllerAddressRefreshMs)
   // A machine agent follows the group's membership: `controllers` is shared with its

@@ -23,7 +23,8 @@
 import '../runtime/polyfill.ts'
 import { randomUUID } from 'node:crypto'
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort, portFree } from '../agent/free-port.ts'
+import { exerciseWeb } from './demo/workloads.ts'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -87,31 +88,6 @@ function parseOptions (argv: readonly string[]): Options {
 }
 
 // ---------------------------------------------------------------------------- helpers
-
-/** Whether nothing listens on `port` on any IPv4 address (the workloads bind 0.0.0.0). */
-async function portFree (port: number): Promise<boolean> {
-  return await new Promise(resolve => {
-    const server = createServer()
-    server.once('error', () => { resolve(false) })
-    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => { server.close(() => { resolve(true) }) })
-  })
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen({ port: 0, host: '0.0.0.0', exclusive: true }, () => {
-      const address = server.address()
-      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
-    })
-  })
-}
-
-async function request (url: string, init: RequestInit = {}): Promise<{ status: number, body: string, backend: string }> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) })
-  return { status: response.status, body: await response.text(), backend: response.headers.get('x-backend') ?? '' }
-}
 
 /** A process is gone when kill(0) fails or /proc shows a zombie (its parent, init, has not reaped it yet). */
 function alive (pid: number): boolean {
@@ -302,15 +278,15 @@ async function deploy (): Promise<{ webPort: number, kvCount: number }> {
   // must leave it at 0 (18000 + unit number); those ports must be free.
   const kvPorts = Array.from({ length: kvUnits }, (_, n) => kvBasePort + n)
   const busy: number[] = []
-  for (const port of kvPorts) if (!await portFree(port)) busy.push(port)
+  for (const port of kvPorts) if (!await portFree(port, '0.0.0.0')) busy.push(port)
   let kvCount = kvUnits
   let kvConfig: Record<string, number> = {}
   if (busy.length > 0) {
     kvCount = 1
-    kvConfig = { port: await freePort() }
+    kvConfig = { port: await freePort('0.0.0.0') }
     say(`note: port ${busy.join(', ')} is in use; kv's port option is one value for the whole application and 0 means 18000 + unit number, so two kv units cannot share this machine: deploying one kv unit on port ${kvConfig.port}`)
   }
-  const webPort = await freePort()
+  const webPort = await freePort('0.0.0.0')
 
   mkdirSync(join(root!, 'logs'), { recursive: true })
   logStream = createWriteStream(join(root!, 'logs', 'machine-0.log'), { flags: 'a' })
@@ -367,30 +343,8 @@ async function deploy (): Promise<{ webPort: number, kvCount: number }> {
 }
 
 async function demo (webPort: number): Promise<void> {
-  const base = `http://127.0.0.1:${webPort}`
   const token = readerOf(model()).application('kv')!.leaderSettings.token!
-  say(`Through web/0 (${base}), which sends each request to the next kv unit in turn`)
-  say('(each kv unit keeps its own store; the token is the one kv\'s leader shared with leader-set):')
-  const backends = await request(`${base}/backends`)
-  say(`  GET /backends                 -> ${backends.status} ${backends.body.trim()}`)
-  if (backends.status !== 200) throw new Error(`web/0 answered GET /backends with ${backends.status}`)
-  const list = (JSON.parse(backends.body) as { backends: string[] }).backends
-  const value = `hello from cantrip ${new Date().toISOString().slice(0, 19)}Z`
-  const written = new Set<string>()
-  for (let i = 0; i < list.length * 2 && written.size < list.length; i++) {
-    const put = await request(`${base}/kv/greeting`, { method: 'PUT', body: value, headers: { 'X-Token': token } })
-    say(`  PUT /kv/greeting (X-Token)    -> ${put.status} from kv at ${put.backend || '?'}`)
-    if (put.status !== 204) throw new Error(`PUT through web/0 answered ${put.status}: ${put.body.trim()}`)
-    written.add(put.backend)
-  }
-  for (let i = 0; i < list.length; i++) {
-    const got = await request(`${base}/kv/greeting`)
-    say(`  GET /kv/greeting              -> ${got.status} ${JSON.stringify(got.body)} from kv at ${got.backend || '?'}`)
-    if (got.status !== 200 || got.body !== value) throw new Error(`GET through web/0 answered ${got.status} ${JSON.stringify(got.body)}, expected 200 ${JSON.stringify(value)}`)
-  }
-  const refused = await request(`${base}/kv/greeting`, { method: 'PUT', body: 'no token' })
-  say(`  PUT /kv/greeting (no token)   -> ${refused.status} ${refused.body.trim()}`)
-  if (refused.status !== 403) throw new Error(`PUT without the token answered ${refused.status}, expected 403`)
+  await exerciseWeb(webPort, token, say)
 
   // What the two workload-less or background charms left in their unit state dirs.
   const state = (unit: string, file: string): string | undefined => {

@@ -46,3 +46,14 @@ export function decode (bytes: Uint8Array, component: string): unknown {
     throw new InvalidInputError(component, 'a msgpack value', bytes, { cause: error })
   }
 }
+
+/** The fields of a map in `bytes`, or undefined when they do not decode or hold no map (gossip parsers reject, never throw). */
+export function decodeFields (bytes: Uint8Array, component: string): Record<string, unknown> | undefined {
+  let value: unknown
+  try {
+    value = decode(bytes, component)
+  } catch {
+    return undefined
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}

@@ -13,7 +13,8 @@ import { processAlive } from './support/processes.ts'
 import { createUnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 
-const waitMsMax = 30_000
+// Generous: the agent is a fresh tsx process, slow to start while the other test lane loads the machine.
+const waitMsMax = 60_000
 
 async function waitFor (what: string, condition: () => boolean): Promise<void> {
   const until = performance.now() + waitMsMax

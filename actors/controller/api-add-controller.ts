@@ -26,10 +26,10 @@ export async function addController (node: ControllerNode, identify: IdentifyPee
     return { ok: false, error: `${component}: expected {op: "add-controller", peer} with a peer id, got ${JSON.stringify(peer)?.slice(0, 200)}` }
   }
   if (node.host.role !== 'leader') return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": not the leader`, leader: node.host.leader }
-  if (node.host.status().config.voters.includes(peer)) return { ok: true, voters: [...node.host.status().config.voters] }
+  if (node.host.voters.includes(peer)) return { ok: true, voters: [...node.host.voters] }
   try {
     await node.host.changeMembership({ type: 'add-voter', node: peer })
-    return { ok: true, voters: [...node.host.status().config.voters] }
+    return { ok: true, voters: [...node.host.voters] }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error), ...(error instanceof NotLeaderError ? { leader: error.leader } : {}) }
   }

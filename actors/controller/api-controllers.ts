@@ -20,7 +20,7 @@ export type ControllersReply =
 
 export function controllers (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, addresses: ControllerAddresses | undefined): ControllersReply {
   if (identify(request.from) === undefined) return { ok: false, error: `${component}: permission denied: peer "${request.from}" is not known to this model` }
-  const voters = node.host.status().config.voters
+  const voters = node.host.voters
   const known = new Map((addresses?.(voters) ?? []).map(c => [c.peerId, c.addresses]))
   return { ok: true, controllers: voters.map(peerId => ({ peerId, addresses: known.get(peerId) ?? [] })) }
 }

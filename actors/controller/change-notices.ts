@@ -9,7 +9,7 @@
  * revision, so a burst of commits costs one message.
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
-import { decode, encode } from '../../runtime/codec.ts'
+import { decodeFields, encode } from '../../runtime/codec.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { TopicMessage, Transport, ValidationResult } from '../../runtime/transport.ts'
 
@@ -27,14 +27,9 @@ export interface ChangeNotice {
 /** The notice in a message, or undefined if it is not one (wrong shape, version or size). */
 export function parseChangeNotice (data: Uint8Array): ChangeNotice | undefined {
   if (data.byteLength > 64) return undefined
-  let value: unknown
-  try {
-    value = decode(data, component)
-  } catch {
-    return undefined
-  }
-  if (typeof value !== 'object' || value === null) return undefined
-  const { v, revision } = value as Record<string, unknown>
+  const value = decodeFields(data, component)
+  if (value === undefined) return undefined
+  const { v, revision } = value
   if (v !== 1 || !Number.isSafeInteger(revision) || (revision as number) < 0 || Object.keys(value).length !== 2) return undefined
   return { v: 1, revision: revision as number }
 }

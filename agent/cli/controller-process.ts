@@ -14,6 +14,14 @@ import type { ControllerMember } from './cli-home.ts'
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
+/** The most controllers a group may have (odd sizes only: 1, 3, 5, 7). */
+export const controllerGroupSizeMax = 7
+
+/** Whether `n` is a size a controller group may have: odd, 1 to controllerGroupSizeMax. */
+export function validGroupSize (n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 1 && n <= controllerGroupSizeMax && n % 2 === 1
+}
+
 export type NewMember = ControllerMember & { port: number }
 
 /** A fresh member in the first unused `cN` under `dir`: its identity written, not started. */

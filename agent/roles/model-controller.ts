@@ -97,8 +97,8 @@ export class ModelController {
       return registered.byPeer.get(peer)
     }
     // Every voter of the latest configuration (committed or not), so a controller being added is recognised as soon as it is one.
-    const isController = (peer: string): boolean => controllers.includes(peer) || (nodeRef?.host.status().config.voters.includes(peer) ?? false)
-    const controllerPeers = (): string[] => [...new Set([...controllers, ...(nodeRef?.host.status().config.voters ?? [])])]
+    const isController = (peer: string): boolean => controllers.includes(peer) || (nodeRef?.host.voters.includes(peer) ?? false)
+    const controllerPeers = (): string[] => [...new Set([...controllers, ...(nodeRef?.host.voters ?? [])])]
     const identify = (peer: string): Entity | undefined => {
       if (admins.includes(peer)) return { kind: 'user', name: 'admin' }
       if (isController(peer)) return { kind: 'controller', id: peer }
@@ -241,7 +241,7 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Mod
       version: 1,
       modelUuid: options.model,
       machineId: machine.id,
-      controllers: provisioning.controllerAddresses(current.host.status().config.voters),
+      controllers: provisioning.controllerAddresses(current.host.voters),
       networkKey: provisioning.networkKey,
       secret
     })

@@ -4,46 +4,15 @@
  * instead (written into the controller's directory, so destroy-controller removes it).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePortRun, portFree } from '../../agent/free-port.ts'
 import { dirname, resolve } from 'node:path'
 import { parse, stringify } from 'yaml'
 
-/** Tries at finding `count` consecutive free ports before giving up. */
-const portRunAttemptsMax = 50
+/** The workloads bind every address, so that is where a port must be free. */
+const anyAddress = '0.0.0.0'
 
 interface BundleApp { charm: string, num_units?: number, options?: Record<string, unknown> }
 interface BundleFile { applications: Record<string, BundleApp>, [key: string]: unknown }
-
-/** Whether nothing listens on `port` (the workloads bind every address, so check 0.0.0.0). */
-export async function portFree (port: number): Promise<boolean> {
-  return await new Promise(resolve => {
-    const server = createServer()
-    server.once('error', () => { resolve(false) })
-    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => { server.close(() => { resolve(true) }) })
-  })
-}
-
-async function anyFreePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen({ port: 0, host: '0.0.0.0', exclusive: true }, () => {
-      const address = server.address()
-      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0) })
-    })
-  })
-}
-
-async function freePortRun (count: number): Promise<number> {
-  for (let attempt = 0; attempt < portRunAttemptsMax; attempt++) {
-    const base = await anyFreePort()
-    if (base + count > 65535) continue
-    let free = true
-    for (let i = 1; i < count && free; i++) free = await portFree(base + i)
-    if (free) return base
-  }
-  throw new Error(`cantrip demo: expected ${count} consecutive free ports, got none in ${portRunAttemptsMax} tries`)
-}
 
 /** Each application with a `port-base` option: the ports its units will listen on. */
 function pinnedPorts (bundle: BundleFile): Array<{ app: string, base: number, count: number }> {
@@ -62,9 +31,9 @@ export async function bundleWithFreePorts (bundlePath: string, copyPath: string)
   const moved: string[] = []
   for (const { app, base, count } of pinnedPorts(bundle)) {
     let free = true
-    for (let i = 0; i < count && free; i++) free = await portFree(base + i)
+    for (let i = 0; i < count && free; i++) free = await portFree(base + i, anyAddress)
     if (free) continue
-    const next = await freePortRun(count)
+    const next = await freePortRun(count, anyAddress)
     bundle.applications[app]!.options!['port-base'] = next
     moved.push(`${app} ${base}→${next}`)
   }

@@ -26,9 +26,10 @@ export function webPort (doc: StatusDocument): number {
   return port
 }
 
+/** Requests through web/0 to kv (also the in-process demo's, examples/local-deploy.ts). */
 export async function exerciseWeb (port: number, token: string, say: Say): Promise<void> {
   const base = `http://127.0.0.1:${port}`
-  say(`Through web (${base}), which sends each request to the next kv unit in turn`)
+  say(`Through web/0 (${base}), which sends each request to the next kv unit in turn`)
   say('(each kv unit keeps its own store; writes need the token kv\'s leader shared with leader-set):')
   const backends = await request(`${base}/backends`)
   say(`  GET /backends                 -> ${backends.status} ${backends.body.trim()}`)

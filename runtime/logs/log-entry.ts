@@ -8,7 +8,7 @@
  * Batches travel on a per-model gossip topic, signed by the sender; only controllers
  * and registered machine agents are entitled to publish (the receivers' validators).
  */
-import { decode } from '../codec.ts'
+import { decodeFields } from '../codec.ts'
 import { limits } from '../limits.ts'
 import { logLevelOrder, type LogLevel } from '../logger.ts'
 
@@ -43,14 +43,9 @@ const moduleCharsMax = 200
 
 /** The batch in a gossip message, or undefined if it is not one (shape, version, sizes). */
 export function parseLogBatch (data: Uint8Array): LogBatch | undefined {
-  let value: unknown
-  try {
-    value = decode(data, component)
-  } catch {
-    return undefined
-  }
-  if (typeof value !== 'object' || value === null) return undefined
-  const { v, records } = value as Record<string, unknown>
+  const value = decodeFields(data, component)
+  if (value === undefined) return undefined
+  const { v, records } = value
   if (v !== 1 || !Array.isArray(records) || records.length === 0 || records.length > limits.logShipBatchRecordsMax) return undefined
   const parsed: LogEntry[] = []
   for (const record of records) {

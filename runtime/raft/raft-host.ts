@@ -192,6 +192,11 @@ export class RaftHost {
     return host
   }
 
+  /** The voters of the latest configuration: cheap enough for authorising every request and message. */
+  get voters (): readonly NodeId[] {
+    return this.#node.voters
+  }
+
   status (): RaftStatus {
     return this.#node.status()
   }

@@ -236,6 +236,11 @@ export class Raft {
     return readStates
   }
 
+  /** The voters of the latest configuration (committed or not), without building a whole status. */
+  get voters (): readonly NodeId[] {
+    return this.configs.current().voters
+  }
+
   status (): RaftStatus {
     const progress: RaftStatus['progress'] = {}
     if (this.role === 'leader') {

@@ -102,6 +102,10 @@ export class RawNode {
     this.#raft.reportSnapshot(to, outcome)
   }
 
+  get voters (): readonly NodeId[] {
+    return this.#raft.voters
+  }
+
   status (): RaftStatus {
     return this.#raft.status()
   }

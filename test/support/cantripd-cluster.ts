@@ -4,7 +4,6 @@
  * Every process is started with its own data dir and identity and killed by pid in
  * `close()`; every wait is bounded.
  */
-import { createServer } from 'node:net'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,7 +12,7 @@ import { controllerApiProtocol, type CharmReply, type SummaryReply } from '../..
 import { packCharm } from '../../agent/charm/charm-archive.ts'
 import { loadCharmDir } from '../../agent/charm/load-charm.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
-import { freeLoopbackPort } from '../../agent/free-port.ts'
+import { freeLoopbackPort, freePortRun } from '../../agent/free-port.ts'
 import { Libp2pTransport } from '../../agent/mesh/libp2p-transport.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../agent/mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../agent/mesh/peer-identity.ts'
@@ -39,26 +38,7 @@ export interface Agent {
 }
 
 export const freePort = freeLoopbackPort
-
-/** A port P with P .. P + count - 1 all free on 127.0.0.1 (units 0.. of one application). */
-export async function freePortRun (count: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await freePort()
-    if (port + count > 65535) continue
-    let free = true
-    for (let i = 1; i < count && free; i++) free = await portFree(port + i)
-    if (free) return port
-  }
-  throw new Error(`cantripd cluster: no ${count} consecutive free ports in 50 tries`)
-}
-
-async function portFree (port: number): Promise<boolean> {
-  return await new Promise(resolve => {
-    const server = createServer()
-    server.once('error', () => { resolve(false) })
-    server.listen(port, '127.0.0.1', () => { server.close(() => { resolve(true) }) })
-  })
-}
+export { freePortRun }
 
 export async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
   const until = performance.now() + waitMsMax

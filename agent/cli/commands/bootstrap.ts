@@ -14,12 +14,11 @@ import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
 import { cantripVersion, type RegisterCommand } from '../cli-context.ts'
 import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
-import { newMember, spawnController, type NewMember } from '../controller-process.ts'
+import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
 import { Connection } from '../connection.ts'
 import { progress } from '../progress.ts'
 
 const component = 'cantrip bootstrap'
-const haMax = 7
 /** How long the new group may take to elect a leader and answer. */
 const readyTimeoutMs = 120_000
 
@@ -30,7 +29,7 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
     .action(async (name: string, options: { ha: string }) => {
       const ha = Number(options.ha)
-      if (!Number.isSafeInteger(ha) || ha < 1 || ha > haMax || ha % 2 === 0) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${haMax}`, options.ha)
+      if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new InvalidInputError(component, 'a controller name of lowercase letters, digits and dashes', name)
       const file = readControllers()
       if (file.controllers[name] !== undefined) throw new InvalidInputError(component, `a new controller name ("${name}" exists; destroy it first or choose another)`, name)

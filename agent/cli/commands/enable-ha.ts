@@ -16,12 +16,11 @@ import { peerIdOfKey, readPeerKey } from '../../mesh/peer-identity.ts'
 import type { CliContext, RegisterCommand } from '../cli-context.ts'
 import { controllerEntry, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
 import type { Connection } from '../connection.ts'
-import { newMember, spawnController, type NewMember } from '../controller-process.ts'
+import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
 import { groupStatus } from '../group-status.ts'
 import { progress, type Progress } from '../progress.ts'
 
 const component = 'cantrip enable-ha'
-const membersMax = 7
 /** How long a new member may take to start and answer, to be added, and to catch up. */
 const startTimeoutMs = 120_000
 const addTimeoutMs = 60_000
@@ -37,7 +36,7 @@ export const registerEnableHa: RegisterCommand = (program, context) => {
       const { name, entry } = controllerEntry(options.controller)
       const wanted = Number(options.n)
       const have = entry.controllers.length
-      if (!Number.isSafeInteger(wanted) || wanted < 1 || wanted > membersMax || wanted % 2 === 0) throw new InvalidInputError(component, `-n as an odd number from 1 to ${membersMax}`, options.n)
+      if (!validGroupSize(wanted)) throw new InvalidInputError(component, `-n as an odd number from 1 to ${controllerGroupSizeMax}`, options.n)
       if (wanted <= have) throw new InvalidInputError(component, `-n above the ${have} member${have === 1 ? '' : 's'} controller "${name}" has`, options.n)
       const connection = await context.connect(name)
       // The controller group is the default model's Raft group (other models keep their founding members).
