@@ -18,6 +18,7 @@ import { registerUnits } from './units.ts'
 import { registerDebugLog } from './debug-log.ts'
 import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
+import { registerSim } from './sim.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -37,5 +38,6 @@ export const commands: RegisterCommand[] = [
   registerRefresh,
   registerDebugLog,
   registerShowStatusLog,
-  registerShowUnit
+  registerShowUnit,
+  registerSim
 ]
