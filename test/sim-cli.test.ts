@@ -128,6 +128,8 @@ test('a swarm over two worker threads: summary, failing seeds kept with outcome 
   assert.ok(ran.out.some(line => /^swarm swarm seeds 1\.\.40: 40 runs on 2 jobs in [\d.]+s wall \([\d.]+ seeds\/s\), \d+ failing$/.test(line)), ran.out.join('\n'))
   const file = join(dir, 'r', 'swarm-failing-seeds.json')
   assert.ok(ran.out.includes(`failing seeds: ${file}`))
+  assert.ok(ran.out.includes(`report of seed ${expected[0]}: ${join(dir, 'r', `swarm-${expected[0]}.html`)} (summary ${join(dir, 'r', `swarm-${expected[0]}.json`)})`), ran.out.join('\n'))
+  assert.ok(readFileSync(join(dir, 'r', `swarm-${expected[0]}.html`), 'utf8').includes('1 events'), 'the report\'s run recorded its events')
   const kept = JSON.parse(readFileSync(file, 'utf8')) as { failing: Array<{ seed: number, outcome: string, hash: string, failure: string, replay: string }> }
   assert.equal(kept.failing.map(f => f.seed), expected)
   for (const f of kept.failing) {

@@ -180,7 +180,34 @@ for (const [what, text, message] of mistakes) {
 }
 
 test('writing a scenario back round-trips through the parser (full example and defaults)', () => {
-  for (const text of [full, 'name: d\ncharms: { kv: { provides: { db: kv }, hooks: { install: { duration: 250ms, fail-probability: 0.5 } } } }\napplications: { kv: {} }\n']) {
+  const more = `
+name: more
+raft: { tick: 10ms, election-ticks: 10, heartbeat-ticks: 1 }
+charms:
+  kv: { provides: { db: kv }, hooks: { install: { duration: 250ms, fail-probability: 0.5, leader-set: { k: v } } } }
+  app: { requires: { db: kv }, subordinate: false }
+applications: { kv: {} }
+workload:
+  - { at: 1s, do: deploy, application: app, charm: app, units: 2, config: { on: true } }
+  - { at: 2s, do: integrate, endpoints: [app:db, kv:db] }
+  - { at: 3s, do: remove-relation, endpoints: [app:db, kv:db] }
+  - { at: 4s, do: remove-application, application: app }
+faults:
+  - { at: 1s, kind: reorder, probability: 0.3, extra-max: 40ms }
+  - { at: 1s, kind: clock-drift, target: machine/0, rate: 0.01 }
+  - { at: 1s, kind: disk-error, target: follower, writes: 3 }
+  - { at: 1s, kind: provider-failure, step: deploy, rate: 0.5, for: 2s }
+  - { at: 2s, kind: partition, shape: one-way, from: controller/0, to: leader }
+  - { at: 2s, kind: partition, shape: bridge, bridge: controller/2 }
+  - { at: 2s, kind: partition, shape: isolate, target: machine/3, for: 1s }
+  - { at: 2s, kind: partition, shape: machines-from-controllers, machines: [machine/0] }
+  - { at: 3s, kind: partition, shape: machines-from-controllers }
+  - { at: 3s, kind: resume, target: machine/3 }
+  - { at: 3s, kind: duplicate, probability: 0.05 }
+  - { at: 4s, kind: heal }
+`
+  assert.is(parseScenario(more, file).faults.length, 12)
+  for (const text of [full, more, 'name: d\ncharms: { kv: { provides: { db: kv }, hooks: { install: { duration: 250ms, fail-probability: 0.5 } } } }\napplications: { kv: {} }\n']) {
     const s = parseScenario(text, file)
     const written = scenarioToYaml(s)
     assert.equal(parseScenario(written, '/elsewhere/shrunk.yaml'), s, written)

@@ -245,6 +245,13 @@ async function swarm (path: string, scenario: Scenario, seeds: number[], jobs: n
       if (failed.length > replaysShownMax) deps.out(`(${failed.length - replaysShownMax} more in ${file})`)
     }
   }
+  if (options.report !== undefined && failed.length > 0) {
+    // Swarm runs keep no events; the first failing seed is run again, recorded, for its timeline.
+    const record = await runRecorded(deps.engine, scenario, failed[0]!.seed, path, true)
+    const report = deps.engine.writeReport(record, dir)
+    const say = options.json === true ? deps.err : deps.out
+    say(`report of seed ${failed[0]!.seed}: ${report.html} (summary ${report.json})`)
+  }
   if (options.shrink === true && failed.length > 0) await shrinkAndAnnounce(scenario, failed[0]!, dir, options, deps)
   return simExitCodes[worst]
 }
