@@ -160,10 +160,14 @@ export function resultLine (result: RunResult): string {
 async function single (path: string, scenario: Scenario, seed: number, dir: string, options: Options, deps: SimMainDeps): Promise<number> {
   const record = await runRecorded(deps.engine, scenario, seed, path, options.report !== undefined)
   const result = record.result
-  const report = options.report === undefined ? undefined : deps.engine.writeReport(record, dir)
-  if (options.json === true) deps.out(JSON.stringify({ ...result, replay: replayCommand(path, seed), ...(report === undefined ? {} : { report }) }))
-  else {
+  const writeReport = (): { html: string, json: string } | undefined => options.report === undefined ? undefined : deps.engine.writeReport(record, dir)
+  if (options.json === true) {
+    const report = writeReport()
+    deps.out(JSON.stringify({ ...result, replay: replayCommand(path, seed), ...(report === undefined ? {} : { report }) }))
+  } else {
+    // The result first: a report that cannot be written does not hide it.
     deps.out(resultLine(result))
+    const report = writeReport()
     if (report !== undefined) deps.out(`report: ${report.html} (summary ${report.json})`)
     if (result.outcome !== 'pass') deps.out(`${result.outcome} failure: ${result.failure ?? '(no description)'}`)
   }
@@ -275,5 +279,12 @@ function summaryTable (results: readonly RunResult[]): string[] {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  process.exitCode = await simMain(process.argv.slice(2))
+  try {
+    process.exitCode = await simMain(process.argv.slice(2))
+  } catch (error) {
+    // Outside a run (writing a report or a file): one line, and the crash code.
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
+    process.stderr.write(`${message.startsWith('sim: ') ? '' : 'sim: '}${message}\n`)
+    process.exitCode = simExitCodes.crash
+  }
 }
