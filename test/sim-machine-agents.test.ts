@@ -1,0 +1,255 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
+import { createUnitStateStore } from '../actors/unit/unit-state-store.ts'
+import type { Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
+import { tableValues } from '../runtime/model/table.ts'
+import { ControllerGroup } from '../sim/controller-group.ts'
+import { HookOrderChecker, formatViolations } from '../sim/invariants/hook-order-checker.ts'
+import type { ScenarioCharm } from '../sim/scenario/scenario-types.ts'
+import { Simulation } from '../sim/simulation.ts'
+import { HookFaultBookImpl } from '../sim/system/hook-fault-book.ts'
+import type { HookRunRecord } from '../sim/system/machine-agent-types.ts'
+import { SimMachineAgent, simIdentifyPeer } from '../sim/system/sim-machine-agent.ts'
+import { systemConvergenceProblems } from '../sim/system/system-convergence.ts'
+
+/**
+ * Simulated machine agents (sim/system/sim-machine-agent.ts) against three real
+ * controllers on the simulator: the shipped ControllerClient, Machiner and unit actor,
+ * hooks scripted per charm. Units of a peer application and a provides/requires pair
+ * converge (active/idle, relation members, one leader per application) — also when an
+ * agent is killed mid-deploy, and when install fails twice — and a seed replays to the
+ * same trace hash.
+ */
+
+const admin: Entity = { kind: 'user', name: 'admin' }
+const controllers = ['c0', 'c1', 'c2']
+
+function charm (name: string, endpoints: Partial<Pick<ScenarioCharm, 'provides' | 'requires' | 'peers'>>, hooks: ScenarioCharm['hooks']): ScenarioCharm {
+  return { name, provides: {}, requires: {}, peers: {}, subordinate: false, ...endpoints, hooks }
+}
+
+const charms: Record<string, ScenarioCharm> = {
+  kv: charm('kv', { provides: { db: 'kv' }, peers: { cluster: 'kv-peer' } }, {
+    '*': { durationMs: [50, 400] },
+    start: { durationMs: 100, status: { status: 'active', message: 'replicating' } },
+    'leader-elected': { leaderSet: { primary: '{unit}' } },
+    'db-relation-joined': { relationSet: { host: '{unit}' } },
+    'cluster-relation-joined': { relationSet: { peer: '{unit}' } }
+  }),
+  web: charm('web', { requires: { backend: 'kv' } }, {
+    '*': { durationMs: [20, 200] },
+    start: { status: { status: 'active', message: '' } },
+    'backend-relation-changed': { relationSet: { client: '{unit}' } }
+  }),
+  solo: charm('solo', {}, {
+    '*': { durationMs: [10, 100] },
+    start: { status: { status: 'active', message: '' } }
+  })
+}
+
+interface World {
+  sim: Simulation
+  group: ControllerGroup
+  agents: SimMachineAgent[]
+  book: HookFaultBookImpl
+  hooks: HookRunRecord[]
+  checker: HookOrderChecker
+  model: () => ModelContext
+}
+
+async function makeWorld (seed: number, machines: number): Promise<World> {
+  const sim = new Simulation({ seed })
+  const group = await ControllerGroup.create(sim, { size: 3, hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }) })
+  assert.ok(await group.runUntil(() => group.leaderNode() !== undefined, 20_000), 'a controller leads')
+  const book = new HookFaultBookImpl()
+  const hooks: HookRunRecord[] = []
+  const checker = new HookOrderChecker()
+  const model = (): ModelContext => (group.leaderNode() ?? group.nodes()[0]!).host.model()
+  const onUnitEvent = (unit: string, event: UnitEmitted): void => {
+    const record = tableValues(model().units).find(u => u.name === unit)
+    checker.event(unit, event, record?.life ?? 'dead')
+  }
+  const agents = Array.from({ length: machines }, (_, i) => new SimMachineAgent({
+    sim, network: group.network, machineId: String(i), model: 'default', controllers, charms, hookFaults: book,
+    drift: (i % 3 - 1) * 0.0005, onHook: run => { hooks.push(run) }, onUnitEvent
+  }))
+  for (let i = 0; i < machines; i++) await submit(group, { type: 'add-machine', requestId: `machine-${i}`, proposer: admin })
+  for (const agent of agents) await agent.start()
+  return { sim, group, agents, book, hooks, checker, model }
+}
+
+async function addCharm (group: ControllerGroup, name: string): Promise<void> {
+  const c = charms[name]!
+  const endpoints = (map: Record<string, string>): Record<string, string> => ({ ...map })
+  await submit(group, {
+    type: 'add-charm', requestId: `charm-${name}`, proposer: admin, url: `local:${name}-0`, hash: 'ab'.repeat(8),
+    metadata: { name, provides: endpoints(c.provides), requires: endpoints(c.requires), peers: endpoints(c.peers) }
+  } as unknown as ModelCommand)
+}
+
+async function deploy (group: ControllerGroup, application: string, placement: string[]): Promise<void> {
+  await submit(group, { type: 'deploy', requestId: `deploy-${application}`, proposer: admin, application, charm: `local:${application}-0`, config: {}, constraints: {}, numUnits: placement.length, placement })
+}
+
+async function submit (group: ControllerGroup, command: ModelCommand): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const node: ControllerNode | undefined = group.leaderNode() ?? group.nodes()[0]
+    if (node !== undefined) {
+      let outcome: { ok: boolean, error?: string } | { thrown: unknown } | undefined
+      node.submit(command).then(result => { outcome = result.ok ? { ok: true } : { ok: false, error: result.error } }, (error: unknown) => { outcome = { thrown: error } })
+      await group.runUntil(() => outcome !== undefined, 10_000)
+      if (outcome !== undefined && 'ok' in outcome) {
+        if (!outcome.ok) throw new Error(`admin command ${command.type} refused: ${outcome.error ?? ''}`)
+        return
+      }
+    }
+    await group.runFor(500)
+  }
+  throw new Error(`admin command ${command.type} never committed`)
+}
+
+/** Deploys kv (3 units, peers) and web (2 units) related web:backend — kv:db over the first three machines. */
+async function deployPair (w: World): Promise<void> {
+  await addCharm(w.group, 'kv')
+  await addCharm(w.group, 'web')
+  await deploy(w.group, 'kv', ['0', '1', '2'])
+  await deploy(w.group, 'web', ['0', '1'])
+  await submit(w.group, { type: 'integrate', requestId: 'relate', proposer: admin, a: 'web:backend', b: 'kv:db' })
+}
+
+async function converge (w: World, budgetMs: number): Promise<string[]> {
+  let problems: string[] = ['not checked']
+  await w.group.runUntil(() => {
+    problems = systemConvergenceProblems(w.model(), w.agents, charms)
+    return problems.length === 0
+  }, budgetMs, 500)
+  return problems
+}
+
+function invariants (w: World): void {
+  assert.equal(w.checker.violations, [], formatViolations(w.checker.violations))
+  for (const agent of w.agents) {
+    assert.ok(agent.maxConcurrentHooks <= 1, `machine ${agent.machineId} ran ${agent.maxConcurrentHooks} hooks at once`)
+    assert.equal(agent.errors(), [], `machine ${agent.machineId} actor errors`)
+  }
+}
+
+async function finish (w: World): Promise<void> {
+  for (const agent of w.agents) await agent.stop()
+  await w.group.stop()
+}
+
+test('two related applications on three agents converge: active/idle, relation members, one leader each', async () => {
+  const w = await makeWorld(7, 3)
+  await deployPair(w)
+  const problems = await converge(w, 300_000)
+  assert.equal(problems, [], problems.join('\n'))
+  invariants(w)
+  const model = w.model()
+  const units = tableValues(model.units)
+  assert.is(units.length, 5)
+  for (const unit of units) {
+    assert.is(unit.agent.status, 'idle', unit.name)
+    assert.is(unit.workload.status, 'active', unit.name)
+  }
+  assert.is(units.find(u => u.name === 'kv/0')!.workload.message, 'replicating')
+  // The leader's leader-set and the relation-set of -joined hooks reached the model.
+  const kvLeader = model.leases ? tableValues(model.leases).find(l => l.application === 'kv')!.holder : ''
+  assert.is(tableValues(model.applications).find(a => a.name === 'kv')!.leaderSettings.primary, kvLeader)
+  const hookNames = new Set(w.hooks.map(h => h.hook.split(' ')[0]))
+  for (const name of ['install', 'leader-elected', 'config-changed', 'start', 'db-relation-joined', 'backend-relation-changed', 'cluster-relation-joined']) {
+    assert.ok(hookNames.has(name), `hook ${name} ran`)
+  }
+  assert.ok(w.hooks.every(h => h.outcome === 'succeeded'), 'no hook failed')
+  const settings = tableValues(model.settings).map(s => s.values)
+  assert.ok(settings.some(v => v.host === 'kv/1'), 'kv/1 wrote host on db')
+  assert.ok(settings.some(v => v.client === 'web/0'), 'web/0 wrote client on backend')
+  await finish(w)
+})
+
+test('an agent killed mid-deploy and restarted resumes from its disk and converges', async () => {
+  const w = await makeWorld(11, 3)
+  await deployPair(w)
+  const victim = w.agents[1]!
+  assert.ok(await w.group.runUntil(() => w.hooks.some(h => h.machine === '1' && h.hook.startsWith('install')), 60_000), 'machine 1 ran an install hook')
+  await w.group.runFor(150)
+  const before = victim.storage.crashCount
+  const running = victim.units()
+  assert.ok(running.length > 0, 'machine 1 runs units')
+  victim.crash()
+  assert.is(victim.state, 'down')
+  assert.is(victim.units().length, 0)
+  assert.is(victim.storage.crashCount, before + 1)
+  // The checker learns what the disk kept, as the restarted agent will.
+  const store = createUnitStateStore(victim.storage)
+  for (const unit of running) w.checker.crash(unit, await store.load(unit))
+  await w.group.runFor(5_000)
+  await victim.start()
+  const problems = await converge(w, 300_000)
+  assert.equal(problems, [], problems.join('\n'))
+  invariants(w)
+  // The agent's units installed once each as far as the model can tell: they are started and idle.
+  assert.equal(victim.units().sort(), ['kv/1', 'web/1'])
+  await finish(w)
+})
+
+test('install failing twice is retried by the uniter until the unit is active', async () => {
+  const w = await makeWorld(3, 3)
+  w.book.fail('kv/2', 'install', 2)
+  await deployPair(w)
+  const problems = await converge(w, 300_000)
+  assert.equal(problems, [], problems.join('\n'))
+  invariants(w)
+  const installs = w.hooks.filter(h => h.unit === 'kv/2' && h.hook === 'install').map(h => h.outcome)
+  assert.equal(installs, ['failed', 'failed', 'succeeded'])
+  assert.is(w.book.pending, 0)
+  await finish(w)
+})
+
+test('a hook hung by the schedule holds its machine until the book releases it', async () => {
+  const w = await makeWorld(5, 2)
+  w.book.hang('solo/0', 'install', undefined)
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0', '0', '1'])
+  await w.group.runFor(60_000)
+  const stuck = systemConvergenceProblems(w.model(), w.agents, charms)
+  assert.ok(stuck.some(p => p.startsWith('solo/0')), stuck.join('\n'))
+  assert.ok(stuck.some(p => p.startsWith('solo/1')), 'solo/1 waits for the machine hook lock')
+  w.book.releaseAll()
+  const problems = await converge(w, 120_000)
+  assert.equal(problems, [], problems.join('\n'))
+  invariants(w)
+  await finish(w)
+})
+
+test('the same seed gives the same trace hash', async () => {
+  const hashes: string[] = []
+  for (let run = 0; run < 2; run++) {
+    const w = await makeWorld(21, 3)
+    await deployPair(w)
+    const problems = await converge(w, 300_000)
+    assert.equal(problems, [], problems.join('\n'))
+    hashes.push(w.sim.traceHash())
+    await finish(w)
+  }
+  assert.is(hashes[0], hashes[1])
+})
+
+test('20 agents × 5 units: deploy converges; wall time measured', async () => {
+  const started = performance.now()
+  const w = await makeWorld(1, 20)
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', Array.from({ length: 100 }, (_, i) => String(i % 20)))
+  const deployedAt = w.sim.clock.now()
+  const problems = await converge(w, 600_000)
+  assert.equal(problems, [], problems.slice(0, 5).join('\n'))
+  invariants(w)
+  const wallMs = performance.now() - started
+  const simulatedMs = w.sim.clock.now() - deployedAt
+  console.log(`  20 agents × 5 units: converged in ${simulatedMs} ms simulated, ${Math.round(wallMs)} ms wall (${w.hooks.length} hooks)`)
+  await finish(w)
+})
+
+test.run()
