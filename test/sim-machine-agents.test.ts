@@ -141,6 +141,30 @@ async function finish (w: World): Promise<void> {
   await w.group.stop()
 }
 
+test('hook fault book: a unit\'s own faults first, then its application\'s; each use consumed; the heal releases hung hooks', () => {
+  const book = new HookFaultBookImpl()
+  book.fail('web', 'install', 2)
+  book.fail('web/1', 'install', 1)
+  book.hang('web/0', 'start', 5_000)
+  assert.equal(book.take('web/1', 'install'), { kind: 'fail' })
+  assert.equal(book.take('web/1', 'install'), { kind: 'fail' })
+  assert.equal(book.take('web/0', 'install'), { kind: 'fail' })
+  assert.is(book.take('web/0', 'install'), undefined)
+  assert.is(book.take('kv/0', 'start'), undefined)
+  assert.equal(book.take('web/0', 'start'), { kind: 'hang', untilMs: 5_000 })
+  assert.is(book.take('web/0', 'start'), undefined)
+  const released: string[] = []
+  book.onRelease(() => { released.push('a') })
+  const unregister = book.onRelease(() => { released.push('b') })
+  unregister()
+  book.fail('kv', 'start', 3)
+  book.releaseAll()
+  assert.equal(released, ['a'])
+  assert.is(book.take('kv/0', 'start'), undefined)
+  assert.is(book.pending, 0)
+  assert.throws(() => { book.fail('kv/0', 'start', 0) }, /positive whole number/)
+})
+
 test('two related applications on three agents converge: active/idle, relation members, one leader each', async () => {
   const w = await makeWorld(7, 3)
   await deployPair(w)
@@ -220,6 +244,29 @@ test('a hook hung by the schedule holds its machine until the book releases it',
   w.book.releaseAll()
   const problems = await converge(w, 120_000)
   assert.equal(problems, [], problems.join('\n'))
+  invariants(w)
+  await finish(w)
+})
+
+test('a paused agent (SIGSTOP) runs no hook and sends nothing until resumed, then converges', async () => {
+  const w = await makeWorld(9, 2)
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0', '1', '1'])
+  assert.ok(await w.group.runUntil(() => w.hooks.some(h => h.machine === '1'), 60_000), 'machine 1 ran a hook')
+  const paused = w.agents[1]!
+  paused.pause()
+  assert.is(paused.state, 'paused')
+  const pausedAt = w.sim.clock.now()
+  const sent = paused.controllerCounters.submitRequests
+  await w.group.runFor(30_000)
+  assert.equal(w.hooks.filter(h => h.machine === '1' && h.endMs > pausedAt), [], 'no hook of machine 1 ended while it was paused')
+  assert.is(paused.controllerCounters.submitRequests, sent, 'no request left machine 1 while paused')
+  const problems = systemConvergenceProblems(w.model(), w.agents, charms)
+  assert.ok(problems.some(p => p.includes('machine 1 is paused')), problems.join('\n'))
+  paused.resume()
+  assert.is(paused.state, 'up')
+  const after = await converge(w, 120_000)
+  assert.equal(after, [], after.join('\n'))
   invariants(w)
   await finish(w)
 })

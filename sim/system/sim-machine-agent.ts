@@ -90,6 +90,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
   #unitStarts = 0
   #finished = false
   readonly #errors: string[] = []
+  #pastCounters = { notices: 0, fetches: 0, submitRequests: 0, commandsSubmitted: 0 }
 
   constructor (options: SimMachineAgentOptions) {
     this.#o = options
@@ -103,7 +104,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
       charms: options.charms,
       hookFaults: options.hookFaults,
       clock: () => this.#run?.clock ?? this.#clock,
-      controller: () => this.#run!.client,
+      controller: () => this.#run?.client,
       whenRunning: fn => { this.#whenRunning(fn) },
       ...(options.onHook === undefined ? {} : { onHook: options.onHook })
     })
@@ -197,6 +198,13 @@ export class SimMachineAgent implements SimMachineAgentApi {
     return out
   }
 
+  /** Controller link counters over every run (notices, view fetches, submit requests, commands). */
+  get controllerCounters (): { notices: number, fetches: number, submitRequests: number, commandsSubmitted: number } {
+    const now = this.#run?.client.counters
+    const c = this.#pastCounters
+    return now === undefined ? { ...c } : { notices: c.notices + now.notices, fetches: c.fetches + now.fetches, submitRequests: c.submitRequests + now.submitRequests, commandsSubmitted: c.commandsSubmitted + now.commandsSubmitted }
+  }
+
   errors (): string[] {
     return [...this.#errors]
   }
@@ -215,6 +223,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
   // -------------------------------------------------------------------------------
 
   #end (run: Run): void {
+    this.#pastCounters = this.controllerCounters
     this.#run = undefined
     run.clock.alive = false
     run.unsubscribe()

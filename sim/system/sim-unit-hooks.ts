@@ -34,7 +34,8 @@ export interface SimUnitHooksOptions {
   hookFaults: HookFaultBook
   /** The agent's clock of its current run (timers of a crashed run never fire). */
   clock: () => Clock
-  controller: () => HookController
+  /** The current run's controller link; undefined while the agent is down. */
+  controller: () => HookController | undefined
   /** Runs `fn` now, or when the agent resumes if it is paused (SIGSTOP). */
   whenRunning: (fn: () => void) => void
   onHook?: (run: HookRunRecord) => void
@@ -100,8 +101,11 @@ export class SimUnitHooks {
     this.maxConcurrent = Math.max(this.maxConcurrent, this.#running.size)
     const plan = this.#plan(unit, name, behaviour)
     this.#o.sim.trace(`machine-${this.#o.machineId} ${unit} hook ${describeHook(hook)} ${plan.kind === 'hang' ? 'hangs' : `${plan.durationMs} ms${plan.fail ? ' fails' : ''}`}`)
+    const controller = this.#o.controller()
     let outcome = await this.#wait(plan, signal)
-    if (outcome.kind === 'succeeded') outcome = await this.#applyEffects(unit, hook, name, local, behaviour)
+    // A hook of a run that crashed died with it: no effects, nothing reported.
+    if (generation !== this.#generation || controller === undefined) return { kind: 'terminated', signal: 'SIGKILL' }
+    if (outcome.kind === 'succeeded') outcome = await this.#applyEffects(controller, unit, hook, name, local, behaviour)
     if (generation === this.#generation) {
       this.#running.delete(unit)
       this.#o.sim.trace(`machine-${this.#o.machineId} ${unit} hook ${describeHook(hook)} ${outcome.kind}`)
@@ -154,8 +158,7 @@ export class SimUnitHooks {
   }
 
   /** The hook exited 0: its tool calls, as a real hook's would take effect. */
-  async #applyEffects (unit: string, hook: HookInfo, name: string, local: LocalState, behaviour: HookBehaviour): Promise<HookOutcome> {
-    const controller = this.#o.controller()
+  async #applyEffects (controller: HookController, unit: string, hook: HookInfo, name: string, local: LocalState, behaviour: HookBehaviour): Promise<HookOutcome> {
     const contextId = `${unit}-${name}-${++this.#contexts}`
     let requests = 0
     const submit = async (body: Record<string, unknown>): Promise<string | undefined> => {
