@@ -2,7 +2,6 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { ControllerNode } from '../actors/controller/controller-node.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
-import { createUnitStateStore } from '../actors/unit/unit-state-store.ts'
 import type { Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
 import { tableValues } from '../runtime/model/table.ts'
 import { ControllerGroup } from '../sim/controller-group.ts'
@@ -55,6 +54,8 @@ interface World {
   agents: SimMachineAgent[]
   book: HookFaultBookImpl
   hooks: HookRunRecord[]
+  /** Units whose actor was killed or failed and started again. */
+  restarts: string[]
   checker: HookOrderChecker
   model: () => ModelContext
 }
@@ -65,6 +66,7 @@ async function makeWorld (seed: number, machines: number): Promise<World> {
   assert.ok(await group.runUntil(() => group.leaderNode() !== undefined, 20_000), 'a controller leads')
   const book = new HookFaultBookImpl()
   const hooks: HookRunRecord[] = []
+  const restarts: string[] = []
   const checker = new HookOrderChecker()
   const model = (): ModelContext => (group.leaderNode() ?? group.nodes()[0]!).host.model()
   const onUnitEvent = (unit: string, event: UnitEmitted): void => {
@@ -73,11 +75,11 @@ async function makeWorld (seed: number, machines: number): Promise<World> {
   }
   const agents = Array.from({ length: machines }, (_, i) => new SimMachineAgent({
     sim, network: group.network, machineId: String(i), model: 'default', controllers, charms, hookFaults: book,
-    drift: (i % 3 - 1) * 0.0005, onHook: run => { hooks.push(run) }, onUnitEvent
+    drift: (i % 3 - 1) * 0.0005, onHook: run => { hooks.push(run) }, onUnitEvent, onUnitRestart: (unit, durable) => { restarts.push(unit); checker.crash(unit, durable) }
   }))
   for (let i = 0; i < machines; i++) await submit(group, { type: 'add-machine', requestId: `machine-${i}`, proposer: admin })
   for (const agent of agents) await agent.start()
-  return { sim, group, agents, book, hooks, checker, model }
+  return { sim, group, agents, book, hooks, restarts, checker, model }
 }
 
 async function addCharm (group: ControllerGroup, name: string): Promise<void> {
@@ -187,6 +189,9 @@ test('two related applications on three agents converge: active/idle, relation m
     assert.ok(hookNames.has(name), `hook ${name} ran`)
   }
   assert.ok(w.hooks.every(h => h.outcome === 'succeeded'), 'no hook failed')
+  // Without faults each application elects its leader once.
+  const elected = w.hooks.filter(h => h.hook === 'leader-elected').map(h => h.unit.split('/')[0]).sort()
+  assert.equal(elected, ['kv', 'web'])
   const settings = tableValues(model.settings).map(s => s.values)
   assert.ok(settings.some(v => v.host === 'kv/1'), 'kv/1 wrote host on db')
   assert.ok(settings.some(v => v.client === 'web/0'), 'web/0 wrote client on backend')
@@ -203,12 +208,10 @@ test('an agent killed mid-deploy and restarted resumes from its disk and converg
   const running = victim.units()
   assert.ok(running.length > 0, 'machine 1 runs units')
   victim.crash()
+  assert.equal(w.restarts.sort(), running.sort(), 'the checker heard of every unit killed')
   assert.is(victim.state, 'down')
   assert.is(victim.units().length, 0)
   assert.is(victim.storage.crashCount, before + 1)
-  // The checker learns what the disk kept, as the restarted agent will.
-  const store = createUnitStateStore(victim.storage)
-  for (const unit of running) w.checker.crash(unit, await store.load(unit))
   await w.group.runFor(5_000)
   await victim.start()
   const problems = await converge(w, 300_000)
@@ -216,6 +219,19 @@ test('an agent killed mid-deploy and restarted resumes from its disk and converg
   invariants(w)
   // The agent's units installed once each as far as the model can tell: they are started and idle.
   assert.equal(victim.units().sort(), ['kv/1', 'web/1'])
+  await finish(w)
+})
+
+test('disk write errors fail a unit agent, which is started again and converges', async () => {
+  const w = await makeWorld(13, 2)
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0', '0', '1'])
+  assert.ok(await w.group.runUntil(() => w.hooks.some(h => h.machine === '0'), 60_000), 'machine 0 ran a hook')
+  w.agents[0]!.storage.failNextWrites(2)
+  const problems = await converge(w, 120_000)
+  assert.equal(problems, [], problems.join('\n'))
+  assert.ok(w.restarts.length > 0 && w.restarts.every(unit => unit === 'solo/0' || unit === 'solo/1'), `unit agents of machine 0 restarted: ${w.restarts.join(', ')}`)
+  invariants(w)
   await finish(w)
 })
 

@@ -15,7 +15,8 @@
  */
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
-import { createUnitStateStore } from '../../actors/unit/unit-state-store.ts'
+import { checkLocalState, createUnitStateStore, unitStateKey } from '../../actors/unit/unit-state-store.ts'
+import { decode } from '../../runtime/codec.ts'
 import { ControllerClient } from '../../actors/machine/controller-client.ts'
 import { Machiner } from '../../actors/machine/machiner.ts'
 import type { IdentifyPeer } from '../../actors/controller/controller-api.ts'
@@ -152,6 +153,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
     this.#o.network.crash(this.peerId)
     this.storage.crash()
     this.#dropPause()
+    for (const unit of run.units.keys()) this.#o.onUnitRestart?.(unit, this.#durable(unit))
   }
 
   pause (): void {
@@ -238,6 +240,12 @@ export class SimMachineAgent implements SimMachineAgentApi {
     this.#clock.resume()
   }
 
+  /** What the disk kept of the unit's uniter state (a unit's saves are synced, so it is all of them). */
+  #durable (unit: string): LocalState | undefined {
+    const bytes = this.storage.durableGet(unitStateKey(unit))
+    return bytes === undefined ? undefined : checkLocalState(unit, decode(bytes, `unit state "${unit}"`))
+  }
+
   #whenRunning (fn: () => void): void {
     if (this.#held !== undefined) this.#held.push(fn)
     else fn()
@@ -293,6 +301,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
         if (!failed || this.#run !== run) return
         // Its state could not be saved (a disk fault): start it again after a back-off.
         this.#o.sim.trace(`${this.peerId} ${unit} agent failed; restarting`)
+        this.#o.onUnitRestart?.(unit, this.#durable(unit))
         run.clock.setTimeout(() => {
           if (this.#run !== run || run.units.get(unit) !== agent) return
           run.units.delete(unit)
