@@ -235,6 +235,29 @@ test('disk write errors fail a unit agent, which is started again and converges'
   await finish(w)
 })
 
+test('a machine removed with its units: the units stop and leave, the agents forget them, the machiner marks the machine dead', async () => {
+  const w = await makeWorld(17, 2)
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0', '1', '1'])
+  const problems = await converge(w, 120_000)
+  assert.equal(problems, [], problems.join('\n'))
+  const leaving = w.agents[1]!
+  assert.equal(leaving.units().sort(), ['solo/1', 'solo/2'])
+  await submit(w.group, { type: 'remove-machine', requestId: 'remove-1', proposer: admin, machine: '1', force: true })
+  assert.ok(await w.group.runUntil(() => leaving.finished, 120_000), 'the agent of machine 1 finished')
+  assert.is(leaving.state, 'down')
+  assert.is(tableValues(w.model().machines).some(m => m.id === '1'), false, 'machine 1 left the model')
+  assert.equal(tableValues(w.model().units).map(u => u.name), ['solo/0'])
+  for (const unit of ['solo/1', 'solo/2']) {
+    const ran = w.hooks.filter(h => h.unit === unit).map(h => h.hook)
+    assert.equal(ran.slice(-2), ['stop', 'remove'], `${unit} ran ${ran.join(', ')}`)
+  }
+  const after = await converge(w, 60_000)
+  assert.equal(after, [], after.join('\n'))
+  invariants(w)
+  await finish(w)
+})
+
 test('install failing twice is retried by the uniter until the unit is active', async () => {
   const w = await makeWorld(3, 3)
   w.book.fail('kv/2', 'install', 2)
