@@ -42,6 +42,7 @@ const charms: Record<string, ScenarioCharm> = {
     start: { status: { status: 'active', message: '' } },
     'backend-relation-changed': { relationSet: { client: '{unit}' } }
   }),
+  logger: { ...charm('logger', { requires: { info: 'juju-info' } }, { '*': { durationMs: [10, 50] }, start: { status: { status: 'active', message: 'logging' } } }), subordinate: true },
   solo: charm('solo', {}, {
     '*': { durationMs: [10, 100] },
     start: { status: { status: 'active', message: '' } }
@@ -87,7 +88,11 @@ async function addCharm (group: ControllerGroup, name: string): Promise<void> {
   const endpoints = (map: Record<string, string>): Record<string, string> => ({ ...map })
   await submit(group, {
     type: 'add-charm', requestId: `charm-${name}`, proposer: admin, url: `local:${name}-0`, hash: 'ab'.repeat(8),
-    metadata: { name, provides: endpoints(c.provides), requires: endpoints(c.requires), peers: endpoints(c.peers) }
+    metadata: {
+      name, subordinate: c.subordinate, provides: endpoints(c.provides), peers: endpoints(c.peers),
+      // A subordinate's requirers are container-scoped, as its metadata.yaml would say.
+      requires: c.subordinate ? Object.fromEntries(Object.entries(c.requires).map(([ep, iface]) => [ep, { interface: iface, scope: 'container' }])) : endpoints(c.requires)
+    }
   } as unknown as ModelCommand)
 }
 
@@ -255,6 +260,23 @@ test('a machine removed with its units: the units stop and leave, the agents for
   const after = await converge(w, 60_000)
   assert.equal(after, [], after.join('\n'))
   invariants(w)
+  await finish(w)
+})
+
+test('subordinates: the agent starts one per principal on its machine, and they converge', async () => {
+  const w = await makeWorld(19, 2)
+  await addCharm(w.group, 'solo')
+  await addCharm(w.group, 'logger')
+  await deploy(w.group, 'solo', ['0', '1', '1'])
+  await deploy(w.group, 'logger', [])
+  await submit(w.group, { type: 'integrate', requestId: 'relate-logger', proposer: admin, a: 'logger:info', b: 'solo:juju-info' })
+  const problems = await converge(w, 300_000)
+  assert.equal(problems, [], problems.join('\n'))
+  invariants(w)
+  const loggers = tableValues(w.model().units).filter(u => u.application === 'logger')
+  assert.is(loggers.length, 3)
+  assert.equal(w.agents[1]!.units().filter(u => u.startsWith('logger/')).length, 2)
+  for (const unit of loggers) assert.is(unit.workload.message, 'logging', unit.name)
   await finish(w)
 })
 
