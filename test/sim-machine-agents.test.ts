@@ -332,11 +332,16 @@ test('a paused agent (SIGSTOP) runs no hook and sends nothing until resumed, the
   await finish(w)
 })
 
-test('the same seed gives the same trace hash', async () => {
+test('the same seed gives the same trace hash (with a hook failure and an agent crash)', async () => {
   const hashes: string[] = []
   for (let run = 0; run < 2; run++) {
     const w = await makeWorld(21, 3)
+    w.book.fail('web', 'install', 1)
     await deployPair(w)
+    await w.group.runFor(1_500)
+    w.agents[2]!.crash()
+    await w.group.runFor(2_000)
+    await w.agents[2]!.start()
     const problems = await converge(w, 300_000)
     assert.equal(problems, [], problems.join('\n'))
     hashes.push(w.sim.traceHash())
