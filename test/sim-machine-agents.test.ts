@@ -361,7 +361,10 @@ test('20 agents × 5 units: deploy converges; wall time measured', async () => {
   invariants(w)
   const wallMs = performance.now() - started
   const simulatedMs = w.sim.clock.now() - deployedAt
-  console.log(`  20 agents × 5 units: converged in ${simulatedMs} ms simulated, ${Math.round(wallMs)} ms wall (${w.hooks.length} hooks)`)
+  const links = w.agents.map(a => a.controllerCounters)
+  const sum = (key: keyof typeof links[number]): number => links.reduce((total, c) => total + c[key], 0)
+  console.log(`  20 agents × 5 units: converged in ${simulatedMs} ms simulated, ${Math.round(wallMs)} ms wall (${w.hooks.length} hooks, ${sum('fetches')} view fetches, ${sum('submitRequests')} submit requests for ${sum('commandsSubmitted')} commands)`)
+  assert.ok(sum('submitRequests') < sum('commandsSubmitted'), 'unit commands are batched per machine')
   await finish(w)
 })
 
