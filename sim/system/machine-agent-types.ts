@@ -52,6 +52,12 @@ export interface SimMachineAgentOptions {
   onHook?: (run: HookRunRecord) => void
   /** Every event a unit actor emits, for the hook-order checker. */
   onUnitEvent?: (unit: string, event: UnitEmitted) => void
+  /**
+   * A unit's actor ended without stopping in order — killed with its agent (`crash`), or
+   * failed (its state could not be saved) and about to start again — with what its disk
+   * kept: the hook-order checker's `crash(unit, durable)`.
+   */
+  onUnitRestart?: (unit: string, durable: LocalState | undefined) => void
 }
 
 export type AgentState = 'up' | 'down' | 'paused'

@@ -1,0 +1,83 @@
+/**
+ * What "converged" means for the whole simulated system, checked against the real
+ * replicated model (a controller's) and the machine agents: every unit of the model is
+ * alive, its machine's agent is up and runs it, the uniter is idle with nothing in error,
+ * its local state agrees with the remote state the model projects (charm, config, the
+ * members of every relation, leadership), its agent status is idle and its workload
+ * status is one its charm's hooks set; and every application with units has exactly one
+ * unit that believes it leads, the one holding the lease. One line per problem; empty
+ * when converged. The counterpart of sim/invariants/convergence.ts for the UnitWorld.
+ */
+import { inHookError } from '../../actors/unit/local-state.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { ModelContext } from '../../runtime/model/model-types.ts'
+import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
+import { tableValues } from '../../runtime/model/table.ts'
+import type { ScenarioCharm } from '../scenario/scenario-types.ts'
+import type { SimMachineAgentApi } from './machine-agent-types.ts'
+import { charmNameOf, charmStatuses } from './sim-unit-hooks.ts'
+
+/** Problems listed at most: the first ones say enough, and the check stays cheap. */
+export const convergenceProblemsMax = 50
+
+export function systemConvergenceProblems (model: ModelContext, agents: readonly SimMachineAgentApi[], charms?: Readonly<Record<string, ScenarioCharm>>): string[] {
+  const problems: string[] = []
+  const reader = readerOf(model)
+  const byMachine = new Map(agents.map(agent => [agent.machineId, agent]))
+  const believers = new Map<string, string[]>()
+  for (const agent of agents) {
+    if (agent.state !== 'up') continue
+    for (const unit of agent.believedLeaders()) {
+      const application = unit.slice(0, unit.lastIndexOf('/'))
+      believers.set(application, [...believers.get(application) ?? [], unit])
+    }
+  }
+  const withUnits = new Set<string>()
+  for (const unit of tableValues(model.units)) {
+    if (problems.length >= convergenceProblemsMax) break
+    withUnits.add(unit.application)
+    const name = unit.name
+    if (unit.life !== 'alive') { problems.push(`${name}: still ${unit.life}`); continue }
+    const agent = byMachine.get(unit.machine)
+    if (agent === undefined) { problems.push(`${name}: machine ${unit.machine} has no agent`); continue }
+    if (agent.state !== 'up') { problems.push(`${name}: agent of machine ${unit.machine} is ${agent.state}`); continue }
+    const seen = agent.unitState(name)
+    if (seen === undefined || !seen.running) { problems.push(`${name}: not running on machine ${unit.machine}`); continue }
+    if (seen.state !== 'idle') { problems.push(`${name}: uniter ${seen.state}`); continue }
+    const local = seen.local
+    if (local === undefined) { problems.push(`${name}: no local state`); continue }
+    if (inHookError(local)) problems.push(`${name}: in hook error`)
+    if (!local.started) problems.push(`${name}: not started`)
+    // The lease decides leadership here, not any one clock.
+    const remote = remoteStateFor(model, name, Number.NEGATIVE_INFINITY)!
+    const lease = reader.lease(unit.application)
+    if (local.charm?.url !== remote.charm.url) problems.push(`${name}: charm ${local.charm?.url ?? 'none'} != ${remote.charm.url}`)
+    if (local.configHash !== remote.configHash) problems.push(`${name}: config ${local.configHash} != ${remote.configHash}`)
+    if (local.leader !== (lease?.holder === name)) problems.push(`${name}: leader ${String(local.leader)}, lease held by ${lease?.holder ?? 'nobody'}`)
+    for (const [id, relation] of Object.entries(remote.relations)) {
+      if (relation.life !== 'alive') continue
+      const mine = local.relations[id]
+      if (mine === undefined) { problems.push(`${name}: relation ${id} not created`); continue }
+      if (mine.changedPending !== undefined) problems.push(`${name}: relation ${id} changed pending for ${mine.changedPending}`)
+      const want = JSON.stringify(Object.entries(relation.members).sort())
+      const have = JSON.stringify(Object.entries(mine.members).sort())
+      if (want !== have) problems.push(`${name}: relation ${id} members ${have} != ${want}`)
+    }
+    if (unit.agent.status !== 'idle') problems.push(`${name}: agent status ${unit.agent.status}`)
+    const charm = charms?.[charmNameOf(remote.charm.url)]
+    const statuses = charm === undefined ? [] : charmStatuses(charm)
+    if (statuses.length > 0 && !statuses.some(s => s.status === unit.workload.status && s.message === unit.workload.message)) {
+      problems.push(`${name}: workload ${unit.workload.status} "${unit.workload.message}", the charm sets ${statuses.map(s => `${s.status} "${s.message}"`).join(' or ')}`)
+    } else if (unit.workload.status === 'error') {
+      problems.push(`${name}: workload error "${unit.workload.message}"`)
+    }
+  }
+  for (const application of [...withUnits].sort()) {
+    if (problems.length >= convergenceProblemsMax) break
+    const leaders = believers.get(application) ?? []
+    const holder = reader.lease(application)?.holder
+    if (leaders.length !== 1) problems.push(`${application}: ${leaders.length} units believe they lead (${leaders.join(', ')})`)
+    else if (leaders[0] !== holder) problems.push(`${application}: ${leaders[0]!} believes it leads, the lease is ${holder ?? 'nobody'}'s`)
+  }
+  return problems
+}
