@@ -54,6 +54,20 @@ test('a machine sees its units\' applications and relations, not unrelated ones 
   assert.is(view.revision, model.revision)
 })
 
+test('another machine\'s units of an application are in the view only where its leader runs', () => {
+  const c = world()
+  const model = c.context
+  const reader = readerOf(model)
+  const leaderView = machineModelView(model, reader.unit('web/0')!.machine)
+  assert.equal(tableKeys(leaderView.units).filter(u => u.startsWith('web/')).sort(), ['web/0', 'web/1'])
+  assert.equal(tableGet(leaderView.applications, 'web')!.units, ['web/0', 'web/1'])
+  const otherView = machineModelView(model, reader.unit('web/1')!.machine)
+  assert.equal(tableKeys(otherView.units).filter(u => u.startsWith('web/')), ['web/1'])
+  assert.equal(tableGet(otherView.applications, 'web')!.units, ['web/1'])
+  // The other side of a relation: its application record, without its units.
+  assert.equal(tableGet(otherView.applications, 'mysql')!.units, [])
+})
+
 test('the registration secret never leaves the controllers; the token does', () => {
   const c = world()
   c.run('set-machine-provisioning', { machine: '0', token: 'ab'.repeat(8), secret: 'cd'.repeat(16) }, { kind: 'controller', id: 'c0' })

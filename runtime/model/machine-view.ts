@@ -1,8 +1,11 @@
 /**
  * The part of the model one machine agent is entitled to (DESIGN.md §5, §10), as a model
- * context of its own: its machine; every unit the model puts on it, their applications
- * (with all their units, for `status-get --application`), charms, leases and pending
- * actions; the relations those applications take part in, the other side's
+ * context of its own: its machine; every unit the model puts on it, their applications,
+ * charms, leases and pending actions; the other units of an application only where this
+ * machine hosts its leader (`status-get --application` is the leader's alone, and
+ * nothing else on an agent reads another machine's unit — so a view stays the size of
+ * the machine's own share, not of the application: 1,000 machines of one 5,000-unit
+ * application would otherwise each fetch 1.6 MB per change); the relations those applications take part in, the other side's
  * applications, and the databags of those relations. A unit agent reads hook-tool data
  * and projects its remote state (`remoteStateFor`) from it exactly as it would from the
  * whole model; what other machines keep private (their units' charm state, their
@@ -26,17 +29,28 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     const unit = reader.unit(name)
     if (unit !== undefined) ownApplications.add(unit.application)
   }
+  const hostedHere = (unit: string): boolean => reader.unit(unit)?.machine === machineId
+  const leadsHere = (application: string): boolean => {
+    const lease = reader.lease(application)
+    return lease !== undefined && hostedHere(lease.holder)
+  }
+  /** An application as this machine sees it: all its units where it leads, else its own. */
+  const applicationView = (app: ApplicationRecord): ApplicationRecord => ({
+    ...app,
+    units: ownApplications.has(app.name) && leadsHere(app.name) ? app.units : app.units.filter(hostedHere),
+    statusHistory: []
+  })
   for (const name of ownApplications) {
     const app = reader.application(name)
     if (app === undefined) continue
-    applications.set(name, { ...app, statusHistory: [] })
+    applications.set(name, applicationView(app))
     for (const id of app.relations) {
       const relation = reader.relation(id)
       if (relation === undefined) continue
       relations.set(String(id), relation)
       for (const endpoint of relation.endpoints) {
         const other = reader.application(endpoint.application)
-        if (other !== undefined) applications.set(other.name, { ...other, statusHistory: [] })
+        if (other !== undefined && !applications.has(other.name)) applications.set(other.name, applicationView(other))
       }
     }
   }
