@@ -46,6 +46,8 @@ export interface SimMachineAgentOptions {
   /** Scripted charms by charm name; a charm URL `local:<name>-<rev>` names its charm. */
   charms: Readonly<Record<string, ScenarioCharm>>
   hookFaults: HookFaultBook
+  /** The instance's bootstrap data (runtime/bootstrap-data.ts): machine id, controllers and the one-time registration secret. */
+  bootstrap?: Uint8Array
   /** Rate error of this agent's clock (0.001 = 0.1 % fast); 0 when absent. */
   drift?: number
   leaseDurationMs?: number
@@ -75,6 +77,8 @@ export interface SimMachineAgentApi {
   /** Units whose agents run here now. */
   units (): string[]
   unitState (unit: string): { running: boolean, state: string, local: LocalState | undefined } | undefined
+  /** The unit's local state as its disk holds it now (what a crash would leave), for the hook-order checker. */
+  durableUnitState?: (unit: string) => LocalState | undefined
   /** Units on this agent that believe they lead their application now (by their own clock). */
   believedLeaders (): string[]
   /** Most hooks that ever ran at once on this machine (must stay 1). */
