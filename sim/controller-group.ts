@@ -41,8 +41,6 @@ export interface ControllerGroupOptions {
   hostOptions?: (id: NodeId) => Partial<ControllerNodeOptions>
   /** Raft messages a controller hands to its transport, before the network sees them. */
   onRaftSend?: (from: NodeId, messages: readonly Message[]) => void
-  /** A bug planted in the Raft core on purpose, to show the simulator finds it (default: none). */
-  plantedBug?: 'raft-commit-previous-term'
   /** After every step of `runFor` (one timer and the promise callbacks it caused). */
   onStep?: () => void
 }
