@@ -107,7 +107,7 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
         `hook ${run.hook} on ${run.machine} ${run.outcome} ${run.startMs}..${run.endMs}`)
     }
     const violated = (): boolean => checks.first !== undefined
-    const safety = (): RunRecord => finish('safety', `${checks.first!.check} at ${checks.first!.t} ms: ${checks.first!.message}`)
+    const safety = (): RunRecord => finish('safety', `${checks.first!.check} at ${Math.round(checks.first!.t)} ms: ${checks.first!.message}`)
     let unitsSample = ''
     const sample = (): void => {
       const model = w.model()
@@ -180,7 +180,9 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
     await w.group.runUntil(() => violated() || clients.openCount === 0, clientsDrainBudgetMs)
     if (violated()) return safety()
     if (clients.openCount > 0) return finish('liveness', `${clients.openCount} client operations still open ${clientsDrainBudgetMs} ms after converging`)
-    await clients.finished()
+    // Client loops sleep on the simulated clock between operations: run it until they return.
+    const drained = await w.drive(clients.finished(), clientsDrainBudgetMs)
+    if (drained === undefined) return finish('liveness', `the write clients did not stop within ${clientsDrainBudgetMs} ms of converging`)
     const leader = w.group.leaderNode()
     if (leader !== undefined) {
       const voters = leader.host.appliedConfig().voters

@@ -96,7 +96,8 @@ const drawRaft: Drawer = (random, at, context) => {
   const roll = random.int(1, 100)
   const election = context.electionTimeoutMs ?? electionTimeoutMsDefault
   const briefly = (): number => random.int(Math.ceil(election / 2), election * 4)
-  if (roll <= 30) return crashAndRestart(random, at, controller(random, context), Math.ceil(election / 4), election * 3)
+  if (roll <= 20) return crashAndRestart(random, at, controller(random, context), Math.ceil(election / 4), election * 3)
+  if (roll <= 30) return leaderLosesQuorum(random, at, context, election)
   if (roll <= 45) return crashAndRestart(random, at, 'leader', Math.ceil(election / 4), election * 3).map((fault, i) => i === 0 ? fault : { ...fault, target: controller(random, context) })
   if (roll <= 65) return [{ at, kind: 'partition', shape: 'isolate', target: 'leader', forMs: briefly() }]
   if (roll <= 75) return [{ at, kind: 'partition', shape: 'majority-minority', minority: Math.max(1, Math.floor((context.controllers - 1) / 2)), forMs: briefly() }]
@@ -105,6 +106,23 @@ const drawRaft: Drawer = (random, at, context) => {
   if (roll <= 93 && context.controllers >= 3) return [{ at, kind: 'partition', shape: 'bridge', bridge: controller(random, context), forMs: briefly() }]
   if (roll <= 97) return [{ at, kind: 'crash', target: 'follower' }]
   return [{ at, kind: 'clock-drift', target: controller(random, context), rate: (random.int(-20, 20)) / 1_000 }]
+}
+
+/**
+ * The leader goes on taking writes it can no longer commit: a follower is down and the
+ * leader is cut off until it steps down; then the follower comes back and the old
+ * leader, holding the longest log, may win again and must not commit those entries of
+ * its old term by counting replicas (Figure 8).
+ */
+function leaderLosesQuorum (random: Random, at: number, context: DrawContext, election: number): FaultEvent[] {
+  const follower = controller(random, context)
+  const cutMs = random.int(election * 2, election * 5)
+  const isolateAt = at + random.int(0, election)
+  return [
+    { at, kind: 'crash', target: follower },
+    { at: isolateAt, kind: 'partition', shape: 'isolate', target: 'leader', forMs: cutMs },
+    { at: isolateAt + cutMs + random.int(0, election), kind: 'restart', target: follower }
+  ]
 }
 
 /** The network: partitions of every shape, loss, duplication, delay and reordering. */

@@ -60,7 +60,20 @@ export interface SystemWorldOptions extends SystemParts {
 export const agentRaftTiming = { tickMs: 100, electionTicks: 6, heartbeatTicks: 1 } as const
 
 export function raftTiming (scenario: Scenario): { tickMs: number, electionTicks: number, heartbeatTicks: number } {
-  return scenario.raft ?? agentRaftTiming
+  const raft = scenario.raft
+  return raft === undefined ? agentRaftTiming : { tickMs: raft.tickMs, electionTicks: raft.electionTicks, heartbeatTicks: raft.heartbeatTicks }
+}
+
+/**
+ * The Raft append size when the scenario sets one (RaftHostOptions.maxSizePerMessage).
+ * Small appends make a catch-up after a leader change span several messages, as the
+ * real 512 KiB limit does under real load; that is when a leader may count replicas of
+ * an entry of an earlier term alone (the Figure 8 bug). Spread in, so the option passes
+ * through to the Raft core whichever RaftHostOptions this tree declares.
+ */
+function raftMessageSize (scenario: Scenario): object {
+  const bytes = scenario.raft?.maxMessageBytes
+  return bytes === undefined ? {} : { maxSizePerMessage: bytes }
 }
 
 const admin: Entity = { kind: 'user', name: 'admin' }
@@ -142,6 +155,7 @@ export class SystemWorld {
         // A few election timeouts: a client gives up on a cut-off leader and tries another.
         proposeTimeoutMs: 6 * electionMs,
         readTimeoutMs: 4 * electionMs,
+        ...raftMessageSize(scenario),
         onApplied: entry => {
           world?.observers.onApplied?.(id, entry)
           if (world !== undefined) for (const listener of [...world.#listeners.get(id) ?? []]) listener()
