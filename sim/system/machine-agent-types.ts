@@ -54,6 +54,12 @@ export interface SimMachineAgentOptions {
   onHook?: (run: HookRunRecord) => void
   /** Every event a unit actor emits, for the hook-order checker. */
   onUnitEvent?: (unit: string, event: UnitEmitted) => void
+  /**
+   * A unit's actor ended without stopping in order — killed with its agent (`crash`), or
+   * failed (its state could not be saved) and about to start again — with what its disk
+   * kept: the hook-order checker's `crash(unit, durable)`.
+   */
+  onUnitRestart?: (unit: string, durable: LocalState | undefined) => void
 }
 
 export type AgentState = 'up' | 'down' | 'paused'
@@ -77,8 +83,6 @@ export interface SimMachineAgentApi {
   /** Units whose agents run here now. */
   units (): string[]
   unitState (unit: string): { running: boolean, state: string, local: LocalState | undefined } | undefined
-  /** The unit's local state as its disk holds it now (what a crash would leave), for the hook-order checker. */
-  durableUnitState?: (unit: string) => LocalState | undefined
   /** Units on this agent that believe they lead their application now (by their own clock). */
   believedLeaders (): string[]
   /** Most hooks that ever ran at once on this machine (must stay 1). */

@@ -42,7 +42,7 @@ export class SystemInvariants {
     world.observers.onApplied = (id, entry) => { this.raft.onApplied(id, entry) }
     world.observers.onRaftSend = (from, messages) => { this.raft.onRaftSend(from, messages) }
     world.observers.onUnitEvent = (unit, event) => { this.onUnitEvent(unit, event) }
-    world.observers.onAgentCrash = agent => { this.onAgentCrash(agent) }
+    world.observers.onUnitRestart = (unit, durable) => { this.hookOrder.crash(unit, durable) }
   }
 
   /** After every step: every invariant, stopping at the first violation. */
@@ -64,14 +64,6 @@ export class SystemInvariants {
     const model = this.#world.model()
     const life = model === undefined ? 'alive' : tableGet(model.units, unit)?.life ?? 'dead'
     this.hookOrder.event(unit, event, life)
-  }
-
-  /** Before an agent is killed: what its disk holds decides which hook is left pending. */
-  onAgentCrash (agent: SimMachineAgentApi): void {
-    for (const unit of agent.units()) {
-      const durable = agent.durableUnitState !== undefined ? agent.durableUnitState(unit) : agent.unitState(unit)?.local
-      this.hookOrder.crash(unit, durable)
-    }
   }
 
   /** Records a violation found outside a step (acknowledged writes, linearizability). */

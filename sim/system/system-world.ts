@@ -11,6 +11,7 @@
  * undo themselves on a timer; `heal()` undoes everything still in force. Overlapping
  * faults of one kind compose: undoing one re-applies the others still active.
  */
+import type { IdentifyPeer } from '../../actors/controller/controller-api.ts'
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
 import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { StorageFailedError } from '../../runtime/errors.ts'
@@ -46,8 +47,8 @@ export interface WorldObservers {
   onRaftSend?: (from: NodeId, messages: readonly Message[]) => void
   onHook?: (run: HookRunRecord) => void
   onUnitEvent?: SimMachineAgentOptions['onUnitEvent']
-  /** An agent is about to be killed: its units' hooks end without committing. */
-  onAgentCrash?: (agent: SimMachineAgentApi) => void
+  /** A unit's actor ended out of order (its agent killed, or it failed), with what its disk kept. */
+  onUnitRestart?: SimMachineAgentOptions['onUnitRestart']
 }
 
 export interface SystemWorldOptions extends SystemParts {
@@ -85,7 +86,6 @@ const adminAttemptTimeoutMs = 8_000
 const adminRetryDelayMs = 500
 /** The mesh key in every instance's bootstrap data (the simulated network checks none). */
 const simNetworkKey = new Uint8Array([0x73, 0x69, 0x6d])
-const modelUuid = 'sim-model'
 
 type Resolved = { kind: 'controller', index: number, peer: string } | { kind: 'machine', id: string, peer: string, agent: SimMachineAgentApi | undefined }
 
@@ -152,6 +152,8 @@ export class SystemWorld {
       latency: { kind: 'uniform', minMs: scenario.network.latencyMs[0], maxMs: scenario.network.latencyMs[1] },
       ...(scenario.bugs.includes('raft-commit-previous-term') ? { plantedBug: 'raft-commit-previous-term' as const } : {}),
       hostOptions: id => ({
+        // The controller API for the machine agents, which are known by their peer ids.
+        agents: { modelUuid: defaultModelName, identify: identifySimPeer },
         // A few election timeouts: a client gives up on a cut-off leader and tries another.
         proposeTimeoutMs: 6 * electionMs,
         readTimeoutMs: 4 * electionMs,
@@ -267,7 +269,7 @@ export class SystemWorld {
       newSecret: () => hex(32),
       bootstrapFor: (machine, secret) => encodeBootstrapData({
         version: 1,
-        modelUuid,
+        modelUuid: defaultModelName,
         machineId: machine.id,
         controllers: this.group.ids.map(peerId => ({ peerId, addresses: [] })),
         networkKey: simNetworkKey,
@@ -314,7 +316,8 @@ export class SystemWorld {
       ...(bootstrap === undefined ? {} : { bootstrap }),
       drift: this.#drift.get(`machine/${machineId}`) ?? 0,
       onHook: run => { this.observers.onHook?.(run) },
-      onUnitEvent: (unit, event) => { this.observers.onUnitEvent?.(unit, event) }
+      onUnitEvent: (unit, event) => { this.observers.onUnitEvent?.(unit, event) },
+      onUnitRestart: (unit, durable) => { this.observers.onUnitRestart?.(unit, durable) }
     })
     this.agents.set(machineId, agent)
     this.#startAgent(agent, 'booted')
@@ -328,7 +331,6 @@ export class SystemWorld {
   }
 
   #crashAgent (agent: SimMachineAgentApi, why: string): void {
-    this.observers.onAgentCrash?.(agent)
     agent.crash()
     this.recorder.record({ kind: 'agent', agent: agent.peerId, state: 'down' }, `agent ${agent.peerId} down (${why})`)
   }
@@ -758,6 +760,13 @@ export class SystemWorld {
     if (singular.length !== 1 || singular[0] !== leader.id) return `singular workers run on ${singular.join(', ') || 'no controller'}, the leader is ${leader.id}`
     return undefined
   }
+}
+
+/** Who a peer of the simulated network is: `c<N>` a controller, `machine-<id>` the agent of machine `<id>`. */
+export const identifySimPeer: IdentifyPeer = peer => {
+  if (/^c\d+$/.test(peer)) return { kind: 'controller', id: peer }
+  if (peer.startsWith('machine-') && peer.length > 'machine-'.length) return { kind: 'machine', id: peer.slice('machine-'.length) }
+  return undefined
 }
 
 /** Hook faults when the run has no book: nothing injected (hook faults are then skipped). */
