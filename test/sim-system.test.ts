@@ -159,7 +159,15 @@ const everyKind: FaultEvent[] = [
   { at: 34_000, kind: 'hook-fail', unit: 'kv/0', hook: 'install', times: 2 },
   { at: 34_000, kind: 'hook-hang', unit: 'kv', hook: 'start', forMs: 3_000 },
   // No machine 99: skipped and recorded, the run goes on.
-  { at: 34_500, kind: 'crash', target: 'machine/99' }
+  { at: 34_500, kind: 'crash', target: 'machine/99' },
+  // Left in force for the heal phase to undo: no quorum until then.
+  { at: 35_000, kind: 'disk-full', target: 'controller/0' },
+  { at: 35_000, kind: 'pause', target: 'controller/1' },
+  { at: 35_000, kind: 'partition', shape: 'isolate', target: 'controller/2' },
+  { at: 35_000, kind: 'loss', probability: 0.5 },
+  { at: 35_000, kind: 'pause', target: 'machine/2' },
+  { at: 35_000, kind: 'crash', target: 'machine/3' },
+  { at: 35_000, kind: 'provider-failure', step: 'deploy', rate: 1 }
 ]
 
 const deployScenario = scenario({
@@ -228,6 +236,7 @@ test('deploy: every fault kind applies and undoes, the heal restores everything,
     assert.is(agent.drift, 0, 'the heal sets clocks true')
   }
   assert.is(agents.find(a => a.machineId === '1')!.starts, 2, 'machine 1 crashed and restarted')
+  assert.is(agents.find(a => a.machineId === '3')!.starts, 2, 'machine 3 crashed and the heal restarted it')
   assert.equal(book.calls, ['fail kv/0 install 2', 'hang kv start 37000', 'release-all'])
   assert.equal(phases(record.events), ['setup', 'faults', 'heal', 'liveness', 'done'])
   assert.ok(record.events.some(e => e.kind === 'agent' && e.agent === 'machine-0' && e.state === 'paused'))

@@ -379,6 +379,7 @@ export class SystemWorld {
           return { text }
         }
         if (target.agent === undefined || target.agent.state !== 'down' || target.agent.finished) return { text, skipped: 'not down' }
+        if (!this.#hasLiveInstance(target.id)) return { text, skipped: 'its instance is gone' }
         this.#startAgent(target.agent, 'restart')
         return { text }
       }
