@@ -93,7 +93,7 @@ function powerOnlyParts (): { parts: SystemParts, agents: PowerOnlyAgent[], book
         agents.push(agent)
         return agent
       },
-      hookFaults: book
+      newHookFaults: () => book
     }
   }
 }

@@ -413,7 +413,7 @@ async function livenessProblem (world: SystemWorld): Promise<string | undefined>
   }
   const convergence = world.parts.convergence
   if (convergence !== undefined) {
-    const problems = convergence(model, world.agentList())
+    const problems = convergence(model, world.agentList(), world.scenario.charms)
     if (problems.length > 0) return problems.slice(0, 3).join('; ')
   }
   return undefined

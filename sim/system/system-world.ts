@@ -26,7 +26,7 @@ import { ControllerGroup } from '../controller-group.ts'
 import { SimProvider, type SimNodeTransition } from '../sim-provider.ts'
 import type { SimStorage } from '../sim-storage.ts'
 import type { Simulation } from '../simulation.ts'
-import type { FaultEvent, FaultTarget, Scenario } from '../scenario/scenario-types.ts'
+import type { FaultEvent, FaultTarget, Scenario, ScenarioCharm } from '../scenario/scenario-types.ts'
 import type { HookFaultBook, HookRunRecord, SimMachineAgentApi, SimMachineAgentOptions } from './machine-agent-types.ts'
 import type { RunRecorder } from './run-recorder.ts'
 
@@ -34,10 +34,10 @@ import type { RunRecorder } from './run-recorder.ts'
 export interface SystemParts {
   /** Boots the machine agent of a deployed instance (sim-machine-agent.ts). */
   startMachineAgent?: (options: SimMachineAgentOptions) => SimMachineAgentApi
-  /** Hook faults of the schedule, shared by every agent (hook-fault-book.ts). */
-  hookFaults?: HookFaultBook
+  /** A fresh book of the schedule's hook faults for one run, shared by its agents (hook-fault-book.ts). */
+  newHookFaults?: () => HookFaultBook
   /** What still keeps the agents from matching the model (system-convergence.ts); empty when converged. */
-  convergence?: (model: ModelContext, agents: readonly SimMachineAgentApi[]) => string[]
+  convergence?: (model: ModelContext, agents: readonly SimMachineAgentApi[], charms: Readonly<Record<string, ScenarioCharm>>) => string[]
 }
 
 /** Where the invariant checkers plug in; set before the clock first runs. */
@@ -108,6 +108,8 @@ export class SystemWorld {
   readonly group: ControllerGroup
   readonly cloud: SimProvider
   readonly parts: SystemParts
+  /** This run's hook faults; undefined when the run has none (hook faults are then skipped). */
+  readonly hookFaults: HookFaultBook | undefined
   readonly observers: WorldObservers = {}
   readonly recorder: RunRecorder
   /** Machine agents by machine id, in boot order. */
@@ -132,10 +134,11 @@ export class SystemWorld {
     this.cloud = cloud
     this.parts = {
       ...(options.startMachineAgent === undefined ? {} : { startMachineAgent: options.startMachineAgent }),
-      ...(options.hookFaults === undefined ? {} : { hookFaults: options.hookFaults }),
+      ...(options.newHookFaults === undefined ? {} : { newHookFaults: options.newHookFaults }),
       ...(options.convergence === undefined ? {} : { convergence: options.convergence })
     }
     this.#faultsRandom = options.sim.random('faults')
+    this.hookFaults = options.newHookFaults?.()
   }
 
   static async create (options: SystemWorldOptions): Promise<SystemWorld> {
@@ -320,7 +323,7 @@ export class SystemWorld {
       model: defaultModelName,
       controllers: this.group.ids,
       charms: this.scenario.charms,
-      hookFaults: this.parts.hookFaults ?? noHookFaults,
+      hookFaults: this.hookFaults ?? noHookFaults,
       ...(bootstrap === undefined ? {} : { bootstrap }),
       drift: this.#drift.get(`machine/${machineId}`) ?? 0,
       onHook: run => { this.observers.onHook?.(run) },
@@ -438,14 +441,14 @@ export class SystemWorld {
       }
       case 'hook-fail': {
         const text = `hook-fail ${fault.unit} ${fault.hook} x${fault.times}`
-        const book = this.parts.hookFaults
+        const book = this.hookFaults
         if (book === undefined) return { text, skipped: 'no hook fault book in this run' }
         book.fail(fault.unit, fault.hook, fault.times)
         return { text }
       }
       case 'hook-hang': {
         const text = `hook-hang ${fault.unit} ${fault.hook}${forText(fault.forMs)}`
-        const book = this.parts.hookFaults
+        const book = this.hookFaults
         if (book === undefined) return { text, skipped: 'no hook fault book in this run' }
         book.hang(fault.unit, fault.hook, fault.forMs === undefined ? undefined : this.sim.clock.now() + fault.forMs)
         return { text }
@@ -711,7 +714,7 @@ export class SystemWorld {
         this.#startAgent(agent, 'heal')
       }
     }
-    this.parts.hookFaults?.releaseAll()
+    this.hookFaults?.releaseAll()
     this.sim.trace('healed')
   }
 
