@@ -127,7 +127,13 @@ export interface Scenario {
     failureRates: { allocate: number, deploy: number, release: number }
   }
   /** Timing of the Raft group (ticks); defaults are the real agent's. */
-  raft?: { tickMs: number, electionTicks: number, heartbeatTicks: number }
+  raft?: {
+    tickMs: number
+    electionTicks: number
+    heartbeatTicks: number
+    /** Bytes of entries per append message (default: the agent's 512 KiB); no command may be larger. */
+    maxMessageBytes?: number
+  }
   network: { latencyMs: [number, number] }
   charms: Record<string, ScenarioCharm>
   applications: ScenarioApplication[]

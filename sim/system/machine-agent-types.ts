@@ -46,6 +46,8 @@ export interface SimMachineAgentOptions {
   /** Scripted charms by charm name; a charm URL `local:<name>-<rev>` names its charm. */
   charms: Readonly<Record<string, ScenarioCharm>>
   hookFaults: HookFaultBook
+  /** The instance's bootstrap data (runtime/bootstrap-data.ts): machine id, controllers and the one-time registration secret. */
+  bootstrap?: Uint8Array
   /** Rate error of this agent's clock (0.001 = 0.1 % fast); 0 when absent. */
   drift?: number
   leaseDurationMs?: number
