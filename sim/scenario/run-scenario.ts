@@ -23,14 +23,21 @@ import { RunRecorder } from '../system/run-recorder.ts'
 import { SystemInvariants } from '../system/system-invariants.ts'
 import { raftTiming, SystemWorld, type SystemParts } from '../system/system-world.ts'
 import { WriteClients } from '../system/write-clients.ts'
+import { HookFaultBookImpl } from '../system/hook-fault-book.ts'
+import { SimMachineAgent } from '../system/sim-machine-agent.ts'
+import { systemConvergenceProblems } from '../system/system-convergence.ts'
 import type { FaultEvent, RunOptions, RunOutcome, RunRecord, RunResult, Scenario, WorkloadCommand } from './scenario-types.ts'
 
 /**
- * The parts other files provide (the simulated machine agents, the hook fault book and
- * the agents' convergence); runs without a machine agent factory can run controllers-only
- * scenarios and nothing that deploys.
+ * The parts other files provide: the simulated machine agents, a fresh hook fault book
+ * per run, and the agents' convergence. Tests may pass their own (a run without a
+ * machine agent factory can run controllers-only scenarios and nothing that deploys).
  */
-export const defaultSystemParts: SystemParts = {}
+export const defaultSystemParts: SystemParts = {
+  startMachineAgent: options => new SimMachineAgent(options),
+  newHookFaults: () => new HookFaultBookImpl(),
+  convergence: systemConvergenceProblems
+}
 
 /** Simulated time the controllers have to elect a first leader. */
 const firstLeaderBudgetMs = 30_000
