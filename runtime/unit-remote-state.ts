@@ -35,6 +35,13 @@ export interface RemoteRelation {
   members: Readonly<Record<UnitName, number>>
   /** Version of the remote application's databag; 0 = never written. */
   applicationVersion: number
+  /**
+   * Whether the controllers have this unit itself in the relation's scope (undefined when
+   * the source does not say). A unit that created the relation but is not in scope lost
+   * its enter-scope request (its agent was killed before the request committed) and asks
+   * again.
+   */
+  selfInScope?: boolean
 }
 
 export interface RemoteStorage {

@@ -455,7 +455,8 @@ export class ScriptedController {
       implicit: own.endpoint === 'juju-info' && !relation.peer && this.#app(application).spec.subordinate !== true,
       containerScoped: relation.containerScoped,
       members,
-      applicationVersion: relation.applicationVersion.get(remoteEndpoint.application) ?? 0
+      applicationVersion: relation.applicationVersion.get(remoteEndpoint.application) ?? 0,
+      selfInScope: relation.scope.has(unit.name)
     }
   }
 

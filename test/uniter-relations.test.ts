@@ -182,5 +182,20 @@ peers('peer app databag written by the leader: non-leaders run -changed, the lea
   assert.equal(world.hooksSince('kv/1', mark), ['cluster-relation-changed app kv'])
 })
 
+peers('a unit whose enter-scope request was lost (kill -9 before it committed) asks again, and its peers see it join', async () => {
+  const world = new UnitWorld({ seed: 1 })
+  world.controller.deploy({ name: 'kv', peers: ['cluster'] }, 2)
+  await world.settle()
+  const id = String(world.controller.relationIds()[0]!)
+  assert.ok(world.controller.remoteState('kv/1').relations[id]!.members['kv/0'] !== undefined)
+  // The controllers no longer have kv/0 in scope, while kv/0 keeps the relation it created.
+  world.controller.leaveScope('kv/0', Number(id))
+  assert.ok(world.durable.get('kv/0')!.relations[id] !== undefined)
+  await world.settle()
+  assert.ok(world.controller.remoteState('kv/1').relations[id]!.members['kv/0'] !== undefined, 'kv/0 is back in scope')
+  assert.is(world.controller.remoteState('kv/0').relations[id]!.selfInScope, true)
+  assert.is(world.stateOf('kv/0'), 'idle')
+})
+
 relations.run()
 peers.run()

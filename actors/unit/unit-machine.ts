@@ -283,6 +283,21 @@ export const unitMachine = setup({
         })
       }
     }),
+    /**
+     * Juju's uniter enters a relation's scope (an API call) before it records the relation;
+     * here the request goes out as an effect, and a kill -9 before it committed loses it.
+     * So a unit that knows a live relation the controllers do not have it in the scope of
+     * asks again (enter-scope is idempotent), on every change of the remote state until
+     * they do — never while the unit or the relation is going away, when leaving is right.
+     */
+    reassertScope: enqueueActions(({ context, enqueue }) => {
+      if (context.remote.life !== 'alive') return
+      for (const [id, local] of Object.entries(context.local.relations)) {
+        const remote = context.remote.relations[id]
+        if (remote === undefined || remote.life !== 'alive' || remote.suspended || remote.selfInScope !== false) continue
+        enqueue.emit({ type: 'relation.enterScope', relationId: local.id })
+      }
+    }),
     forwardRemoteToRelations: enqueueActions(({ context, enqueue }) => {
       for (const [id, ref] of Object.entries(context.relationActors)) {
         enqueue.sendTo(ref, { type: 'relation.remoteChanged', remote: context.remote.relations[id], unitDying: context.remote.life !== 'alive', leader: context.local.leader })
@@ -329,7 +344,7 @@ export const unitMachine = setup({
     running: {
       type: 'parallel',
       on: {
-        'remote.changed': { actions: ['recordRemote', 'forwardRemoteToRelations'] },
+        'remote.changed': { actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
         'workload.statusSet': { actions: 'recordWorkloadStatus' },
         'agent.stop': { actions: 'requestStop' }
       },
@@ -366,7 +381,7 @@ export const unitMachine = setup({
             idle: {
               entry: 'showIdle',
               on: {
-                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'forwardRemoteToRelations'] },
+                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
                 'timers.fired': 'resolving',
                 'agent.stop': '#unit.stopped'
               }
@@ -374,7 +389,7 @@ export const unitMachine = setup({
             waiting: {
               entry: 'showIdle',
               on: {
-                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'forwardRemoteToRelations'] },
+                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
                 'timers.fired': 'resolving',
                 'agent.stop': '#unit.stopped'
               }
@@ -382,7 +397,7 @@ export const unitMachine = setup({
             hookError: {
               entry: 'showHookError',
               on: {
-                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'forwardRemoteToRelations'] },
+                'remote.changed': { target: 'resolving', actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
                 'timers.fired': 'resolving',
                 'agent.stop': '#unit.stopped'
               }

@@ -4,7 +4,7 @@ import { keys } from './keys.ts'
 import { believesLeader } from './leases.ts'
 import { readerOf, type ModelReader } from './model-draft.ts'
 import type { Life, ModelContext, OpenedPortRange, RelationRecord, ResolvedMode, UnitRecord } from './model-types.ts'
-import { tableEntries } from './table.ts'
+import { tableEntries, tableGet } from './table.ts'
 import type { RemoteAction, RemoteCharm, RemoteCommand, RemoteRelation, RemoteState, RemoteStorage } from '../unit-remote-state.ts'
 import { relationVisibleTo } from './visibility.ts'
 
@@ -123,6 +123,7 @@ function relationView (reader: ModelReader, relation: RelationRecord, unit: Unit
     implicit: own.implicit,
     containerScoped: relation.containerScoped,
     members,
-    applicationVersion: reader.settings(keys.applicationSettings(relation.id, remote.application))?.version ?? 0
+    applicationVersion: reader.settings(keys.applicationSettings(relation.id, remote.application))?.version ?? 0,
+    selfInScope: tableGet(relation.members, unit.name)?.inScope === true
   }
 }
