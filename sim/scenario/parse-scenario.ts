@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path'
 import { parse } from 'yaml'
 import { endpointMap, readCharmEndpoints } from './charm-endpoints.ts'
 import { Fields, join, type Json, type YamlMap } from './scenario-fields.ts'
+import { agentRaftTiming } from '../system/system-world.ts'
 import type {
   FaultEvent, FaultTarget, HookBehaviour, PartitionShape, PlantedBug, RandomFaults, Scenario, ScenarioApplication, ScenarioCharm, WorkloadCommand
 } from './scenario-types.ts'
@@ -150,12 +151,15 @@ function durationRange (f: Fields, value: Json, where: string): [number, number]
 }
 
 function parseRaft (f: Fields, value: Json): NonNullable<Scenario['raft']> {
-  const raft = f.map(value, 'raft', ['tick', 'election-ticks', 'heartbeat-ticks'])
-  const tickMs = f.duration(raft['tick'], 'raft.tick')
+  const raft = f.map(value, 'raft', ['tick', 'election-ticks', 'heartbeat-ticks', 'max-message-bytes'])
+  const tickMs = raft['tick'] === undefined ? agentRaftTiming.tickMs : f.duration(raft['tick'], 'raft.tick')
   if (tickMs === 0) f.fail('raft.tick', 'a duration above 0', raft['tick'])
-  const electionTicks = f.integer(raft['election-ticks'], 'raft.election-ticks', 2, 1_000)
-  const heartbeatTicks = f.integer(raft['heartbeat-ticks'], 'raft.heartbeat-ticks', 1, electionTicks - 1)
-  return { tickMs, electionTicks, heartbeatTicks }
+  const electionTicks = raft['election-ticks'] === undefined ? agentRaftTiming.electionTicks : f.integer(raft['election-ticks'], 'raft.election-ticks', 2, 1_000)
+  const heartbeatTicks = raft['heartbeat-ticks'] === undefined ? Math.min(agentRaftTiming.heartbeatTicks, electionTicks - 1) : f.integer(raft['heartbeat-ticks'], 'raft.heartbeat-ticks', 1, electionTicks - 1)
+  const parsed: NonNullable<Scenario['raft']> = { tickMs, electionTicks, heartbeatTicks }
+  // Below a few hundred bytes no command fits in one append at all.
+  if (raft['max-message-bytes'] !== undefined) parsed.maxMessageBytes = f.integer(raft['max-message-bytes'], 'raft.max-message-bytes', 256, 64 * 1024 * 1024)
+  return parsed
 }
 
 function parseCharms (f: Fields, value: Json, baseDir: string): Record<string, ScenarioCharm> {
@@ -222,11 +226,24 @@ function parseApplications (f: Fields, value: Json, charms: Record<string, Scena
   return Object.entries(f.optionalMap(value, 'applications')).map(([name, spec]) => {
     const where = join('applications', name)
     if (!entityPattern.test(name)) f.fail(where, 'an application name like kv or web', name)
-    const app = f.optionalMap(spec, where, ['charm', 'units', 'config'])
+    const app = f.optionalMap(spec, where, ['charm', 'units', 'config', 'to'])
     const charm = app['charm'] === undefined ? name : f.string(app['charm'], join(where, 'charm'))
     if (charms[charm] === undefined) f.fail(join(where, 'charm'), `a charm declared under charms: (${Object.keys(charms).join(', ') || 'none'})`, charm)
     const units = app['units'] === undefined ? 1 : f.integer(app['units'], join(where, 'units'), 0, scenarioLimits.unitsPerCommandMax)
-    return { name, charm, units, config: f.config(app['config'], join(where, 'config')) }
+    const parsed: ScenarioApplication = { name, charm, units, config: f.config(app['config'], join(where, 'config')) }
+    if (app['to'] !== undefined) parsed.to = parsePlacement(f, app['to'], join(where, 'to'), units)
+    return parsed
+  })
+}
+
+/** `to: [0, 1]`: a machine id for each unit in turn, at most one per unit. */
+function parsePlacement (f: Fields, value: Json, where: string, units: number): string[] {
+  const list = f.list(value, where)
+  if (list.length > units) f.fail(where, `at most ${units} machines (one per unit)`, `${list.length}`)
+  return list.map((item, i) => {
+    const id = typeof item === 'number' ? String(item) : item
+    if (typeof id !== 'string' || !/^(0|[1-9][0-9]*)$/.test(id)) f.fail(`${where}[${i}]`, 'a machine id like 0 or 12', item)
+    return id
   })
 }
 

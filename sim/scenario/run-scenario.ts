@@ -293,7 +293,8 @@ function setupCommands (world: SystemWorld, scenario: Scenario): ModelCommand[] 
   }
   for (const app of scenario.applications) {
     commands.push(world.command(`setup/deploy/${app.name}`, {
-      type: 'deploy', application: app.name, charm: charmUrl(app.charm), config: app.config, constraints: {}, numUnits: app.units
+      type: 'deploy', application: app.name, charm: charmUrl(app.charm), config: app.config, constraints: {}, numUnits: app.units,
+      ...(app.to === undefined ? {} : { placement: app.to })
     }))
   }
   for (const [a, b] of scenario.relations) commands.push(world.command(`setup/integrate/${a}/${b}`, { type: 'integrate', a, b }))

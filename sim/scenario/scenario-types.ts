@@ -88,6 +88,8 @@ export interface ScenarioApplication {
   charm: string
   units: number
   config: Record<string, string | number | boolean>
+  /** Placement (Juju's `--to`): the machine of each unit in turn, machines earlier applications created; units beyond it get new machines. */
+  to?: string[]
 }
 
 /** A command of the workload, at a simulated time. */

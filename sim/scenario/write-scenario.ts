@@ -18,10 +18,10 @@ export function scenarioToYaml (s: Scenario): string {
       latency: mapValues(s.provider.latencyMs, duration),
       'failure-rates': { ...s.provider.failureRates }
     },
-    ...(s.raft === undefined ? {} : { raft: { tick: duration(s.raft.tickMs), 'election-ticks': s.raft.electionTicks, 'heartbeat-ticks': s.raft.heartbeatTicks } }),
+    ...(s.raft === undefined ? {} : { raft: { tick: duration(s.raft.tickMs), 'election-ticks': s.raft.electionTicks, 'heartbeat-ticks': s.raft.heartbeatTicks, ...(s.raft.maxMessageBytes === undefined ? {} : { 'max-message-bytes': s.raft.maxMessageBytes }) } }),
     network: { latency: s.network.latencyMs.map(duration) },
     charms: mapValues(s.charms, charmYaml),
-    applications: Object.fromEntries(s.applications.map(app => [app.name, { charm: app.charm, units: app.units, config: { ...app.config } }])),
+    applications: Object.fromEntries(s.applications.map(app => [app.name, { charm: app.charm, units: app.units, config: { ...app.config }, ...(app.to === undefined ? {} : { to: app.to.map(Number) }) }])),
     relations: s.relations.map(pair => [...pair]),
     workload: s.workload.map(commandYaml),
     faults: s.faults.map(faultYaml),
