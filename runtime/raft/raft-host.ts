@@ -52,6 +52,8 @@ export interface RaftHostOptions {
   /** Called after each committed entry is applied (or skipped), in log order. */
   onApplied?: (entry: Entry, result: CommandResult | undefined) => void
   trace?: (line: string) => void
+  /** Bytes of entries per append message (RaftOptions.maxSizePerMessage); default limits.raftMaxSizePerMessageBytes. */
+  maxSizePerMessage?: number
   /** A bug planted on purpose for the simulator to find (see RaftOptions.plantedBug); never set by the agent. */
   plantedBug?: RaftPlantedBug
 }
@@ -175,6 +177,7 @@ export class RaftHost {
       // The in-memory model starts from the RaftSnapshot, so everything after it replays.
       applied: snapshot.metadata.index,
       ...(options.trace === undefined ? {} : { trace: options.trace }),
+      ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug })
     })
   }

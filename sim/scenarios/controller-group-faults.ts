@@ -42,6 +42,8 @@ export interface ControllerScenarioOptions {
   keepTrace?: boolean
   /** A bug planted in the controllers' Raft core, to measure how fast the swarm finds it. */
   plantedBug?: RaftPlantedBug
+  /** Raft's bytes per append message (default: the agent's); small values make catch-up span several messages. */
+  maxSizePerMessage?: number
 }
 
 export interface ControllerScenarioResult {
@@ -106,6 +108,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
     hostOptions: id => ({
       proposeTimeoutMs: 600,
       readTimeoutMs: 400,
+      ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       onApplied: entry => { checker?.onApplied(id, entry) }
     }),
     onRaftSend: (from, messages) => { checker?.onRaftSend(from, messages) },
