@@ -190,6 +190,17 @@ test('caps: hook bars per unit and spans per lane are bounded, and the report sa
   assert.is(summary.agents['machine-9']!.changes, flaps)
 })
 
+test('founding controllers get lanes even when the run recorded no agent event for them, up from 0', () => {
+  const run = record()
+  run.events = run.events.filter(e => !(e.kind === 'agent' && e.agent.startsWith('c') && e.t === 0))
+  const paths = writeReport(run, tempDir())
+  const html = readFileSync(paths.html, 'utf8')
+  assert.match(html, '<title>c2 up: 0 s – 20 s</title>')
+  assert.match(html, '<title>c0 up: 0 s – 5 s</title>', 'c0 was up before its crash')
+  const summary = JSON.parse(readFileSync(paths.json, 'utf8')) as RunSummary
+  assert.equal(summary.agents.c0, { role: 'controller', downMs: 10_000, pausedMs: 0, upMs: 10_000, changes: 3 })
+})
+
 test('a passing run without violations or faults still renders, and the axis has round ticks', () => {
   const quiet: RunRecord = { events: [{ t: 0, kind: 'phase', phase: 'setup' }], result: { ...record([], 'pass').result, faults: [] } }
   delete quiet.result.convergedAtMs

@@ -74,7 +74,7 @@ export function buildReportModel (record: RunRecord): ReportModel {
   return {
     endMs,
     phases: phaseSpans(events, endMs),
-    agents: agentLanes(events, endMs),
+    agents: agentLanes(events, endMs, record.result.counts.controllers),
     terms: termSpans(events, endMs),
     faults: faults.slice(0, reportMarkersMax),
     faultsOmitted: Math.max(0, faults.length - reportMarkersMax),
@@ -100,13 +100,23 @@ function phaseSpans (events: readonly RunEvent[], endMs: number): Array<Span<Pha
     .filter(span => span.state !== 'done' || span.to > span.from)
 }
 
-function agentLanes (events: readonly RunEvent[], endMs: number): AgentLane[] {
+/**
+ * One lane per agent seen in the events. Every founding controller (`c0` … of
+ * counts.controllers) gets a lane even without events: controllers start up at 0, so
+ * a lane whose first event is a crash or pause was up before it.
+ */
+function agentLanes (events: readonly RunEvent[], endMs: number, controllers: number): AgentLane[] {
   const byAgent = new Map<string, Array<{ t: number, state: AgentState }>>()
+  for (let i = 0; i < controllers; i++) byAgent.set(`c${i}`, [])
   for (const e of events) {
     if (e.kind !== 'agent') continue
     let list = byAgent.get(e.agent)
     if (list === undefined) byAgent.set(e.agent, list = [])
     list.push({ t: e.t, state: e.state })
+  }
+  for (let i = 0; i < controllers; i++) {
+    const marks = byAgent.get(`c${i}`)!
+    if (marks.length === 0 || (marks[0]!.t > 0 && marks[0]!.state !== 'up')) marks.unshift({ t: 0, state: 'up' })
   }
   const lanes = [...byAgent].map(([agent, marks]): AgentLane => {
     const spans = marks.map((m, i) => ({ from: m.t, to: marks[i + 1]?.t ?? endMs, state: m.state }))
