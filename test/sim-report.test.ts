@@ -109,6 +109,9 @@ test('writeReport writes <scenario>-<seed>.html and .json into the directory, cr
   assert.is(paths.json, join(dir, 'leader-crash-during-deploy-7.json'))
   assert.ok(readFileSync(paths.html, 'utf8').startsWith('<!DOCTYPE html>'))
   assert.ok(JSON.parse(readFileSync(paths.json, 'utf8')))
+  const again = writeReport(record(), tempDir())
+  assert.is(readFileSync(again.html, 'utf8'), readFileSync(paths.html, 'utf8'), 'the same record gives the same page (no wall-clock stamps)')
+  assert.is(readFileSync(again.json, 'utf8'), readFileSync(paths.json, 'utf8'))
 })
 
 test('the HTML is self-contained, balanced and draws lanes, terms, faults, hooks, the curve and the violation', () => {
