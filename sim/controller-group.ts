@@ -16,6 +16,7 @@ import { assert } from '../runtime/assert.ts'
 import { decode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { raftProtocol, type RaftHost } from '../runtime/raft/raft-host.ts'
+import type { RaftPlantedBug } from '../runtime/raft/raft.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { IncomingRequest, RequestHandler, RequestOptions, Transport } from '../runtime/transport.ts'
 import { AgentClock } from './agent-clock.ts'
@@ -43,6 +44,8 @@ export interface ControllerGroupOptions {
   onRaftSend?: (from: NodeId, messages: readonly Message[]) => void
   /** After every step of `runFor` (one timer and the promise callbacks it caused). */
   onStep?: () => void
+  /** A bug planted in every controller's Raft core, for the simulator to find (never in the agent). */
+  plantedBug?: RaftPlantedBug
 }
 
 /** Lets promise callbacks, and whatever they queue, run before time moves again. */
@@ -166,6 +169,7 @@ export class ControllerGroup {
       ...(options.snapshotEveryEntries === undefined ? {} : { snapshotEveryEntries: options.snapshotEveryEntries }),
       ...(options.leaseDurationMs === undefined ? {} : { leaseDurationMs: options.leaseDurationMs }),
       ...(options.singularWorkers === undefined ? {} : { singularWorkers: options.singularWorkers }),
+      ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug }),
       ...(options.hostOptions?.(seat.id) ?? {})
     })
     seat.node = node

@@ -14,6 +14,7 @@ import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
 import type { RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
+import type { RaftPlantedBug } from './raft.ts'
 import { RawNode } from './raw-node.ts'
 
 /** The request protocol that carries Raft messages between controllers. */
@@ -51,6 +52,10 @@ export interface RaftHostOptions {
   /** Called after each committed entry is applied (or skipped), in log order. */
   onApplied?: (entry: Entry, result: CommandResult | undefined) => void
   trace?: (line: string) => void
+  /** Bytes of entries per append message (RaftOptions.maxSizePerMessage); default limits.raftMaxSizePerMessageBytes. */
+  maxSizePerMessage?: number
+  /** A bug planted on purpose for the simulator to find (see RaftOptions.plantedBug); never set by the agent. */
+  plantedBug?: RaftPlantedBug
 }
 
 export interface RoleChange {
@@ -171,7 +176,9 @@ export class RaftHost {
       heartbeatTicks: options.heartbeatTicks,
       // The in-memory model starts from the RaftSnapshot, so everything after it replays.
       applied: snapshot.metadata.index,
-      ...(options.trace === undefined ? {} : { trace: options.trace })
+      ...(options.trace === undefined ? {} : { trace: options.trace }),
+      ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
+      ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug })
     })
   }
 

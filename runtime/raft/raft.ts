@@ -46,7 +46,17 @@ export interface RaftOptions {
   snapshotTimeoutTicks?: number
   /** Receives one line per notable event (role changes, refusals); for traces and tests. */
   trace?: (line: string) => void
+  /**
+   * A bug planted on purpose; off by default and never set by the real agent. It exists
+   * only so the simulator (`cantrip sim`, bugs: [raft-commit-previous-term]) can prove it
+   * finds this class of bug: with it the leader commits an entry of a previous term as
+   * soon as a majority holds it (the Figure 8 bug of the Raft paper, §5.4.2).
+   */
+  plantedBug?: RaftPlantedBug
 }
+
+/** Bugs the Raft core can be built with on purpose, for the simulator to find. */
+export type RaftPlantedBug = 'raft-commit-previous-term'
 
 type VoteKind = 'pre-vote' | 'vote'
 
@@ -91,6 +101,7 @@ export class Raft {
   readonly #maxUncommittedBytes: number
   readonly #snapshotTimeoutTicks: number
   readonly #traceLine: ((line: string) => void) | undefined
+  readonly #commitPreviousTerm: boolean
 
   constructor (options: RaftOptions) {
     validateOptions(options)
@@ -105,6 +116,7 @@ export class Raft {
     this.#maxUncommittedBytes = options.maxUncommittedEntriesBytes ?? limits.raftMaxUncommittedEntriesBytes
     this.#snapshotTimeoutTicks = options.snapshotTimeoutTicks ?? 10 * options.electionTicks
     this.#traceLine = options.trace
+    this.#commitPreviousTerm = options.plantedBug === 'raft-commit-previous-term'
     this.#readOnly = new ReadOnly(limits.raftPendingReadIndexMax)
 
     this.log = new RaftLog(options.storage)
@@ -833,7 +845,9 @@ export class Raft {
   /** Commit whatever a majority holds; on success spread the news. True if the commit index moved. */
   #maybeCommitAndBroadcast (): boolean {
     const index = quorumMatchIndex(this.configs.current().voters, id => this.progress.get(id)?.match ?? 0)
-    if (!this.log.maybeCommit(index, this.term)) return false
+    // The planted bug skips the Figure 8 rule: it commits whatever term the entry has.
+    const term = this.#commitPreviousTerm && index > this.log.committed ? (this.log.term(index) ?? this.term) : this.term
+    if (!this.log.maybeCommit(index, term)) return false
     this.configs.commitTo(this.log.committed)
     this.#releaseEarlyReads()
     this.#bcastAppend()
@@ -981,6 +995,8 @@ function validateOptions (options: RaftOptions): void {
   positive(options.maxInflight, 'maxInflight', limits.raftMaxInflightMessages)
   positive(options.maxUncommittedEntriesBytes, 'maxUncommittedEntriesBytes', limits.raftMaxUncommittedEntriesBytes)
   positive(options.snapshotTimeoutTicks, 'snapshotTimeoutTicks', Number.MAX_SAFE_INTEGER)
+  assert(options.plantedBug === undefined || options.plantedBug === 'raft-commit-previous-term',
+    `raft options: plantedBug must be absent or "raft-commit-previous-term", got ${String(options.plantedBug)}`)
 }
 
 function checkHardState (hardState: HardState, log: RaftLog): void {

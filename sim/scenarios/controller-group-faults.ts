@@ -19,6 +19,7 @@
 import type { ControllerNode } from '../../actors/controller/controller-node.ts'
 import type { ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
+import type { RaftPlantedBug } from '../../runtime/raft/raft.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
 import { ControllerGroup } from '../controller-group.ts'
@@ -39,6 +40,10 @@ export interface ControllerScenarioOptions {
   /** Test hook: clients read a controller's applied model directly instead of through ReadIndex. */
   staleReads?: boolean
   keepTrace?: boolean
+  /** A bug planted in the controllers' Raft core, to measure how fast the swarm finds it. */
+  plantedBug?: RaftPlantedBug
+  /** Raft's bytes per append message (default: the agent's); small values make catch-up span several messages. */
+  maxSizePerMessage?: number
 }
 
 export interface ControllerScenarioResult {
@@ -94,6 +99,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
     clockDriftMax: 0.01,
     snapshotEveryEntries: faults.int(4, 24),
     leaseDurationMs: 2_500,
+    ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug }),
     singularWorkers: controller => {
       singularStarts++
       sim.trace(`singular workers start on ${controller}`)
@@ -102,6 +108,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
     hostOptions: id => ({
       proposeTimeoutMs: 600,
       readTimeoutMs: 400,
+      ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       onApplied: entry => { checker?.onApplied(id, entry) }
     }),
     onRaftSend: (from, messages) => { checker?.onRaftSend(from, messages) },

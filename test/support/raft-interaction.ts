@@ -50,6 +50,7 @@ import { MemoryRaftStorage } from '../../runtime/raft/memory-raft-storage.ts'
 import {
   describeConfig, describeEntry, describeHardState, describeMessage, describeReadState, describeSnapshot, describeSoftState
 } from '../../runtime/raft/raft-format.ts'
+import type { RaftPlantedBug } from '../../runtime/raft/raft.ts'
 import type { ClusterConfig, Entry, Message, MessageType, NodeId, RaftSnapshot, Ready } from '../../runtime/raft/raft-types.ts'
 import { RawNode, type RawNodeOptions } from '../../runtime/raft/raw-node.ts'
 import { SeededRandom, hashString32 } from '../../runtime/random.ts'
@@ -160,6 +161,8 @@ export class RaftInteractionEnv {
     for (const [key, field] of optional) {
       if (c.options.has(key)) (settings as Record<string, unknown>)[field] = numberOption(c, key, 0)
     }
+    const plantedBug = c.options.get('planted-bug')
+    if (plantedBug !== undefined) settings.plantedBug = plantedBug as RaftPlantedBug
     for (let i = 0; i < count; i++) {
       const id = String(this.nodes.size + 1)
       const storage = voters === undefined ? new MemoryRaftStorage() : MemoryRaftStorage.bootstrap(parseList(voters))
