@@ -10,6 +10,7 @@
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { decodeFields, encode } from '../../runtime/codec.ts'
+import { limits } from '../../runtime/limits.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { TopicMessage, Transport, ValidationResult } from '../../runtime/transport.ts'
 
@@ -44,16 +45,24 @@ export class ChangeNotifier {
   readonly #clock: Clock
   readonly #topic: string
   readonly #intervalMs: number
+  readonly #machines: () => number
   #pending: number | undefined
   #timer: TimerHandle | undefined
   #published = 0
   #stopped = false
 
-  constructor (options: { transport: Transport, clock: Clock, modelUuid: string, noticeIntervalMs: number }) {
+  constructor (options: { transport: Transport, clock: Clock, modelUuid: string, noticeIntervalMs: number, machines?: () => number }) {
     this.#transport = options.transport
     this.#clock = options.clock
     this.#topic = changeTopic(options.modelUuid)
     this.#intervalMs = options.noticeIntervalMs
+    this.#machines = options.machines ?? (() => 0)
+  }
+
+  /** The spacing of notices: the base interval, or more with many machine agents fetching on each. */
+  get intervalMs (): number {
+    const scaled = this.#machines() * limits.changeNoticeIntervalPerMachineMs
+    return Math.max(this.#intervalMs, Math.min(scaled, limits.changeNoticeIntervalMaxMs))
   }
 
   get published (): number {
@@ -64,7 +73,7 @@ export class ChangeNotifier {
   changed (revision: number): void {
     if (this.#stopped) return
     this.#pending = Math.max(this.#pending ?? 0, revision)
-    this.#timer ??= this.#clock.setTimeout(() => { this.#flush() }, this.#intervalMs)
+    this.#timer ??= this.#clock.setTimeout(() => { this.#flush() }, this.intervalMs)
   }
 
   stop (): void {

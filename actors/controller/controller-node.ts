@@ -124,7 +124,13 @@ export class ControllerNode {
     const early: Array<{ role: RaftHost['role'], leader: NodeId | '', term: number }> = []
     const notifier = options.agents === undefined
       ? undefined
-      : new ChangeNotifier({ transport: options.transport, clock: options.clock, modelUuid: options.agents.modelUuid, noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs })
+      : new ChangeNotifier({
+        transport: options.transport,
+        clock: options.clock,
+        modelUuid: options.agents.modelUuid,
+        noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs,
+        machines: () => node?.host.model().counters.machine ?? 0
+      })
     const host = await RaftHost.start({
       ...options,
       onApplied: (entry, result) => {

@@ -65,6 +65,8 @@ export interface ProvisionerOptions {
   policy?: Partial<MachinePolicy>
   reconcileIntervalMs?: number
   retryRoundMs?: number
+  /** Instance starts in flight at once; limits.provisionerStartsInFlightMax when absent (a cloud's API rate is the usual bound). */
+  startsInFlightMax?: number
 }
 
 type MachineActor = ActorRefFrom<typeof machineMachine>
@@ -89,6 +91,8 @@ export class Provisioner {
   #requests = 0
   /** Commands this incarnation has in flight, by a key naming what they do (so each is sent once at a time). */
   readonly #inFlight = new Set<string>()
+  /** The machines table the last pass looked at. */
+  #machinesSeen: ModelContext['machines'] | undefined
   /** Counters for tests, benchmarks and the inspector. */
   readonly counters = { passes: 0, starts: 0, stops: 0, adopted: 0, unknownStopped: 0, failures: 0 }
 
@@ -97,7 +101,12 @@ export class Provisioner {
   }
 
   start (): void {
-    this.#unsubscribe = this.#o.onModelChange(() => { this.#kick() })
+    // A pass looks at every machine: only a change of the machines themselves (the table
+    // is replaced whenever one of them changes) calls for one, not every unit's status
+    // commit — at 1,000 machines that made each commit cost a pass over all of them.
+    this.#unsubscribe = this.#o.onModelChange(() => {
+      if (this.#o.model().machines !== this.#machinesSeen) this.#kick()
+    })
     this.#kick()
   }
 
@@ -146,6 +155,7 @@ export class Provisioner {
     const instances = (await Promise.all(this.#o.providers.map(async provider => await provider.allInstances()))).flat()
     if (this.#stopped) return
     const model = this.#o.model()
+    this.#machinesSeen = model.machines
     await this.#stopUnknown(model, instances)
     const reader = readerOf(model)
     const byToken = new Map(instances.filter(i => i.status !== 'stopping' && i.status !== 'failed').map(i => [i.token, i]))
@@ -203,7 +213,7 @@ export class Provisioner {
     const now = this.#o.clock.now()
     const snapshot = actor.getSnapshot()
     // Pending: ask for an instance, within the bound on starts in flight.
-    if (machine.life === 'alive' && snapshot.matches({ lifecycle: 'pending' }) && this.#startsInFlight() < limits.provisionerStartsInFlightMax) {
+    if (machine.life === 'alive' && snapshot.matches({ lifecycle: 'pending' }) && this.#startsInFlight() < (this.#o.startsInFlightMax ?? limits.provisionerStartsInFlightMax)) {
       this.counters.starts++
       actor.send({ type: 'machine.provision', at: now, bootstrapData: this.#o.bootstrapFor(machine, machine.provisioning.secret) })
     }

@@ -121,7 +121,7 @@ function unitsEver (applications: readonly ScenarioApplication[], workload: read
 }
 
 function parseProvider (f: Fields, value: Json, units: number): Scenario['provider'] {
-  const provider = f.optionalMap(value, 'provider', ['nodes', 'latency', 'failure-rates'])
+  const provider = f.optionalMap(value, 'provider', ['nodes', 'latency', 'failure-rates', 'starts-in-flight'])
   const latency = f.optionalMap(provider['latency'], 'provider.latency', providerSteps)
   const rates = f.optionalMap(provider['failure-rates'], 'provider.failure-rates', providerSteps)
   const latencyMs: Scenario['provider']['latencyMs'] = { ...scenarioDefaults.providerLatencyMs }
@@ -131,7 +131,9 @@ function parseProvider (f: Fields, value: Json, units: number): Scenario['provid
     if (rates[step] !== undefined) failureRates[step] = f.probability(rates[step], `provider.failure-rates.${step}`)
   }
   const nodes = provider['nodes'] === undefined ? units + scenarioDefaults.spareNodes : f.integer(provider['nodes'], 'provider.nodes', 1, scenarioLimits.nodesMax)
-  return { nodes, latencyMs, failureRates }
+  const parsed: Scenario['provider'] = { nodes, latencyMs, failureRates }
+  if (provider['starts-in-flight'] !== undefined) parsed.startsInFlight = f.integer(provider['starts-in-flight'], 'provider.starts-in-flight', 1, scenarioLimits.nodesMax)
+  return parsed
 }
 
 function parseNetwork (f: Fields, value: Json): Scenario['network'] {

@@ -125,6 +125,8 @@ export interface Scenario {
   controllers: number
   provider: {
     nodes: number
+    /** Instance starts the provisioner keeps in flight at once (the cloud API's rate); the agent's default when absent. */
+    startsInFlight?: number
     latencyMs: { allocate: number, deploy: number, release: number }
     failureRates: { allocate: number, deploy: number, release: number }
   }

@@ -16,7 +16,8 @@ export function scenarioToYaml (s: Scenario): string {
     provider: {
       nodes: s.provider.nodes,
       latency: mapValues(s.provider.latencyMs, duration),
-      'failure-rates': { ...s.provider.failureRates }
+      'failure-rates': { ...s.provider.failureRates },
+      ...(s.provider.startsInFlight === undefined ? {} : { 'starts-in-flight': s.provider.startsInFlight })
     },
     ...(s.raft === undefined ? {} : { raft: { tick: duration(s.raft.tickMs), 'election-ticks': s.raft.electionTicks, 'heartbeat-ticks': s.raft.heartbeatTicks, ...(s.raft.maxMessageBytes === undefined ? {} : { 'max-message-bytes': s.raft.maxMessageBytes }) } }),
     network: { latency: s.network.latencyMs.map(duration) },

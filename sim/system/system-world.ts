@@ -287,6 +287,7 @@ export class SystemWorld {
         secret
       }),
       policy: { retryDelayMsMin: 200, retryDelayMsMax: 2_000, provisioningAttemptsMax: 3, stopAttemptsMax: 5 },
+      ...(this.scenario.provider.startsInFlight === undefined ? {} : { startsInFlightMax: this.scenario.provider.startsInFlight }),
       reconcileIntervalMs: 1_000,
       retryRoundMs: 3_000
     })
