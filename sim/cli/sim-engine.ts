@@ -1,13 +1,11 @@
+import { writeReport } from '../report/write-report.ts'
+import { runScenario } from '../scenario/run-scenario.ts'
 import type { RunOptions, RunRecord, Scenario } from '../scenario/scenario-types.ts'
 
 /**
  * What `cantrip sim` runs: the scenario runner and the report writer, behind one seam so
  * the command (and its swarm workers, which load this module by URL) can be tested with a
- * stand-in, and so wiring the real ones is a change here only:
- *
- *   import { runScenario } from '../scenario/run-scenario.ts'
- *   import { writeReport } from '../report/write-report.ts'
- *   export const engine: SimEngine = { runScenario, writeReport }
+ * stand-in.
  */
 export interface SimEngine {
   runScenario (scenario: Scenario, options: RunOptions): Promise<RunRecord>
@@ -15,14 +13,7 @@ export interface SimEngine {
   writeReport (record: RunRecord, dir: string): { html: string, json: string }
 }
 
-function notMerged (what: string): never {
-  throw new Error(`sim: expected the ${what} to be wired into sim/cli/sim-engine.ts, got none (not merged yet)`)
-}
-
-export const engine: SimEngine = {
-  runScenario: async () => notMerged('scenario runner (sim/scenario/run-scenario.ts)'),
-  writeReport: () => notMerged('report writer (sim/report/)')
-}
+export const engine: SimEngine = { runScenario, writeReport }
 
 /** The module workers import `engine` from; a test passes its stand-in's URL instead. */
 export const engineModuleUrl = import.meta.url

@@ -82,7 +82,8 @@ export class SimUnitHooks {
   constructor (options: SimUnitHooksOptions) {
     this.#o = options
     this.#durations = options.sim.random('clock')
-    this.#failures = options.sim.random('faults')
+    // Not "faults": hook outcomes drawn as hooks run must not shift the world's fault targets.
+    this.#failures = options.sim.random('hook-faults')
   }
 
   /** kill -9: the running hooks died with the agent; their ends are never reported. */

@@ -649,7 +649,7 @@ export class SystemWorld {
         return () => { network.cutOneWay(from, to) }
       }
       case 'machines-from-controllers': {
-        const cut = fault.machines === 'all' ? machines : fault.machines.map(id => `machine-${id}`)
+        const cut = fault.machines === 'all' ? machines : fault.machines.map(target => `machine-${target.replace(/^machine\//, '')}`)
         if (cut.length === 0) return 'no machine agent yet'
         return () => {
           for (const machine of cut) {
