@@ -5,10 +5,11 @@ import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
 import { measureHookToolCall } from './hook-tool-call.ts'
 import { measureMesh } from './mesh-agents.ts'
 import { measureSimSpeed } from './sim-speed.ts'
+import { measureSimScale } from './sim-scale.ts'
 
 /**
- * `npm run bench [-- name…]`: runs the benchmarks (all, or those named: sim, tools,
- * runner, mesh, deploy100) and merges their figures into bench/results.json (kept
+ * `npm run bench [-- name…]`: runs the benchmarks (all, or those named: sim, simscale,
+ * tools, runner, mesh, deploy100) and merges their figures into bench/results.json (kept
  * between runs, so partial runs update only their keys). Benchmarks are never timed
  * unit tests: this machine is shared, so every figure comes with the load average at
  * the start and end.
@@ -32,6 +33,16 @@ const benches: Record<string, Bench> = {
     const sim = await measureSimSpeed()
     results['simMachineAgent'] = sim
     say(`  simulated ${sim.simulatedSeconds} s in ${sim.wallSeconds} s wall: ${sim.simToWall}× real time, ${sim.hooksPerWallSecond} hooks/s, ${sim.failures} failures`)
+  },
+  async simscale (results) {
+    say('bench: the whole system on the simulator, 3 controllers and N machine agents × 5 units deploying (10, 100, 1,000)…')
+    const points = []
+    for (const agents of [10, 100, 1_000]) {
+      const point = await measureSimScale(agents)
+      points.push(point)
+      say(`  ${agents} agents, ${point.units} units: ${point.outcome}, ${point.convergedSimulatedSeconds ?? '-'} s simulated in ${point.wallSeconds} s wall (${point.simToWall}× real time), ${point.hooks} hooks, ${point.rssMb} MB RSS`)
+    }
+    results['simScale'] = { goal: '1,000 agents converge in < 60 s wall', points }
   },
   async tools (results) {
     say('bench: hook-tool call latency (C client over the unit socket) vs a bare spawn…')

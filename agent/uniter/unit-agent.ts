@@ -17,6 +17,7 @@ import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ActionOutcome, CommandOutcome, DeployOutcome, HookOutcome } from '../../actors/unit/operation.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
+import { commandForEmitted } from '../../actors/unit/emitted-commands.ts'
 import { unitMachine, type UnitActorRef } from '../../actors/unit/unit-machine.ts'
 import { createUnitStateStore } from '../../actors/unit/unit-state-store.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
@@ -208,26 +209,9 @@ export class UnitAgent {
   // What the actor asks of the controller
 
   #onEmitted (event: UnitEmitted): void {
-    const unit = this.unit
-    const now = Math.floor(this.#o.clock.now())
-    switch (event.type) {
-      case 'relation.enterScope': this.#queue({ type: 'enter-scope', unit, relationId: event.relationId }); break
-      case 'relation.leaveScope': this.#queue({ type: 'leave-scope', unit, relationId: event.relationId }); break
-      case 'controller.clearResolved': this.#queue({ type: 'clear-resolved', unit }); break
-      case 'unit.destroy': this.#queue({ type: 'remove-unit', unit }); break
-      case 'unit.terminated': this.#queue({ type: 'unit-dead', unit }); break
-      case 'action.completed': this.#queue({
-        type: 'complete-action', unit, actionId: event.actionId, status: event.outcome.status, results: event.outcome.results,
-        ...(event.outcome.message === undefined ? {} : { message: event.outcome.message })
-      }); break
-      case 'command.completed': this.#queue({ type: 'complete-command', unit, commandId: event.commandId }); break
-      case 'unit.status': this.#queue({
-        type: 'set-agent-status', unit, status: event.status.agent.status, message: event.status.agent.message,
-        ...(event.status.agent.data === undefined ? {} : { data: event.status.agent.data }), now
-      }); break
-      case 'hook.failed': this.#o.logger.log('error', `hook failed: ${event.reason}`); break
-      default: break
-    }
+    if (event.type === 'hook.failed') this.#o.logger.log('error', `hook failed: ${event.reason}`)
+    const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
+    if (body !== undefined) this.#queue(body)
   }
 
   /** Sends commands one after another, in the order the actor emitted them. */

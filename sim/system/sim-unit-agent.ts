@@ -10,6 +10,7 @@
  * leadership lease claimed now and every half lease, as Juju's tracker does.
  */
 import { createActor, fromCallback, fromPromise } from 'xstate'
+import { commandForEmitted } from '../../actors/unit/emitted-commands.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ActionOutcome, CommandOutcome, DeployOutcome } from '../../actors/unit/operation.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
@@ -157,25 +158,8 @@ export class SimUnitAgent {
   /** The emitted events → model commands mapping of the real unit agent. */
   #onEmitted (event: UnitEmitted): void {
     this.#o.onEmitted(event)
-    const unit = this.unit
-    const now = Math.floor(this.#o.clock.now())
-    switch (event.type) {
-      case 'relation.enterScope': this.#queue({ type: 'enter-scope', unit, relationId: event.relationId }); break
-      case 'relation.leaveScope': this.#queue({ type: 'leave-scope', unit, relationId: event.relationId }); break
-      case 'controller.clearResolved': this.#queue({ type: 'clear-resolved', unit }); break
-      case 'unit.destroy': this.#queue({ type: 'remove-unit', unit }); break
-      case 'unit.terminated': this.#queue({ type: 'unit-dead', unit }); break
-      case 'action.completed': this.#queue({
-        type: 'complete-action', unit, actionId: event.actionId, status: event.outcome.status, results: event.outcome.results,
-        ...(event.outcome.message === undefined ? {} : { message: event.outcome.message })
-      }); break
-      case 'command.completed': this.#queue({ type: 'complete-command', unit, commandId: event.commandId }); break
-      case 'unit.status': this.#queue({
-        type: 'set-agent-status', unit, status: event.status.agent.status, message: event.status.agent.message,
-        ...(event.status.agent.data === undefined ? {} : { data: event.status.agent.data }), now
-      }); break
-      default: break
-    }
+    const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
+    if (body !== undefined) this.#queue(body)
   }
 
   #queue (body: Record<string, unknown>): void {

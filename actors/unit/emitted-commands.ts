@@ -1,0 +1,28 @@
+/**
+ * What a unit agent asks of the controllers for each event its unit actor emits: the
+ * body of the model command (without request id and proposer, which the agent adds), or
+ * undefined for events that stay on the machine (hook progress, logs). One mapping for
+ * the real agent (agent/uniter/unit-agent.ts) and the simulated one (sim/system/), so
+ * the simulator exercises what ships.
+ */
+import type { UnitEmitted } from './unit-effects.ts'
+
+export function commandForEmitted (unit: string, event: UnitEmitted, now: number): Record<string, unknown> | undefined {
+  switch (event.type) {
+    case 'relation.enterScope': return { type: 'enter-scope', unit, relationId: event.relationId }
+    case 'relation.leaveScope': return { type: 'leave-scope', unit, relationId: event.relationId }
+    case 'controller.clearResolved': return { type: 'clear-resolved', unit }
+    case 'unit.destroy': return { type: 'remove-unit', unit }
+    case 'unit.terminated': return { type: 'unit-dead', unit }
+    case 'action.completed': return {
+      type: 'complete-action', unit, actionId: event.actionId, status: event.outcome.status, results: event.outcome.results,
+      ...(event.outcome.message === undefined ? {} : { message: event.outcome.message })
+    }
+    case 'command.completed': return { type: 'complete-command', unit, commandId: event.commandId }
+    case 'unit.status': return {
+      type: 'set-agent-status', unit, status: event.status.agent.status, message: event.status.agent.message,
+      ...(event.status.agent.data === undefined ? {} : { data: event.status.agent.data }), now
+    }
+    default: return undefined
+  }
+}
