@@ -75,7 +75,8 @@ export async function shrinkScenario (request: ShrinkRequest): Promise<ShrinkOut
   const name = `${scenario.name}-shrunk-${seed}`
   const file = join(request.dir, `${name}.yaml`)
   const description = `${scenario.name} seed ${seed} shrunk to ${after.length} fault events; fails: ${failed.failure ?? kind}`
-  writeFileSync(file, scenarioToYaml(withFaults(scenario, after, name, description)))
+  // The failing seed becomes the file's own: running it with no --seed reproduces the failure.
+  writeFileSync(file, scenarioToYaml({ ...withFaults(scenario, after, name, description), seed }))
   const again = parseScenario(readFileSync(file, 'utf8'), file)
   const check = await engine.runScenario(again, { seed, scenarioPath: file })
   if (check.result.outcome !== kind) {
