@@ -392,6 +392,8 @@ export const limits = {
   charmFetchesInFlightMax: 64,
   /** Provisioner: a pass over the model and the provider's instances at least this often, besides every model change. */
   provisionerReconcileIntervalMs: 5_000,
+  /** Provisioner: passes caused by changes of the machines come at most this often (each looks at every machine). */
+  provisionerPassIntervalMinMs: 100,
   /** Provisioner: instance starts in flight at once (the rest wait in `pending`). */
   provisionerStartsInFlightMax: 8,
   /** Provisioner: a machine in provisioning error starts a new round of attempts after this (unless the provider called it invalid). */

@@ -91,6 +91,8 @@ export class Provisioner {
   #requests = 0
   /** Commands this incarnation has in flight, by a key naming what they do (so each is sent once at a time). */
   readonly #inFlight = new Set<string>()
+  #lastPassAt = Number.NEGATIVE_INFINITY
+  #soon: TimerHandle | undefined
   /** The machines table the last pass looked at. */
   #machinesSeen: ModelContext['machines'] | undefined
   /** Counters for tests, benchmarks and the inspector. */
@@ -105,7 +107,7 @@ export class Provisioner {
     // is replaced whenever one of them changes) calls for one, not every unit's status
     // commit — at 1,000 machines that made each commit cost a pass over all of them.
     this.#unsubscribe = this.#o.onModelChange(() => {
-      if (this.#o.model().machines !== this.#machinesSeen) this.#kick()
+      if (this.#o.model().machines !== this.#machinesSeen) this.#kickSoon()
     })
     this.#kick()
   }
@@ -114,6 +116,7 @@ export class Provisioner {
     this.#stopped = true
     this.#unsubscribe?.()
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
+    if (this.#soon !== undefined) this.#o.clock.clearTimeout(this.#soon)
     for (const tracked of this.#machines.values()) tracked.actor.stop()
     this.#machines.clear()
   }
@@ -121,6 +124,24 @@ export class Provisioner {
   /** The machine actors' snapshots, for the inspector and tests. */
   actors (): ReadonlyMap<string, MachineActor> {
     return new Map([...this.#machines].map(([id, tracked]) => [id, tracked.actor]))
+  }
+
+  /**
+   * A pass for a change of the machines, but not more often than
+   * limits.provisionerPassIntervalMinMs: a deploy of 1,000 machines changes them
+   * thousands of times, and each pass looks at all of them.
+   */
+  #kickSoon (): void {
+    if (this.#stopped || this.#soon !== undefined) return
+    const wait = this.#lastPassAt + limits.provisionerPassIntervalMinMs - this.#o.clock.now()
+    if (wait <= 0) {
+      this.#kick()
+      return
+    }
+    this.#soon = this.#o.clock.setTimeout(() => {
+      this.#soon = undefined
+      this.#kick()
+    }, wait)
   }
 
   #kick (): void {
@@ -152,6 +173,7 @@ export class Provisioner {
 
   async #pass (): Promise<void> {
     this.counters.passes++
+    this.#lastPassAt = this.#o.clock.now()
     const instances = (await Promise.all(this.#o.providers.map(async provider => await provider.allInstances()))).flat()
     if (this.#stopped) return
     const model = this.#o.model()

@@ -3,6 +3,7 @@ import { parse } from 'yaml'
 import { endpointMap, readCharmEndpoints } from './charm-endpoints.ts'
 import { Fields, join, type Json, type YamlMap } from './scenario-fields.ts'
 import { agentRaftTiming } from '../system/system-world.ts'
+import { limits } from '../../runtime/limits.ts'
 import type {
   FaultEvent, FaultTarget, HookBehaviour, PartitionShape, PlantedBug, RandomFaults, Scenario, ScenarioApplication, ScenarioCharm, WorkloadCommand
 } from './scenario-types.ts'
@@ -153,7 +154,7 @@ function durationRange (f: Fields, value: Json, where: string): [number, number]
 }
 
 function parseRaft (f: Fields, value: Json): NonNullable<Scenario['raft']> {
-  const raft = f.map(value, 'raft', ['tick', 'election-ticks', 'heartbeat-ticks', 'max-message-bytes'])
+  const raft = f.map(value, 'raft', ['tick', 'election-ticks', 'heartbeat-ticks', 'max-message-bytes', 'snapshot-every'])
   const tickMs = raft['tick'] === undefined ? agentRaftTiming.tickMs : f.duration(raft['tick'], 'raft.tick')
   if (tickMs === 0) f.fail('raft.tick', 'a duration above 0', raft['tick'])
   const electionTicks = raft['election-ticks'] === undefined ? agentRaftTiming.electionTicks : f.integer(raft['election-ticks'], 'raft.election-ticks', 2, 1_000)
@@ -161,6 +162,7 @@ function parseRaft (f: Fields, value: Json): NonNullable<Scenario['raft']> {
   const parsed: NonNullable<Scenario['raft']> = { tickMs, electionTicks, heartbeatTicks }
   // Below a few hundred bytes no command fits in one append at all.
   if (raft['max-message-bytes'] !== undefined) parsed.maxMessageBytes = f.integer(raft['max-message-bytes'], 'raft.max-message-bytes', 256, 64 * 1024 * 1024)
+  if (raft['snapshot-every'] !== undefined) parsed.snapshotEveryEntries = f.integer(raft['snapshot-every'], 'raft.snapshot-every', 1, limits.raftSnapshotEveryEntries)
   return parsed
 }
 

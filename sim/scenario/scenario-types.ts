@@ -137,6 +137,8 @@ export interface Scenario {
     heartbeatTicks: number
     /** Bytes of entries per append message (default: the agent's 512 KiB); no command may be larger. */
     maxMessageBytes?: number
+    /** Log entries between RaftSnapshots (default 256 in the simulator, so lagging servers get them often; the agent's is 10,000). */
+    snapshotEveryEntries?: number
   }
   network: { latencyMs: [number, number] }
   charms: Record<string, ScenarioCharm>

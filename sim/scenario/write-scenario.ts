@@ -19,7 +19,7 @@ export function scenarioToYaml (s: Scenario): string {
       'failure-rates': { ...s.provider.failureRates },
       ...(s.provider.startsInFlight === undefined ? {} : { 'starts-in-flight': s.provider.startsInFlight })
     },
-    ...(s.raft === undefined ? {} : { raft: { tick: duration(s.raft.tickMs), 'election-ticks': s.raft.electionTicks, 'heartbeat-ticks': s.raft.heartbeatTicks, ...(s.raft.maxMessageBytes === undefined ? {} : { 'max-message-bytes': s.raft.maxMessageBytes }) } }),
+    ...(s.raft === undefined ? {} : { raft: { tick: duration(s.raft.tickMs), 'election-ticks': s.raft.electionTicks, 'heartbeat-ticks': s.raft.heartbeatTicks, ...(s.raft.maxMessageBytes === undefined ? {} : { 'max-message-bytes': s.raft.maxMessageBytes }), ...(s.raft.snapshotEveryEntries === undefined ? {} : { 'snapshot-every': s.raft.snapshotEveryEntries }) } }),
     network: { latency: s.network.latencyMs.map(duration) },
     charms: mapValues(s.charms, charmYaml),
     applications: Object.fromEntries(s.applications.map(app => [app.name, { charm: app.charm, units: app.units, config: { ...app.config }, ...(app.to === undefined ? {} : { to: app.to.map(Number) }) }])),

@@ -159,7 +159,7 @@ export class SystemWorld {
     const group = await ControllerGroup.create(sim, {
       size: scenario.controllers,
       ...raft,
-      snapshotEveryEntries: simSnapshotEveryEntries,
+      snapshotEveryEntries: scenario.raft?.snapshotEveryEntries ?? simSnapshotEveryEntries,
       latency: { kind: 'uniform', minMs: scenario.network.latencyMs[0], maxMs: scenario.network.latencyMs[1] },
       ...(scenario.bugs.includes('raft-commit-previous-term') ? { plantedBug: 'raft-commit-previous-term' as const } : {}),
       hostOptions: id => ({
@@ -741,18 +741,29 @@ export class SystemWorld {
    * cloud holds no instance that no machine of the model owns.
    */
   provisioningProblem (model: ModelContext): string | undefined {
+    // Indexed once per check: at 1,000 machines and 5,000 units, scanning the cloud per
+    // machine and the machines per unit made every liveness check quadratic.
     const live = this.cloud.nodes().filter(node => node.state === 'DEPLOYED' || node.state === 'ALLOCATED' || node.state === 'DEPLOYING')
-    for (const machine of tableValues(model.machines)) {
+    const liveByMachine = new Map<string, typeof live>()
+    for (const node of live) {
+      if (node.machineId === undefined) continue
+      const list = liveByMachine.get(node.machineId) ?? []
+      list.push(node)
+      liveByMachine.set(node.machineId, list)
+    }
+    const machines = tableValues(model.machines)
+    for (const machine of machines) {
       if (machine.life !== 'alive' || machine.units.length === 0) continue
-      const instances = live.filter(node => node.machineId === machine.id)
+      const instances = liveByMachine.get(machine.id) ?? []
       if (instances.length !== 1 || instances[0]!.state !== 'DEPLOYED') return `machine ${machine.id} has ${instances.map(n => `${n.instanceId}:${n.state}`).join(',') || 'no instance'}`
       if (machine.instanceId !== instances[0]!.instanceId) return `machine ${machine.id} records ${machine.instanceId ?? 'no instance'}, the cloud has ${instances[0]!.instanceId}`
     }
-    const owned = new Set(tableValues(model.machines).map(m => m.provisioning?.token))
+    const owned = new Set(machines.map(m => m.provisioning?.token))
     const stray = live.filter(node => !owned.has(node.token))
     if (stray.length > 0) return `stray instances ${stray.map(n => `${n.instanceId}(machine ${n.machineId ?? '?'})`).join(', ')}`
+    const machineIds = new Set(machines.map(m => m.id))
     for (const unit of tableValues(model.units)) {
-      if (tableValues(model.machines).every(m => m.id !== unit.machine)) return `unit ${unit.name} has no machine`
+      if (!machineIds.has(unit.machine)) return `unit ${unit.name} has no machine`
     }
     return undefined
   }
