@@ -40,7 +40,7 @@ const benches: Record<string, Bench> = {
     for (const agents of [10, 100, 1_000]) {
       const point = await measureSimScale(agents)
       points.push(point)
-      say(`  ${agents} agents, ${point.units} units: ${point.outcome}, ${point.convergedSimulatedSeconds ?? '-'} s simulated in ${point.wallSeconds} s wall (${point.simToWall}× real time), ${point.hooks} hooks, ${point.rssMb} MB RSS`)
+      say(`  ${agents} agents, ${point.units} units: ${point.outcome}, ${point.convergedSimulatedSeconds ?? '-'} s simulated in ${point.wallSeconds} s wall (${point.simToWall}× real time), ${point.hooks} hooks, ${point.peakRssMb} MB peak RSS`)
     }
     results['simScale'] = { goal: '1,000 agents converge in < 60 s wall', points }
   },

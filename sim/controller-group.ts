@@ -212,11 +212,16 @@ export class ControllerGroup {
    * they lead in older terms (cut off, not yet stepped down) are ignored.
    */
   leader (): RaftHost | undefined {
+    // Asked after every simulated step: basicStatus, not status(), which copies progress.
     let best: RaftHost | undefined
+    let bestTerm = -1
     for (const host of this.hosts()) {
-      const status = host.status()
+      const status = host.basicStatus()
       if (status.role !== 'leader') continue
-      if (best === undefined || status.term > best.status().term) best = host
+      if (best === undefined || status.term > bestTerm) {
+        best = host
+        bestTerm = status.term
+      }
     }
     return best
   }

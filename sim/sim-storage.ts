@@ -171,6 +171,12 @@ export class SimStorage implements Storage {
 class SortedStore {
   #keys: string[] = []
   readonly #values = new Map<string, Uint8Array>()
+  /**
+   * Deleted keys still in `#keys`, dropped in one pass before the order is next needed:
+   * a compaction deletes thousands of log keys at the front of the order, and taking
+   * each out with a splice would cost the length of the store every time.
+   */
+  #stale = 0
 
   static from (entries: ReadonlyMap<string, Uint8Array>): SortedStore {
     const store = new SortedStore()
@@ -186,14 +192,24 @@ class SortedStore {
   /** Values are stored as given; callers pass copies they will not touch again. */
   apply (op: StorageOperation): void {
     if (op.type === 'put') {
-      if (!this.#values.has(op.key)) this.#keys.splice(this.#lowerBound(op.key), 0, op.key)
+      if (!this.#values.has(op.key)) {
+        this.#dropStale()
+        this.#keys.splice(this.#lowerBound(op.key), 0, op.key)
+      }
       this.#values.set(op.key, op.value)
     } else if (this.#values.delete(op.key)) {
-      this.#keys.splice(this.#lowerBound(op.key), 1)
+      this.#stale++
     }
   }
 
+  #dropStale (): void {
+    if (this.#stale === 0) return
+    this.#keys = this.#keys.filter(key => this.#values.has(key))
+    this.#stale = 0
+  }
+
   range (options: RangeOptions): Array<[string, Uint8Array]> {
+    this.#dropStale()
     const { gt, gte, lt, lte } = options
     const from = gte !== undefined ? this.#lowerBound(gte) : gt !== undefined ? this.#upperBound(gt) : 0
     const to = lte !== undefined ? this.#upperBound(lte) : lt !== undefined ? this.#lowerBound(lt) : this.#keys.length

@@ -27,6 +27,8 @@ import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ModelCommand } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
+import { plainEqual } from '../../runtime/plain-equal.ts'
+import type { RemoteState } from '../../runtime/unit-remote-state.ts'
 import type { ProcessRunner } from '../../runtime/process-runner.ts'
 import { hashString32 } from '../../runtime/random.ts'
 import type { Storage } from '../../runtime/storage.ts'
@@ -94,6 +96,8 @@ export class UnitAgent {
   #leaseTimer: TimerHandle | undefined
   #refreshTimer: TimerHandle | undefined
   #stopped = false
+  /** The remote state last sent to the actor by a refresh. */
+  #lastRemote: RemoteState | undefined
   #requests = 0
   /** Emitted effects still being sent to the controller, in order. */
   #outbox: Promise<void> = Promise.resolve()
@@ -103,7 +107,7 @@ export class UnitAgent {
     this.#o = options
     this.actor = actor
     this.#runner = runner
-    this.#unsubscribe = options.controller.onChange(() => { this.#refresh() })
+    this.#unsubscribe = options.controller.onChange(() => { this.#refresh(false) })
   }
 
   static start (options: UnitAgentOptions): UnitAgent {
@@ -174,10 +178,19 @@ export class UnitAgent {
   // -------------------------------------------------------------------------------
   // Remote state and leadership
 
-  #refresh (): void {
+  /**
+   * Tells the actor the remote state. A change of the model that leaves this unit's remote
+   * state as it was is dropped (every unit of a machine recomputes on every view); the
+   * periodic and leadership refreshes always send (`always`), since leadership belief
+   * moves with time and a lost scope entry is asserted again on them.
+   */
+  #refresh (always = true): void {
     if (this.#stopped) return
     const remote = remoteStateFor(this.#o.controller.model(), this.unit, this.#o.controller.now())
-    if (remote !== undefined) this.actor.send({ type: 'remote.changed', remote })
+    if (remote === undefined) return
+    if (!always && this.#lastRemote !== undefined && plainEqual(remote, this.#lastRemote)) return
+    this.#lastRemote = remote
+    this.actor.send({ type: 'remote.changed', remote })
   }
 
   /** Leadership belief changes with time alone; look again a few times per lease. */

@@ -13,7 +13,8 @@
  */
 import { emptyModel, readerOf } from './model-draft.ts'
 import type { ActionRecord, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, UnitRecord } from './model-types.ts'
-import { tableEntries, tableFrom, tableGet } from './table.ts'
+import { keys } from './keys.ts'
+import { tableFrom, tableGet, tableKeys } from './table.ts'
 
 export function machineModelView (context: ModelContext, machineId: string): ModelContext {
   const reader = readerOf(context)
@@ -29,6 +30,18 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     const unit = reader.unit(name)
     if (unit !== undefined) ownApplications.add(unit.application)
   }
+  // The units on this machine by application, in creation order (as in the application's
+  // own list): read from the machine's list, so a view costs the machine's units and not
+  // every unit of every application it touches (every machine fetches its view after
+  // every change notice, so a scan of all units would make a round cost N² at N machines).
+  const hostedByApplication = new Map<string, string[]>()
+  for (const name of machine?.units ?? []) {
+    const unit = reader.unit(name)
+    if (unit === undefined || unit.machine !== machineId) continue
+    const list = hostedByApplication.get(unit.application)
+    if (list === undefined) hostedByApplication.set(unit.application, [name])
+    else list.push(name)
+  }
   const hostedHere = (unit: string): boolean => reader.unit(unit)?.machine === machineId
   const leadsHere = (application: string): boolean => {
     const lease = reader.lease(application)
@@ -37,7 +50,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   /** An application as this machine sees it: all its units where it leads, else its own. */
   const applicationView = (app: ApplicationRecord): ApplicationRecord => ({
     ...app,
-    units: ownApplications.has(app.name) && leadsHere(app.name) ? app.units : app.units.filter(hostedHere),
+    units: ownApplications.has(app.name) && leadsHere(app.name) ? app.units : hostedByApplication.get(app.name) ?? [],
     statusHistory: []
   })
   for (const name of ownApplications) {
@@ -74,10 +87,18 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     const lease = reader.lease(name)
     if (lease !== undefined) leases.push([name, lease])
   }
+  // The databags of the relations in view: their members' and their applications' (the
+  // only settings under relation/<id>/), looked up rather than found by scanning them all.
   const settings: Array<[string, SettingsRecord]> = []
-  for (const [key, record] of tableEntries(context.settings)) {
-    const id = /^relation\/(\d+)\//.exec(key)?.[1]
-    if (id !== undefined && relations.has(id)) settings.push([key, record])
+  for (const relation of relations.values()) {
+    const bagKeys = [
+      ...tableKeys(relation.members).map(unit => keys.unitSettings(relation.id, unit)),
+      ...relation.endpoints.map(endpoint => keys.applicationSettings(relation.id, endpoint.application))
+    ]
+    for (const key of new Set(bagKeys)) {
+      const record = tableGet(context.settings, key)
+      if (record !== undefined) settings.push([key, record])
+    }
   }
   const actions: Array<[string, ActionRecord]> = []
   for (const [, unit] of units) {

@@ -26,9 +26,19 @@ export function raftLogKey (index: number): string {
  * written in one atomic batch before the mirror changes, so the mirror never claims
  * anything a crash could take away (once the batch was synced).
  */
+/**
+ * Changes of the persisted log remembered for `lowestIndexChangedSince`; a reader further
+ * behind than this rereads the whole log.
+ */
+export const persistedLogChangesKept = 64
+
 export class DurableRaftStorage implements RaftStorage {
   readonly #storage: Storage
   readonly #memory: MemoryRaftStorage
+  /** Bumped by every change of the mirror (log, RaftSnapshot or hard state). */
+  #version = 0
+  /** The latest changes: the version each made and the lowest log index it rewrote. */
+  readonly #changes: Array<{ version: number, from: number }> = []
 
   private constructor (storage: Storage, memory: MemoryRaftStorage) {
     this.#storage = storage
@@ -95,6 +105,33 @@ export class DurableRaftStorage implements RaftStorage {
   hardState (): HardState { return this.#memory.hardState() }
 
   /**
+   * A number that grows with every change of what this storage holds, so that checkers
+   * following the log (sim/invariants/raft-safety.ts) can tell an unchanged log at once.
+   */
+  get version (): number { return this.#version }
+
+  /**
+   * The lowest log index whose entry was written or removed by the changes after
+   * `version`: Infinity when none were (only the hard state, or compaction of a prefix
+   * that is read through firstIndex), 0 when a RaftSnapshot replaced the log or `version`
+   * is older than the changes kept.
+   */
+  lowestIndexChangedSince (version: number): number {
+    if (version >= this.#version) return Infinity
+    const oldest = this.#changes[0]
+    if (oldest === undefined || oldest.version > version + 1) return 0
+    let lowest = Infinity
+    for (const change of this.#changes) if (change.version > version && change.from < lowest) lowest = change.from
+    return lowest
+  }
+
+  #changed (from: number): void {
+    this.#version++
+    this.#changes.push({ version: this.#version, from })
+    if (this.#changes.length > persistedLogChangesKept) this.#changes.shift()
+  }
+
+  /**
    * Persists the snapshot, entries and hard state of `ready` in one atomic batch, synced
    * when `ready.mustSync`, then updates the mirror. Resolves once the batch is written.
    */
@@ -128,6 +165,7 @@ export class DurableRaftStorage implements RaftStorage {
     if (ready.snapshot !== undefined) this.#memory.applySnapshot(ready.snapshot)
     if (fresh.length > 0) this.#memory.append(fresh)
     if (ready.hardState !== undefined) this.#memory.setHardState(ready.hardState)
+    this.#changed(ready.snapshot !== undefined ? 0 : fresh.length > 0 ? fresh[0]!.index : Infinity)
   }
 
   /**
@@ -153,6 +191,7 @@ export class DurableRaftStorage implements RaftStorage {
     await this.#storage.batch(operations, { sync: true })
     this.#memory.createSnapshot(index, snapshot.metadata.config, data)
     this.#memory.compact(index)
+    this.#changed(Infinity)
     return snapshot
   }
 }

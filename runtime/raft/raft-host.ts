@@ -12,7 +12,7 @@ import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
-import type { RaftStatus } from './raft-status.ts'
+import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import type { RaftPlantedBug } from './raft.ts'
 import { RawNode } from './raw-node.ts'
@@ -208,6 +208,11 @@ export class RaftHost {
     return this.#node.status()
   }
 
+  /** Term, commit and role only, without status()'s copies (for callers that ask every step). */
+  basicStatus (): RaftBasicStatus {
+    return this.#node.basicStatus()
+  }
+
   /** The role as of the last Ready handled (what the host has acted on). */
   get role (): RaftRole {
     return this.#role
@@ -243,7 +248,7 @@ export class RaftHost {
   }
 
   /** What this host has persisted of the log (a read-only view, for checkers and status). */
-  persistedLog (): Pick<DurableRaftStorage, 'firstIndex' | 'lastIndex' | 'term' | 'entries' | 'snapshot' | 'hardState'> {
+  persistedLog (): Pick<DurableRaftStorage, 'firstIndex' | 'lastIndex' | 'term' | 'entries' | 'snapshot' | 'hardState' | 'version' | 'lowestIndexChangedSince'> {
     return this.#durable
   }
 

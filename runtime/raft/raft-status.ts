@@ -15,6 +15,17 @@ export interface ProgressStatus {
   pendingSnapshot: number
 }
 
+/**
+ * What a caller asking many times a step needs (the simulator's checkers), without the
+ * per-peer progress, configuration and counters `status()` copies each time; as etcd's
+ * BasicStatus.
+ */
+export interface RaftBasicStatus {
+  term: number
+  commit: number
+  role: RaftStatus['role']
+}
+
 export interface RaftStatus {
   id: NodeId
   term: number

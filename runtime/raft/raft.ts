@@ -9,7 +9,7 @@ import { Progress } from './progress.ts'
 import { hasQuorum, quorumMatchIndex, voteResult, type VoteResult } from './quorum.ts'
 import type { ConfigChangeResult, ProposeResult, ReadIndexResult, TransferResult } from './raft-results.ts'
 import { RaftLog } from './raft-log.ts'
-import type { RaftStatus } from './raft-status.ts'
+import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { RaftStorage } from './raft-storage.ts'
 import type {
   ConfigChange, Entry, HardState, Message, NodeId, RaftRole, RaftSnapshot, ReadState, SoftState
@@ -251,6 +251,10 @@ export class Raft {
   /** The voters of the latest configuration (committed or not), without building a whole status. */
   get voters (): readonly NodeId[] {
     return this.configs.current().voters
+  }
+
+  basicStatus (): RaftBasicStatus {
+    return { term: this.term, commit: this.log.committed, role: this.role }
   }
 
   status (): RaftStatus {

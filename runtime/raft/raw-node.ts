@@ -3,7 +3,7 @@ import { limits } from '../limits.ts'
 import { payloadBytes } from './entry-size.ts'
 import { Raft, type RaftOptions } from './raft.ts'
 import type { ConfigChangeResult, ProposeResult, ReadIndexResult, TransferResult } from './raft-results.ts'
-import type { RaftStatus } from './raft-status.ts'
+import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ConfigChange, HardState, Message, NodeId, Ready, SoftState } from './raft-types.ts'
 
 export type RawNodeOptions = RaftOptions
@@ -108,6 +108,10 @@ export class RawNode {
 
   status (): RaftStatus {
     return this.#raft.status()
+  }
+
+  basicStatus (): RaftBasicStatus {
+    return this.#raft.basicStatus()
   }
 
   /** Whether `ready()` has anything to hand out; false while a Ready awaits `advance()`. */

@@ -40,10 +40,36 @@ export interface CheckedGroup {
 
 interface LeaderView {
   term: number
-  firstIndex: number
-  /** Terms of the persisted entries from `firstIndex` on. */
-  terms: number[]
+  /** The last index of its persisted log. */
+  last: number
   commit: number
+}
+
+type PersistedLog = ReturnType<ControllerNode['host']['persistedLog']>
+
+/** One node's persisted log as the checker follows it from step to step. */
+interface FollowedLog {
+  readonly id: NodeId
+  /** Its position in the group. */
+  readonly seat: number
+  /** The storage mirror read (a restart brings a new one). */
+  readonly log: PersistedLog
+  /** The storage version `terms` reflects. */
+  version: number
+  /** The index before the first entry (the RaftSnapshot's); `terms[0]` is its term. */
+  first: number
+  terms: number[]
+  /** Whether the log changed since the previous step. */
+  changed: boolean
+  /** Entries rewritten or removed since the previous step, with the terms they had. */
+  overwritten: Array<{ index: number, term: number }>
+}
+
+/** Two logs known to agree on every index up to `verifiedUpTo`. */
+interface Agreement {
+  readonly a: NodeId
+  readonly b: NodeId
+  verifiedUpTo: number
 }
 
 interface AppliedRecord {
@@ -53,6 +79,8 @@ interface AppliedRecord {
 }
 
 const component = 'raft safety'
+/** More seats than any controller group has (pair keys are seat × seatsMax + seat). */
+const seatsMax = 1_000
 
 export class RaftSafetyChecker {
   readonly violations: string[] = []
@@ -60,8 +88,12 @@ export class RaftSafetyChecker {
   readonly #leaderOfTerm = new Map<number, NodeId>()
   /** Per node, its view while it leads (for append-only and commit checks). */
   readonly #leading = new Map<NodeId, LeaderView>()
-  /** Leaders already checked for completeness, as `id@term`. */
-  readonly #completenessChecked = new Set<string>()
+  readonly #followed = new Map<NodeId, FollowedLog>()
+  readonly #logs: FollowedLog[] = []
+  readonly #holderIds: NodeId[] = []
+  readonly #agreement = new Map<number, Agreement>()
+  /** The term each leader was last checked for completeness in (once per term it leads). */
+  readonly #completenessChecked = new Map<NodeId, number>()
   /** Index → term of every entry some server persisted as committed. */
   readonly #committed = new Map<number, { term: number, by: NodeId }>()
   readonly #committedUpTo = new Map<NodeId, number>()
@@ -143,8 +175,11 @@ export class RaftSafetyChecker {
   step (): void {
     this.checks++
     let holders = 0
-    const holderIds: NodeId[] = []
-    const logs: Array<{ id: NodeId, first: number, terms: number[] }> = []
+    // Reused from step to step: this runs after every simulated event.
+    const holderIds = this.#holderIds
+    const logs = this.#logs
+    holderIds.length = 0
+    logs.length = 0
     for (let i = 0; i < this.#group.ids.length; i++) {
       const id = this.#group.ids[i]!
       this.#checkDurableHardState(id, this.#group.storages[i]!)
@@ -154,21 +189,17 @@ export class RaftSafetyChecker {
         continue
       }
       const host = node.host
-      const status = host.status()
+      const status = host.basicStatus()
       if (status.role === 'leader') {
         const other = this.#leaderOfTerm.get(status.term)
         if (other === undefined) this.#leaderOfTerm.set(status.term, id)
         else if (other !== id) this.#violation(`election safety: ${id} and ${other} both lead term ${status.term}`)
       }
-      const log = host.persistedLog()
-      const first = log.firstIndex()
-      const last = log.lastIndex()
-      const terms: number[] = []
-      for (let index = first - 1; index <= last; index++) terms.push(log.term(index))
-      logs.push({ id, first: first - 1, terms })
-      this.#recordCommitted(id, log.hardState().commit, first - 1, terms)
+      const followed = this.#follow(id, i, host.persistedLog())
+      logs.push(followed)
+      if (followed.changed) this.#recordCommitted(id, followed.log.hardState().commit, followed.first, followed.terms)
       if (host.role === 'leader' && host.term === status.term && status.role === 'leader') {
-        this.#checkLeader(id, status.term, status.commit, first - 1, terms, node)
+        this.#checkLeader(followed, status.term, status.commit)
       } else {
         this.#leading.delete(id)
       }
@@ -180,6 +211,50 @@ export class RaftSafetyChecker {
     if (holders > this.#maxLeaseHolders) this.#maxLeaseHolders = holders
     if (holders > 1) this.#violation(`lease: ${holderIds.join(' and ')} run the singular workers at once`)
     this.#checkLogMatching(logs)
+  }
+
+  /**
+   * The terms of `id`'s persisted log, brought up to date from what changed since the
+   * last step (the storage says from which index), so that a step costs what changed
+   * rather than the length of the log. A restarted node (a new storage mirror) is reread.
+   */
+  #follow (id: NodeId, seat: number, log: PersistedLog): FollowedLog {
+    const first = log.firstIndex() - 1
+    const last = log.lastIndex()
+    const cached = this.#followed.get(id)
+    if (cached !== undefined && cached.log === log && cached.version === log.version) {
+      cached.changed = false
+      if (cached.overwritten.length > 0) cached.overwritten = []
+      return cached
+    }
+    let from = cached === undefined || cached.log !== log ? 0 : log.lowestIndexChangedSince(cached.version)
+    if (cached === undefined || from <= first || first < cached.first) from = first
+    const followed: FollowedLog = cached !== undefined && cached.log === log
+      ? cached
+      : { id, seat, log, version: log.version, first, terms: [], changed: true, overwritten: [] }
+    followed.overwritten = []
+    // The cached entries from `from` on were rewritten or removed: keep their old terms
+    // for the leader append-only check, then reread them.
+    const oldLast = followed.first + followed.terms.length - 1
+    for (let index = Math.max(from, followed.first); index <= oldLast; index++) {
+      followed.overwritten.push({ index, term: followed.terms[index - followed.first]! })
+    }
+    if (from === first) {
+      followed.terms = []
+      followed.first = first
+    } else {
+      if (first > followed.first) followed.terms = followed.terms.slice(first - followed.first)
+      followed.first = first
+      followed.terms.length = Math.min(followed.terms.length, Math.max(0, Math.min(from, last + 1) - first))
+    }
+    for (let index = followed.first + followed.terms.length; index <= last; index++) followed.terms.push(log.term(index))
+    followed.version = log.version
+    followed.changed = true
+    for (const pair of this.#agreement.values()) {
+      if (pair.a === id || pair.b === id) pair.verifiedUpTo = Math.min(pair.verifiedUpTo, from - 1)
+    }
+    this.#followed.set(id, followed)
+    return followed
   }
 
   /** After the liveness phase: every acknowledged command is in the applied log at its index. */
@@ -199,10 +274,10 @@ export class RaftSafetyChecker {
 
   // -------------------------------------------------------------------------------
 
-  #checkLeader (id: NodeId, term: number, commit: number, first: number, terms: number[], node: ControllerNode): void {
-    const key = `${id}@${term}`
-    if (!this.#completenessChecked.has(key)) {
-      this.#completenessChecked.add(key)
+  #checkLeader (followed: FollowedLog, term: number, commit: number): void {
+    const { id, first, terms, log } = followed
+    if (this.#completenessChecked.get(id) !== term) {
+      this.#completenessChecked.set(id, term)
       for (const [index, committed] of this.#committed) {
         if (index <= first) continue
         const held = terms[index - first]
@@ -211,13 +286,12 @@ export class RaftSafetyChecker {
         }
       }
     }
+    const last = first + terms.length - 1
     const previous = this.#leading.get(id)
     if (previous !== undefined && previous.term === term) {
-      const previousLast = previous.firstIndex + previous.terms.length - 1
-      const last = first + terms.length - 1
-      if (last < previousLast) this.#violation(`leader append-only: ${id} (term ${term}) log shrank from ${previousLast} to ${last}`)
-      for (let index = Math.max(first, previous.firstIndex); index <= Math.min(last, previousLast); index++) {
-        if (terms[index - first] !== previous.terms[index - previous.firstIndex]) {
+      if (last < previous.last) this.#violation(`leader append-only: ${id} (term ${term}) log shrank from ${previous.last} to ${last}`)
+      for (const { index, term: before } of followed.overwritten) {
+        if (index <= previous.last && terms[index - first] !== before) {
           this.#violation(`leader append-only: ${id} (term ${term}) rewrote entry ${index}`)
           break
         }
@@ -226,14 +300,13 @@ export class RaftSafetyChecker {
         this.#violation(`commit rule: ${id} (term ${term}) committed ${commit} whose entry is of term ${String(terms[commit - first])}`)
       }
     }
-    const log = node.host.persistedLog()
     const hard = log.hardState()
-    if (hard.commit < log.lastIndex()) {
-      const tail = log.entries(Math.max(hard.commit + 1, log.firstIndex()), log.lastIndex() + 1, Number.MAX_SAFE_INTEGER)
+    if (followed.changed && hard.commit < last) {
+      const tail = log.entries(Math.max(hard.commit + 1, log.firstIndex()), last + 1, Number.MAX_SAFE_INTEGER)
       const pending = tail.filter(entry => entry.type === 'config-change').length
       if (pending > 1) this.#violation(`membership: ${id} (term ${term}) has ${pending} uncommitted configuration changes`)
     }
-    this.#leading.set(id, { term, firstIndex: first, terms, commit })
+    this.#leading.set(id, { term, last, commit })
   }
 
   #recordCommitted (id: NodeId, commit: number, first: number, terms: number[]): void {
@@ -247,23 +320,41 @@ export class RaftSafetyChecker {
     if (commit > (this.#committedUpTo.get(id) ?? 0)) this.#committedUpTo.set(id, commit)
   }
 
-  #checkLogMatching (logs: ReadonlyArray<{ id: NodeId, first: number, terms: number[] }>): void {
+  /**
+   * Log matching between every two logs: below the highest index where both hold the
+   * same term, they agree everywhere. A pair remembers how far it was verified, which
+   * stays true until either log changes at or below it, so each step checks only what is
+   * new.
+   */
+  #checkLogMatching (logs: readonly FollowedLog[]): void {
     for (let a = 0; a < logs.length; a++) {
       for (let b = a + 1; b < logs.length; b++) {
         const x = logs[a]!
         const y = logs[b]!
-        const lo = Math.max(x.first, y.first)
+        // Keyed by seat numbers, not a string built each step: this runs after every event.
+        const pairKey = x.seat * seatsMax + y.seat
+        let pair = this.#agreement.get(pairKey)
+        if (pair === undefined) {
+          pair = { a: x.id, b: y.id, verifiedUpTo: -1 }
+          this.#agreement.set(pairKey, pair)
+        }
+        if (!x.changed && !y.changed && pair.verifiedUpTo >= 0) continue
+        const lo = Math.max(x.first, y.first, pair.verifiedUpTo + 1)
         const hi = Math.min(x.first + x.terms.length, y.first + y.terms.length) - 1
         let match = -1
         for (let index = hi; index >= lo; index--) {
           if (x.terms[index - x.first] === y.terms[index - y.first]) { match = index; break }
         }
+        let agreed = match
         for (let index = lo; index < match; index++) {
           if (x.terms[index - x.first] !== y.terms[index - y.first]) {
             this.#violation(`log matching: ${x.id} and ${y.id} agree at ${match} but differ at ${index}`)
+            agreed = -1
             break
           }
         }
+        if (agreed >= 0) pair.verifiedUpTo = agreed
+        else pair.verifiedUpTo = Math.max(pair.verifiedUpTo, Math.max(x.first, y.first) - 1)
       }
     }
   }

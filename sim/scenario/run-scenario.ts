@@ -96,13 +96,12 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
     const checks = new SystemInvariants(w)
     invariants = checks
     const clients = new WriteClients(w, checks.raft)
-    let leaderSeen = ''
+    let leaderSeen: { id: string, term: number } = { id: '', term: -1 }
     w.observers.onStep = () => {
       checks.step()
       const leader = w.group.leader()
-      const key = leader === undefined ? '' : `${leader.id}@${leader.term}`
-      if (leader !== undefined && key !== leaderSeen) {
-        leaderSeen = key
+      if (leader !== undefined && (leader.id !== leaderSeen.id || leader.term !== leaderSeen.term)) {
+        leaderSeen = { id: leader.id, term: leader.term }
         counts.leaderTerms++
         recorder.record({ kind: 'term', term: leader.term, leader: leader.id }, `term ${leader.term} leader ${leader.id}`)
       }

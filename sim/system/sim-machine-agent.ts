@@ -24,6 +24,7 @@ import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { HookLock } from '../../runtime/hook-lock.ts'
 import { limits } from '../../runtime/limits.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
+import type { LeaseRecord } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { AgentClock } from '../agent-clock.ts'
@@ -83,6 +84,8 @@ export class SimMachineAgent implements SimMachineAgentApi {
   readonly #hooks: SimUnitHooks
   readonly #store
   #run: Run | undefined
+  /** The lease holders of the last view read (believedLeaders), by view identity. */
+  #leaseHoldersOf: { model: unknown, run: Run, units: number, holders: ReadonlyArray<{ unit: string, lease: LeaseRecord }> } | undefined
   /** Held work while paused (SIGSTOP); undefined while running. */
   #held: Array<() => void> | undefined
   #runs = 0
@@ -189,15 +192,32 @@ export class SimMachineAgent implements SimMachineAgentApi {
   believedLeaders (): string[] {
     const run = this.#run
     if (run === undefined) return []
-    const reader = readerOf(run.client.model())
     const now = run.clock.now()
     const out: string[] = []
-    for (const [unit, agent] of run.units) {
-      if (!agent.running) continue
-      const record = reader.unit(unit)
-      if (record?.life === 'alive' && believesLeader(reader.lease(record.application), unit, now)) out.push(unit)
+    for (const { unit, lease } of this.#leaseHolders(run)) {
+      if (run.units.get(unit)?.running === true && believesLeader(lease, unit, now)) out.push(unit)
     }
     return out
+  }
+
+  /**
+   * The alive units of this machine that its view names as lease holders, with their
+   * leases: recomputed only when the view or the units change, since the invariants ask
+   * every few simulated milliseconds and mostly only the clock has moved in between.
+   */
+  #leaseHolders (run: Run): ReadonlyArray<{ unit: string, lease: LeaseRecord }> {
+    const model = run.client.model()
+    const cached = this.#leaseHoldersOf
+    if (cached?.model === model && cached.run === run && cached.units === run.units.size) return cached.holders
+    const reader = readerOf(model)
+    const holders: Array<{ unit: string, lease: LeaseRecord }> = []
+    for (const unit of run.units.keys()) {
+      const record = reader.unit(unit)
+      const lease = record === undefined ? undefined : reader.lease(record.application)
+      if (record?.life === 'alive' && lease?.holder === unit) holders.push({ unit, lease })
+    }
+    this.#leaseHoldersOf = { model, run, units: run.units.size, holders }
+    return holders
   }
 
   /** Controller link counters over every run (notices, view fetches, submit requests, commands). */
@@ -274,7 +294,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
     const assigned = reader.machine(this.machineId)?.units ?? []
     for (const unit of assigned) {
       const agent = run.units.get(unit)
-      if (agent !== undefined) agent.refresh()
+      if (agent !== undefined) agent.refresh(false)
       else this.#startUnit(run, unit)
     }
     for (const [unit, agent] of run.units) {

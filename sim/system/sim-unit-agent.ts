@@ -20,6 +20,8 @@ import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import type { HookLock } from '../../runtime/hook-lock.ts'
 import type { ModelCommand } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
+import { plainEqual } from '../../runtime/plain-equal.ts'
+import type { RemoteState } from '../../runtime/unit-remote-state.ts'
 import { hashString32 } from '../../runtime/random.ts'
 import type { HookController, SimUnitHooks } from './sim-unit-hooks.ts'
 
@@ -48,6 +50,8 @@ export class SimUnitAgent {
   #leaseTimer: TimerHandle | undefined
   #refreshTimer: TimerHandle | undefined
   #stopped = false
+  /** The remote state last sent to the actor by a refresh. */
+  #lastRemote: RemoteState | undefined
   #requests = 0
   #outbox: Promise<void> = Promise.resolve()
 
@@ -111,10 +115,14 @@ export class SimUnitAgent {
   }
 
   /** The model changed: tell the actor the unit's remote state. */
-  refresh (): void {
+  /** As the real agent's: an unchanged remote state is dropped unless `always` (periodic and leadership refreshes). */
+  refresh (always = true): void {
     if (this.#stopped) return
     const remote = remoteStateFor(this.#o.controller.model(), this.unit, this.#o.controller.now())
-    if (remote !== undefined) this.actor.send({ type: 'remote.changed', remote })
+    if (remote === undefined) return
+    if (!always && this.#lastRemote !== undefined && plainEqual(remote, this.#lastRemote)) return
+    this.#lastRemote = remote
+    this.actor.send({ type: 'remote.changed', remote })
   }
 
   /** kill -9: the actor stops where it is; nothing more is saved or sent. */
