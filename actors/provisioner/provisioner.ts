@@ -29,6 +29,7 @@
  */
 import { createActor, fromPromise, type ActorRefFrom } from 'xstate'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
@@ -65,6 +66,8 @@ export interface ProvisionerOptions {
   policy?: Partial<MachinePolicy>
   reconcileIntervalMs?: number
   retryRoundMs?: number
+  /** Inspection of the machine actors (agent/ passes it in). */
+  inspect?: ActorInspect
   /** Instance starts in flight at once; limits.provisionerStartsInFlightMax when absent (a cloud's API rate is the usual bound). */
   startsInFlightMax?: number
 }
@@ -280,8 +283,10 @@ export class Provisioner {
         })
       }
     })
+    const inspect = o.inspect?.('machine', `machine-${machine.id}`)
     const actor = createActor(logic, {
       clock: o.clock,
+      ...(inspect === undefined ? {} : { inspect }),
       input: {
         machineId: machine.id,
         now: o.clock.now(),

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path'
 import { HookLock } from '../../runtime/hook-lock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ProcessRunner } from '../../runtime/process-runner.ts'
@@ -34,6 +35,8 @@ export interface DeployerOptions {
   leaseDurationMs?: number
   hookTimeoutMs?: number
   agentPath?: string
+  /** Inspection of the unit actors. */
+  inspect?: ActorInspect
 }
 
 export class Deployer {
@@ -135,7 +138,8 @@ export class Deployer {
         fetchCharm: this.#o.fetchCharm,
         ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
         ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs }),
-        ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath })
+        ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath }),
+        ...(this.#o.inspect === undefined ? {} : { inspect: this.#o.inspect })
       }))
     } finally {
       this.#starting.delete(unit)
