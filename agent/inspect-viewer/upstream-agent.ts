@@ -11,7 +11,8 @@ import { viewerLimits } from './viewer-limits.ts'
 export type SourceState = 'connecting' | 'connected' | 'disconnected'
 
 export interface UpstreamAgent {
-  readonly name: string
+  /** The agent's name: given with --agent NAME=…, else the one its messages carry (the URL until the first). */
+  name: string
   readonly url: string
   readonly state: SourceState
   close: () => void
@@ -23,8 +24,14 @@ export interface UpstreamHandlers {
 }
 
 /** The agent name a URL stands for until its messages say otherwise. */
-export function agentNameOf (url: string, fallback?: string): string {
-  return fallback ?? url.replace(/^wss?:\/\//, '')
+export function agentNameOf (url: string): string {
+  return url.replace(/^wss?:\/\//, '').replace(/\/$/, '')
+}
+
+/** Stately's `createdAt` (ms as a string) when the message has one, else now. */
+function timeOf (message: Record<string, unknown>): number {
+  const created = Number(message.createdAt)
+  return Number.isFinite(created) && created > 0 ? created : Date.now()
 }
 
 export function connectUpstream (url: string, name: string, handlers: UpstreamHandlers): UpstreamAgent {
@@ -32,6 +39,9 @@ export function connectUpstream (url: string, name: string, handlers: UpstreamHa
   let closed = false
   let delay: number = viewerLimits.reconnectDelayMsMin
   let timer: NodeJS.Timeout | undefined
+  /** The newest message time seen from this agent, over every connection. */
+  let lastAt = -Infinity
+  let named = name !== agentNameOf(url)
   const agent = {
     name,
     url,
@@ -58,7 +68,12 @@ export function connectUpstream (url: string, name: string, handlers: UpstreamHa
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return
       const message = raw as Record<string, unknown>
       if (typeof message.agent !== 'string') message.agent = name
-      if (typeof message.at !== 'number') message.at = Date.now()
+      // An endpoint given by URL only takes the name its agent calls itself.
+      else if (!named && message.agent !== agent.name) { named = true; agent.name = message.agent; handlers.state(agent) }
+      if (typeof message.at !== 'number') message.at = timeOf(message)
+      // After a reconnect the agent replays its recent ring: what was seen before is not logged twice.
+      if (message.replay === true && message.type !== '@xstate.actor' && (message.at as number) < lastAt) return
+      if (message.type !== '@xstate.actor') lastAt = Math.max(lastAt, message.at as number)
       handlers.message(message)
     })
     socket.on('error', () => undefined)

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { InvalidInputError } from '../../runtime/errors.ts'
+import { agentNameOf } from './upstream-agent.ts'
 import { checkListenAddress, type ViewerSource } from './viewer-server.ts'
 
 /**
@@ -36,7 +37,7 @@ export function parseAgentFlag (value: string): ViewerSource {
   const name = eq > 0 && !value.slice(0, eq).includes('/') ? value.slice(0, eq) : undefined
   const url = name === undefined ? value : value.slice(eq + 1)
   if (!/^wss?:\/\/[^/\s]+/.test(url)) throw new InvalidInputError(component, '--agent as ws://HOST:PORT or NAME=ws://HOST:PORT', value)
-  return { name: name ?? url.replace(/^wss?:\/\//, '').replace(/\/$/, ''), url }
+  return { name: name ?? agentNameOf(url), url }
 }
 
 export function parseListen (value: string): { host: string, port: number } {

@@ -83,7 +83,7 @@ function svgOf (chart: Chart, laid: ElkNode): string {
   })
   const width = Math.ceil((laid.width ?? 100) + 10)
   const height = Math.ceil((laid.height ?? 100) + 10)
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" style="max-width:100%;height:auto" viewBox="0 0 ${width} ${height}">` +
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     '<defs><marker id="chart-head" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>' +
     `${shapes.join('')}${edges.join('')}</svg>`
 }
@@ -113,6 +113,7 @@ export async function renderChart (container: HTMLElement, target: ChartTarget |
     return
   }
   const layoutKey = definitionKey(target.kind, target.definition)
+  let fresh = false
   if (drawn?.actorKey !== target.key || drawn.layoutKey !== layoutKey) {
     let pending = layouts.get(layoutKey)
     if (pending === undefined) {
@@ -125,6 +126,7 @@ export async function renderChart (container: HTMLElement, target: ChartTarget |
     container.innerHTML = result.svg
     container.dataset.actor = target.key
     drawn = { actorKey: target.key, layoutKey }
+    fresh = true
   }
   const root = chartOf(target.definition)?.root ?? ''
   const active = activeStates(root, target.value)
@@ -132,4 +134,6 @@ export async function renderChart (container: HTMLElement, target: ChartTarget |
     const on = active.has(g.dataset.stateId ?? '')
     if ((g.dataset.active === 'true') !== on) g.dataset.active = String(on)
   })
+  // A chart just drawn is scrolled to its active state (big charts are wider than the panel).
+  if (fresh) container.querySelector('.atomic[data-active="true"]')?.scrollIntoView({ block: 'center', inline: 'center' })
 }

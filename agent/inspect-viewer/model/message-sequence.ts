@@ -1,4 +1,5 @@
 import { actorKey, type InspectMessage } from './inspect-message.ts'
+import { transitionLabel } from './statechart-graph.ts'
 import type { ViewState } from './view-state.ts'
 
 /**
@@ -32,14 +33,13 @@ export function messageSequence (messages: readonly InspectMessage[], upTo: numb
     if (keep !== undefined && !keep(from, to)) continue
     steps.push({ index: i, at: message.at, from, to, event: eventLabel(message.event.type) })
   }
-  return steps.reverse()
+  // Agents' streams arrive interleaved (one agent's replay after another's live messages): the window is drawn in time order.
+  return steps.reverse().sort((a, b) => a.at - b.at || a.index - b.index)
 }
 
 /** XState's long done-event names shortened: `xstate.done.actor.0.unit.running.uniter.loading` → `done: loading`. */
 export function eventLabel (type: string): string {
-  const done = /^xstate\.(done|error)\.actor\.(.*)$/.exec(type)
-  if (done === null) return type
-  return `${done[1]}: ${done[2]!.split('.').at(-1)}`
+  return transitionLabel(type)
 }
 
 /** A lane's name: the agent and actor name, XState's helper actors by their last name only. */

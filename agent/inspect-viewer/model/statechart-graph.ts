@@ -40,6 +40,14 @@ function list (value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value]
 }
 
+/** XState's generated event names shortened for edge labels: `xstate.done.actor.0.unit.running.uniter.loading` → `done: loading`. */
+export function transitionLabel (event: string): string {
+  const generated = /^xstate\.(done|error)\.(?:actor|state)\.(.*)$/.exec(event)
+  if (generated !== null) return `${generated[1]}: ${generated[2]!.split('.').at(-1)}`
+  const after = /^xstate\.after\.(\d+)\./.exec(event)
+  return after === null ? event : `after ${after[1]} ms`
+}
+
 /** Resolves a transition target written in a config: `#id`, `.child`, or a sibling key. */
 function resolveTarget (target: string, source: ChartState, chart: Chart): string | undefined {
   if (target.startsWith('#')) {
@@ -78,7 +86,7 @@ function addTransitions (raw: Raw, id: string, chart: Chart): void {
     }
   }
   const on = isRecord(raw.on) ? raw.on : {}
-  for (const [event, value] of Object.entries(on)) for (const t of list(value)) add(event, t)
+  for (const [event, value] of Object.entries(on)) for (const t of list(value)) add(transitionLabel(event), t)
   for (const t of list(raw.always)) add('always', t)
   const after = isRecord(raw.after) ? raw.after : {}
   for (const [delay, value] of Object.entries(after)) for (const t of list(value)) add(`after ${delay}`, t)
