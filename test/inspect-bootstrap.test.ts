@@ -2,8 +2,8 @@
  * Inspection across a local deployment: `cantrip bootstrap --inspect` starts the
  * controller with `--inspect 0`, the local provider's machine agents inherit it, and
  * `discoverInspectEndpoints` finds every agent's URL from controllers.yaml and the machine
- * directories; the controller streams its Raft role and the provisioner's machine actor,
- * the machine agent its unit and relation actors. Discovery of a made-up tree too.
+ * directories; the controller streams its Raft role, the provisioner and its machine actor,
+ * the machine agent its deployer, unit and relation actors. Discovery of a made-up tree too.
  */
 import '../runtime/polyfill.ts'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -83,7 +83,8 @@ test('bootstrap --inspect: the controller and the machine agent it provisions st
     const describe = (): string => JSON.stringify([...new Set(received.map(m => `${m.agent} ${m.type} ${m.actorKind} ${m.name}`))])
     const actor = (agent: string, kind: string, name?: string): boolean =>
       received.some(m => m.type === '@xstate.actor' && m.agent === agent && m.actorKind === kind && (name === undefined || m.name === name) && m.definition !== undefined)
-    await until('every actor', () => actor(controllerAgent, 'raft', 'raft:default') && actor(controllerAgent, 'machine', 'machine-0') &&
+    await until('every actor', () => actor(controllerAgent, 'raft', 'raft:default') && actor(controllerAgent, 'machine', 'machine-0') && actor(controllerAgent, 'provisioner', 'provisioner') &&
+      actor('machine-0', 'deployer', 'deployer-0') &&
       actor('machine-0', 'unit', 'unit-kv-0') && actor('machine-0', 'relation'), describe, 30_000)
     // Live: a config change reaches the unit actor as a remote change.
     const before = received.length
