@@ -77,6 +77,7 @@ import { LogShipper } from './log-shipper.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
 import { AgentInspection } from './inspect/agent-inspection.ts'
+import { inspectAgentName } from './inspect/inspect-endpoints.ts'
 import { parseInspectAddress, type InspectAddress } from './inspect/inspect-server.ts'
 
 const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]'
@@ -183,7 +184,7 @@ async function main (): Promise<void> {
   const inspection = inspectAddress === undefined && values['inspect-log'] === undefined
     ? undefined
     : await AgentInspection.start({
-      agent: machineId === undefined ? `controller-${id.slice(-8)}` : `machine-${machineId}`,
+      agent: inspectAgentName({ peerId: id, machineId, model: boot?.modelUuid ?? defaultModelName }),
       dataDir,
       ...(inspectAddress === undefined ? {} : { address: inspectAddress }),
       ...(values['inspect-log'] === undefined ? {} : { logFile: values['inspect-log'] }),

@@ -238,7 +238,8 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Mod
       return () => { modelListeners.delete(coalesced) }
     },
     submit: async command => await current.submit(command),
-    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+    // Machine N of two models are two actors: the other models' names carry the model.
+    ...(options.inspect === undefined ? {} : { inspect: (kind, name) => options.inspect!(kind, options.model === defaultModelName ? name : `${options.model}:${name}`) }),
     ...(provisioning.retryDelayMs === undefined ? {} : { policy: { retryDelayMsMin: provisioning.retryDelayMs[0], retryDelayMsMax: provisioning.retryDelayMs[1] }, retryRoundMs: provisioning.retryDelayMs[1] }),
     newToken: () => randomBytes(16).toString('hex'),
     newSecret: () => randomBytes(32).toString('hex'),
