@@ -1,61 +1,48 @@
 /**
  * `cantrip inspect` in a real browser (Debian's chromium, installed by
- * scripts/ensure-chromium.sh, driven headless by playwright-core) against a running
- * deployment whose agents stream their actors (`cantripd --inspect 0`): a controller that
- * is also machine 0 and a machine agent for machine 1, kv/0 and kv/1 deployed on them.
- * The page must show every agent and unit, a unit's change live after its application's
- * config changes (a new config-changed hook in its timeline, the new config hash in its
- * context), the earlier state after stepping back in time, and the live one again; a
- * screenshot is saved to a temp dir (its path printed).
+ * scripts/ensure-chromium.sh, driven headless by playwright-core) against a running local
+ * deployment: `cantrip bootstrap --inspect`, kv deployed with two units (machines 0 and
+ * 1), `cantrip inspect --no-open` finding every agent by discovery. The page must show
+ * every agent and unit, a unit's change live after `cantrip config` (a new
+ * config-changed in its hook timeline, the new config hash in its context), the earlier
+ * state after stepping back in time, and the live one again; it loads nothing from
+ * anywhere but the viewer. A screenshot is saved to a temp dir (its path printed; kept
+ * with CANTRIP_KEEP_SCREENSHOTS=1).
  */
 import '../runtime/polyfill.ts'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { SummaryReply } from '../actors/controller/controller-api.ts'
-import { CantripdCluster, freePortRun, waitFor, type Agent } from './support/cantripd-cluster.ts'
+import { parse } from 'yaml'
+import type { ControllersFile } from '../agent/cli/cli-home.ts'
+import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
+import { freePortRun } from './support/cantripd-cluster.ts'
+import { cantrip, cantripOk } from './support/cli-process.ts'
 import { agentsShown, ensureChromium, hookRows, launchChromium, startViewer, treeRows, untilPage, type ViewerProcess } from './support/inspect-browser.ts'
+import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
-/** The URL an agent printed on its `inspect` line. */
-async function inspectUrl (agent: Agent): Promise<string> {
-  await waitFor('the inspect line', () => /"event":"inspect"/.test(agent.output), () => agent.output.slice(-2000))
-  return (JSON.parse(agent.output.split('\n').find(l => l.includes('"event":"inspect"'))!) as { url: string }).url
-}
-
-test('cantrip inspect in chromium: every agent and unit, a live config change, time travel, a screenshot', async () => {
+test('cantrip inspect in chromium against bootstrap --inspect: every agent and unit, cantrip config live, time travel, a screenshot', async () => {
   ensureChromium()
-  const cluster = new CantripdCluster()
-  cluster.extraArgs = ['--inspect', '0']
   const home = mkdtempSync(join(tmpdir(), 'inspect-browser-home-'))
   const shots = mkdtempSync(join(tmpdir(), 'inspect-browser-'))
+  const machinesDir = join(home, 'controllers', 'local', 'machines')
+  const pids: number[] = []
   let viewer: ViewerProcess | undefined
   let browser: Browser | undefined
   try {
-    await cluster.prepare(1, 1, { both: 1 })
-    const controller = cluster.controllers[0]!
-    const machine1 = cluster.machines[0]!
-    cluster.start(controller)
-    await cluster.connectClient()
-    await waitFor('a leader', () => cluster.leader() !== undefined)
-    const charm = await cluster.addCharm(controller, resolve('examples/charms/kv'), 'local:kv-0')
-    assert.ok(charm.added?.ok, JSON.stringify(charm.added))
-    for (let i = 0; i < 2; i++) assert.ok((await cluster.submit({ type: 'add-machine' }))?.ok)
-    assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': await freePortRun(2) }, constraints: {}, numUnits: 2, placement: ['0', '1'] }))?.ok)
-    cluster.start(machine1)
-    const urls = [await inspectUrl(controller), await inspectUrl(machine1)]
+    cantripOk(home, 'bootstrap', '--inspect')
+    const entry = (parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as ControllersFile).controllers['local']!
+    pids.push(...entry.controllers.map(m => m.pid))
+    cantripOk(home, 'deploy', resolve('examples/charms/kv'), '-n', '2', '--config', `port-base=${await freePortRun(2)}`)
+    cantripOk(home, 'wait-for', 'application', 'kv', '--status', 'active', '--timeout', '4m')
+    const endpoints = discoverInspectEndpoints(entry)
+    const controllerAgent = `controller-${entry.controllers[0]!['peer-id'].slice(-8)}`
+    assert.equal(endpoints.map(e => e.agent).sort(), [controllerAgent, 'machine-0', 'machine-1'].sort())
 
-    let last: SummaryReply | undefined
-    const describe = (): string => JSON.stringify(last) + '\n' + [controller, machine1].map(a => a.output.slice(-1500)).join('\n---\n')
-    await waitFor('both units active and idle', async () => {
-      last = await cluster.summary(controller)
-      return last?.ok === true && ['kv/0', 'kv/1'].every(u => last!.ok && last!.units[u]?.workload === 'active' && last!.units[u]?.agent === 'idle')
-    }, describe)
-
-    // The CLI as a user runs it; no controller in this CANTRIP_HOME, so only the --agent endpoints.
-    viewer = await startViewer(urls.flatMap(url => ['--agent', url]), { CANTRIP_HOME: home })
+    viewer = await startViewer([], { CANTRIP_HOME: home })
     browser = await launchChromium()
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
     const pageErrors: string[] = []
@@ -65,46 +52,46 @@ test('cantrip inspect in chromium: every agent and unit, a live config change, t
     page.on('request', request => { requests.push(request.url()) })
     await page.goto(viewer.url)
 
-    // Every agent, every unit (each under its own agent), and the controller's Raft role.
-    const rows = await untilPage('both agents, both units, the raft role', async () => await treeRows(page),
-      r => r.some(n => n.kind === 'unit' && n.name === 'unit-kv-0') && r.some(n => n.kind === 'unit' && n.name === 'unit-kv-1') && r.some(n => n.kind === 'raft'))
-    const agents = await agentsShown(page)
-    assert.equal(agents.sort(), ['machine-0', 'machine-1'], `agents: ${agents.join(', ')}`)
+    // Every agent; each unit on its machine's agent with its relation; the controller's Raft role and provisioner.
+    const rows = await untilPage('every agent\'s actors', async () => await treeRows(page), r =>
+      ['unit-kv-0', 'unit-kv-1'].every(name => r.some(n => n.kind === 'unit' && n.name === name)) &&
+      ['raft', 'provisioner', 'relation'].every(kind => r.some(n => n.kind === kind)))
+    const agents = await untilPage('every agent in the tree', async () => await agentsShown(page), a => a.length === 3)
+    assert.equal(agents.sort(), [controllerAgent, 'machine-0', 'machine-1'].sort())
     const kv0 = rows.find(n => n.name === 'unit-kv-0')!
     const kv1 = rows.find(n => n.name === 'unit-kv-1')!
-    assert.is(kv0.agent, 'machine-0')
-    assert.is(kv1.agent, 'machine-1')
-    assert.ok(rows.some(n => n.kind === 'relation'), `a relation actor: ${JSON.stringify(rows.map(n => `${n.kind}:${n.name}`))}`)
+    assert.equal([kv0.agent, kv1.agent].sort(), ['machine-0', 'machine-1'])
+    assert.ok(rows.some(n => n.kind === 'raft' && n.agent === controllerAgent))
 
     // Select kv/1; its statechart is drawn with the uniter's idle state active.
     await page.click(`#tree [data-key="${kv1.key}"] > .row`)
     await untilPage('kv/1\'s statechart with idle active', async () => await page.$$eval('#chart [data-active="true"]', gs => gs.map(g => (g as HTMLElement).dataset.stateId ?? '')),
       active => active.includes('unit.running.uniter.idle'))
-    const hooksBefore = await untilPage('kv/1\'s hooks since install', async () => await hookRows(page), h => h.some(r => r.hook === 'start' && r.result === 'ok'))
+    // The agent was already running when the viewer connected: it replays its recent messages, start among them.
+    const hooksBefore = await untilPage('kv/1\'s recent hooks', async () => await hookRows(page), h => h.length > 0 && h.every(r => r.result !== 'running'))
     const configChangedBefore = hooksBefore.filter(r => r.hook === 'config-changed').length
     const contextBefore = await page.textContent('#context') ?? ''
     const lengthBefore = await page.evaluate(() => (window as unknown as { cantripInspect: { log: { length: number } } }).cantripInspect.log.length)
 
-    // `cantrip config kv log-level=debug` (the command it sends): kv/1 runs config-changed, live.
-    assert.ok((await cluster.submit({ type: 'set-config', application: 'kv', config: { 'log-level': 'debug' } }))?.ok)
+    // `cantrip config`: kv/1 runs config-changed, seen live.
+    cantripOk(home, 'config', 'kv', 'log-level=debug')
     await untilPage('a new config-changed on kv/1, ok', async () => await hookRows(page),
       h => h.filter(r => r.hook === 'config-changed' && r.result === 'ok').length > configChangedBefore)
-    const contextAfter = await untilPage('kv/1\'s context with the new config hash', async () => await page.textContent('#context') ?? '', text => text !== contextBefore)
     const hash = (text: string): string | undefined => /"configHash": "([^"]*)"/.exec(text)?.[1]
-    assert.ok(hash(contextAfter) !== undefined && hash(contextAfter) !== hash(contextBefore), `config hash ${hash(contextBefore)} → ${hash(contextAfter)}`)
+    const contextAfter = await untilPage('kv/1\'s context with a new config hash', async () => await page.textContent('#context') ?? '', text => hash(text) !== hash(contextBefore))
+    assert.ok(hash(contextAfter) !== undefined, contextAfter.slice(0, 500))
     const shot = join(shots, 'inspect-live.png')
     await page.screenshot({ path: shot })
     console.log(`inspect browser: screenshot ${shot}${process.env['CANTRIP_KEEP_SCREENSHOTS'] === undefined ? ' (removed at the end; CANTRIP_KEEP_SCREENSHOTS=1 keeps it)' : ''}`)
 
-    // Time travel: the slider to the last message before the change, then one step back with the button.
+    // Time travel: the slider to the change's eve, then one step back with the button.
     await page.$eval('#slider', (slider, k) => {
       const input = slider as HTMLInputElement
       input.value = String(k)
       input.dispatchEvent(new Event('input'))
     }, lengthBefore)
     await page.click('[data-testid="step-back"]')
-    const position = await untilPage('paused one before the change', async () => await page.$eval('#position', p => ({ ...(p as HTMLElement).dataset })), p => p.live === 'false' && p.cursor === String(lengthBefore - 1))
-    assert.is(position.cursor, String(lengthBefore - 1))
+    await untilPage('paused one before the change', async () => await page.$eval('#position', p => ({ ...(p as HTMLElement).dataset })), p => p.live === 'false' && p.cursor === String(lengthBefore - 1))
     const pastHooks = await hookRows(page)
     assert.is(pastHooks.filter(r => r.hook === 'config-changed').length, configChangedBefore, JSON.stringify(pastHooks))
     assert.is(hash(await page.textContent('#context') ?? ''), hash(contextBefore))
@@ -114,15 +101,26 @@ test('cantrip inspect in chromium: every agent and unit, a live config change, t
     await page.click('[data-testid="live"]')
     await untilPage('live again with the new hash', async () => await page.textContent('#context') ?? '', text => hash(text) === hash(contextAfter))
     assert.equal(pageErrors, [])
-    const viewerOrigin = new URL(viewer.url).host
-    assert.equal(requests.filter(url => new URL(url).host !== viewerOrigin), [], 'every request goes to the viewer')
+    const viewerHost = new URL(viewer.url).host
+    assert.equal(requests.filter(url => new URL(url).host !== viewerHost), [], 'every request goes to the viewer')
     assert.ok(requests.some(url => url.endsWith('/elk.js')) && requests.some(url => url.endsWith('/app.js')))
+
+    await browser.close()
+    browser = undefined
+    await viewer.stop()
+    assert.ok(viewer.child.exitCode !== null || viewer.child.signalCode !== null, 'cantrip inspect ended on SIGTERM')
+    const machinePids = readdirSync(machinesDir).map(d => Number(readFileSync(join(machinesDir, d, 'agent.pid'), 'utf8').split(/\s+/)[0]))
+    cantripOk(home, 'destroy-controller', 'local', '--no-prompt')
+    assert.ok(machinePids.every(pid => !processAlive(pid)), 'every machine agent stopped')
   } finally {
     await browser?.close()
     await viewer?.stop()
-    await cluster.close()
+    if (existsSync(join(home, 'controllers', 'local'))) {
+      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
+      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
+    }
+    for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
     rmSync(home, { recursive: true, force: true })
-    // The screenshots are kept (their paths printed) unless the run asked for a clean tree.
     if (process.env['CANTRIP_KEEP_SCREENSHOTS'] === undefined) rmSync(shots, { recursive: true, force: true })
   }
 })

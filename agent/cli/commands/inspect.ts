@@ -8,21 +8,18 @@
 import { spawn } from 'node:child_process'
 import { Option } from 'commander'
 import type { RegisterCommand } from '../cli-context.ts'
-import { controllerEntry, type ControllerEntry } from '../cli-home.ts'
+import { controllerEntry } from '../cli-home.ts'
+import { discoverInspectEndpoints } from '../../inspect/inspect-endpoints.ts'
 import { readRecordedLogs } from '../../inspect-viewer/recorded-log.ts'
 import { inspectPlan, mergeSources, type InspectOptions } from '../../inspect-viewer/viewer-plan.ts'
 import { startViewerServer, type ViewerSource } from '../../inspect-viewer/viewer-server.ts'
 
 const component = 'cantrip inspect'
 
-type Discover = (entry: ControllerEntry) => Array<{ agent: string, url: string }>
-
-/** The agents' endpoints (agent/inspect/inspect-endpoints.ts, from `cantripd --inspect`). */
-async function discovered (controller: string | undefined): Promise<ViewerSource[]> {
+/** The agents' endpoints: every `inspect.url` the controller's agents wrote (`cantrip bootstrap --inspect`). */
+function discovered (controller: string | undefined): ViewerSource[] {
   const { entry } = controllerEntry(controller)
-  const modulePath = '../../inspect/inspect-endpoints.ts'
-  const discovery = await import(modulePath) as { discoverInspectEndpoints: Discover }
-  return discovery.discoverInspectEndpoints(entry).map(e => ({ name: e.agent, url: e.url }))
+  return discoverInspectEndpoints(entry).map(e => ({ name: e.agent, url: e.url }))
 }
 
 function collect (value: string, previous: string[] | undefined): string[] {
@@ -50,7 +47,7 @@ export const registerInspect: RegisterCommand = (program, context) => {
       let agents = plan.agents
       if (plan.discover) {
         try {
-          agents = mergeSources(await discovered(options.controller), plan.agents)
+          agents = mergeSources(discovered(options.controller), plan.agents)
         } catch (error) {
           // With --agent given, a missing controller is fine; without, there is nothing to show.
           if (plan.agents.length === 0) throw error
