@@ -64,7 +64,8 @@ export function inspectPlan (options: InspectOptions): InspectPlan {
     if (!existsSync(log)) throw new InvalidInputError(component, `the run's inspection log ${log} (run the scenario with cantrip sim … --report DIR --inspect-log)`, 'no such file')
     logs.push(log)
   }
-  for (const log of logs) if (!existsSync(log)) throw new InvalidInputError(component, 'a recorded log file for --log', `${log} (no such file)`)
+  // The path in the expected part: InvalidInputError shortens what it got.
+  for (const log of logs) if (!existsSync(log)) throw new InvalidInputError(component, `a recorded log at ${log} for --log`, 'no such file')
   return { host, port, agents, logs, discover: logs.length === 0, open: options.open !== false }
 }
 
