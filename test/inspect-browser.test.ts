@@ -125,4 +125,44 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
   }
 })
 
+test('cantrip inspect --sim: a simulated run\'s units, their failing installs, stepping back to the first failure', async () => {
+  ensureChromium()
+  const dir = mkdtempSync(join(tmpdir(), 'inspect-browser-sim-'))
+  let viewer: ViewerProcess | undefined
+  let browser: Browser | undefined
+  try {
+    const run = cantrip(dir, ['sim', 'examples/sim/install-fails-twice.yaml', '--report', dir, '--inspect-log', '--quiet'])
+    assert.is(run.status, 0, run.stderr + run.stdout)
+    viewer = await startViewer(['--sim', join(dir, 'install-fails-twice-1.json')], { CANTRIP_HOME: dir })
+    browser = await launchChromium()
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
+    await page.goto(viewer.url)
+    const rows = await untilPage('the three simulated units', async () => await treeRows(page), r => r.filter(n => n.kind === 'unit').length === 3)
+    const flaky0 = rows.find(n => n.name === 'unit-flaky-0')!
+    await page.click(`#tree [data-key="${flaky0.key}"] > .row`)
+    const hooks = await untilPage('flaky/0\'s installs: error, error, ok', async () => await hookRows(page),
+      h => JSON.stringify(h.filter(r => r.hook === 'install').map(r => r.result)) === '["error","error","ok"]')
+    assert.is(hooks[0]!.hook, 'install')
+    // Step back to just after the first install failed: one install in the timeline, an error, and the unit in hookError.
+    const firstError = await page.evaluate(key => {
+      const inspect = (window as unknown as { cantripInspect: { log: { messages: Array<{ type: string, agent: string, sessionId: string, snapshot?: { value?: unknown } }> } } }).cantripInspect
+      return inspect.log.messages.findIndex(m => m.type === '@xstate.snapshot' && `${m.agent} ${m.sessionId}` === key && JSON.stringify(m.snapshot?.value).includes('hookError'))
+    }, flaky0.key)
+    assert.ok(firstError > 0)
+    await page.$eval('#slider', (slider, k) => {
+      const input = slider as HTMLInputElement
+      input.value = String(k)
+      input.dispatchEvent(new Event('input'))
+    }, firstError)
+    await untilPage('one failed install at the first failure', async () => await hookRows(page), h => JSON.stringify(h.filter(r => r.hook === 'install').map(r => r.result)) === '["error"]')
+    const state = await page.$eval(`#tree [data-key="${flaky0.key}"]`, n => (n as HTMLElement).dataset.state ?? '')
+    assert.match(state, /hookError/)
+    await page.screenshot({ path: join(dir, 'inspect-sim.png') })
+  } finally {
+    await browser?.close()
+    await viewer?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test.run()
