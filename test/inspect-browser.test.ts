@@ -67,8 +67,9 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
     await page.click(`#tree [data-key="${kv1.key}"] > .row`)
     await untilPage('kv/1\'s statechart with idle active', async () => await page.$$eval('#chart [data-active="true"]', gs => gs.map(g => (g as HTMLElement).dataset.stateId ?? '')),
       active => active.includes('unit.running.uniter.idle'))
-    // The agent was already running when the viewer connected: it replays its recent messages, start among them.
-    const hooksBefore = await untilPage('kv/1\'s recent hooks', async () => await hookRows(page), h => h.length > 0 && h.every(r => r.result !== 'running'))
+    // The agent was already running when the viewer connected: its hooks are those in the recent messages it replays.
+    await untilPage('kv/1\'s hook timeline', async () => await page.textContent('#hooks') ?? '', text => text.includes('unit-kv-1'))
+    const hooksBefore = await untilPage('kv/1 between hooks', async () => await hookRows(page), h => h.every(r => r.result !== 'running'))
     const configChangedBefore = hooksBefore.filter(r => r.hook === 'config-changed').length
     const contextBefore = await page.textContent('#context') ?? ''
     const lengthBefore = await page.evaluate(() => (window as unknown as { cantripInspect: { log: { length: number } } }).cantripInspect.log.length)
