@@ -19,6 +19,7 @@ import { registerDebugLog } from './debug-log.ts'
 import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
 import { registerSim } from './sim.ts'
+import { registerExportStatecharts } from './export-statecharts.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -39,5 +40,6 @@ export const commands: RegisterCommand[] = [
   registerDebugLog,
   registerShowStatusLog,
   registerShowUnit,
-  registerSim
+  registerSim,
+  registerExportStatecharts
 ]
