@@ -126,6 +126,13 @@ test('an actor streamed to Stately\'s WebSocket receiver: late joiner gets the a
     actor.stop()
     await until('the stopped snapshot', () => received.some(m => m.type === '@xstate.snapshot' && m.snapshot.status === 'stopped'))
     assert.is(inspection.hub.currentActors().length, 0, 'a stopped actor is no longer current')
+    // A client joining after it ended still learns of it from the ring: announced, then its end.
+    const late: Received[] = []
+    createWebSocketReceiver({ server: inspection.url! }).subscribe(event => { late.push(event as Received) })
+    await until('the ring', () => late.some(m => m.type === '@xstate.snapshot' && m.snapshot.status === 'stopped'))
+    const announced = late.findIndex(m => m.type === '@xstate.actor' && m.sessionId === actor.sessionId)
+    assert.ok(announced >= 0 && announced < late.findIndex(m => m.type === '@xstate.snapshot' && m.snapshot.status === 'stopped'))
+    assert.ok(late.every(m => m.replay === true))
   } finally {
     actor.stop()
     await inspection.stop()
@@ -223,6 +230,9 @@ test('cantripd --role both --inspect 0 --inspect-log: Raft role, unit and relati
     assert.ok(lines.length >= received.filter(m => m.replay !== true).length, `${lines.length} log lines`)
     assert.ok(lines.every(l => typeof l.at === 'number' && l.agent === agent && ['@xstate.actor', '@xstate.event', '@xstate.snapshot'].includes(l.type)))
     assert.ok(lines.some(l => l.type === '@xstate.actor' && l.actorKind === 'unit'))
+    const sizes = new Map<string, number[]>()
+    for (const l of lines) sizes.set(l.type, [...sizes.get(l.type) ?? [], Buffer.byteLength(JSON.stringify(l))])
+    console.log('inspect log of one unit\'s deploy: ' + [...sizes].map(([type, s]) => `${s.length} ${type} (mean ${Math.round(s.reduce((a, b) => a + b, 0) / s.length)} B, max ${Math.max(...s)} B)`).join(', '))
   } finally {
     await cluster.close()
     rmSync(logDir, { recursive: true, force: true })

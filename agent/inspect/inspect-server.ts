@@ -3,7 +3,8 @@
  * messages as JSON text frames, one message per frame (what `@statelyai/inspect`'s
  * `createWebSocketReceiver` reads). A client first gets the current actors — an
  * `@xstate.actor` message each, with its definition and latest snapshot, marked
- * `replay: true` — then the recent ring (also `replay: true`), then live messages.
+ * `replay: true` — then the recent ring (also `replay: true`; it may announce actors that
+ * have ended since, before their last messages), then live messages.
  *
  * Bounded per client: at most limits.inspectClientInFlightMax frames handed to the
  * socket and not yet flushed, and limits.inspectClientQueueMax waiting behind them; a
@@ -42,8 +43,11 @@ export class InspectServer {
       this.#clients.add(client)
       socket.on('close', () => { this.#clients.delete(client) })
       socket.on('error', () => { socket.terminate() })
-      for (const actor of hub.currentActors()) client.send(JSON.stringify({ ...actor, replay: true }))
-      for (const message of hub.recent()) if (message.type !== '@xstate.actor') client.send(JSON.stringify({ ...message, replay: true }))
+      const current = hub.currentActors()
+      for (const actor of current) client.send(JSON.stringify({ ...actor, replay: true }))
+      // The ring's own actor messages only for actors that have ended since (the current ones came first).
+      const sent = new Set(current.map(actor => actor.sessionId))
+      for (const message of hub.recent()) if (message.type !== '@xstate.actor' || !sent.has(message.sessionId)) client.send(JSON.stringify({ ...message, replay: true }))
     })
     this.#unlisten = hub.listen(message => { this.#broadcast(message) })
   }

@@ -19,6 +19,7 @@ import { registerDebugLog } from './debug-log.ts'
 import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
 import { registerSim } from './sim.ts'
+import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
 
 export const commands: RegisterCommand[] = [
@@ -41,5 +42,6 @@ export const commands: RegisterCommand[] = [
   registerShowStatusLog,
   registerShowUnit,
   registerSim,
+  registerExportStatecharts,
   registerInspect
 ]
