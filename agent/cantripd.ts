@@ -32,6 +32,12 @@
  *
  * Every agent reports its version (agent/version.ts) in its presence heartbeats.
  *
+ * `--inspect [HOST:]PORT` streams every actor of the agent over WebSocket in the
+ * `@statelyai/inspect` format (agent/inspect/; URL in `<data dir>/inspect.url` and an
+ * `inspect` line), `--inspect-log FILE` appends the same messages as JSONL, and
+ * `--inspect-data` includes relation databags and config values. Machine agents the
+ * local provider starts inherit `--inspect 0`.
+ *
  *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
  *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...]
  *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]
@@ -70,8 +76,11 @@ import type { Logger } from '../runtime/logger.ts'
 import { LogShipper } from './log-shipper.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
+import { AgentInspection } from './inspect/agent-inspection.ts'
+import { inspectAgentName } from './inspect/inspect-endpoints.ts'
+import { parseInspectAddress, type InspectAddress } from './inspect/inspect-server.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--join]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -110,7 +119,10 @@ function parseOptions () {
       provider: { type: 'string' },
       'machines-dir': { type: 'string' },
       'provider-config': { type: 'string' },
-      join: { type: 'boolean' }
+      join: { type: 'boolean' },
+      inspect: { type: 'string' },
+      'inspect-log': { type: 'string' },
+      'inspect-data': { type: 'boolean' }
     },
     strict: true
   }).values
@@ -142,6 +154,12 @@ async function main (): Promise<void> {
     return [peer, machine] as const
   }))
   const timings = presenceTimings(values['presence-ms'])
+  let inspectAddress: InspectAddress | undefined
+  try {
+    inspectAddress = values.inspect === undefined ? undefined : parseInspectAddress(values.inspect)
+  } catch (error) {
+    fail((error as Error).message)
+  }
   mkdirSync(dataDir, { recursive: true })
 
   const privateKey = await loadOrCreatePeerKey(join(dataDir, 'agent.key'))
@@ -162,6 +180,19 @@ async function main (): Promise<void> {
     logger: streamLogger
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
+  // Every actor this agent runs, for `cantrip inspect` and Stately's inspector (agent/inspect/).
+  const inspection = inspectAddress === undefined && values['inspect-log'] === undefined
+    ? undefined
+    : await AgentInspection.start({
+      agent: inspectAgentName({ peerId: id, machineId, model: boot?.modelUuid ?? defaultModelName }),
+      dataDir,
+      ...(inspectAddress === undefined ? {} : { address: inspectAddress }),
+      ...(values['inspect-log'] === undefined ? {} : { logFile: values['inspect-log'] }),
+      data: values['inspect-data'] === true
+    }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)))
+  if (inspection?.url !== undefined) say({ event: 'inspect', url: inspection.url })
+  /** Machine agents of the local provider inherit inspection, each on a free port of its own. */
+  const inheritedInspectArgs = inspectAddress === undefined ? [] : ['--inspect', '0', ...(values['inspect-data'] === true ? ['--inspect-data'] : [])]
   // Both roles in one process: the machine role reaches its own controller locally.
   const transport: Transport = role === 'both' ? new LoopbackTransport(mesh, { echoTopics: [changeTopic(defaultModelName)] }) : mesh
   // A provisioned machine agent belongs to the model in its bootstrap data; everything else to "default".
@@ -212,6 +243,7 @@ async function main (): Promise<void> {
       name: 'controller',
       start: async () => controllerRole = await ControllerRole.start({
         id, dataDir, transport, presence, controllers, admins: values.admin ?? [], machines, logger, join: joining, version, ...(logs === undefined ? {} : { logs }),
+        ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
         controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned),
         onRole: change => { say({ event: 'role', ...change }) },
         ...(provisioning === undefined ? {} : { provisioning }),
@@ -229,7 +261,7 @@ async function main (): Promise<void> {
    * injected faults around it; its watchdog runs only while the provisioner does.
    */
   function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
-    const local = new LocalProvider({ home, logger: logger.child('local-provider') })
+    const local = new LocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
@@ -257,6 +289,7 @@ async function main (): Promise<void> {
         if (boot !== undefined) await registerMachineAgent(modelTransport(transport, model), boot, logger, () => stopping)
         machineRole = await MachineRole.start({
           machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation,
+          ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
         })
         say({ event: 'machine-started', machine: machineId })
@@ -285,6 +318,7 @@ async function main (): Promise<void> {
     await presence.leave()
     shipper.stop()
     await transport.stop()
+    await inspection?.stop().catch(() => {})
     if (reason !== undefined) process.stderr.write(`cantripd: ${reason}\n`)
     say({ event: 'stopped' })
     process.exit(code)

@@ -3,17 +3,24 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { checkMermaid, toMermaid, type Statechart } from '../runtime/statechart-diagram.ts'
+import { statechartSvg } from './statecharts/statechart-svg.ts'
 
 /**
- * Writes the statechart diagrams: one `<name>.mmd` per entry of actors/statecharts.ts,
- * and the README section between the statecharts markers. `--check` writes nothing and
- * exits 1 when either is out of date, so CI can hold the README to the code.
+ * Writes the statechart diagrams: per entry of actors/statecharts.ts one `<name>.mmd`
+ * (Mermaid) and/or one `<name>.svg` (laid out with elkjs, self-contained), and with
+ * Mermaid the README section between the statecharts markers (which links the SVGs).
+ * `--check` writes nothing and exits 1 when any of them is out of date, so CI can hold
+ * the README and docs/statecharts/ to the code. `cantrip export-statecharts` runs the same
+ * (agent/cli/commands/export-statecharts.ts), writing a README only when given `--readme`.
  *
- *   node --import tsx agent/export-statecharts.ts --format mermaid --out docs/statecharts [--readme README.md] [--check]
+ *   node --import tsx agent/export-statecharts.ts --format mermaid,svg --out docs/statecharts [--readme README.md] [--check]
  */
 
 const command = 'export-statecharts'
-const usage = 'usage: node --import tsx agent/export-statecharts.ts [--format mermaid] [--out docs/statecharts] [--readme README.md] [--check]'
+const usage = 'usage: node --import tsx agent/export-statecharts.ts [--format mermaid|svg|mermaid,svg] [--out docs/statecharts] [--readme README.md] [--check]'
+export const formats = ['mermaid', 'svg'] as const
+export type DiagramFormat = typeof formats[number]
+const extensions: Record<DiagramFormat, string> = { mermaid: '.mmd', svg: '.svg' }
 
 export const readmeBlockBegin = '<!-- statecharts:begin -->'
 export const readmeBlockEnd = '<!-- statecharts:end -->'
@@ -31,6 +38,17 @@ export interface ExportIo {
   readonly stderr: (line: string) => void
   /** The statecharts to export; actors/statecharts.ts when absent. */
   readonly loadStatecharts?: () => Promise<readonly Statechart[]>
+  /** The README written with Mermaid when `--readme` is not given; README.md when absent, none when null. */
+  readonly defaultReadme?: string | null
+  /** The usage line printed with argument errors and `--help`. */
+  readonly usage?: string
+}
+
+/** `mermaid`, `svg` or both comma-separated, in a fixed order; undefined when anything else. */
+export function parseFormats (spec: string): DiagramFormat[] | undefined {
+  const wanted = spec.split(',').map(f => f.trim())
+  if (wanted.length === 0 || wanted.some(f => !(formats as readonly string[]).includes(f))) return undefined
+  return formats.filter(f => wanted.includes(f))
 }
 
 /** One diagram ready to write: its registry entry and its Mermaid text. */
@@ -81,7 +99,8 @@ export function statechartsReadmeBlock (diagrams: readonly StatechartDiagram[], 
     'A state labelled `any state` stands for transitions declared on the whole machine or on the enclosing composite state.'
   ]
   for (const diagram of diagrams) {
-    lines.push('', `### ${diagram.title}`, '', `Source: [\`${links.diagramsDir}/${diagram.name}.mmd\`](${links.diagramsDir}/${diagram.name}.mmd)`, '', '```mermaid', diagram.mermaid, '```')
+    const source = `${links.diagramsDir}/${diagram.name}`
+    lines.push('', `### ${diagram.title}`, '', `Source: [\`${source}.mmd\`](${source}.mmd) · laid out: [\`${source}.svg\`](${source}.svg)`, '', '```mermaid', diagram.mermaid, '```')
   }
   lines.push('', readmeBlockEnd)
   return lines.join('\n')
@@ -129,26 +148,32 @@ interface Plan {
   readonly stale: readonly string[]
 }
 
-async function plan (diagrams: readonly StatechartDiagram[], cwd: string, outDir: string, readme: string): Promise<Plan> {
+async function plan (diagrams: readonly StatechartDiagram[], statecharts: readonly Statechart[], chosen: readonly DiagramFormat[], cwd: string, outDir: string, readme: string | undefined): Promise<Plan> {
   const absOut = path.resolve(cwd, outDir)
-  const absReadme = path.resolve(cwd, readme)
-  const relative = (to: string): string => {
-    const link = path.relative(path.dirname(absReadme), to).split(path.sep).join('/')
-    return link === '' ? '.' : link
+  const writes: Array<{ path: string, content: string }> = []
+  if (chosen.includes('mermaid')) writes.push(...diagrams.map(diagram => ({ path: path.join(outDir, `${diagram.name}.mmd`), content: diagram.mermaid + '\n' })))
+  if (chosen.includes('svg')) {
+    for (const [i, chart] of statecharts.entries()) writes.push({ path: path.join(outDir, `${chart.name}.svg`), content: await statechartSvg(chart.machine, diagrams[i]!.title) })
   }
-  const writes = diagrams.map(diagram => ({ path: path.join(outDir, `${diagram.name}.mmd`), content: diagram.mermaid + '\n' }))
-  const block = statechartsReadmeBlock(diagrams, { diagramsDir: relative(absOut), registry: relative(registryPath) })
-  const current = await readOptional(absReadme)
-  const readmeContent = replaceStatechartsBlock(current, block)
-  const wanted = new Set(diagrams.map(diagram => `${diagram.name}.mmd`))
+  if (chosen.includes('mermaid') && readme !== undefined) {
+    const absReadme = path.resolve(cwd, readme)
+    const relative = (to: string): string => {
+      const link = path.relative(path.dirname(absReadme), to).split(path.sep).join('/')
+      return link === '' ? '.' : link
+    }
+    const block = statechartsReadmeBlock(diagrams, { diagramsDir: relative(absOut), registry: relative(registryPath) })
+    writes.push({ path: readme, content: replaceStatechartsBlock(await readOptional(absReadme), block) })
+  }
   let existing: string[] = []
   try {
     existing = await readdir(absOut)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
-  const stale = existing.filter(file => file.endsWith('.mmd') && !wanted.has(file)).sort().map(file => path.join(outDir, file))
-  return { writes: [...writes, { path: readme, content: readmeContent }], stale }
+  const wanted = new Set(writes.map(file => path.basename(file.path)))
+  const ours = chosen.map(format => extensions[format])
+  const stale = existing.filter(file => ours.some(ext => file.endsWith(ext)) && !wanted.has(file)).sort().map(file => path.join(outDir, file))
+  return { writes, stale }
 }
 
 async function readOptional (file: string): Promise<string | undefined> {
@@ -169,7 +194,7 @@ export async function exportStatecharts (argv: readonly string[], io: ExportIo):
       options: {
         format: { type: 'string', default: 'mermaid' },
         out: { type: 'string', default: defaultOutDir },
-        readme: { type: 'string', default: defaultReadme },
+        readme: { type: 'string' },
         check: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false }
       },
@@ -177,28 +202,27 @@ export async function exportStatecharts (argv: readonly string[], io: ExportIo):
       allowPositionals: false
     }).values
   } catch (err) {
-    io.stderr(`${command}: ${argumentError(err)}; ${usage}`)
+    io.stderr(`${command}: ${argumentError(err)}; ${io.usage ?? usage}`)
     return 2
   }
   if (values.help) {
-    io.stdout(usage)
+    io.stdout(io.usage ?? usage)
     return 0
   }
-  if (values.format === 'svg') {
-    io.stderr(`${command}: svg export arrives with the inspector issue; use --format mermaid`)
+  const chosen = parseFormats(values.format)
+  if (chosen === undefined) {
+    io.stderr(`${command}: expected --format mermaid, svg or mermaid,svg, got ${JSON.stringify(values.format)}`)
     return 2
   }
-  if (values.format !== 'mermaid') {
-    io.stderr(`${command}: unknown format ${JSON.stringify(values.format)}; use --format mermaid`)
-    return 2
-  }
-  if (values.out === '' || values.readme === '') {
-    io.stderr(`${command}: --out and --readme need a path; ${usage}`)
+  const readme = values.readme ?? (io.defaultReadme === null ? undefined : io.defaultReadme ?? defaultReadme)
+  if (values.out === '' || readme === '') {
+    io.stderr(`${command}: --out and --readme need a path; ${io.usage ?? usage}`)
     return 2
   }
   try {
-    const diagrams = statechartDiagrams(await (io.loadStatecharts ?? loadRegistry)())
-    const { writes, stale } = await plan(diagrams, io.cwd, values.out, values.readme)
+    const statecharts = await (io.loadStatecharts ?? loadRegistry)()
+    const diagrams = statechartDiagrams(statecharts)
+    const { writes, stale } = await plan(diagrams, statecharts, chosen, io.cwd, values.out, readme)
     const changed: Array<{ path: string, content: string }> = []
     for (const file of writes) {
       if (await readOptional(path.resolve(io.cwd, file.path)) !== file.content) changed.push(file)
@@ -209,7 +233,7 @@ export async function exportStatecharts (argv: readonly string[], io: ExportIo):
         io.stderr(`${command}: statechart diagrams are out of date: ${outOfDate.join(', ')}; run "${regenerateCommand}" and commit the result`)
         return 1
       }
-      io.stdout(`${command}: ${diagrams.length} statechart diagrams and ${values.readme} are up to date`)
+      io.stdout(`${command}: ${diagrams.length} statechart diagrams (${chosen.join(', ')})${readme !== undefined && chosen.includes('mermaid') ? ` and ${readme}` : ''} are up to date`)
       return 0
     }
     await mkdir(path.resolve(io.cwd, values.out), { recursive: true })

@@ -417,5 +417,17 @@ export const limits = {
   /** Local provider: bytes of an agent's log read to explain a failed start; one line of it shows. */
   localProviderLogTailBytes: 4096,
   /** Manual provider: files in the agent code it ships to a host (the project with node_modules has ~5.5k). */
-  manualSourceFilesMax: 200_000
+  manualSourceFilesMax: 200_000,
+  /** Inspection (`cantripd --inspect`): messages queued for one WebSocket client; a slow client loses the oldest and is told how many. */
+  inspectClientQueueMax: 10_000,
+  /** Inspection: messages written to one client and not yet flushed by the socket, before the rest wait in its queue. */
+  inspectClientInFlightMax: 64,
+  /** Inspection: recent messages kept for clients that connect later (after the current actors). */
+  inspectRecentRingMax: 2_000,
+  /** Inspection: actors remembered as current (a new client gets each); the oldest are forgotten beyond it. */
+  inspectActorsMax: 10_000,
+  /** Inspection: nesting kept of a snapshot's context or an event, deeper values show as "<…>". */
+  inspectValueDepthMax: 12,
+  /** Inspection: characters kept of one string in a snapshot or event. */
+  inspectStringCharsMax: 4_096
 } as const

@@ -236,15 +236,18 @@ class MermaidWriter {
   }
 }
 
-function children (stateNode: AnyStateNode): AnyStateNode[] {
+/** Shared with the SVG export (runtime/statechart-graph.ts). */
+export function children (stateNode: AnyStateNode): AnyStateNode[] {
   return Object.values(stateNode.states) as AnyStateNode[]
 }
 
-function isInert (transition: AnyTransitionDefinition): boolean {
+/** Shared with the SVG export (runtime/statechart-graph.ts). */
+export function isInert (transition: AnyTransitionDefinition): boolean {
   return (transition.target === undefined || transition.target.length === 0) && transition.actions.length === 0 && !transition.reenter
 }
 
-function isDescendant (stateNode: AnyStateNode, ancestor: AnyStateNode): boolean {
+/** Shared with the SVG export (runtime/statechart-graph.ts). */
+export function isDescendant (stateNode: AnyStateNode, ancestor: AnyStateNode): boolean {
   for (let p = stateNode.parent; p !== undefined; p = p.parent) if (p === ancestor) return true
   return false
 }
@@ -266,7 +269,8 @@ function historyTargets (stateNode: AnyStateNode): AnyStateNode[] {
   })
 }
 
-function invokeEventLabels (stateNode: AnyStateNode): Map<string, string> {
+/** Shared with the SVG export (runtime/statechart-graph.ts). */
+export function invokeEventLabels (stateNode: AnyStateNode): Map<string, string> {
   const labels = new Map<string, string>()
   const configs: unknown[] = Array.isArray(stateNode.config.invoke) ? stateNode.config.invoke : stateNode.config.invoke === undefined ? [] : [stateNode.config.invoke]
   stateNode.invoke.forEach((invoke, index) => {
@@ -281,7 +285,8 @@ function invokeEventLabels (stateNode: AnyStateNode): Map<string, string> {
   return labels
 }
 
-function eventLabel (stateNode: AnyStateNode, descriptor: string, transition: AnyTransitionDefinition, invokeLabels: Map<string, string>): string {
+/** Shared with the SVG export (runtime/statechart-graph.ts). */
+export function eventLabel (stateNode: AnyStateNode, descriptor: string, transition: AnyTransitionDefinition, invokeLabels: Map<string, string>): string {
   const invoked = invokeLabels.get(descriptor)
   if (invoked !== undefined) return invoked
   if (descriptor.startsWith('xstate.after.') && 'delay' in transition) {
@@ -293,7 +298,8 @@ function eventLabel (stateNode: AnyStateNode, descriptor: string, transition: An
   return descriptor
 }
 
-function withGuard (label: string, transition: AnyTransitionDefinition, descriptor: string): string {
+/** Shared with the SVG export (runtime/statechart-graph.ts). */
+export function withGuard (label: string, transition: AnyTransitionDefinition, descriptor: string): string {
   // A route transition's guard is XState's own check of the route target.
   if (transition.guard === undefined || descriptor === 'xstate.route') return label
   return `${label} [${guardLabel(transition.guard)}]`

@@ -395,7 +395,7 @@ test('statechartsReadmeBlock has a heading and a mermaid block per statechart an
   const block = statechartsReadmeBlock(diagrams, { diagramsDir: 'docs/statecharts', registry: 'actors/statecharts.ts' })
   assert.ok(block.startsWith(readmeBlockBegin + '\n') && block.endsWith('\n' + readmeBlockEnd), block)
   assert.match(block, 'npm run diagrams')
-  assert.match(block, `### Nested\n\nSource: [\`docs/statecharts/nested.mmd\`](docs/statecharts/nested.mmd)\n\n\`\`\`mermaid\n${toMermaid(nested)}\n\`\`\``)
+  assert.match(block, `### Nested\n\nSource: [\`docs/statecharts/nested.mmd\`](docs/statecharts/nested.mmd) · laid out: [\`docs/statecharts/nested.svg\`](docs/statecharts/nested.svg)\n\n\`\`\`mermaid\n${toMermaid(nested)}\n\`\`\``)
   assert.match(block, '### Timed')
 })
 
@@ -416,16 +416,15 @@ async function runCli (argv: string[], cwd: string, statecharts?: Statechart[]):
   return { code, stdout, stderr }
 }
 
-test('export-statecharts rejects unknown flags and svg with one line and exit 2', async () => {
+test('export-statecharts rejects unknown flags and formats with one line and exit 2', async () => {
   const unknown = await runCli(['--frobnicate'], repoRoot, [])
   assert.is(unknown.code, 2)
   assert.is(unknown.stderr.length, 1)
   assert.match(unknown.stderr[0] ?? '', 'unknown option "--frobnicate"')
-  const svg = await runCli(['--format', 'svg'], repoRoot, [])
-  assert.is(svg.code, 2)
-  assert.equal(svg.stderr, ['export-statecharts: svg export arrives with the inspector issue; use --format mermaid'])
   const other = await runCli(['--format', 'png'], repoRoot, [])
   assert.is(other.code, 2)
+  assert.equal(other.stderr, ['export-statecharts: expected --format mermaid, svg or mermaid,svg, got "png"'])
+  assert.is((await runCli(['--format', 'svg,gif'], repoRoot, [])).code, 2)
   const positional = await runCli(['extra'], repoRoot, [])
   assert.is(positional.code, 2)
 })
@@ -472,7 +471,7 @@ test('README statechart diagrams match the machine definitions (run "npm run dia
     const file = path.join(repoRoot, defaultOutDir, `${diagram.name}.mmd`)
     assert.fixture(await readFile(file, 'utf8').catch(() => `(${file} is missing)`), diagram.mermaid + '\n')
   }
-  const check = await runCli(['--check'], repoRoot)
+  const check = await runCli(['--check', '--format', 'mermaid,svg'], repoRoot)
   assert.is(check.code, 0, check.stderr.join('\n'))
 })
 

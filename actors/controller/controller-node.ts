@@ -3,6 +3,7 @@ import { assert } from '../../runtime/assert.ts'
 import type { Clock } from '../../runtime/clock.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
@@ -34,6 +35,8 @@ export interface ControllerNodeOptions extends Omit<RaftHostOptions, 'onRoleChan
    * Serve machine agents: the API (`controller-api.ts`) with callers identified by
    * `identify`, and change notices on the model's topic while this controller leads.
    */
+  /** Inspection of the controller actor (agent/ passes it in; `raft` actors named `raft:<model>`). */
+  inspect?: ActorInspect
   agents?: { modelUuid: string, identify: IdentifyPeer, noticeIntervalMs?: number, charms?: CharmArchives, presenceOf?: MachinePresence, extras?: ApiExtras, logs?: LogRing }
 }
 
@@ -152,8 +155,10 @@ export class ControllerNode {
         })
       }
     })
+    const inspect = options.inspect?.('raft', `raft:${options.agents?.modelUuid ?? 'default'}`)
     const actor = createActor(machine, {
       clock: options.clock,
+      ...(inspect === undefined ? {} : { inspect }),
       input: {
         id: options.id,
         role: host.role,

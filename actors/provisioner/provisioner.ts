@@ -29,6 +29,7 @@
  */
 import { createActor, fromPromise, type ActorRefFrom } from 'xstate'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
@@ -37,6 +38,7 @@ import { tableValues } from '../../runtime/model/table.ts'
 import type { InstanceInfo, Provider } from '../../runtime/provider.ts'
 import { machineMachine } from '../machine/machine-machine.ts'
 import { machineStatus } from '../machine/machine-status.ts'
+import { provisionerMachine, type ProvisionerActorRef } from './provisioner-machine.ts'
 import type { MachinePolicy, StartInstanceInput, StartInstanceOutput, StopInstanceInput } from '../machine/machine-types.ts'
 
 const component = 'provisioner'
@@ -65,6 +67,8 @@ export interface ProvisionerOptions {
   policy?: Partial<MachinePolicy>
   reconcileIntervalMs?: number
   retryRoundMs?: number
+  /** Inspection of the machine actors (agent/ passes it in). */
+  inspect?: ActorInspect
   /** Instance starts in flight at once; limits.provisionerStartsInFlightMax when absent (a cloud's API rate is the usual bound). */
   startsInFlightMax?: number
 }
@@ -98,11 +102,17 @@ export class Provisioner {
   /** Counters for tests, benchmarks and the inspector. */
   readonly counters = { passes: 0, starts: 0, stops: 0, adopted: 0, unknownStopped: 0, failures: 0 }
 
+  /** The worker's own statechart (provisioner-machine.ts): passes as the inspector sees them. */
+  readonly worker: ProvisionerActorRef
+
   constructor (options: ProvisionerOptions) {
     this.#o = options
+    const inspect = options.inspect?.('provisioner', 'provisioner')
+    this.worker = createActor(provisionerMachine, { clock: options.clock, input: { controllerId: options.controllerId }, ...(inspect === undefined ? {} : { inspect }) })
   }
 
   start (): void {
+    this.worker.start()
     // A pass looks at every machine: only a change of the machines themselves (the table
     // is replaced whenever one of them changes) calls for one, not every unit's status
     // commit — at 1,000 machines that made each commit cost a pass over all of them.
@@ -114,6 +124,7 @@ export class Provisioner {
 
   stop (): void {
     this.#stopped = true
+    this.worker.send({ type: 'provisioner.stop' })
     this.#unsubscribe?.()
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
     if (this.#soon !== undefined) this.#o.clock.clearTimeout(this.#soon)
@@ -162,11 +173,15 @@ export class Provisioner {
   async #passes (): Promise<void> {
     do {
       this.#again = false
+      this.worker.send({ type: 'pass.begin' })
       try {
         await this.#pass()
+        this.worker.send({ type: 'pass.end', machines: this.#machines.size })
       } catch (error) {
         this.counters.failures++
-        this.#o.logger.log('warning', `${component}: pass failed: ${error instanceof Error ? error.message : String(error)}`)
+        const reason = error instanceof Error ? error.message : String(error)
+        this.worker.send({ type: 'pass.failed', reason })
+        this.#o.logger.log('warning', `${component}: pass failed: ${reason}`)
       }
     } while (this.#again && !this.#stopped)
   }
@@ -280,8 +295,10 @@ export class Provisioner {
         })
       }
     })
+    const inspect = o.inspect?.('machine', `machine-${machine.id}`)
     const actor = createActor(logic, {
       clock: o.clock,
+      ...(inspect === undefined ? {} : { inspect }),
       input: {
         machineId: machine.id,
         now: o.clock.now(),

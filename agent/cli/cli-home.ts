@@ -36,6 +36,8 @@ export interface ControllerEntry {
   version: string
   /** The model commands go to without -m (add-model and switch set it); absent: "default". */
   'current-model'?: string
+  /** Bootstrapped with `--inspect`: every agent streams its actors (members added by enable-ha too). */
+  inspect?: boolean
 }
 
 export interface ControllersFile {

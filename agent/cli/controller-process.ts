@@ -47,6 +47,8 @@ export interface SpawnOptions {
   admin: string
   /** Start as a joining (not yet voting) member: `cantripd --join`. */
   join?: boolean
+  /** `cantrip bootstrap --inspect`: `cantripd --inspect 0` (its machine agents inherit it). */
+  inspect?: boolean
 }
 
 /** Starts `member` detached; sets and returns its pid. */
@@ -59,7 +61,8 @@ export function spawnController (member: NewMember, options: SpawnOptions): numb
     ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
     '--admin', options.admin,
     '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
-    ...(options.join === true ? ['--join'] : [])
+    ...(options.join === true ? ['--join'] : []),
+    ...(options.inspect === true ? ['--inspect', '0'] : [])
   ], { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] })
   child.unref()
   member.pid = child.pid ?? 0

@@ -50,6 +50,8 @@ export interface LocalProviderOptions {
   readonly startCheckMs?: number
   /** Grace between SIGTERM and SIGKILL when stopping. */
   readonly stopGraceMs?: number
+  /** Arguments appended to every agent's command line (a controller run with `--inspect` passes `--inspect 0` on). */
+  readonly extraArgs?: readonly string[]
 }
 
 const providerName = 'local'
@@ -123,6 +125,7 @@ export class LocalProvider implements Provider {
   readonly #home: string
   readonly #logger: Logger
   readonly #command: LocalAgentCommand
+  readonly #extraArgs: readonly string[]
   readonly #watchIntervalMs: number
   readonly #restartDelayMsMin: number
   readonly #restartDelayMsMax: number
@@ -140,6 +143,7 @@ export class LocalProvider implements Provider {
     this.#home = path.resolve(options.home)
     this.#logger = options.logger
     this.#command = options.command ?? defaultLocalAgentCommand()
+    this.#extraArgs = options.extraArgs ?? []
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
     this.#restartDelayMsMin = options.restartDelayMs ?? limits.localProviderRestartDelayMsMin
     this.#restartDelayMsMax = options.restartDelayMsMax ?? limits.localProviderRestartDelayMsMax
@@ -345,7 +349,7 @@ export class LocalProvider implements Provider {
     let child: ChildProcess
     const logFd = fs.openSync(logFile, 'a', 0o600)
     try {
-      child = spawn(this.#command.file, this.#command.args(bootstrapFile, dataDir), {
+      child = spawn(this.#command.file, [...this.#command.args(bootstrapFile, dataDir), ...this.#extraArgs], {
         cwd: dir, detached: true, stdio: ['ignore', logFd, logFd]
       })
     } finally {

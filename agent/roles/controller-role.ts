@@ -24,6 +24,7 @@ import { FatalError, type Worker } from '../../runtime/supervisor.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { ModelController } from './model-controller.ts'
 import { ModelHosts } from './model-hosts.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 
 export interface ControllerRoleOptions {
   id: string
@@ -56,6 +57,8 @@ export interface ControllerRoleOptions {
    * controllers keep rings of their own.
    */
   logs?: LogRing
+  /** Inspection of the controller's actors (`cantripd --inspect`): the Raft role and the provisioner's machines, per model. */
+  inspect?: ActorInspect
   /** Called on every Raft role change as acted on. */
   onRole: (role: { role: string, term: number, leader: string, revision: number }) => void
   /**
@@ -124,7 +127,8 @@ export class ControllerRole implements Worker {
     const common = {
       id, transport: options.transport, controllers, admins, logger,
       ...(options.version === undefined ? {} : { version: options.version }),
-      ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })
+      ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses }),
+      ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     }
     let hosts: ModelHosts | undefined
     const controller = await ModelController.start({

@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { ControllerClient } from '../../actors/machine/controller-client.ts'
 import { Machiner, type MachinerOutcome } from '../../actors/machine/machiner.ts'
 import type { Clock } from '../../runtime/clock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import type { Worker } from '../../runtime/supervisor.ts'
 import type { Transport } from '../../runtime/transport.ts'
@@ -34,6 +35,8 @@ export interface MachineRoleOptions {
   incarnation: number
   /** Each new view of the model, with its revision. */
   onView: (revision: number) => void
+  /** Inspection of the unit and relation actors (`cantripd --inspect`). */
+  inspect?: ActorInspect
 }
 
 export class MachineRole implements Worker {
@@ -83,7 +86,8 @@ export class MachineRole implements Worker {
       processRunner: new ChildProcessRunner(),
       fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
       logger,
-      clock
+      clock,
+      ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     })
     let lastRevision = -1
     client.onChange(() => {

@@ -17,6 +17,7 @@ import { modelTransport } from '../../actors/controller/model-scope.ts'
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
 import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { defaultModelName, type ModelName } from '../../runtime/ids.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
@@ -61,6 +62,8 @@ export interface ModelControllerOptions {
   logs?: LogRing
   /** Called after every applied entry (the registry watch of the default model, the provisioner). */
   onApplied?: () => void
+  /** Inspection of the Raft role and the provisioner's actors. */
+  inspect?: ActorInspect
 }
 
 export class ModelController {
@@ -138,6 +141,7 @@ export class ModelController {
           options.onApplied?.()
           for (const listener of [...modelListeners]) listener()
         },
+        ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
         ...(options.provisioning === undefined ? {} : { singularWorkers: () => provisionerWorker(() => nodeRef, options, options.provisioning!, modelListeners) }),
         agents: {
           modelUuid: model,
@@ -234,6 +238,8 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Mod
       return () => { modelListeners.delete(coalesced) }
     },
     submit: async command => await current.submit(command),
+    // Machine N of two models are two actors: the other models' names carry the model.
+    ...(options.inspect === undefined ? {} : { inspect: (kind, name) => options.inspect!(kind, options.model === defaultModelName ? name : `${options.model}:${name}`) }),
     ...(provisioning.retryDelayMs === undefined ? {} : { policy: { retryDelayMsMin: provisioning.retryDelayMs[0], retryDelayMsMax: provisioning.retryDelayMs[1] }, retryRoundMs: provisioning.retryDelayMs[1] }),
     newToken: () => randomBytes(16).toString('hex'),
     newSecret: () => randomBytes(32).toString('hex'),

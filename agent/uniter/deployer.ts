@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path'
 import { HookLock } from '../../runtime/hook-lock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ProcessRunner } from '../../runtime/process-runner.ts'
@@ -13,6 +14,8 @@ import type { Clock } from '../../runtime/clock.ts'
 import { Supervisor, type Worker } from '../../runtime/supervisor.ts'
 import { startHookToolService } from './hook-tool-service.ts'
 import { UnitAgent, type HookToolService, type UnitAgentController } from './unit-agent.ts'
+import { createActor } from 'xstate'
+import { deployerMachine, type DeployerActorRef } from '../../actors/machine/deployer-machine.ts'
 
 export interface DeployerOptions {
   machineId: string
@@ -34,6 +37,8 @@ export interface DeployerOptions {
   leaseDurationMs?: number
   hookTimeoutMs?: number
   agentPath?: string
+  /** Inspection of the unit actors. */
+  inspect?: ActorInspect
 }
 
 export class Deployer {
@@ -46,9 +51,14 @@ export class Deployer {
   readonly #lock = new HookLock('machine')
   readonly #unsubscribe: () => void
   #stopped = false
+  /** The deployer's statechart (actors/machine/deployer-machine.ts), for the inspector. */
+  readonly worker: DeployerActorRef
 
   constructor (options: DeployerOptions) {
     this.#o = options
+    const inspect = options.inspect?.('deployer', `deployer-${options.machineId}`)
+    this.worker = createActor(deployerMachine, { clock: options.clock, input: { machineId: options.machineId }, ...(inspect === undefined ? {} : { inspect }) })
+    this.worker.start()
     this.#unsubscribe = options.controller.onChange(() => { void this.#reconcile() })
     void this.#reconcile()
   }
@@ -65,6 +75,7 @@ export class Deployer {
   async stop (): Promise<void> {
     this.#stopped = true
     this.#unsubscribe()
+    this.worker.send({ type: 'deployer.stop' })
     await Promise.all([...this.#supervisors.values()].map(async supervisor => { await supervisor.stop() }))
     this.#supervisors.clear()
     this.#agents.clear()
@@ -74,10 +85,13 @@ export class Deployer {
 
   /** Failures are logged (one per unit that cannot start); the next change of the model tries again. */
   async #reconcile (): Promise<void> {
+    this.worker.send({ type: 'reconcile.begin' })
     try {
       await this.#reconcileOnce()
     } catch (error) {
       this.#o.logger.log('warning', `deployer: ${error instanceof Error ? error.message : String(error)}; retrying on the next change`)
+    } finally {
+      this.worker.send({ type: 'reconcile.end' })
     }
   }
 
@@ -93,6 +107,7 @@ export class Deployer {
       try {
         await this.#startUnit(unit)
       } catch (error) {
+        this.worker.send({ type: 'unit.failed', unit, reason: error instanceof Error ? error.message : String(error) })
         this.#o.logger.log('warning', `deployer: cannot start the agent of ${unit}: ${error instanceof Error ? error.message : String(error)}; retrying on the next change`)
       }
     }
@@ -105,6 +120,7 @@ export class Deployer {
         this.#supervisors.delete(unit)
         await supervisor?.stop()
         await this.#closeTools(unit)
+        this.worker.send({ type: 'unit.forgotten', unit })
       }
     }
   }
@@ -135,8 +151,10 @@ export class Deployer {
         fetchCharm: this.#o.fetchCharm,
         ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
         ...(this.#o.hookTimeoutMs === undefined ? {} : { hookTimeoutMs: this.#o.hookTimeoutMs }),
-        ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath })
+        ...(this.#o.agentPath === undefined ? {} : { agentPath: this.#o.agentPath }),
+        ...(this.#o.inspect === undefined ? {} : { inspect: this.#o.inspect })
       }))
+      this.worker.send({ type: 'unit.started', unit })
     } finally {
       this.#starting.delete(unit)
     }

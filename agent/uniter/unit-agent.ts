@@ -22,6 +22,7 @@ import { unitMachine, type UnitActorRef } from '../../actors/unit/unit-machine.t
 import { createUnitStateStore } from '../../actors/unit/unit-state-store.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import type { HookLock } from '../../runtime/hook-lock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
@@ -85,6 +86,8 @@ export interface UnitAgentOptions {
   modelName?: string
   /** The PATH after the tools directory in hooks; default `defaultAgentPath()`. */
   agentPath?: string
+  /** Inspection of the unit actor and its relation actors (`cantripd --inspect`). */
+  inspect?: ActorInspect
 }
 
 export class UnitAgent {
@@ -132,8 +135,10 @@ export class UnitAgent {
         runCommand: fromPromise(async ({ input, signal }) => await agent!.#runCommand(input.command, input.local, signal))
       }
     })
+    const inspect = options.inspect?.('unit', `unit-${options.unit.replace('/', '-')}`)
     const actor = createActor(logic, {
       clock: options.clock,
+      ...(inspect === undefined ? {} : { inspect }),
       input: {
         unit: options.unit,
         remote,

@@ -13,6 +13,7 @@ import { replayCommand } from './replay-command.ts'
 import { engine as realEngine, engineModuleUrl, type SimEngine } from './sim-engine.ts'
 import { runSwarm } from './sim-swarm.ts'
 import { shrinkScenario } from './shrink-scenario.ts'
+import { startSimInspectLog } from '../inspect/sim-inspect-log.ts'
 
 /**
  * `cantrip sim SCENARIO [--seed N | --seeds A..B [--jobs K]] [--shrink] [--report DIR] [--json] [--quiet]`
@@ -54,6 +55,8 @@ interface Options {
   report?: string
   json?: boolean
   quiet?: boolean
+  /** `--inspect-log [FILE]`: true without a file (then `<report dir>/<scenario>-<seed>.inspect.jsonl`). */
+  inspectLog?: string | boolean
 }
 
 class UsageError extends Error {}
@@ -79,6 +82,7 @@ export async function simMain (argv: readonly string[], given: Partial<SimMainDe
     .option('--report <dir>', 'write the run\'s timeline (HTML) and JSON summary there; a swarm writes its failing seeds there')
     .option('--json', 'print the result as JSON')
     .option('--quiet', 'no progress, only the results')
+    .option('--inspect-log [file]', 'write the unit and relation actors\' inspection messages as JSONL (default <report dir>/<scenario>-<seed>.inspect.jsonl), for cantrip inspect --log or --sim')
     .exitOverride()
     .configureOutput({
       writeOut: text => { deps.out(text.trimEnd()) },
@@ -133,6 +137,7 @@ async function run (path: string, options: Options, deps: SimMainDeps): Promise<
   // Every flag is checked before the scenario is read, and the scenario before anything runs.
   if (options.seed !== undefined && options.seeds !== undefined) throw new UsageError('sim: expected --seed or --seeds, got both')
   if (options.jobs !== undefined && options.seeds === undefined) throw new UsageError('sim: --jobs: expected with --seeds A..B, got it alone')
+  if (options.inspectLog !== undefined && options.seeds !== undefined) throw new UsageError('sim: --inspect-log: expected one run (--seed), got a swarm (--seeds)')
   const seed = options.seed === undefined ? undefined : integer('--seed', options.seed, 0, 2 ** 32 - 1)
   const seeds = options.seeds === undefined ? undefined : seedRange(options.seeds)
   const jobs = options.jobs === undefined ? availableParallelism() : integer('--jobs', options.jobs, 1, swarmJobsMax)
@@ -152,13 +157,26 @@ async function runRecorded (engine: SimEngine, scenario: Scenario, seed: number,
   }
 }
 
+/** Where `--inspect-log` writes: the file given, or `<scenario>-<seed>.inspect.jsonl` beside the report (what `cantrip inspect --sim REPORT.json` opens). */
+function simInspectLogPath (given: string | boolean, dir: string, scenario: string, seed: number, cwd: string): string {
+  return typeof given === 'string' ? resolve(cwd, given) : join(dir, `${scenario}-${seed}.inspect.jsonl`)
+}
+
 /** `scenario web seed 7: pass in 61.2s simulated, 1.84s wall, trace 3fa9…` */
 export function resultLine (result: RunResult): string {
   return `scenario ${result.scenario} seed ${result.seed}: ${result.outcome} in ${(result.simulatedMs / 1000).toFixed(1)}s simulated, ${(result.wallMs / 1000).toFixed(2)}s wall, trace ${result.hash}`
 }
 
 async function single (path: string, scenario: Scenario, seed: number, dir: string, options: Options, deps: SimMainDeps): Promise<number> {
-  const record = await runRecorded(deps.engine, scenario, seed, path, options.report !== undefined)
+  const inspectFile = options.inspectLog === undefined ? undefined : simInspectLogPath(options.inspectLog, dir, scenario.name, seed, deps.cwd)
+  const inspectLog = inspectFile === undefined ? undefined : startSimInspectLog(inspectFile)
+  let record: RunRecord
+  try {
+    record = await runRecorded(deps.engine, scenario, seed, path, options.report !== undefined)
+  } finally {
+    const lines = inspectLog?.stop()
+    if (inspectFile !== undefined) (options.json === true ? deps.err : deps.out)(`inspect log: ${inspectFile} (${lines ?? 0} messages; cantrip inspect --log ${inspectFile})`)
+  }
   const result = record.result
   const writeReport = (): { html: string, json: string } | undefined => options.report === undefined ? undefined : deps.engine.writeReport(record, dir)
   if (options.json === true) {

@@ -17,6 +17,7 @@ import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
 import { unitMachine, type UnitActorRef } from '../../actors/unit/unit-machine.ts'
 import type { UnitStateStore } from '../../actors/unit/unit-state-store.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import { simInspectOption } from '../inspect/sim-inspect-log.ts'
 import type { HookLock } from '../../runtime/hook-lock.ts'
 import type { ModelCommand } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
@@ -78,7 +79,7 @@ export class SimUnitAgent {
         runCommand: fromPromise(async (): Promise<CommandOutcome> => ({ exitCode: 0, stdout: '', stderr: '' }))
       }
     })
-    const actor = createActor(logic, { clock: options.clock, input: { unit: options.unit, remote, seed: hashString32(options.unit, options.seed) } })
+    const actor = createActor(logic, { clock: options.clock, input: { unit: options.unit, remote, seed: hashString32(options.unit, options.seed) }, ...simInspectOption(hookLock.name, 'unit', `unit-${options.unit.replace('/', '-')}`, () => options.clock.now()) })
     const agent = new SimUnitAgent(options, actor)
     actor.on('*', event => { agent.#onEmitted(event as UnitEmitted) })
     actor.subscribe({

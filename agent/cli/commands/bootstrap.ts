@@ -5,7 +5,8 @@
  * `cantripd --role controller --provider local` (its log in `<dir>/cN/cantripd.log`),
  * waits until the group has a leader that answers a linearizable read, and records the
  * controller in `controllers.yaml` as the current one. Machines the model needs are then
- * started by the leader's provisioner under `<dir>/machines`.
+ * started by the leader's provisioner under `<dir>/machines`. With `--inspect` every agent
+ * (controllers and the machine agents they start) streams its actors for `cantrip inspect`.
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -27,7 +28,8 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .description('start a controller group on this host (local provider) and make it current')
     .argument('[name]', 'controller name', 'local')
     .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
-    .action(async (name: string, options: { ha: string }) => {
+    .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')
+    .action(async (name: string, options: { ha: string, inspect?: boolean }) => {
       const ha = Number(options.ha)
       if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new InvalidInputError(component, 'a controller name of lowercase letters, digits and dashes', name)
@@ -37,7 +39,7 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
       mkdirSync(dir, { recursive: true, mode: 0o700 })
       const step = progress(context, `bootstrapping controller "${name}" with ${ha} member${ha === 1 ? '' : 's'}`)
-      const entry = await startGroup(dir, ha)
+      const entry = await startGroup(dir, ha, options.inspect === true)
       file.controllers[name] = entry
       file['current-controller'] = name
       writeControllers(file)
@@ -52,7 +54,7 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     })
 }
 
-async function startGroup (dir: string, ha: number): Promise<ControllerEntry> {
+async function startGroup (dir: string, ha: number, inspect: boolean): Promise<ControllerEntry> {
   await writeNetworkKey(join(dir, 'swarm.key'), generateNetworkKey())
   const adminKey = await generatePeerKey()
   await writePeerKey(join(dir, 'admin.key'), adminKey)
@@ -60,12 +62,13 @@ async function startGroup (dir: string, ha: number): Promise<ControllerEntry> {
   for (let i = 0; i < ha; i++) members.push(await newMember(dir))
   const controllers = members.map(m => m['peer-id'])
   const seeds = members.map(m => m.addresses[0]!)
-  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey) })
+  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey), ...(inspect ? { inspect } : {}) })
   return {
     dir,
     controllers: members.map(({ port: _port, ...member }) => member),
     provider: 'local',
-    version: cantripVersion
+    version: cantripVersion,
+    ...(inspect ? { inspect } : {})
   }
 }
 

@@ -59,7 +59,8 @@ async function enableHa (context: CliContext, connection: Connection, name: stri
         controllers: [...entry.controllers.map(m => m['peer-id']), member['peer-id']],
         seeds: entry.controllers.flatMap(m => m.addresses),
         admin,
-        join: true
+        join: true,
+        ...(entry.inspect === true ? { inspect: true } : {})
       })
       await waitUntil(step, `${label} to answer`, startTimeoutMs, async () => {
         const reply = await connection.apiTo<{ ok: boolean }>(member['peer-id'], { op: 'controller-status' }, { address: member.addresses[0]!, timeoutMs: 3_000 })

@@ -19,6 +19,8 @@ import { registerDebugLog } from './debug-log.ts'
 import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
 import { registerSim } from './sim.ts'
+import { registerExportStatecharts } from './export-statecharts.ts'
+import { registerInspect } from './inspect.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -39,5 +41,7 @@ export const commands: RegisterCommand[] = [
   registerDebugLog,
   registerShowStatusLog,
   registerShowUnit,
-  registerSim
+  registerSim,
+  registerExportStatecharts,
+  registerInspect
 ]
