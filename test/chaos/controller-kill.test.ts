@@ -40,9 +40,10 @@ async function startCluster (controllers: number, reports: Map<Agent, RoleReport
 async function killLeaderTrial (controllers: number, trial: number, random: SeededRandom): Promise<TrialFigures> {
   const reports = new Map<Agent, RoleReport[]>()
   const cluster = await startCluster(controllers, reports)
+  let loadToStop: WriteLoad | undefined
   try {
     const killAt = random.int(Math.ceil(writesPerTrial * 0.1), Math.floor(writesPerTrial * 0.9))
-    const load = new WriteLoad(cluster, `kill-${controllers}-${trial}`, writesPerTrial)
+    const load = loadToStop = new WriteLoad(cluster, `kill-${controllers}-${trial}`, writesPerTrial)
     await waitUntil(`${killAt} writes acknowledged`, 30_000 + killAt * writeMsBound, () => load.acknowledged.length >= killAt)
     const leader = cluster.leader()!
     const term = leader.term
@@ -59,6 +60,7 @@ async function killLeaderTrial (controllers: number, trial: number, random: Seed
     const back = await readBack(cluster, load.writes)
     return { electionMs, servingMs, lost: back.lost.length, duplicates: Math.max(0, back.machines - back.issued), acked: load.acknowledged.length }
   } finally {
+    await loadToStop?.stop()
     await cluster.close()
   }
 }
@@ -100,9 +102,10 @@ test('kill -9 of every controller at once, then restart: no acknowledged write l
   for (let trial = 0; trial < trials; trial++) {
     const reports = new Map<Agent, RoleReport[]>()
     const cluster = await startCluster(3, reports)
+    let loadToStop: WriteLoad | undefined
     try {
       const killAt = random.int(Math.ceil(writesPerTrial * 0.1), Math.floor(writesPerTrial * 0.9))
-      const load = new WriteLoad(cluster, `all-${trial}`, writesPerTrial)
+      const load = loadToStop = new WriteLoad(cluster, `all-${trial}`, writesPerTrial)
       await waitUntil(`${killAt} writes acknowledged`, 30_000 + killAt * writeMsBound, () => load.acknowledged.length >= killAt)
       // As close to at once as signals go: no controller gets to react to another's death.
       const all = [...cluster.controllers]
@@ -118,6 +121,7 @@ test('kill -9 of every controller at once, then restart: no acknowledged write l
       acked += load.acknowledged.length
       duplicates += Math.max(0, back.machines - back.issued)
     } finally {
+      await loadToStop?.stop()
       await cluster.close()
     }
   }

@@ -48,6 +48,8 @@ async function pauseTrial (trial: number): Promise<TrialFigures> {
   const reports = new Map<Agent, RoleReport[]>()
   const cluster = new CantripdCluster()
   let paused: Agent | undefined
+  let loadToStop: WriteLoad | undefined
+  let reading = true
   try {
     await cluster.prepare(3, 0)
     for (const c of cluster.controllers) {
@@ -57,9 +59,8 @@ async function pauseTrial (trial: number): Promise<TrialFigures> {
     await cluster.connectClient()
     await connectAll(cluster)
     await waitFor('a leader', () => cluster.leader() !== undefined)
-    const load = new WriteLoad(cluster, `pause-${trial}`, 100_000, 4)
+    const load = loadToStop = new WriteLoad(cluster, `pause-${trial}`, 100_000, 4)
     const reads: Read[] = []
-    let reading = true
     const reader = (async () => {
       while (reading) {
         await Promise.all(cluster.controllers.filter(c => c.process !== undefined).map(async c => { await readFrom(cluster, c, load, reads) }))
@@ -118,6 +119,8 @@ async function pauseTrial (trial: number): Promise<TrialFigures> {
       mismatched
     }
   } finally {
+    reading = false
+    await loadToStop?.stop()
     // A stopped process cannot act on SIGTERM: let it go on first.
     paused?.process?.kill('SIGCONT')
     await cluster.close()
