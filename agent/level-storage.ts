@@ -5,6 +5,7 @@
  */
 import { ClassicLevel } from 'classic-level'
 import { StorageFailedError } from '../runtime/errors.ts'
+import { findLogDamage } from './level-log-check.ts'
 import {
   checkRangeOptions, checkStorageKey, checkStorageOperations, checkStorageValue,
   type RangeOptions, type Storage, type StorageOperation, type StorageValue, type WriteOptions
@@ -21,8 +22,17 @@ export class LevelStorage implements Storage {
     this.location = location
   }
 
-  /** Opens (creating if missing) the database in `dir`. */
+  /**
+   * Opens (creating if missing) the database in `dir`. Refused when a write-ahead log is
+   * damaged before records that follow it (level-log-check.ts): LevelDB would drop the
+   * damaged records silently, committed entries among them. A torn tail is LevelDB's to truncate.
+   */
   static async open (dir: string): Promise<LevelStorage> {
+    const damage = findLogDamage(dir)
+    if (damage !== undefined) {
+      throw new StorageFailedError(component, `open ${JSON.stringify(dir)}`,
+        `the log ${damage.file} is damaged at offset ${damage.offset} (${damage.why}) before records that follow it; refusing to drop them (restore this controller's directory from a peer)`)
+    }
     const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' })
     try {
       await db.open()

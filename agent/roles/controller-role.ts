@@ -115,7 +115,9 @@ export class ControllerRole implements Worker {
     this.done = new Promise<void>((_resolve, reject) => { fail = reject })
     const health = setInterval(() => {
       if (this.#stopping !== undefined || !node.stopped) return
-      const error = new FatalError(`controller ${options.id}: the Raft host stopped by itself (see the log above)`)
+      // The host's own failure (its storage, say) is the reason: nothing else logged it.
+      const why = node.host.failure?.message ?? 'no reason recorded'
+      const error = new FatalError(`controller ${options.id}: the Raft host stopped by itself: ${why}`)
       void this.stop().finally(() => { fail(error) })
     }, healthCheckIntervalMs)
     this.#timers = [report, health]

@@ -55,6 +55,10 @@ export class CantripdCluster {
   client: Libp2pTransport | undefined
   /** Arguments every agent is started with (e.g. shorter presence timings). */
   extraArgs: string[] = []
+  /** The address each agent listens on and is dialled at (another one inside a network namespace). */
+  hostOf: (agent: Agent) => string = () => '127.0.0.1'
+  /** A command each agent is started under, e.g. `ip netns exec NS` (none by default). */
+  launcher: (agent: Agent) => string[] = () => []
   #networkKey = generateNetworkKey()
   #clientKey: Uint8Array | undefined
   #requests = 0
@@ -85,18 +89,19 @@ export class CantripdCluster {
   }
 
   address (agent: Agent): string {
-    return `/ip4/127.0.0.1/tcp/${agent.port}/p2p/${agent.id}`
+    return `/ip4/${this.hostOf(agent)}/tcp/${agent.port}/p2p/${agent.id}`
   }
 
   start (agent: Agent): void {
-    const common = ['--data-dir', agent.dir, '--network-key', this.keyFile, '--listen', `/ip4/127.0.0.1/tcp/${agent.port}`,
+    const common = ['--data-dir', agent.dir, '--network-key', this.keyFile, '--listen', `/ip4/${this.hostOf(agent)}/tcp/${agent.port}`,
       '--controllers', this.controllers.map(c => c.id).join(','), ...this.controllers.filter(c => c !== agent).flatMap(c => ['--seed', this.address(c)])]
     const machineAgents = [...this.controllers, ...this.machines].filter(a => a.machineId !== undefined)
     const roleArgs = agent.role === 'controller'
       ? ['--role', agent.machineId === undefined ? 'controller' : 'both', ...(agent.machineId === undefined ? [] : ['--machine-id', agent.machineId]),
           '--admin', peerIdOfKey(this.#clientKey!), ...machineAgents.flatMap(m => ['--machine', `${m.machineId!}=${m.id}`])]
       : ['--role', 'machine', '--machine-id', agent.machineId!]
-    const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const [command, ...prefix] = [...this.launcher(agent), process.execPath]
+    const child = spawn(command!, [...prefix, '--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
     agent.process = child
     agent.raftRole = ''
     let pending = ''
