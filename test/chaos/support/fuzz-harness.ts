@@ -71,7 +71,7 @@ export async function fuzz<T> (arbitrary: fc.Arbitrary<T>, count: number, run: (
     }
     if (verdict.accepted) tally.accepted++
     else tally.rejected[verdict.kind] = (tally.rejected[verdict.kind] ?? 0) + 1
-  }), { numRuns: count, seed, endOnFailure: false })
+  }), { numRuns: count, seed, includeErrorInReport: true })
   tally.slowestMs = Math.round(tally.slowestMs * 10) / 10
   return tally
 }
