@@ -2,7 +2,7 @@ import { createActor, fromCallback, fromPromise } from 'xstate'
 import { assert } from '../../runtime/assert.ts'
 import type { Clock } from '../../runtime/clock.ts'
 import { decode, encode } from '../../runtime/codec.ts'
-import { CantripError, describeValue } from '../../runtime/errors.ts'
+import { CantripError, describeValue, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
@@ -273,7 +273,9 @@ export class ControllerNode {
     let reply: BatchReply | ForwardReply
     try {
       const request = decode(data, component) as unknown
-      if (typeof request === 'object' && request !== null && Object.hasOwn(request, 'batch')) {
+      if (typeof request !== 'object' || request === null || Array.isArray(request) || request instanceof Uint8Array) {
+        reply = forwardError(new InvalidInputError(`${component} "${this.id}"`, 'a command map or {batch}', request))
+      } else if (Object.hasOwn(request, 'batch')) {
         reply = await this.#serveBatch(from, (request as { batch: unknown }).batch)
       } else {
         reply = await this.#serveOne(from, request as ModelCommand)

@@ -7,74 +7,31 @@
  * gets the same treatment: a caller proposes only as itself, a machine agent also for the
  * units the model puts on its machine, a controller for anyone.
  */
-import '../../runtime/polyfill.ts'
 import fc from 'fast-check'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { apiOps, apiPermits, apiPolicy, apiRefusal, type ApiOp } from '../../actors/controller/api-policy.ts'
-import { controllerApiProtocol, type CharmArchives } from '../../actors/controller/controller-api.ts'
+import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
-import { decode, encode } from '../../runtime/codec.ts'
-import type { Entity, ModelCommand } from '../../runtime/model/model-types.ts'
-import { ControllerGroup } from '../../sim/controller-group.ts'
-import { Simulation } from '../../sim/simulation.ts'
+import type { Entity } from '../../runtime/model/model-types.ts'
+import type { ControllerGroup } from '../../sim/controller-group.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
+import { admin, canaries, canaryGroup, strangers, type CanaryGroup } from './support/hostile-model-group.ts'
 
 const test = suite('authorisation: the policy table, denials and the propose path')
-const modelUuid = 'model-canary'
-const canaries = ['canaryapp', 'canarycharm', 'CANARY-CONFIG-7f3a', 'canarydb']
-const admin = { kind: 'user', name: 'admin' } as const
-
-/** Peers as the group's identify sees them; controllers are added once the group exists. */
-const peers = new Map<string, Entity>([
-  ['admin-peer', admin],
-  ['machine-0-peer', { kind: 'machine', id: '0' }],
-  ['machine-1-peer', { kind: 'machine', id: '1' }],
-  ['unit-peer', { kind: 'unit', name: 'canaryapp/0' }]
-])
-const strangers = ['stranger-peer']
-
-const charms: CharmArchives = {
-  async get (hash) { return hash === 'ab'.repeat(8) ? new TextEncoder().encode('archive') : undefined },
-  async put () { return 'cd'.repeat(8) }
-}
-
-let group: ControllerGroup
 const figures: Record<string, number> = { triples: 0, permitted: 0, denied: 0, proposals: 0, proposalsDenied: 0 }
+let group: ControllerGroup
+let peers: Map<string, Entity>
+let ask: CanaryGroup['ask']
 
 test.before(async () => {
-  group = await ControllerGroup.create(new Simulation({ seed: 12 }), { size: 3, hostOptions: () => ({ agents: { modelUuid, identify: peer => peers.get(peer), charms } }) })
-  for (const id of group.ids) peers.set(id, { kind: 'controller', id })
-  assert.ok(await group.runUntil(() => group.leader() !== undefined, 5_000), 'a leader')
-  let n = 0
-  for (const body of [
-    { type: 'add-machine' }, { type: 'add-machine' },
-    { type: 'add-charm', url: 'local:canarycharm-0', hash: 'ab'.repeat(8), metadata: { name: 'canarycharm', requires: { canarydb: { interface: 'canarydb' } }, config: { secret: { type: 'string', default: 'CANARY-CONFIG-7f3a' } } } },
-    { type: 'deploy', application: 'canaryapp', charm: 'local:canarycharm-0', config: {}, constraints: {}, numUnits: 2, placement: ['0', '1'] }
-  ]) {
-    let outcome: { ok: boolean, error?: string } | undefined
-    group.leaderNode()!.submit({ ...body, requestId: `setup-${++n}`, proposer: admin } as unknown as ModelCommand).then(r => { outcome = r }, (e: unknown) => { outcome = { ok: false, error: String(e) } })
-    assert.ok(await group.runUntil(() => outcome !== undefined, 5_000), 'command answered')
-    assert.ok(outcome!.ok, outcome!.error)
-  }
+  ({ group, peers, ask } = await canaryGroup())
 })
 
 test.after(async () => {
   await group.stop()
   reportFigures('authorisation', figures)
 })
-
-async function ask (from: string, protocol: string, body: unknown): Promise<Record<string, unknown>> {
-  let reply: Record<string, unknown> | undefined
-  let failure: unknown
-  // The leader, or another controller when the leader itself asks (no peer calls itself).
-  const to = group.leader()!.id === from ? group.ids.find(id => id !== from)! : group.leader()!.id
-  group.network.transport(from).request(to, protocol, encode(body, 'test'), { timeoutMs: 2_000 })
-    .then(bytes => { reply = decode(bytes, 'test') as Record<string, unknown> }, (error: unknown) => { failure = error })
-  assert.ok(await group.runUntil(() => reply !== undefined || failure !== undefined, 3_000), 'answered in time')
-  if (failure !== undefined) throw failure
-  return reply!
-}
 
 function assertNoModelData (text: string): void {
   for (const canary of canaries) assert.not.ok(text.includes(canary), `leaked ${canary}: ${text}`)
