@@ -3,8 +3,8 @@
  * argument lists built from its own flags, key=value pairs, relation ids, unit names and
  * arbitrary strings, against an in-memory hook context. A tool either runs or stops with
  * a HookToolError (usage: code 2, refusal: code 1) whose message is one line; --help and
- * a request for stdin are the other declared outcomes. Arguments carry no "/" so an `-o`
- * or `--file` can only name a file inside the test's own temporary directory.
+ * a request for stdin are the other declared outcomes. Arguments start with no "/" and hold
+ * no "..", so an `-o` or `--file` can only name a file inside the test's own temporary directory.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -54,7 +54,13 @@ const word = fc.oneof(
   fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 })).map(([key, value]) => `${key}=${value}`),
   fc.string({ maxLength: 16 }),
   fc.string({ maxLength: 6, unit: 'binary' })
-).map(text => text.replaceAll('/', text.length > 4 && /^[a-z]+\/\d+$/.test(text) ? '/' : '').replaceAll('..', '.'))
+).map(insideCwd)
+/** No absolute paths and no "..": an -o or --file argument stays inside the temporary directory. */
+function insideCwd (text: string): string {
+  let safe = text.replace(/^\/+/, '')
+  while (safe.includes('..')) safe = safe.replaceAll('..', '.')
+  return safe
+}
 const input = fc.record({ tool: fc.constantFrom(...toolNames), args: fc.array(word, { maxLength: 6 }), leader: fc.boolean(), stdin: fc.option(fc.string({ maxLength: 40 }), { nil: undefined }) })
 
 test('every tool: runs, or one HookToolError line, --help or a request for stdin', async () => {
@@ -76,6 +82,17 @@ test('every tool: runs, or one HookToolError line, --help or a request for stdin
   assert.is(tally.inputs, count)
   assert.is(tally.crashes + tally.hangs, 0)
   assert.ok(tally.accepted > 0 && (tally.rejected['HookToolError-2'] ?? 0) > 0, JSON.stringify(tally))
+})
+
+test('reproducer: -o into a directory that does not exist is a HookToolError (exit 1), not a bare Error', async () => {
+  // Found by the full fuzz: format.ts threw a plain Error for the -o file while --file's reader threw HookToolError.
+  const hookContext = context(false)
+  const command = hookTools.get('config-get')!
+  const call = new ToolCall(hookContext, { cwd })
+  const error = await command.run(call, await parseArgs(command.flags(hookContext), ['-o', 'missing-dir/out'])).then(() => undefined, (e: unknown) => e)
+  assert.instance(error, HookToolError)
+  assert.is((error as HookToolError).code, 1)
+  assert.is((error as HookToolError).message, `open ${join(cwd, 'missing-dir', 'out')}: no such file or directory`)
 })
 
 test.run()
