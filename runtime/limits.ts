@@ -417,5 +417,7 @@ export const limits = {
   /** Local provider: bytes of an agent's log read to explain a failed start; one line of it shows. */
   localProviderLogTailBytes: 4096,
   /** Manual provider: files in the agent code it ships to a host (the project with node_modules has ~5.5k). */
-  manualSourceFilesMax: 200_000
+  manualSourceFilesMax: 200_000,
+  /** libp2p transport: raw connections whose handshake is followed at once for the refusal counters (agent/mesh/refusal-counters.ts). */
+  transportHandshakesWatchedMax: 4_096
 } as const

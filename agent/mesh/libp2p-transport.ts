@@ -78,7 +78,8 @@ import {
 } from './mesh-envelopes.ts'
 import { parseNetworkKey } from './network-key.ts'
 import { parsePeerKey } from './peer-identity.ts'
-import { readOnlyFrame, writeOnlyFrame } from './stream-frames.ts'
+import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
+import { FrameError, readOnlyFrame, writeOnlyFrame } from './stream-frames.ts'
 
 const component = 'libp2p transport'
 
@@ -166,6 +167,8 @@ export class Libp2pTransport implements Transport {
   readonly #counters: TransportCounters = {
     published: 0, delivered: 0, rejected: 0, ignored: 0, requestsSent: 0, requestsServed: 0, requestsFailed: 0
   }
+  readonly #refusals: RefusalCounters = emptyRefusals()
+  readonly #handshakes: HandshakeWatch
 
   readonly #onGossipMessage = (event: CustomEvent<Message>): void => { this.#deliver(event.detail) }
   /** Bootstrap seeds by peer id, each with its redial back-off. */
@@ -189,8 +192,10 @@ export class Libp2pTransport implements Transport {
     if (heartbeatIntervalMs !== undefined && (!Number.isSafeInteger(heartbeatIntervalMs) || heartbeatIntervalMs < 10)) {
       throw new InvalidInputError(component, 'a gossipsub heartbeat interval of at least 10 ms', heartbeatIntervalMs)
     }
+    const handshakes = new HandshakeWatch(limits.transportHandshakesWatchedMax)
     const node = await createLibp2p<MeshServices>({
       privateKey,
+      connectionGater: handshakes.gater,
       addresses: { listen: listen.map(address => address.toString()) },
       transports: [tcp()],
       connectionProtector: preSharedKey({ psk }),
@@ -227,7 +232,7 @@ export class Libp2pTransport implements Transport {
     })
     let transport: Libp2pTransport | undefined
     try {
-      transport = new Libp2pTransport(node, seeds, options.logger)
+      transport = new Libp2pTransport(node, seeds, options.logger, handshakes)
       await node.handle(requestProtocol, data => { transport!.#serve(data) }, {
         maxInboundStreams: limits.transportInboundRequestsPerPeerMax,
         // Our in-flight bound is the real limit on what we send; libp2p's per-connection
@@ -243,11 +248,13 @@ export class Libp2pTransport implements Transport {
     return transport
   }
 
-  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined) {
+  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined, handshakes: HandshakeWatch) {
     this.node = node
     this.peerId = node.peerId.toString()
     this.#gossip = node.services.pubsub as unknown as GossipSub
     this.#logger = logger
+    this.#handshakes = handshakes
+    this.#countGossipRefusals()
     // A node listed among its own seeds (one seed list for every controller) skips itself.
     this.#seeds = new Map(seeds
       .filter(seed => seed.getPeerId() !== this.peerId)
@@ -368,6 +375,11 @@ export class Libp2pTransport implements Transport {
 
   counters (): TransportCounters {
     return { ...this.#counters }
+  }
+
+  /** What this peer refused from others, by kind (refusal-counters.ts); beyond the Transport contract. */
+  refusals (): RefusalCounters {
+    return { ...this.#refusals, handshake: this.#handshakes.failed() }
   }
 
   /** Stops the node: waiting requests reject at once, then every connection closes. A second call waits for the first. */
@@ -491,6 +503,7 @@ export class Libp2pTransport implements Transport {
     // would be a gossipsub bug. Neither reaches the application.
     if (message.type !== 'signed' || message.topic !== topic) {
       this.#counters.rejected++
+      this.#refuse('signature')
       return TopicValidatorResult.Reject
     }
     let data: Uint8Array
@@ -498,6 +511,7 @@ export class Libp2pTransport implements Transport {
       data = decodeGossipEnvelope(message.data)
     } catch (error) {
       this.#counters.rejected++
+      this.#refuse(message.data.byteLength > limits.transportMessageBytesMax ? 'oversized' : 'malformed')
       this.#logger?.log('debug', 'rejected malformed gossip envelope', { topic, from: message.from.toString(), error: describeError(error) })
       return TopicValidatorResult.Reject
     }
@@ -523,6 +537,7 @@ export class Libp2pTransport implements Transport {
         return TopicValidatorResult.Accept
       case 'reject':
         this.#counters.rejected++
+        this.#refuse('validator')
         return TopicValidatorResult.Reject
       case 'ignore':
         this.#counters.ignored++
@@ -598,6 +613,9 @@ export class Libp2pTransport implements Transport {
     let payload: Uint8Array
     try {
       payload = await readOnlyFrame(stream.source, envelopeBytesMax)
+    } catch (error) {
+      if (error instanceof FrameError) this.#refuse('requestFrame')
+      throw error
     } finally {
       clearTimeout(timer)
     }
@@ -607,6 +625,7 @@ export class Libp2pTransport implements Transport {
       request = decodeRequestEnvelope(payload)
     } catch (error) {
       request = undefined
+      this.#refuse('requestEnvelope')
       response = { ok: false, error: `malformed request: ${describeError(error)}` }
     }
     if (request !== undefined) response = await this.#run(request, from)
@@ -634,6 +653,42 @@ export class Libp2pTransport implements Transport {
   }
 
   // ---------------------------------------------------------------------------------
+
+  #refuse (kind: RefusalKind): void {
+    this.#refusals[kind]++
+  }
+
+  /**
+   * Counts what gossipsub refuses before our validator runs, at the hooks it has: its peer
+   * score hears of every badly signed (`rejectInvalidMessage`) and duplicate message, and
+   * `acceptFrom` decides on every RPC whether its sender is graylisted. A message on a topic
+   * we neither subscribe to nor validate has no validator of ours; the fallback one
+   * ignores it (no penalty: an unsubscribe may race it) and counts it.
+   */
+  #countGossipRefusals (): void {
+    const gossip = this.#gossip as unknown as {
+      score: { rejectInvalidMessage: (from: string, topic: string) => void, duplicateMessage: (from: string, id: string, topic: string) => void }
+      acceptFrom: (id: string) => boolean
+      topicValidators: Map<string, unknown>
+    }
+    const score = gossip.score
+    const rejectInvalid = score.rejectInvalidMessage.bind(score)
+    score.rejectInvalidMessage = (from, topic) => { this.#refuse('signature'); rejectInvalid(from, topic) }
+    const duplicate = score.duplicateMessage.bind(score)
+    score.duplicateMessage = (from, id, topic) => { this.#refuse('duplicate'); duplicate(from, id, topic) }
+    const acceptFrom = gossip.acceptFrom.bind(gossip)
+    gossip.acceptFrom = id => {
+      const accepted = acceptFrom(id)
+      if (!accepted) this.#refuse('graylisted')
+      return accepted
+    }
+    const validators = gossip.topicValidators
+    const wrongTopic = (): TopicValidatorResult => {
+      this.#refuse('wrongTopic')
+      return TopicValidatorResult.Ignore
+    }
+    validators.get = (topic: string) => Map.prototype.get.call(validators, topic) ?? wrongTopic
+  }
 
   #assertRunning (): void {
     if (this.#stopped) throw new TransportStoppedError(this.peerId)
