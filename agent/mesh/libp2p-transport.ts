@@ -107,6 +107,9 @@ export const rejectedMessageScore: Readonly<TopicScoreParams> = Object.freeze(cr
   invalidMessageDeliveriesDecay: 0.99
 }))
 
+/** What a wire capture sees: every payload this peer received, after decryption, before any check. */
+export type WireCapture = (kind: 'gossip' | 'request' | 'response', bytes: Uint8Array) => void
+
 export interface Libp2pTransportOptions {
   /** Ed25519 private key bytes from the agent config (peer-identity.ts). */
   privateKey: Uint8Array
@@ -128,6 +131,8 @@ export interface Libp2pTransportOptions {
    * listener, so a bug in the receiver is never silent.
    */
   logger?: Logger
+  /** Diagnostics and tests: sees every payload received (cantripd: $CANTRIP_WIRE_CAPTURE_DIR). */
+  capture?: WireCapture
 }
 
 export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
@@ -169,6 +174,7 @@ export class Libp2pTransport implements Transport {
   }
   readonly #refusals: RefusalCounters = emptyRefusals()
   readonly #handshakes: HandshakeWatch
+  readonly #capture: WireCapture | undefined
 
   readonly #onGossipMessage = (event: CustomEvent<Message>): void => { this.#deliver(event.detail) }
   /** Bootstrap seeds by peer id, each with its redial back-off. */
@@ -232,7 +238,7 @@ export class Libp2pTransport implements Transport {
     })
     let transport: Libp2pTransport | undefined
     try {
-      transport = new Libp2pTransport(node, seeds, options.logger, handshakes)
+      transport = new Libp2pTransport(node, seeds, options.logger, handshakes, options.capture)
       await node.handle(requestProtocol, data => { transport!.#serve(data) }, {
         maxInboundStreams: limits.transportInboundRequestsPerPeerMax,
         // Our in-flight bound is the real limit on what we send; libp2p's per-connection
@@ -248,12 +254,13 @@ export class Libp2pTransport implements Transport {
     return transport
   }
 
-  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined, handshakes: HandshakeWatch) {
+  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined, handshakes: HandshakeWatch, capture: WireCapture | undefined) {
     this.node = node
     this.peerId = node.peerId.toString()
     this.#gossip = node.services.pubsub as unknown as GossipSub
     this.#logger = logger
     this.#handshakes = handshakes
+    this.#capture = capture
     this.#countGossipRefusals()
     // A node listed among its own seeds (one seed list for every controller) skips itself.
     this.#seeds = new Map(seeds
@@ -499,6 +506,7 @@ export class Libp2pTransport implements Transport {
   /** Our gossipsub topic validator: the envelope first, then the application's verdict. */
   #validate (topic: string, _from: Libp2pPeerId, message: Message): TopicValidatorResult {
     if (this.#stopped) return TopicValidatorResult.Ignore
+    this.#capture?.('gossip', message.data)
     // StrictSign makes gossipsub drop unsigned messages before this; a topic mismatch
     // would be a gossipsub bug. Neither reaches the application.
     if (message.type !== 'signed' || message.topic !== topic) {
@@ -589,7 +597,9 @@ export class Libp2pTransport implements Transport {
     let response: ResponseEnvelope
     try {
       await writeOnlyFrame(stream, frame, envelopeBytesMax)
-      response = decodeResponseEnvelope(await readOnlyFrame(stream.source, envelopeBytesMax))
+      const received = await readOnlyFrame(stream.source, envelopeBytesMax)
+      this.#capture?.('response', received)
+      response = decodeResponseEnvelope(received)
     } catch (error) {
       if (signal.aborted) throw signal.reason as Error
       stream.abort(error as Error)
@@ -619,6 +629,7 @@ export class Libp2pTransport implements Transport {
     } finally {
       clearTimeout(timer)
     }
+    this.#capture?.('request', payload)
     let response: ResponseEnvelope
     let request: { protocol: string, data: Uint8Array } | undefined
     try {

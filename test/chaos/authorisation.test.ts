@@ -7,6 +7,9 @@
  * gets the same treatment: a caller proposes only as itself, a machine agent also for the
  * units the model puts on its machine, a controller for anyone.
  */
+import { randomBytes } from 'node:crypto'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import fc from 'fast-check'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -15,6 +18,10 @@ import { controllerApiProtocol } from '../../actors/controller/controller-api.ts
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
 import type { ControllerGroup } from '../../sim/controller-group.ts'
+import { changeTopic } from '../../actors/controller/change-notices.ts'
+import { presenceTopic } from '../../runtime/presence/presence-agent.ts'
+import { CantripdCluster, freePortRun, waitFor } from '../support/cantripd-cluster.ts'
+import { killUnitWorkloads } from '../support/processes.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
 import { admin, canaries, canaryGroup, strangers, type CanaryGroup } from './support/hostile-model-group.ts'
 
@@ -107,6 +114,77 @@ test('the propose path: callers propose only as themselves, machine agents also 
       assertNoModelData(String(reply['message']).replace(/may not propose as .*$/, ''))
     }
   }), { numRuns: chaosCount(5_000, 500), seed: 12, includeErrorInReport: true })
+})
+
+/** Every file under `dir` (agent trees are small), as latin1 text so bytes compare as bytes. */
+function filesUnder (dir: string): Array<{ path: string, text: string }> {
+  const out: Array<{ path: string, text: string }> = []
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name)
+      const stat = statSync(path, { throwIfNoEntry: false })
+      if (stat?.isDirectory() === true) walk(path)
+      else if (stat?.isFile() === true && stat.size < 20_000_000) out.push({ path, text: readFileSync(path).toString('latin1') })
+    }
+  }
+  if (existsSync(dir)) walk(dir)
+  return out
+}
+
+test('a credential canary in the provider config never leaves the controller: not in agent directories, logs, gossip or what machine agents receive', async () => {
+  const canary = `CANARY-${randomBytes(12).toString('hex')}`
+  const cluster = new CantripdCluster()
+  const machinesDir = join(cluster.root, 'machines')
+  const wireDir = join(cluster.root, 'wire')
+  const config = join(cluster.root, 'provider.json')
+  writeFileSync(config, JSON.stringify({ credentials: { token: canary }, retryDelayMs: [1_000, 3_000] }))
+  cluster.extraArgs = ['--provider', 'local', '--machines-dir', machinesDir, '--provider-config', config, '--presence-ms', '300,1500,1500']
+  const gossip: Uint8Array[] = []
+  // Inherited by the controller and by the machine agents its local provider starts.
+  const previous = process.env['CANTRIP_WIRE_CAPTURE_DIR']
+  process.env['CANTRIP_WIRE_CAPTURE_DIR'] = wireDir
+  try {
+    await cluster.prepare(1, 0)
+    const controller = cluster.controllers[0]!
+    cluster.start(controller)
+    const client = await cluster.connectClient()
+    client.subscribe(changeTopic('default'), message => { gossip.push(message.data) })
+    client.subscribe(presenceTopic('default'), message => { gossip.push(message.data) })
+    await waitFor('a leader', () => cluster.leader() !== undefined)
+    const charm = await cluster.addCharm(controller, resolve('examples/charms/kv'), 'local:kv-0')
+    assert.ok(charm.added?.ok, JSON.stringify(charm.added))
+    assert.ok((await cluster.submit({ type: 'deploy', application: 'kv', charm: 'local:kv-0', config: { 'port-base': await freePortRun(1) }, constraints: {}, numUnits: 1 }))?.ok)
+    await waitFor('kv/0 active and idle on a provisioned machine', async () => {
+      const summary = await cluster.summary(controller)
+      return summary?.ok === true && summary.units['kv/0']?.workload === 'active' && summary.units['kv/0']?.agent === 'idle'
+    }, () => controller.output.slice(-2000))
+    const captures = filesUnder(wireDir).filter(file => /\/machine-\d+\.wire$/.test(file.path))
+    assert.ok(captures.length > 0 && captures.every(file => file.text.length > 0), `the machine agent's wire was captured: ${readdirSync(wireDir).join(', ')}`)
+    assert.ok(readFileSync(config, 'latin1').includes(canary), 'the canary is where it belongs')
+    const leaks = [...filesUnder(machinesDir), ...captures].filter(file => file.text.includes(canary)).map(file => file.path)
+    assert.equal(leaks, [], 'no agent directory, bootstrap file, agent log or machine wire capture holds the credential')
+    assert.ok(gossip.length > 0, 'gossip was captured')
+    assert.not.ok(gossip.some(data => Buffer.from(data).toString('latin1').includes(canary)), 'no gossip message holds the credential')
+    figures['canaryWireBytes'] = captures.reduce((n, file) => n + file.text.length, 0)
+    figures['canaryFilesChecked'] = filesUnder(machinesDir).length + captures.length
+  } finally {
+    if (previous === undefined) delete process.env['CANTRIP_WIRE_CAPTURE_DIR']
+    else process.env['CANTRIP_WIRE_CAPTURE_DIR'] = previous
+    // Provisioned agents are detached: the controller (and its watchdog) first, then each agent's process group and its workloads, by pid.
+    const child = cluster.controllers[0]?.process
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise(resolve => { child.once('exit', resolve) })
+      child.kill('SIGKILL')
+      await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
+    }
+    for (const machine of existsSync(machinesDir) ? readdirSync(machinesDir) : []) {
+      const pidFile = join(machinesDir, machine, 'agent.pid')
+      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim().split(/\s+/)[0]) : NaN
+      if (Number.isSafeInteger(pid) && pid > 1) try { process.kill(-pid, 'SIGKILL') } catch { /* gone */ }
+      killUnitWorkloads(join(machinesDir, machine, 'agent'))
+    }
+    await cluster.close()
+  }
 })
 
 test.run()
