@@ -1,6 +1,7 @@
 /**
  * Hostile peers against a real libp2p node (issue 12, item 6). A victim, an honest peer
- * and an insider (an agent with the network key that misbehaves) on loopback; outsiders
+ * and an insider (an agent with the network key that misbehaves) on loopback, plus a
+ * flooding insider in its own process; outsiders
  * with no or a wrong network key, and an impostor behind another peer's id. The victim
  * takes notices only from the honest peer (as agents take change notices only from
  * controllers). Every attack is refused and counted by the transport (`refusals()`), and
@@ -8,6 +9,7 @@
  * flooding at ten times the honest rate, stays within twice the baseline's.
  */
 import '../../runtime/polyfill.ts'
+import { spawn } from 'node:child_process'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
@@ -179,25 +181,31 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
   try {
     forger.subscribe(topic, () => {})
     await forger.dial(victim.addresses()[0]!, { timeoutMs: 5_000 })
-    await world.waitFor('the victim sees the forger on the topic', () => victim.topicPeers(topic).includes(forger.peerId), 5_000)
+    // Both ways: the forger floods its publications only to peers it knows subscribe.
+    await world.waitFor('the victim and the forger see each other on the topic', () => victim.topicPeers(topic).includes(forger.peerId) && forger.topicPeers(topic).includes(victim.peerId), 5_000)
     raw(forger).publishConfig.privateKey = await generateKeyPair('Ed25519')
-    await forger.publish(topic, text('forged'))
-    // The flood: the insider publishes well-formed notices the victim does not take from it, at ten times the honest rate, while the honest peer keeps its pace.
-    let flooding = true
-    let flooded = 0
-    const flood = (async () => {
-      // Ten per honest interval, in a burst: timers finer than a few ms are not kept on a loaded machine.
-      while (flooding) {
-        for (let i = 0; i < 10; i++) await insider.publish(topic, text(`flood ${flooded++}`)).catch(() => {})
-        await world.wait(honestIntervalMs)
-      }
-    })()
+    for (let i = 0; i < 3; i++) await forger.publish(topic, text(`forged ${i}`))
+    // The flood: an insider in its own process publishes well-formed notices the victim does not take from it, at ten times the honest rate, while the honest peer keeps its pace.
+    const flooder = spawn(process.execPath, ['--import', 'tsx', 'test/chaos/support/hostile-flooder.ts', Buffer.from(world.networkKey).toString('hex'), victim.addresses()[0]!, topic, '10', String(honestIntervalMs)], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let flooderOutput = ''
+    flooder.stdout.setEncoding('utf8').on('data', (chunk: string) => { flooderOutput += chunk })
+    flooder.stderr.setEncoding('utf8').on('data', (chunk: string) => { flooderOutput += chunk })
+    const flooderExited = new Promise(resolve => { flooder.once('exit', resolve) })
     let attackP99: number
+    let flooded = 0
     try {
+      await world.waitFor('the flooder ready', () => flooderOutput.includes('ready'), 60_000).catch((error: Error) => { throw new Error(`${error.message}: ${flooderOutput.slice(-1000)}`) })
+      const flooderId = /ready (\S+)/.exec(flooderOutput)![1]!
+      await world.waitFor('the victim sees the flooder on the topic', () => victim.topicPeers(topic).includes(flooderId), 10_000)
+      flooder.stdin.write('go\n')
       attackP99 = await honestRun(honestMessages, 'attack')
+      flooder.stdin.write('stop\n')
+      await world.waitFor('the flooder reports what it sent', () => /sent \d+/.test(flooderOutput), 10_000)
+      flooded = Number([...flooderOutput.matchAll(/sent (\d+)/g)].at(-1)![1])
     } finally {
-      flooding = false
-      await flood
+      flooder.stdin.end()
+      await Promise.race([flooderExited, world.wait(10_000)])
+      if (flooder.exitCode === null && flooder.signalCode === null) flooder.kill('SIGKILL')
     }
     await world.waitFor('every kind of refusal counted', () => {
       const now = victim.refusals()
@@ -207,6 +215,7 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
     const after = victim.refusals()
     assert.is(victim.counters().delivered - deliveredBefore, honestMessages, 'only the honest notices were delivered, each once')
     assert.ok(after.graylisted > before.graylisted, 'the flooding insider ended up graylisted')
+    assert.ok(flooded >= 5 * honestMessages, `the flood kept up a multiple of the honest rate: ${flooded} for ${honestMessages}`)
     Object.assign(figures, {
       honestMessages,
       flooded,
