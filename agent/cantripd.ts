@@ -45,7 +45,7 @@
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
  */
 import '../runtime/polyfill.ts'
-import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
@@ -63,7 +63,7 @@ import { changeTopic } from '../actors/controller/change-notices.ts'
 import { modelProtocol, modelTransport } from '../actors/controller/model-scope.ts'
 import { defaultModelName, isModelName } from '../runtime/ids.ts'
 import type { Transport } from '../runtime/transport.ts'
-import { Libp2pTransport } from './mesh/libp2p-transport.ts'
+import { Libp2pTransport, type WireCapture } from './mesh/libp2p-transport.ts'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { reportedVersion } from './version.ts'
 import { LoopbackTransport } from './mesh/loopback-transport.ts'
@@ -177,7 +177,8 @@ async function main (): Promise<void> {
     networkKey,
     ...(values.listen === undefined ? {} : { listen: values.listen }),
     bootstrap: seeds,
-    logger: streamLogger
+    logger: streamLogger,
+    ...wireCapture(process.env['CANTRIP_WIRE_CAPTURE_DIR'], `${role}-${machineId ?? id}`)
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
   // Every actor this agent runs, for `cantrip inspect` and Stately's inspector (agent/inspect/).
@@ -451,3 +452,15 @@ function presenceTimings (spec: string | undefined): { heartbeatIntervalMs?: num
 }
 
 main().catch((error: unknown) => { fail(error instanceof Error ? error.message : String(error)) })
+
+/**
+ * Tests and diagnostics only: with $CANTRIP_WIRE_CAPTURE_DIR set, every payload the mesh
+ * receives is appended to `<dir>/<role>-<machine or peer id>.wire` (test/chaos/authorisation
+ * looks there for a credential canary). Synchronous appends: slow, never for production.
+ */
+function wireCapture (dir: string | undefined, name: string): { capture?: WireCapture } {
+  if (dir === undefined || dir === '') return {}
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, `${name}.wire`)
+  return { capture: (kind, bytes) => { appendFileSync(file, Buffer.concat([Buffer.from(`${kind} ${bytes.byteLength}\n`), bytes, Buffer.from('\n')])) } }
+}

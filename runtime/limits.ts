@@ -429,5 +429,7 @@ export const limits = {
   /** Inspection: nesting kept of a snapshot's context or an event, deeper values show as "<…>". */
   inspectValueDepthMax: 12,
   /** Inspection: characters kept of one string in a snapshot or event. */
-  inspectStringCharsMax: 4_096
+  inspectStringCharsMax: 4_096,
+  /** libp2p transport: raw connections whose handshake is followed at once for the refusal counters (agent/mesh/refusal-counters.ts). */
+  transportHandshakesWatchedMax: 4_096
 } as const

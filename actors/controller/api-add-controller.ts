@@ -5,6 +5,8 @@
  * changes nothing). Any other controller refuses with the leader's id, so the client asks
  * the leader next.
  */
+import { describeValue } from '../../runtime/errors.ts'
+import { apiPermits, apiRefusal } from './api-policy.ts'
 import { NotLeaderError } from '../../runtime/raft/raft-host.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
@@ -20,10 +22,10 @@ export type AddControllerReply =
 
 export async function addController (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, body: { peer?: unknown }): Promise<AddControllerReply> {
   const caller = identify(request.from)
-  if (caller?.kind !== 'user') return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not add controllers` }
+  if (!apiPermits('add-controller', caller)) return { ok: false, error: apiRefusal(component, 'add-controller', request.from) }
   const peer = body.peer
   if (typeof peer !== 'string' || peer.length === 0 || peer.length > peerIdLengthMax || !/^[1-9A-HJ-NP-Za-km-z]+$/.test(peer)) {
-    return { ok: false, error: `${component}: expected {op: "add-controller", peer} with a peer id, got ${JSON.stringify(peer)?.slice(0, 200)}` }
+    return { ok: false, error: `${component}: expected {op: "add-controller", peer} with a peer id, got ${describeValue(peer)}` }
   }
   if (node.host.role !== 'leader') return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": not the leader`, leader: node.host.leader }
   if (node.host.voters.includes(peer)) return { ok: true, voters: [...node.host.voters] }

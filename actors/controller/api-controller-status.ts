@@ -5,6 +5,7 @@
  * leader's commit index minus the voter's match index (0 when caught up). The CLI asks
  * every member for its own answer and takes the lag from the leader's.
  */
+import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
 import type { ControllerNode } from './controller-node.ts'
@@ -38,9 +39,7 @@ export type ControllerStatusReply =
 
 export function controllerStatus (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, version: string | undefined): ControllerStatusReply {
   const caller = identify(request.from)
-  if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the controller status` }
-  }
+  if (!apiPermits('controller-status', caller)) return { ok: false, error: apiRefusal(component, 'controller-status', request.from) }
   const status = node.host.status()
   const progress: Record<string, VoterProgress> = {}
   for (const [voter, p] of Object.entries(status.progress)) {

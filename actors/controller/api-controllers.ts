@@ -4,6 +4,7 @@
  * `enable-ha` (whose bootstrap data named fewer controllers) learns the new ones and can
  * reach the group after the controllers it knew are gone.
  */
+import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { BootstrapController } from '../../runtime/bootstrap-data.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
@@ -19,7 +20,7 @@ export type ControllersReply =
   | { ok: false, error: string }
 
 export function controllers (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, addresses: ControllerAddresses | undefined): ControllersReply {
-  if (identify(request.from) === undefined) return { ok: false, error: `${component}: permission denied: peer "${request.from}" is not known to this model` }
+  if (!apiPermits('controllers', identify(request.from))) return { ok: false, error: apiRefusal(component, 'controllers', request.from) }
   const voters = node.host.voters
   const known = new Map((addresses?.(voters) ?? []).map(c => [c.peerId, c.addresses]))
   return { ok: true, controllers: voters.map(peerId => ({ peerId, addresses: known.get(peerId) ?? [] })) }

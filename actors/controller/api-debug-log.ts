@@ -4,6 +4,7 @@
  * cursor. Admins and controllers only: logs may say more about the model than its agents
  * should read of each other.
  */
+import { apiPermits, apiRefusal } from './api-policy.ts'
 import { InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { StoredLogEntry } from '../../runtime/logs/log-entry.ts'
@@ -28,9 +29,7 @@ export type DebugLogReply =
 
 export function answerDebugLog (self: string, identify: IdentifyPeer, request: IncomingRequest, body: Record<string, unknown>, logs: LogRing | undefined): DebugLogReply {
   const caller = identify(request.from)
-  if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the model's logs` }
-  }
+  if (!apiPermits('debug-log', caller)) return { ok: false, error: apiRefusal(component, 'debug-log', request.from) }
   if (logs === undefined) return { ok: false, error: `${component}: this controller keeps no logs` }
   try {
     const after = body.after ?? 0

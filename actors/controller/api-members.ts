@@ -4,6 +4,7 @@
  * machine's agent, or unknown), its state, incarnation, when and by whom it was last
  * heard, and the version it reports. This controller itself is the first row.
  */
+import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
 import type { ControllerNode } from './controller-node.ts'
@@ -37,9 +38,7 @@ export type MembersReply =
 
 export function members (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, table: PresenceTable | undefined): MembersReply {
   const caller = identify(request.from)
-  if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the membership` }
-  }
+  if (!apiPermits('members', caller)) return { ok: false, error: apiRefusal(component, 'members', request.from) }
   if (table === undefined) return { ok: false, error: `${component}: controller "${node.id}" keeps no presence table` }
   const rows = table().map(({ version, ...row }) => {
     const who = identify(row.id)

@@ -8,6 +8,7 @@
  * for all units of a machine keeps an agent with many units at one round trip.
  */
 import { decode, encode } from '../../runtime/codec.ts'
+import { describeValue } from '../../runtime/errors.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
 import type { Entity, MachineRecord, ModelContext } from '../../runtime/model/model-types.ts'
@@ -20,6 +21,7 @@ import { members, type MembersReply, type PresenceTable } from './api-members.ts
 import { controllers, type ControllerAddresses, type ControllersReply } from './api-controllers.ts'
 import { answerDebugLog, type DebugLogReply } from './api-debug-log.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
+import { apiPermits, apiRefusal, isApiOp } from './api-policy.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
@@ -130,6 +132,11 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }
   const op = typeof body === 'object' && body !== null ? (body as { op?: unknown }).op : undefined
+  if (isApiOp(op)) {
+    // The policy table first: a refused caller learns nothing, not even whether its target exists.
+    const target = op === 'machine-model' ? (body as { machine?: unknown }).machine : undefined
+    if (!apiPermits(op, identify(request.from), target)) return { ok: false, error: apiRefusal(component, op, request.from, target) }
+  }
   if (op === 'model-summary') return await summary(node, identify, request, presence)
   if (op === 'register') return await register(node, request, body as { machine?: unknown, secret?: unknown })
   if (op === 'model') return await fullModel(node, identify, request, presence)
@@ -140,14 +147,12 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   if (op === 'add-controller') return await addController(node, identify, request, body as { peer?: unknown })
   if (op === 'controllers') return controllers(node, identify, request, extras.controllerAddresses)
   if (op === 'debug-log') return answerDebugLog(node.id, identify, request, body as Record<string, unknown>, extras.logs)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers" | "debug-log"}, got ${JSON.stringify(body)?.slice(0, 200)}` }
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers" | "debug-log"}, got ${describeValue(body)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {
   const caller = identify(request.from)
-  if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the model summary` }
-  }
+  if (!apiPermits('model-summary', caller)) return { ok: false, error: apiRefusal(component, 'model-summary', request.from) }
   try {
     const model = await node.read()
     const reader = readerOf(model)
@@ -178,9 +183,7 @@ async function summary (node: ControllerNode, identify: IdentifyPeer, request: I
 
 async function fullModel (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<FullModelReply> {
   const caller = identify(request.from)
-  if (caller === undefined || (caller.kind !== 'user' && caller.kind !== 'controller')) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read the whole model` }
-  }
+  if (!apiPermits('model', caller)) return { ok: false, error: apiRefusal(component, 'model', request.from) }
   try {
     const model = await node.read()
     const heard: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }> = {}
@@ -222,9 +225,8 @@ async function machineModel (node: ControllerNode, identify: IdentifyPeer, reque
   const caller = identify(request.from)
   // The machine's own agent, or a controller (which holds the whole model anyway; with
   // `cantripd --role both` it is also the agent of its machine).
-  const entitled = caller !== undefined && (caller.kind === 'controller' || (caller.kind === 'machine' && caller.id === machine))
-  if (typeof machine !== 'string' || !entitled) {
-    return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not read machine ${JSON.stringify(machine)}` }
+  if (typeof machine !== 'string' || !apiPermits('machine-model', caller, machine)) {
+    return { ok: false, error: apiRefusal(component, 'machine-model', request.from, machine) }
   }
   try {
     return { ok: true, model: machineModelView(await node.read(), machine) }
@@ -240,10 +242,10 @@ async function machineModel (node: ControllerNode, identify: IdentifyPeer, reque
 async function charmArchive (identify: IdentifyPeer, request: IncomingRequest, body: Record<string, unknown>, charms: CharmArchives | undefined): Promise<CharmReply> {
   const caller = identify(request.from)
   if (charms === undefined) return { ok: false, error: `${component}: this controller keeps no charm archives` }
-  if (caller === undefined) return { ok: false, error: `${component}: permission denied: peer "${request.from}" is not known to this model` }
+  if (!apiPermits('charm-archive', caller)) return { ok: false, error: apiRefusal(component, 'charm-archive', request.from) }
   try {
     if (body.op === 'put-charm') {
-      if (caller.kind !== 'user' && caller.kind !== 'controller') return { ok: false, error: `${component}: permission denied: peer "${request.from}" may not add charms` }
+      if (!apiPermits('put-charm', caller)) return { ok: false, error: apiRefusal(component, 'put-charm', request.from) }
       if (!(body.bytes instanceof Uint8Array)) return { ok: false, error: `${component}: expected archive bytes, got ${typeof body.bytes}` }
       return { ok: true, bytes: null, hash: await charms.put(body.bytes) }
     }

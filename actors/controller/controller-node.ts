@@ -2,7 +2,7 @@ import { createActor, fromCallback, fromPromise } from 'xstate'
 import { assert } from '../../runtime/assert.ts'
 import type { Clock } from '../../runtime/clock.ts'
 import { decode, encode } from '../../runtime/codec.ts'
-import { CantripError } from '../../runtime/errors.ts'
+import { CantripError, describeValue, InvalidInputError } from '../../runtime/errors.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
@@ -278,7 +278,9 @@ export class ControllerNode {
     let reply: BatchReply | ForwardReply
     try {
       const request = decode(data, component) as unknown
-      if (typeof request === 'object' && request !== null && Object.hasOwn(request, 'batch')) {
+      if (typeof request !== 'object' || request === null || Array.isArray(request) || request instanceof Uint8Array) {
+        reply = forwardError(new InvalidInputError(`${component} "${this.id}"`, 'a command map or {batch}', request))
+      } else if (Object.hasOwn(request, 'batch')) {
         reply = await this.#serveBatch(from, (request as { batch: unknown }).batch)
       } else {
         reply = await this.#serveOne(from, request as ModelCommand)
@@ -328,11 +330,11 @@ export class ControllerNode {
     if (caller.kind === 'controller') return undefined
     const proposer = (command as { proposer?: unknown }).proposer
     if (typeof proposer !== 'object' || proposer === null) return `${denied} sent a command without a proposer`
-    if (JSON.stringify(proposer) === JSON.stringify(caller)) return undefined
+    if (quoted(proposer) === JSON.stringify(caller)) return undefined
     const p = proposer as { kind?: unknown, name?: unknown }
     if (caller.kind === 'machine' && p.kind === 'unit' && typeof p.name === 'string' &&
       tableGet(this.host.model().units, p.name)?.machine === caller.id) return undefined
-    return `${denied} may not propose as ${JSON.stringify(proposer)}`
+    return `${denied} may not propose as ${quoted(proposer)}`
   }
 
   #retryDelayMs (): number {
@@ -377,6 +379,15 @@ async function claimSingularLease (node: ControllerNode, durationMs: number): Pr
   if (expiry === undefined) return { granted: false, why: 'the grant carried no expiry' }
   const validForMs = expiry - limits.controllerLeaseClockDriftMarginMs - clock.now()
   return validForMs > 0 ? { granted: true, validForMs } : { granted: false, why: 'granted too late to believe' }
+}
+
+/** JSON for a message, or a short description when the value has none (a BigInt from the wire, say). */
+function quoted (value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? describeValue(value)
+  } catch {
+    return describeValue(value)
+  }
 }
 
 function forwardError (error: unknown): Extract<ForwardReply, { ok: false }> {

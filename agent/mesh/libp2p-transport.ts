@@ -78,7 +78,8 @@ import {
 } from './mesh-envelopes.ts'
 import { parseNetworkKey } from './network-key.ts'
 import { parsePeerKey } from './peer-identity.ts'
-import { readOnlyFrame, writeOnlyFrame } from './stream-frames.ts'
+import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
+import { FrameError, readOnlyFrame, writeOnlyFrame } from './stream-frames.ts'
 
 const component = 'libp2p transport'
 
@@ -106,6 +107,9 @@ export const rejectedMessageScore: Readonly<TopicScoreParams> = Object.freeze(cr
   invalidMessageDeliveriesDecay: 0.99
 }))
 
+/** What a wire capture sees: every payload this peer received, after decryption, before any check. */
+export type WireCapture = (kind: 'gossip' | 'request' | 'response', bytes: Uint8Array) => void
+
 export interface Libp2pTransportOptions {
   /** Ed25519 private key bytes from the agent config (peer-identity.ts). */
   privateKey: Uint8Array
@@ -127,6 +131,8 @@ export interface Libp2pTransportOptions {
    * listener, so a bug in the receiver is never silent.
    */
   logger?: Logger
+  /** Diagnostics and tests: sees every payload received (cantripd: $CANTRIP_WIRE_CAPTURE_DIR). */
+  capture?: WireCapture
 }
 
 export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
@@ -166,6 +172,9 @@ export class Libp2pTransport implements Transport {
   readonly #counters: TransportCounters = {
     published: 0, delivered: 0, rejected: 0, ignored: 0, requestsSent: 0, requestsServed: 0, requestsFailed: 0
   }
+  readonly #refusals: RefusalCounters = emptyRefusals()
+  readonly #handshakes: HandshakeWatch
+  readonly #capture: WireCapture | undefined
 
   readonly #onGossipMessage = (event: CustomEvent<Message>): void => { this.#deliver(event.detail) }
   /** Bootstrap seeds by peer id, each with its redial back-off. */
@@ -189,8 +198,10 @@ export class Libp2pTransport implements Transport {
     if (heartbeatIntervalMs !== undefined && (!Number.isSafeInteger(heartbeatIntervalMs) || heartbeatIntervalMs < 10)) {
       throw new InvalidInputError(component, 'a gossipsub heartbeat interval of at least 10 ms', heartbeatIntervalMs)
     }
+    const handshakes = new HandshakeWatch(limits.transportHandshakesWatchedMax)
     const node = await createLibp2p<MeshServices>({
       privateKey,
+      connectionGater: handshakes.gater,
       addresses: { listen: listen.map(address => address.toString()) },
       transports: [tcp()],
       connectionProtector: preSharedKey({ psk }),
@@ -227,7 +238,7 @@ export class Libp2pTransport implements Transport {
     })
     let transport: Libp2pTransport | undefined
     try {
-      transport = new Libp2pTransport(node, seeds, options.logger)
+      transport = new Libp2pTransport(node, seeds, options.logger, handshakes, options.capture)
       await node.handle(requestProtocol, data => { transport!.#serve(data) }, {
         maxInboundStreams: limits.transportInboundRequestsPerPeerMax,
         // Our in-flight bound is the real limit on what we send; libp2p's per-connection
@@ -243,11 +254,14 @@ export class Libp2pTransport implements Transport {
     return transport
   }
 
-  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined) {
+  private constructor (node: Libp2p<MeshServices>, seeds: Multiaddr[], logger: Logger | undefined, handshakes: HandshakeWatch, capture: WireCapture | undefined) {
     this.node = node
     this.peerId = node.peerId.toString()
     this.#gossip = node.services.pubsub as unknown as GossipSub
     this.#logger = logger
+    this.#handshakes = handshakes
+    this.#capture = capture
+    this.#countGossipRefusals()
     // A node listed among its own seeds (one seed list for every controller) skips itself.
     this.#seeds = new Map(seeds
       .filter(seed => seed.getPeerId() !== this.peerId)
@@ -370,6 +384,11 @@ export class Libp2pTransport implements Transport {
     return { ...this.#counters }
   }
 
+  /** What this peer refused from others, by kind (refusal-counters.ts); beyond the Transport contract. */
+  refusals (): RefusalCounters {
+    return { ...this.#refusals, handshake: this.#handshakes.failed() }
+  }
+
   /** Stops the node: waiting requests reject at once, then every connection closes. A second call waits for the first. */
   async stop (): Promise<void> {
     if (this.#stopping !== undefined) return await this.#stopping
@@ -487,10 +506,12 @@ export class Libp2pTransport implements Transport {
   /** Our gossipsub topic validator: the envelope first, then the application's verdict. */
   #validate (topic: string, _from: Libp2pPeerId, message: Message): TopicValidatorResult {
     if (this.#stopped) return TopicValidatorResult.Ignore
+    this.#capture?.('gossip', message.data)
     // StrictSign makes gossipsub drop unsigned messages before this; a topic mismatch
     // would be a gossipsub bug. Neither reaches the application.
     if (message.type !== 'signed' || message.topic !== topic) {
       this.#counters.rejected++
+      this.#refuse('signature')
       return TopicValidatorResult.Reject
     }
     let data: Uint8Array
@@ -498,6 +519,7 @@ export class Libp2pTransport implements Transport {
       data = decodeGossipEnvelope(message.data)
     } catch (error) {
       this.#counters.rejected++
+      this.#refuse(message.data.byteLength > limits.transportMessageBytesMax ? 'oversized' : 'malformed')
       this.#logger?.log('debug', 'rejected malformed gossip envelope', { topic, from: message.from.toString(), error: describeError(error) })
       return TopicValidatorResult.Reject
     }
@@ -523,6 +545,7 @@ export class Libp2pTransport implements Transport {
         return TopicValidatorResult.Accept
       case 'reject':
         this.#counters.rejected++
+        this.#refuse('validator')
         return TopicValidatorResult.Reject
       case 'ignore':
         this.#counters.ignored++
@@ -574,7 +597,9 @@ export class Libp2pTransport implements Transport {
     let response: ResponseEnvelope
     try {
       await writeOnlyFrame(stream, frame, envelopeBytesMax)
-      response = decodeResponseEnvelope(await readOnlyFrame(stream.source, envelopeBytesMax))
+      const received = await readOnlyFrame(stream.source, envelopeBytesMax)
+      this.#capture?.('response', received)
+      response = decodeResponseEnvelope(received)
     } catch (error) {
       if (signal.aborted) throw signal.reason as Error
       stream.abort(error as Error)
@@ -598,15 +623,20 @@ export class Libp2pTransport implements Transport {
     let payload: Uint8Array
     try {
       payload = await readOnlyFrame(stream.source, envelopeBytesMax)
+    } catch (error) {
+      if (error instanceof FrameError) this.#refuse('requestFrame')
+      throw error
     } finally {
       clearTimeout(timer)
     }
+    this.#capture?.('request', payload)
     let response: ResponseEnvelope
     let request: { protocol: string, data: Uint8Array } | undefined
     try {
       request = decodeRequestEnvelope(payload)
     } catch (error) {
       request = undefined
+      this.#refuse('requestEnvelope')
       response = { ok: false, error: `malformed request: ${describeError(error)}` }
     }
     if (request !== undefined) response = await this.#run(request, from)
@@ -634,6 +664,42 @@ export class Libp2pTransport implements Transport {
   }
 
   // ---------------------------------------------------------------------------------
+
+  #refuse (kind: RefusalKind): void {
+    this.#refusals[kind]++
+  }
+
+  /**
+   * Counts what gossipsub refuses before our validator runs, at the hooks it has: its peer
+   * score hears of every badly signed (`rejectInvalidMessage`) and duplicate message, and
+   * `acceptFrom` decides on every RPC whether its sender is graylisted. A message on a topic
+   * we neither subscribe to nor validate has no validator of ours; the fallback one
+   * ignores it (no penalty: an unsubscribe may race it) and counts it.
+   */
+  #countGossipRefusals (): void {
+    const gossip = this.#gossip as unknown as {
+      score: { rejectInvalidMessage: (from: string, topic: string) => void, duplicateMessage: (from: string, id: string, topic: string) => void }
+      acceptFrom: (id: string) => boolean
+      topicValidators: Map<string, unknown>
+    }
+    const score = gossip.score
+    const rejectInvalid = score.rejectInvalidMessage.bind(score)
+    score.rejectInvalidMessage = (from, topic) => { this.#refuse('signature'); rejectInvalid(from, topic) }
+    const duplicate = score.duplicateMessage.bind(score)
+    score.duplicateMessage = (from, id, topic) => { this.#refuse('duplicate'); duplicate(from, id, topic) }
+    const acceptFrom = gossip.acceptFrom.bind(gossip)
+    gossip.acceptFrom = id => {
+      const accepted = acceptFrom(id)
+      if (!accepted) this.#refuse('graylisted')
+      return accepted
+    }
+    const validators = gossip.topicValidators
+    const wrongTopic = (): TopicValidatorResult => {
+      this.#refuse('wrongTopic')
+      return TopicValidatorResult.Ignore
+    }
+    validators.get = (topic: string) => Map.prototype.get.call(validators, topic) ?? wrongTopic
+  }
 
   #assertRunning (): void {
     if (this.#stopped) throw new TransportStoppedError(this.peerId)

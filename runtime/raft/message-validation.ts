@@ -1,3 +1,4 @@
+import { describeValue } from '../errors.ts'
 import type { Entry, Message, MessageType, RaftSnapshot } from './raft-types.ts'
 
 const messageTypes: ReadonlySet<string> = new Set<MessageType>([
@@ -38,15 +39,15 @@ const nodeIdLengthMax = 256
 export function messageProblem (value: unknown, self: string): string | undefined {
   if (typeof value !== 'object' || value === null) return 'not an object'
   const m = value as Partial<Message>
-  if (typeof m.type !== 'string' || !messageTypes.has(m.type)) return `unknown type ${JSON.stringify(m.type)}`
+  if (typeof m.type !== 'string' || !messageTypes.has(m.type)) return `unknown type ${describeValue(m.type)}`
   if (!isNodeId(m.from) || !isNodeId(m.to)) return 'from and to must be node ids'
   if (m.to !== self) return `addressed to "${m.to}"`
   if (m.from === self) return 'sent by this node to itself'
-  if (!isCount(m.term)) return `term ${String(m.term)} is not a safe integer`
+  if (!isCount(m.term)) return `term ${describeValue(m.term)} is not a safe integer`
   if (termlessTypes.has(m.type) !== (m.term === 0)) return `term ${m.term} is wrong for ${m.type}`
   for (const field of requiredFields[m.type]) if (m[field] === undefined) return `${m.type} lacks ${field}`
   for (const field of ['index', 'logTerm', 'commit', 'rejectHint', 'rejectHintTerm'] as const) {
-    if (m[field] !== undefined && !isCount(m[field])) return `${field} ${String(m[field])} is not a safe integer`
+    if (m[field] !== undefined && !isCount(m[field])) return `${field} ${describeValue(m[field])} is not a safe integer`
   }
   if (m.reject !== undefined && typeof m.reject !== 'boolean') return 'reject must be a boolean'
   if (m.transfer !== undefined && typeof m.transfer !== 'boolean') return 'transfer must be a boolean'
@@ -82,7 +83,7 @@ function entryProblem (value: unknown): string | undefined {
   if (!isCount(e.term) || !isCount(e.index)) return 'term and index must be safe integers'
   if (!(e.data instanceof Uint8Array)) return 'data must be bytes'
   if (e.type === 'normal') return e.configChange === undefined ? undefined : 'a normal entry carries a config change'
-  if (e.type !== 'config-change') return `unknown entry type ${JSON.stringify(e.type)}`
+  if (e.type !== 'config-change') return `unknown entry type ${describeValue(e.type)}`
   const change = e.configChange
   if (typeof change !== 'object' || change === null) return 'config change missing'
   if (change.type !== 'add-voter' && change.type !== 'remove-voter') return 'unknown config change'

@@ -17,6 +17,7 @@
 import { writeFile } from 'node:fs/promises'
 import { isAbsolute, resolve } from 'node:path'
 import { Document, YAMLMap, YAMLSeq, type Node } from 'yaml'
+import { HookToolError } from '../hook-context.ts'
 import type { FlagDefs, ParsedArgs } from './args.ts'
 import { goQuote } from './args.ts'
 
@@ -77,7 +78,7 @@ export async function writeOutput (target: OutputTarget, parsed: ParsedArgs, val
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     const reason = code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message
-    throw new Error(`open ${absolute}: ${reason}`, { cause: error })
+    throw new HookToolError(1, `open ${absolute}: ${reason}`)
   }
 }
 

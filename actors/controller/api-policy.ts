@@ -1,0 +1,65 @@
+/**
+ * Who may make which controller API call (DESIGN.md §10), as one table the API consults
+ * before it looks at anything else in a request: a refused caller learns nothing about
+ * the model, not even whether what it asked for exists. Callers are the entity their
+ * authenticated peer id maps to (`IdentifyPeer`), or strangers.
+ *
+ * Commands proposed to the model (the propose protocol) are authorised twice elsewhere:
+ * controller-node.ts checks that the caller speaks for the proposer, and the model
+ * (runtime/model) checks what that proposer may do.
+ */
+import type { Entity } from '../../runtime/model/model-types.ts'
+
+export const apiOps = [
+  'machine-model', 'charm-archive', 'put-charm', 'model-summary', 'register', 'model',
+  'controller-status', 'members', 'add-controller', 'controllers', 'debug-log'
+] as const
+
+export type ApiOp = typeof apiOps[number]
+
+/** A caller as the policy sees it: the kind of its entity, or a stranger. */
+export type CallerKind = Entity['kind'] | 'stranger'
+
+export interface ApiRule {
+  /** Who may call the op at all. */
+  readonly allowed: readonly CallerKind[]
+  /** Machine agents only for their own machine (the request's target). */
+  readonly ownMachineOnly?: boolean
+  /** What a refused caller is told it may not do (after `peer "…"`). */
+  readonly refusal: (target: unknown) => string
+}
+
+const staff = ['user', 'controller'] as const
+const known = ['user', 'controller', 'machine', 'unit'] as const
+
+export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
+  'machine-model': { allowed: ['controller', 'machine'], ownMachineOnly: true, refusal: target => `may not read machine ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
+  'charm-archive': { allowed: known, refusal: () => 'is not known to this model' },
+  'put-charm': { allowed: staff, refusal: () => 'may not add charms' },
+  'model-summary': { allowed: staff, refusal: () => 'may not read the model summary' },
+  register: { allowed: ['user', 'controller', 'machine', 'unit', 'stranger'], refusal: () => 'may not register' },
+  model: { allowed: staff, refusal: () => 'may not read the whole model' },
+  'controller-status': { allowed: staff, refusal: () => 'may not read the controller status' },
+  members: { allowed: staff, refusal: () => 'may not read the membership' },
+  'add-controller': { allowed: ['user'], refusal: () => 'may not add controllers' },
+  controllers: { allowed: known, refusal: () => 'is not known to this model' },
+  'debug-log': { allowed: staff, refusal: () => 'may not read the model\'s logs' }
+}
+
+export function isApiOp (op: unknown): op is ApiOp {
+  return typeof op === 'string' && (apiOps as readonly string[]).includes(op)
+}
+
+/** Whether `caller` may make the call `op` about `target` (the machine, for machine-model). */
+export function apiPermits (op: ApiOp, caller: Entity | undefined, target?: unknown): boolean {
+  const rule = apiPolicy[op]
+  const kind: CallerKind = caller?.kind ?? 'stranger'
+  if (!rule.allowed.includes(kind)) return false
+  if (rule.ownMachineOnly === true && caller?.kind === 'machine') return typeof target === 'string' && caller.id === target
+  return true
+}
+
+/** The one-line refusal: names the peer and what it may not do, and nothing of the model. */
+export function apiRefusal (component: string, op: ApiOp, peer: string, target?: unknown): string {
+  return `${component}: permission denied: peer ${JSON.stringify(peer)} ${apiPolicy[op].refusal(target)}`
+}
