@@ -11,7 +11,13 @@ const num = (results: unknown, path: string): number | null => {
   const { value } = lookup(results, path)
   return typeof value === 'number' && Number.isFinite(value) ? value : null
 }
-const show = (value: number | null, unit: string): string => value === null ? 'n/a' : `${value >= 100 ? Math.round(value).toLocaleString('en') : Number(value.toPrecision(3))}${unit}`
+const show = (value: number | null, unit: string): string => {
+  if (value === null) return 'n/a'
+  // Bytes read best in KB or MB.
+  if (unit === ' B' && value >= 1e6) return `${Number((value / 1e6).toPrecision(3))} MB`
+  if (unit === ' B' && value >= 1e3) return `${Number((value / 1024).toPrecision(3))} KB`
+  return `${value >= 100 ? Math.round(value).toLocaleString('en') : Number(value.toPrecision(3))}${unit}`
+}
 const ratio = (a: number | null, b: number | null): string => a === null || b === null || b === 0 ? 'n/a' : `${Number((a / b).toPrecision(3))}×`
 const verdict = (ok: boolean | null, text: string): string => ok === null ? `${text} (n/a)` : `${text}: ${ok ? 'met' : 'MISSED'}`
 
