@@ -20,7 +20,7 @@ export interface MeshBench {
   commits: number
   noticeLatencyMs: { p50: number, p99: number, max: number, samples: number }
   idleRssMb: { machineAgent: number, controller: number }
-  unitActorKb: { units: number, perUnit: number }
+  unitActorKb: { units: number, perUnit: number, perUnitBytes: number }
 }
 
 function quantile (values: number[], q: number): number {
@@ -72,7 +72,7 @@ export async function measureMesh (agents = 20, commits = 20): Promise<MeshBench
 }
 
 /** Heap per unit actor, from a unit world with `units` units that have run their first hooks. */
-async function measureUnitActorMemory (units: number): Promise<{ units: number, perUnit: number }> {
+export async function measureUnitActorMemory (units: number): Promise<{ units: number, perUnit: number, perUnitBytes: number }> {
   const gc = (globalThis as { gc?: () => void }).gc
   const heap = (): number => { gc?.(); gc?.(); return process.memoryUsage().heapUsed }
   const world = new UnitWorld({ seed: 1, updateStatusIntervalMs: 300_000 })
@@ -80,7 +80,7 @@ async function measureUnitActorMemory (units: number): Promise<{ units: number, 
   world.controller.deploy({ name: 'bench' }, units, Array.from({ length: units }, () => '0'))
   await world.advance(60_000)
   const after = heap()
-  return { units, perUnit: Math.round((after - before) / units / 1024) }
+  return { units, perUnit: Math.round((after - before) / units / 1024), perUnitBytes: Math.round((after - before) / units) }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,73 +1,196 @@
-import { writeFile, readFile } from 'node:fs/promises'
-import { loadavg } from 'node:os'
+import { execFileSync } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os'
+import { measureCantripPropagation } from './cantrip-propagation.ts'
 import { measureDeploy100 } from './deploy-100.ts'
+import { measureFloors } from './floors.ts'
 import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
 import { measureHookToolCall } from './hook-tool-call.ts'
-import { measureMesh } from './mesh-agents.ts'
+import { measureMesh, measureUnitActorMemory } from './mesh-agents.ts'
+import { checkResults, requiredPaths } from './results-schema.ts'
+import { formatTable } from './results-table.ts'
+import { measureSerf } from './serf-mesh.ts'
+import { measureSimPoint } from './sim-points.ts'
 import { measureSimSpeed } from './sim-speed.ts'
-import { measureSimScale } from './sim-scale.ts'
+import { measureCantripWrites, measureEtcdWrites } from './writes.ts'
 
 /**
- * `npm run bench [-- name…]`: runs the benchmarks (all, or those named: sim, simscale,
- * tools, runner, mesh, deploy100) and merges their figures into bench/results.json (kept
- * between runs, so partial runs update only their keys). Benchmarks are never timed
- * unit tests: this machine is shared, so every figure comes with the load average at
- * the start and end.
+ * `npm run bench [-- name…]`: cantrip beside its anchors in one run (issue 11): etcd for
+ * desired-state writes, serf for propagation and failure detection, the disk and process
+ * spawn for the floors; then scale (deploy of 100 units, the simulator at 10/100/1,000
+ * agents) and memory. Installs etcd and serf from Debian first (scripts/ensure-bench-tools.sh).
+ * Figures merge into bench/results.json (kept between runs, so a partial run updates only
+ * its keys), and the table of pairs with ratios is printed at the end. A bench that fails
+ * records null figures with the reason and the run goes on. Named benches: floors, tools,
+ * runner, writes, serf, propagation, memory, deploy100, simscale (the default set), and
+ * sim, mesh (extra, run only when named).
  */
 const resultsPath = new URL('./results.json', import.meta.url)
+type Results = Record<string, unknown>
 
-async function previous (): Promise<Record<string, unknown>> {
+const say = (line: string): void => { process.stdout.write(line + '\n') }
+
+async function previous (): Promise<Results> {
   try {
-    return JSON.parse(await readFile(resultsPath, 'utf8')) as Record<string, unknown>
+    return JSON.parse(await readFile(resultsPath, 'utf8')) as Results
   } catch {
     return {}
   }
 }
 
-const say = (line: string): void => { process.stdout.write(line + '\n') }
-type Bench = (results: Record<string, unknown>) => Promise<void>
+/** Sets `value` at a dotted path, creating the objects on the way. */
+function put (results: Results, path: string, value: unknown): void {
+  const keys = path.split('.')
+  let at = results
+  for (const key of keys.slice(0, -1)) {
+    if (typeof at[key] !== 'object' || at[key] === null) at[key] = {}
+    at = at[key] as Results
+  }
+  at[keys.at(-1)!] = value
+}
+
+/** A bench that failed: every required figure under `prefixes` becomes null, with the reason beside it. */
+function markFailed (results: Results, prefixes: readonly string[], reason: string): void {
+  for (const path of requiredPaths.filter(p => prefixes.some(prefix => p.startsWith(prefix)))) {
+    put(results, path, null)
+    put(results, `${path.split('.').slice(0, -1).join('.')}.reason`, reason)
+  }
+}
+
+interface Bench { run: (results: Results) => Promise<void>, owns: readonly string[], extra?: boolean }
 
 const benches: Record<string, Bench> = {
-  async sim (results) {
-    say('bench: simulator speed, 5-unit machine agent world (40 seeds × 40 steps)…')
-    const sim = await measureSimSpeed()
-    results['simMachineAgent'] = sim
-    say(`  simulated ${sim.simulatedSeconds} s in ${sim.wallSeconds} s wall: ${sim.simToWall}× real time, ${sim.hooksPerWallSecond} hooks/s, ${sim.failures} failures`)
-  },
-  async simscale (results) {
-    say('bench: the whole system on the simulator, 3 controllers and N machine agents × 5 units deploying (10, 100, 1,000)…')
-    const points = []
-    for (const agents of [10, 100, 1_000]) {
-      const point = await measureSimScale(agents)
-      points.push(point)
-      say(`  ${agents} agents, ${point.units} units: ${point.outcome}, ${point.convergedSimulatedSeconds ?? '-'} s simulated in ${point.wallSeconds} s wall (${point.simToWall}× real time), ${point.hooks} hooks, ${point.peakRssMb} MB peak RSS`)
+  floors: {
+    owns: ['floors.'],
+    async run (results) {
+      say('bench: floors: fsync rate, LevelDB sync batches, process spawn…')
+      const f = await measureFloors()
+      results['floors'] = f
+      say(`  ${f.fsyncPerSec} fsync/s; LevelDB ${f.levelBatchRecPerSec} records/s in sync batches of 100; /bin/true spawn median ${f.spawnMs} ms`)
     }
-    results['simScale'] = { goal: '1,000 agents converge in < 60 s wall', points }
   },
-  async tools (results) {
-    say('bench: hook-tool call latency (C client over the unit socket) vs a bare spawn…')
-    const tools = await measureHookToolCall()
-    results['hookToolCall'] = tools
-    say(`  median ${tools.spawned.client.medianMs} ms (p90 ${tools.spawned.client.p90Ms}, p99 ${tools.spawned.client.p99Ms}); bare spawn ${tools.spawned.spawnFloor.medianMs} ms; from a bash loop ${tools.inBashLoop.clientMeanMs} ms vs ${tools.inBashLoop.spawnFloorMeanMs} ms`)
+  tools: {
+    owns: ['hookTool.'],
+    async run (results) {
+      say('bench: hook-tool call latency (C client over the unit socket) vs a bare spawn…')
+      const tools = await measureHookToolCall()
+      results['hookToolCall'] = tools
+      results['hookTool'] = { ...tools.spawned.client, spawnFloorMedianMs: tools.spawned.spawnFloor.medianMs, inBashLoopMeanMs: tools.inBashLoop.clientMeanMs }
+      say(`  median ${tools.spawned.client.medianMs} ms (p99 ${tools.spawned.client.p99Ms}); bare spawn ${tools.spawned.spawnFloor.medianMs} ms`)
+    }
   },
-  async runner (results) {
-    say('bench: hook runner overhead around a trivial hook…')
-    const runner = await measureHookRunnerOverhead()
-    results['hookRunnerOverhead'] = runner
-    say(`  median: bare spawn ${runner.bare.medianMs} ms, process runner ${runner.processRunner.medianMs} ms, hook runner ${runner.hookRunner.medianMs} ms (+${runner.overheadMs} ms)`)
+  runner: {
+    owns: ['hookOverheadMs'],
+    async run (results) {
+      say('bench: hook runner overhead around a trivial hook…')
+      const runner = await measureHookRunnerOverhead()
+      results['hookRunnerOverhead'] = runner
+      results['hookOverheadMs'] = runner.overheadMs
+      say(`  median: bare spawn ${runner.bare.medianMs} ms, hook runner ${runner.hookRunner.medianMs} ms (+${runner.overheadMs} ms)`)
+    }
   },
-  async mesh (results) {
-    say('bench: the mesh in real processes, 3 controllers + 20 machine agents (about a minute)…')
-    const mesh = await measureMesh(20, 20)
-    results['mesh'] = mesh
-    say(`  change notice to view at 20 agents: p50 ${mesh.noticeLatencyMs.p50} ms, p99 ${mesh.noticeLatencyMs.p99} ms (${mesh.noticeLatencyMs.samples} samples); idle RSS: machine agent ${mesh.idleRssMb.machineAgent} MB, controller ${mesh.idleRssMb.controller} MB; ${mesh.unitActorKb.perUnit} KB per unit actor`)
+  writes: {
+    owns: ['writes.', 'failover.'],
+    async run (results) {
+      for (const [store, measure] of [['etcd', measureEtcdWrites], ['cantrip', measureCantripWrites]] as const) {
+        say(`bench: desired-state writes, 3-member ${store} on loopback: sequential, 16 and 64 clients, failover after kill -9…`)
+        try {
+          const w = await measure()
+          put(results, `writes.${store}`, w.writes)
+          put(results, `failover.${store}`, w.failoverMs === null ? { ms: null, reason: 'no write succeeded within 30 s of the kill' } : { ms: w.failoverMs })
+          say(`  ${(['seq', 'c16', 'c64'] as const).map(l => `${l} ${w.writes[l].opsPerSec}/s p50 ${w.writes[l].p50Ms} p99 ${w.writes[l].p99Ms} ms`).join('; ')}; failover ${w.failoverMs ?? 'n/a'} ms`)
+        } catch (error) {
+          markFailed(results, [`writes.${store}.`, `failover.${store}.`], message(error))
+          say(`  ${store} failed: ${message(error)}`)
+        }
+      }
+    }
   },
-  async deploy100 (results) {
-    say('bench: deploy-to-active, 100 units of a trivial charm on 10 machines of the local provider…')
-    const d = await measureDeploy100()
-    results['deploy100'] = d
-    say(`  ${d.seconds} s from add-machine + deploy to all ${d.units} active (${d.afterDeployCommandSeconds} s after the deploy command); floor ${d.floorSeconds} s = ${d.machines} machine agents started ${d.machineAgentsStartedSeconds} s + ${d.units}×${d.hooksPerUnit} hooks spawned serially per machine ${d.hookSpawnFloorSeconds} s`)
+  serf: {
+    owns: ['propagation.serf.', 'detection.serf.'],
+    async run (results) {
+      for (const agents of [10, 50]) {
+        say(`bench: serf, a user event to ${agents} agents${agents === 50 ? ', then kill -9 of one' : ''}…`)
+        try {
+          const s = await measureSerf(agents, 10, { detect: agents === 50 })
+          put(results, `propagation.serf.n${agents}`, s.propagation)
+          if (agents === 10) put(results, 'memory.serfAgentRssBytes', s.agentRssBytes)
+          if (s.detection !== undefined) put(results, 'detection.serf.n50', { ms: s.detection.firstMs, allSurvivorsMs: s.detection.allMs, ...(s.detection.firstMs === null ? { reason: 'no member-failed within 60 s' } : {}) })
+          say(`  p50 ${s.propagation.p50Ms} ms, p99 ${s.propagation.p99Ms} ms${s.detection === undefined ? '' : `; member-failed at agent 0 after ${s.detection.firstMs ?? 'n/a'} ms, at all survivors ${s.detection.allMs ?? 'n/a'} ms`}`)
+        } catch (error) {
+          markFailed(results, [`propagation.serf.n${agents}.`, ...(agents === 50 ? ['detection.serf.'] : [])], message(error))
+          say(`  failed: ${message(error)}`)
+        }
+      }
+    }
+  },
+  propagation: {
+    owns: ['propagation.cantrip.', 'detection.cantrip.', 'memory.agentRssBytes'],
+    async run (results) {
+      for (const agents of [10, 50]) {
+        say(`bench: cantrip, 3 controllers + ${agents} machine agents: change notices${agents === 50 ? ', then kill -9 of one agent' : ''}…`)
+        try {
+          const p = await measureCantripPropagation(agents, 10, { detect: agents === 50 })
+          put(results, `propagation.cantrip.n${agents}`, { ...p.propagation, missed: p.missed, startSeconds: p.startSeconds })
+          if (agents === 10) { put(results, 'memory.agentRssBytes', p.agentRssBytes); put(results, 'memory.controllerRssBytes', p.controllerRssBytes) }
+          if (p.detection !== undefined) put(results, 'detection.cantrip.n50', { ms: p.detection.failedMs, suspectMs: p.detection.suspectMs, ...(p.detection.failedMs === null ? { reason: 'not failed in the leader\'s presence table within 60 s' } : {}) })
+          say(`  p50 ${p.propagation.p50Ms} ms, p99 ${p.propagation.p99Ms} ms (${p.missed} missed); idle agent RSS ${Math.round(p.agentRssBytes / 1e6)} MB${p.detection === undefined ? '' : `; failed at the leader after ${p.detection.failedMs ?? 'n/a'} ms (suspect ${p.detection.suspectMs ?? 'n/a'} ms)`}`)
+        } catch (error) {
+          markFailed(results, [`propagation.cantrip.n${agents}.`, ...(agents === 50 ? ['detection.cantrip.'] : ['memory.agentRssBytes'])], message(error))
+          say(`  failed: ${message(error)}`)
+        }
+      }
+    }
+  },
+  memory: {
+    owns: ['memory.unitActorBytes'],
+    async run (results) {
+      say('bench: heap per unit actor (200 units in the simulator\'s unit world)…')
+      const m = await measureUnitActorMemory(200)
+      put(results, 'memory.unitActorBytes', m.perUnitBytes)
+      say(`  ${m.perUnitBytes} bytes per unit actor${(globalThis as { gc?: unknown }).gc === undefined ? ' (no --expose-gc: noisy)' : ''}`)
+    }
+  },
+  deploy100: {
+    owns: ['deploy100.'],
+    async run (results) {
+      say('bench: deploy-to-active, 100 units of a trivial charm on 10 machines of the local provider…')
+      const d = await measureDeploy100()
+      results['deploy100'] = d
+      say(`  ${d.seconds} s from add-machine + deploy to all ${d.units} active`)
+    }
+  },
+  simscale: {
+    owns: ['sim.'],
+    async run (results) {
+      for (const agents of [10, 100, 1_000]) {
+        say(`bench: the whole system on the simulator, 3 controllers and ${agents} machine agents × 5 units…`)
+        const p = await measureSimPoint(agents)
+        put(results, `sim.n${agents}`, { simToWall: p.simToWall, convergeWallS: p.convergeWallS, ...(p.reason === undefined ? {} : { reason: p.reason }), ...(p.point === undefined ? {} : { point: p.point }) })
+        say(`  ${p.finished ? `converged in ${p.convergeWallS} s wall, ${p.simToWall}× real time` : `not finished: ${p.reason}`}`)
+      }
+    }
+  },
+  sim: {
+    owns: [],
+    extra: true,
+    async run (results) {
+      say('bench: simulator speed, 5-unit machine agent world (40 seeds × 40 steps)…')
+      results['simMachineAgent'] = await measureSimSpeed()
+    }
+  },
+  mesh: {
+    owns: [],
+    extra: true,
+    async run (results) {
+      say('bench: the mesh in real processes, 3 controllers + 20 machine agents…')
+      results['mesh'] = await measureMesh(20, 20)
+    }
   }
+}
+
+function message (error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300)
 }
 
 const chosen = process.argv.slice(2)
@@ -77,14 +200,30 @@ for (const name of chosen) {
     process.exit(2)
   }
 }
+const selected = Object.entries(benches).filter(([name, b]) => chosen.length === 0 ? b.extra !== true : chosen.includes(name))
+if (selected.some(([name]) => name === 'writes' || name === 'serf')) {
+  execFileSync('sh', [new URL('../scripts/ensure-bench-tools.sh', import.meta.url).pathname], { stdio: 'inherit' })
+}
+const started = performance.now()
 const loadStart = loadavg()
 const results = await previous()
-for (const [name, bench] of Object.entries(benches)) {
-  if (chosen.length === 0 || chosen.includes(name)) await bench(results)
+for (const [name, bench] of selected) {
+  const t0 = performance.now()
+  try {
+    await bench.run(results)
+  } catch (error) {
+    markFailed(results, bench.owns, message(error))
+    say(`  ${name} failed: ${message(error)}`)
+  }
+  put(results, `benchSeconds.${name}`, Math.round((performance.now() - t0) / 1000))
 }
-results['machine'] = { cores: (await import('node:os')).availableParallelism(), node: process.version }
+results['machine'] = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? '', memoryBytes: totalmem(), node: process.version }
 results['load'] = { start: loadStart, end: loadavg() }
+results['runSeconds'] = Math.round((performance.now() - started) / 1000)
 results['measuredAt'] = new Date().toISOString()
 await writeFile(resultsPath, JSON.stringify(results, null, 2) + '\n')
-say(`bench: wrote ${resultsPath.pathname}`)
+say('')
+say(formatTable(results))
+const problems = checkResults(results)
+say(problems.length === 0 ? `bench: every required figure present; wrote ${resultsPath.pathname} (${results['runSeconds'] as number} s)` : `bench: wrote ${resultsPath.pathname} with ${problems.length} figures missing:\n${problems.join('\n')}`)
 process.exit(0)

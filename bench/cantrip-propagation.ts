@@ -1,0 +1,132 @@
+import '../runtime/polyfill.ts'
+import type { MembersReply } from '../actors/controller/api-members.ts'
+import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
+import { decode, encode } from '../runtime/codec.ts'
+import type { CommandResult } from '../runtime/model/model-types.ts'
+import { admin, CantripdCluster } from '../test/support/cantripd-cluster.ts'
+import { rssBytes } from './child-processes.ts'
+import { latencySummary, pollUntil, quantile, sleep, wallMs, type LatencySummary } from './stats.ts'
+
+/**
+ * Change propagation in real processes, the counterpart of the serf bench: 3 `cantripd`
+ * controllers and N machine agents on loopback. Each change is an `add-machine` committed
+ * as the admin; its notice at an agent is that agent holding a view of the model at that
+ * revision or later (the leader's change notice by gossip, then the agent's fetch), from
+ * the command's acknowledgement at the client. p50/p99 over all agents and changes.
+ * Detection: kill -9 of one machine agent, and the time until the leader's presence table
+ * (the `members` API) says it failed (presence defaults: suspect after 5 s of silence,
+ * failed 5 s later).
+ */
+const component = 'bench cantrip propagation'
+/** Starting N agents on 2 loaded cores takes a while; bounded all the same. */
+const startWithinMs = 240_000
+const noticeWithinMs = 10_000
+const detectWithinMs = 60_000
+const changeGapMs = 300
+const submitWithinMs = 60_000
+
+export interface CantripPropagation {
+  agents: number
+  changes: number
+  propagation: LatencySummary
+  /** Notices that had not arrived within noticeWithinMs (counted at that bound in the percentiles). */
+  missed: number
+  detection?: { suspectMs: number | null, failedMs: number | null }
+  agentRssBytes: number
+  controllerRssBytes: number
+  startSeconds: number
+}
+
+export async function measureCantripPropagation (agents: number, changes: number, options: { detect?: boolean } = {}): Promise<CantripPropagation> {
+  const cluster = new CantripdCluster()
+  try {
+    await cluster.prepare(3, agents)
+    const started = performance.now()
+    for (const c of cluster.controllers) cluster.start(c)
+    await cluster.connectClient()
+    if (!await pollUntil(() => cluster.leader() !== undefined, startWithinMs, 50)) throw new Error(`${component}: expected a leader within ${startWithinMs} ms, got none`)
+    for (const m of cluster.machines) cluster.start(m)
+    const viewed = await pollUntil(() => cluster.machines.every(m => m.views.length > 0), startWithinMs, 100)
+    if (!viewed) throw new Error(`${component}: expected all ${agents} machine agents with a first view within ${startWithinMs} ms, got ${cluster.machines.filter(m => m.views.length > 0).length}`)
+    const startSeconds = (performance.now() - started) / 1000
+    // Let start-up (dials, mesh grafts, first fetches) settle before measuring.
+    await sleep(3_000)
+    const latencies: number[] = []
+    let missed = 0
+    for (let i = 0; i < changes; i++) {
+      const result = await submit(cluster)
+      const ackedAt = wallMs()
+      if (!result.ok) throw new Error(`${component}: expected change ${i} committed, got ${JSON.stringify(result)}`)
+      const at = (m: typeof cluster.machines[number]): number | undefined => m.views.find(v => v.revision >= result.index)?.at
+      await pollUntil(() => cluster.machines.every(m => at(m) !== undefined), noticeWithinMs, 5)
+      // An agent that had no notice within the bound counts at the bound (the figures stay pessimistic, never flattering).
+      for (const m of cluster.machines) {
+        const t = at(m)
+        if (t === undefined) missed++
+        latencies.push(t === undefined ? noticeWithinMs : Math.max(0, t - ackedAt))
+      }
+      await sleep(changeGapMs)
+    }
+    const figures: CantripPropagation = {
+      agents,
+      changes,
+      propagation: latencySummary(latencies),
+      missed,
+      agentRssBytes: quantile(cluster.machines.map(m => rssBytes(m.process!.pid!)), 0.5),
+      controllerRssBytes: quantile(cluster.controllers.map(c => rssBytes(c.process!.pid!)), 0.5),
+      startSeconds: Number(startSeconds.toFixed(1))
+    }
+    if (options.detect === true) figures.detection = await detectFailure(cluster)
+    return figures
+  } finally {
+    await cluster.close()
+  }
+}
+
+/**
+ * Commits an add-machine as the admin, as the CLI does (agent/cli/connection.ts): one request
+ * id across attempts, to the leader or else each controller in turn, until one commits
+ * it or submitWithinMs passes (a loaded machine can hold an election up).
+ */
+async function submit (cluster: CantripdCluster): Promise<CommandResult> {
+  const requestId = `bench-propagation-${++submitted}`
+  let last = 'no controller answered'
+  const until = performance.now() + submitWithinMs
+  for (let attempt = 0; performance.now() < until; attempt++) {
+    const target = cluster.leader() ?? cluster.controllers[attempt % cluster.controllers.length]!
+    try {
+      const reply = decode(await cluster.client!.request(target.id, controllerProposeProtocol, encode({ type: 'add-machine', requestId, proposer: admin }, 'bench'), { timeoutMs: 5_000 }), 'bench') as { ok: true, result: CommandResult } | { ok: false, message: string }
+      if (reply.ok) return reply.result
+      last = reply.message
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error)
+    }
+    await sleep(200)
+  }
+  throw new Error(`${component}: expected add-machine committed within ${submitWithinMs} ms, got ${last}`)
+}
+let submitted = 0
+
+async function detectFailure (cluster: CantripdCluster): Promise<{ suspectMs: number | null, failedMs: number | null }> {
+  const victim = cluster.machines[Math.floor(cluster.machines.length / 2)]!
+  const leader = cluster.leader()!
+  const stateOf = async (): Promise<string | undefined> => {
+    const reply = await cluster.api<MembersReply>(leader, { op: 'members' })
+    return reply?.ok === true ? reply.members.find(row => row.id === victim.id)?.state : undefined
+  }
+  victim.process!.kill('SIGKILL')
+  const killedAt = performance.now()
+  victim.process = undefined
+  let suspectMs: number | null = null
+  const failed = await pollUntil(async () => {
+    const state = await stateOf()
+    if (state !== 'alive' && state !== undefined && suspectMs === null) suspectMs = Math.round(performance.now() - killedAt)
+    return state === 'failed'
+  }, detectWithinMs, 50)
+  return { suspectMs, failedMs: failed ? Math.round(performance.now() - killedAt) : null }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(JSON.stringify(await measureCantripPropagation(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 5), { detect: process.argv[4] === 'detect' })))
+  process.exit(0)
+}

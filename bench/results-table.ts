@@ -1,0 +1,76 @@
+import { lookup } from './results-schema.ts'
+
+/**
+ * The table `npm run bench` prints: every cantrip figure beside its anchor measured in the
+ * same run, the ratio cantrip / anchor, and the goal it is held to (met or not), from
+ * bench/results.json alone (pure: the same object gives the same text).
+ */
+export interface Row { measure: string, cantrip: string, anchor: string, anchorName: string, ratio: string, goal: string }
+
+const num = (results: unknown, path: string): number | null => {
+  const { value } = lookup(results, path)
+  return typeof value === 'number' && Number.isFinite(value) ? value : null
+}
+const show = (value: number | null, unit: string): string => {
+  if (value === null) return 'n/a'
+  // Bytes read best in KB or MB.
+  if (unit === ' B' && value >= 1e6) return `${Number((value / 1e6).toPrecision(3))} MB`
+  if (unit === ' B' && value >= 1e3) return `${Number((value / 1024).toPrecision(3))} KB`
+  return `${value >= 100 ? Math.round(value).toLocaleString('en') : Number(value.toPrecision(3))}${unit}`
+}
+const ratio = (a: number | null, b: number | null): string => a === null || b === null || b === 0 ? 'n/a' : `${Number((a / b).toPrecision(3))}×`
+const verdict = (ok: boolean | null, text: string): string => ok === null ? `${text} (n/a)` : `${text}: ${ok ? 'met' : 'MISSED'}`
+
+export function tableRows (r: unknown): Row[] {
+  const rows: Row[] = []
+  const pair = (measure: string, cPath: string, aPath: string, anchorName: string, unit: string, goal = ''): void => {
+    const c = num(r, cPath)
+    const a = num(r, aPath)
+    rows.push({ measure, cantrip: show(c, unit), anchor: show(a, unit), anchorName, ratio: ratio(c, a), goal })
+  }
+  for (const load of ['seq', 'c16', 'c64'] as const) {
+    const label = load === 'seq' ? 'sequential' : `${load.slice(1)} clients`
+    const c64 = load === 'c64'
+    const tput = c64 ? verdict(num(r, 'writes.cantrip.c64.opsPerSec') === null || num(r, 'writes.etcd.c64.opsPerSec') === null ? null : num(r, 'writes.cantrip.c64.opsPerSec')! >= num(r, 'writes.etcd.c64.opsPerSec')!, '≥ etcd') : ''
+    const p99 = c64 ? verdict(num(r, 'writes.cantrip.c64.p99Ms') === null || num(r, 'writes.etcd.c64.p99Ms') === null ? null : num(r, 'writes.cantrip.c64.p99Ms')! <= num(r, 'writes.etcd.c64.p99Ms')!, '≤ etcd') : ''
+    pair(`writes ${label}: ops/s`, `writes.cantrip.${load}.opsPerSec`, `writes.etcd.${load}.opsPerSec`, 'etcd', '/s', tput)
+    pair(`writes ${label}: p50`, `writes.cantrip.${load}.p50Ms`, `writes.etcd.${load}.p50Ms`, 'etcd', ' ms')
+    pair(`writes ${label}: p99`, `writes.cantrip.${load}.p99Ms`, `writes.etcd.${load}.p99Ms`, 'etcd', ' ms', p99)
+  }
+  pair('leader failover (kill -9)', 'failover.cantrip.ms', 'failover.etcd.ms', 'etcd', ' ms')
+  for (const n of ['n10', 'n50'] as const) {
+    const c = num(r, `propagation.cantrip.${n}.p99Ms`)
+    const s = num(r, `propagation.serf.${n}.p99Ms`)
+    pair(`change notice, ${n.slice(1)} agents: p50`, `propagation.cantrip.${n}.p50Ms`, `propagation.serf.${n}.p50Ms`, 'serf', ' ms')
+    pair(`change notice, ${n.slice(1)} agents: p99`, `propagation.cantrip.${n}.p99Ms`, `propagation.serf.${n}.p99Ms`, 'serf', ' ms', n === 'n50' ? verdict(c === null || s === null ? null : c <= s, '≤ serf') : '')
+  }
+  pair('failure detection, 50 agents', 'detection.cantrip.n50.ms', 'detection.serf.n50.ms', 'serf', ' ms')
+  const tool = num(r, 'hookTool.medianMs')
+  pair('hook-tool call median vs bare spawn', 'hookTool.medianMs', 'floors.spawnMs', 'spawn', ' ms', verdict(tool === null ? null : tool < 5, '< 5 ms'))
+  pair('hook runner overhead vs bare spawn', 'hookOverheadMs', 'floors.spawnMs', 'spawn', ' ms')
+  pair('replicated writes/s vs LevelDB sync batches (records/s)', 'writes.cantrip.c64.opsPerSec', 'floors.levelBatchRecPerSec', 'LevelDB', '/s')
+  pair('sequential writes/s vs fsync/s', 'writes.cantrip.seq.opsPerSec', 'floors.fsyncPerSec', 'fsync', '/s')
+  pair('idle agent RSS', 'memory.agentRssBytes', 'memory.serfAgentRssBytes', 'serf', ' B')
+  const unit = num(r, 'memory.unitActorBytes')
+  rows.push({ measure: 'memory per unit actor', cantrip: show(unit, ' B'), anchor: '', anchorName: '', ratio: '', goal: verdict(unit === null ? null : unit < 50 * 1024, '< 50 KB') })
+  rows.push({ measure: 'deploy 100 units on 10 machines', cantrip: show(num(r, 'deploy100.seconds'), ' s'), anchor: '', anchorName: '', ratio: '', goal: '' })
+  for (const n of ['n10', 'n100', 'n1000'] as const) {
+    const reason = lookup(r, `sim.${n}.reason`).value
+    rows.push({ measure: `simulator, ${n.slice(1)} agents: sim/wall, wall to converge`, cantrip: `${show(num(r, `sim.${n}.simToWall`), '×')}, ${show(num(r, `sim.${n}.convergeWallS`), ' s')}`, anchor: '', anchorName: '', ratio: '', goal: typeof reason === 'string' ? reason : (n === 'n1000' ? verdict(num(r, 'sim.n1000.convergeWallS') === null ? null : num(r, 'sim.n1000.convergeWallS')! < 60, '< 60 s') : '') })
+  }
+  return rows
+}
+
+export function formatTable (results: unknown): string {
+  const header: Row = { measure: 'measure', cantrip: 'cantrip', anchor: 'anchor', anchorName: '', ratio: 'ratio', goal: 'goal' }
+  const rows = tableRows(results).map(row => ({ ...row, anchor: row.anchorName === '' ? row.anchor : `${row.anchor} (${row.anchorName})` }))
+  const all = [header, ...rows]
+  const keys = ['measure', 'cantrip', 'anchor', 'ratio', 'goal'] as const
+  const width = Object.fromEntries(keys.map(k => [k, Math.max(...all.map(row => row[k].length))])) as Record<typeof keys[number], number>
+  const line = (row: Row): string => `| ${keys.map(k => row[k].padEnd(width[k])).join(' | ')} |`
+  const load = (at: string): string => {
+    const value = lookup(results, `load.${at}`).value
+    return Array.isArray(value) ? value.map(v => Number(v).toFixed(2)).join(' ') : 'n/a'
+  }
+  return [line(header), `|${keys.map(k => '-'.repeat(width[k] + 2)).join('|')}|`, ...rows.map(line), '', `load average at start ${load('start')}, at end ${load('end')}`].join('\n')
+}

@@ -1,0 +1,38 @@
+import { spawn } from 'node:child_process'
+import type { SimScalePoint } from './sim-scale.ts'
+
+/**
+ * The simulator at 10, 100 and 1,000 machine agents, each point in a child process
+ * (`bench/sim-scale.ts N`, as the lead tunes it) so a point that runs long is ended by pid
+ * at its bound and recorded as not finished, with the reason, instead of holding up the run.
+ */
+export const simPointBoundsMs: Record<number, number> = { 10: 60_000, 100: 120_000, 1000: 180_000 }
+
+export interface SimPointResult { agents: number, finished: boolean, simToWall: number | null, convergeWallS: number | null, reason?: string, point?: SimScalePoint }
+
+export async function measureSimPoint (agents: number, boundMs = simPointBoundsMs[agents] ?? 120_000): Promise<SimPointResult> {
+  return await new Promise(resolve => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/sim-scale.ts', String(agents)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', chunk => { stdout += String(chunk) })
+    child.stderr.on('data', chunk => { stderr = (stderr + String(chunk)).slice(-2_000) })
+    let timedOut = false
+    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, boundMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      const notFinished = (reason: string): void => { resolve({ agents, finished: false, simToWall: null, convergeWallS: null, reason }) }
+      if (timedOut) return notFinished(`not finished within ${boundMs / 1000} s wall (killed)`)
+      if (code !== 0) return notFinished(`exited with ${signal ?? String(code)}: ${stderr.trim().split('\n').pop() ?? ''}`)
+      try {
+        const point = JSON.parse(stdout.trim().split('\n').pop()!) as SimScalePoint
+        const converged = point.outcome === 'converged'
+        resolve({ agents, finished: converged, simToWall: point.simToWall, convergeWallS: converged ? point.wallSeconds : null, ...(converged ? {} : { reason: point.outcome }), point })
+      } catch {
+        notFinished(`expected one JSON line from bench/sim-scale.ts, got ${JSON.stringify(stdout.slice(-200))}`)
+      }
+    })
+  })
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await measureSimPoint(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 60_000))))

@@ -1,0 +1,97 @@
+/**
+ * bench/results.json's shape and the printed table, on synthetic figures (no timing is
+ * asserted: the benches themselves run under `npm run bench`, never in the suite):
+ * checkResults accepts a complete object, names each missing or malformed key, allows
+ * null only beside a reason; formatTable shows every pair with its anchor, the ratio and
+ * the goals met or missed.
+ */
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { checkResults, requiredPaths } from '../bench/results-schema.ts'
+import { formatTable, tableRows } from '../bench/results-table.ts'
+
+const latency = (opsPerSec: number, p50Ms: number, p99Ms: number): Record<string, number> => ({ opsPerSec, p50Ms, p99Ms })
+
+function complete (): Record<string, unknown> {
+  return {
+    writes: {
+      cantrip: { seq: latency(100, 8, 20), c16: latency(800, 18, 60), c64: latency(3_000, 20, 50) },
+      etcd: { seq: latency(500, 1.7, 6), c16: latency(1_800, 8, 27), c64: latency(2_400, 21, 85) }
+    },
+    failover: { cantrip: { ms: 900 }, etcd: { ms: 1_100 } },
+    propagation: {
+      cantrip: { n10: { p50Ms: 40, p99Ms: 90 }, n50: { p50Ms: 60, p99Ms: 700 } },
+      serf: { n10: { p50Ms: 180, p99Ms: 400 }, n50: { p50Ms: 280, p99Ms: 520 } }
+    },
+    detection: { cantrip: { n50: { ms: 10_500 } }, serf: { n50: { ms: 9_100 } } },
+    floors: { fsyncPerSec: 5_000, levelBatchRecPerSec: 60_000, spawnMs: 2 },
+    hookTool: { medianMs: 2.5 },
+    hookOverheadMs: 1.2,
+    deploy100: { seconds: 40 },
+    sim: { n10: { simToWall: 2, convergeWallS: 5 }, n100: { simToWall: 1.5, convergeWallS: 20 }, n1000: { simToWall: null, convergeWallS: null, reason: 'not finished within 180 s wall (killed)' } },
+    memory: { unitActorBytes: 40_000, agentRssBytes: 90_000_000, serfAgentRssBytes: 15_000_000 },
+    load: { start: [1.5, 1.2, 1.0], end: [2.0, 1.5, 1.1] }
+  }
+}
+
+test('a complete results object passes, null allowed only beside a reason', () => {
+  assert.equal(checkResults(complete()), [])
+  assert.ok(requiredPaths.includes('writes.etcd.c64.p99Ms'))
+  assert.ok(requiredPaths.includes('sim.n1000.convergeWallS'))
+  assert.is(requiredPaths.length, 18 + 2 + 8 + 2 + 3 + 3 + 6 + 2 + 2)
+})
+
+test('each missing or malformed figure is named, one line each', () => {
+  const r = complete()
+  delete (r['failover'] as Record<string, unknown>)['etcd']
+  ;(r['writes'] as { cantrip: { c64: Record<string, unknown> } }).cantrip.c64['p99Ms'] = 'fast'
+  ;(r['floors'] as Record<string, unknown>)['spawnMs'] = Number.NaN
+  ;(r['propagation'] as { serf: { n50: Record<string, unknown> } }).serf.n50['p50Ms'] = null
+  ;(r['load'] as Record<string, unknown>)['end'] = [1]
+  const problems = checkResults(r)
+  assert.equal(problems, [
+    'bench results: expected writes.cantrip.c64.p99Ms to be a finite number (or null with a reason), got "fast"',
+    'bench results: expected failover.etcd.ms to be a finite number (or null with a reason), got nothing',
+    'bench results: expected propagation.serf.n50.p50Ms to be a finite number (or null with a reason), got null',
+    'bench results: expected floors.spawnMs to be a finite number (or null with a reason), got null',
+    'bench results: expected load.end to be three load averages, got [1]'
+  ])
+  assert.equal(checkResults(undefined).length, requiredPaths.length)
+})
+
+test('the table shows every pair with the anchor, the ratio and the goals', () => {
+  const text = formatTable(complete())
+  const rows = tableRows(complete())
+  for (const load of ['sequential', '16 clients', '64 clients']) {
+    for (const figure of ['ops/s', 'p50', 'p99']) assert.ok(rows.some(r => r.measure === `writes ${load}: ${figure}` && r.anchorName === 'etcd' && r.ratio.endsWith('×')), `${load} ${figure}`)
+  }
+  const row = (measure: string): typeof rows[number] => {
+    const found = rows.find(r => r.measure === measure)
+    assert.ok(found, measure)
+    return found!
+  }
+  assert.is(row('writes 64 clients: ops/s').ratio, '1.25×')
+  assert.is(row('writes 64 clients: ops/s').goal, '≥ etcd: met')
+  assert.is(row('writes 64 clients: p99').goal, '≤ etcd: met')
+  assert.is(row('leader failover (kill -9)').ratio, '0.818×')
+  assert.is(row('change notice, 10 agents: p99').anchorName, 'serf')
+  assert.is(row('change notice, 50 agents: p99').goal, '≤ serf: MISSED')
+  assert.is(row('failure detection, 50 agents').ratio, '1.15×')
+  assert.is(row('hook-tool call median vs bare spawn').goal, '< 5 ms: met')
+  assert.is(row('memory per unit actor').goal, '< 50 KB: met')
+  assert.is(row('idle agent RSS').ratio, '6×')
+  assert.match(row('simulator, 1000 agents: sim/wall, wall to converge').goal, 'not finished within 180 s')
+  assert.match(row('simulator, 100 agents: sim/wall, wall to converge').cantrip, '1.5×, 20 s')
+  assert.match(text, 'load average at start 1.50 1.20 1.00, at end 2.00 1.50 1.10')
+  assert.match(text, /\| writes 64 clients: ops\/s +\| 3,000\/s +\| 2,400\/s \(etcd\) +\| 1\.25× +\| ≥ etcd: met +\|/)
+})
+
+test('missing figures print as n/a, never as zero', () => {
+  const rows = tableRows({})
+  assert.ok(rows.length > 20)
+  assert.ok(rows.every(r => !/\b0(\/s| ms| B)/.test(r.cantrip)))
+  assert.is(rows.find(r => r.measure === 'writes 64 clients: ops/s')!.goal, '≥ etcd (n/a)')
+  assert.is(rows.find(r => r.measure === 'leader failover (kill -9)')!.ratio, 'n/a')
+})
+
+test.run()
