@@ -72,7 +72,7 @@ function parseTimeout (argv: readonly string[]): number {
 async function ensureController (): Promise<{ reused: boolean }> {
   const existing = readControllers().controllers[controllerName]
   if (existing === undefined) {
-    await cantrip(repoRoot, ['bootstrap', controllerName], say)
+    await cantrip(repoRoot, ['bootstrap', controllerName, '--inspect'], say)
     return { reused: false }
   }
   const problem = await controllerHealth(existing)
@@ -145,7 +145,7 @@ function nextSteps (dir: string, port: number): void {
   say(`Controller "${controllerName}" keeps running (its data and logs are in ${dir}). To look further:`)
   step('status --watch', 'the status, redrawn on every change (Ctrl-C to stop)', '')
   step('debug-log', 'the agents\' logs, merged and followed', `coming; meanwhile the logs are ${dir}/c0/cantripd.log and ${dir}/machines/machine-*/agent.log`)
-  step('inspect', 'the actors and their statecharts, live', 'coming: not in this build yet')
+  step('inspect', 'the actors and their statecharts, live, in a local web viewer', 'coming: not in this build yet')
   say(`  curl http://127.0.0.1:${port}/backends         web's backends, from the kv units' relation data`)
   say('Tear down (stops every process it started, by pid, and removes its directory):')
   say(`  ${teardown}`)
