@@ -26,12 +26,14 @@ import { generatePeerKey, peerIdOfKey } from '../../agent/mesh/peer-identity.ts'
 import { frameHeader } from '../../agent/mesh/stream-frames.ts'
 import { encode } from '../../runtime/codec.ts'
 import { limits } from '../../runtime/limits.ts'
-import { chaosCount, reportFigures } from './support/chaos-scale.ts'
+import { chaosCount, chaosFull, reportFigures } from './support/chaos-scale.ts'
 
 const test = suite('hostile peers against a real libp2p node')
 const topic = 'cantrip/changes/hostile'
 const honestIntervalMs = 20
 const honestMessages = chaosCount(2_000, 100)
+/** The sample's bound on honest p99 under attack, in baselines: loose, because the sample's p99 is its noisiest message. */
+const samplePercentileSlack = 5
 const text = (value: string): Uint8Array => new TextEncoder().encode(value)
 
 let world: Libp2pWorld
@@ -223,8 +225,11 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
       attackP99Ms: Math.round(attackP99 * 10) / 10,
       ...Object.fromEntries(Object.entries(after).filter(([kind]) => !kind.startsWith('request') && kind !== 'handshake').map(([kind, n]) => [`${kind}Refused`, n - before[kind as keyof typeof before]]))
     })
-    // Within twice the baseline; a floor of 5 ms keeps loopback's sub-millisecond baseline from making scheduler noise a failure.
-    assert.ok(attackP99 <= 2 * Math.max(baselineP99, 5), `honest p99 ${attackP99.toFixed(1)} ms under attack, baseline ${baselineP99.toFixed(1)} ms`)
+    // The promise is within twice the baseline (a floor of 5 ms keeps loopback's sub-millisecond baseline from making
+    // scheduler noise a failure). The sample's p99 over a few honest messages is nearly their maximum, so on a shared
+    // 2-core machine it checks only that the flood did not swamp delivery; the full run checks the promise as made.
+    const allowed = (chaosFull ? 2 : samplePercentileSlack) * Math.max(baselineP99, 5)
+    assert.ok(attackP99 <= allowed, `honest p99 ${attackP99.toFixed(1)} ms under attack, baseline ${baselineP99.toFixed(1)} ms, allowed ${allowed.toFixed(1)} ms`)
   } finally {
     await forger.stop()
   }
