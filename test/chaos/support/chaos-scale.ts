@@ -7,13 +7,26 @@
  */
 export const chaosFull = process.env['CANTRIP_CHAOS'] === '1'
 
-/** The full count under `npm run test:chaos`, the sample otherwise. */
+/**
+ * `CANTRIP_CHAOS_FRACTION=F` (0 < F ≤ 1) runs that fraction of every full count, for a
+ * bounded run of the full suites on a busy machine; the figures say which fraction ran.
+ */
+export const chaosFraction = parseFraction(process.env['CANTRIP_CHAOS_FRACTION'])
+
+function parseFraction (text: string | undefined): number {
+  if (text === undefined || text === '') return 1
+  const value = Number(text)
+  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new Error(`chaos suites: expected CANTRIP_CHAOS_FRACTION to be a number in (0, 1], got ${JSON.stringify(text)}`)
+  return value
+}
+
+/** The full count (times the fraction, never below the sample) under `npm run test:chaos`, the sample otherwise. */
 export function chaosCount (full: number, sample: number): number {
-  return chaosFull ? full : sample
+  return chaosFull ? Math.max(sample, Math.ceil(full * chaosFraction)) : sample
 }
 
 /** One line of measured figures, printed so the run's log carries them (closing notes quote them). */
 export function reportFigures (suite: string, figures: Record<string, number | string>): void {
   const parts = Object.entries(figures).map(([key, value]) => `${key}=${String(value)}`)
-  process.stdout.write(`  figures ${suite}${chaosFull ? ' (full)' : ' (sample)'}: ${parts.join(' ')}\n`)
+  process.stdout.write(`  figures ${suite}${chaosFull ? (chaosFraction === 1 ? ' (full)' : ` (full × ${chaosFraction})`) : ' (sample)'}: ${parts.join(' ')}\n`)
 }
