@@ -1,4 +1,4 @@
-import { createActor, fromCallback, fromPromise, type Subscription } from 'xstate'
+import type { Subscription } from 'xstate'
 import { assert } from '../runtime/assert.ts'
 import { HookLock } from '../runtime/hook-lock.ts'
 import { unitTag, type MachineId, type UnitName } from '../runtime/ids.ts'
@@ -6,7 +6,8 @@ import { hashString32 } from '../runtime/random.ts'
 import { describeHook, hookName, type HookInfo } from '../actors/unit/hook-info.ts'
 import type { LocalState } from '../actors/unit/local-state.ts'
 import type { ActionOutcome, DeployOutcome, HookOutcome } from '../actors/unit/operation.ts'
-import { unitMachine, type UnitActorRef, type UnitInput } from '../actors/unit/unit-machine.ts'
+import { createUnitActor, type UnitActorRef, type UnitInput } from '../actors/unit/unit-machine.ts'
+import type { UnitPorts } from '../actors/unit/unit-ports.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import { createUnitStateStore, type UnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { AgentClock } from './agent-clock.ts'
@@ -192,20 +193,18 @@ export class UnitWorld {
     this.#machines.set(unit, machine)
     const lock = this.#lockFor(machine)
     const world = this
-    const logic = unitMachine.provide({
-      actors: {
-        loadLocalState: fromPromise(async ({ input }) => world.#storeFor(machine).load(input.unit)),
-        persistLocalState: fromPromise(async ({ input }) => world.#persist(input.unit, input.local, machine)),
-        hookLock: fromCallback(({ sendBack, input }) => lock.acquire(input.unit, () => sendBack({ type: 'lock.acquired' }))),
-        runHook: fromPromise(async ({ input, signal }) => world.#runHook(input.unit, input.hook, machine, signal)),
-        deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
-        runAction: fromPromise(async ({ input }): Promise<ActionOutcome> => ({ status: 'completed', results: { name: input.action.name } })),
-        runCommand: fromPromise(async ({ input }) => {
-          world.commands.push({ unit: input.unit, commands: input.command.commands })
-          return { exitCode: 0, stdout: '', stderr: '' }
-        })
+    const ports: UnitPorts = {
+      loadLocalState: async unit => await world.#storeFor(machine).load(unit),
+      persistLocalState: async ({ unit, local }) => { await world.#persist(unit, local, machine) },
+      acquireHookLock: (unit, acquired) => lock.acquire(unit, acquired),
+      runHook: async ({ unit, hook }, signal) => await world.#runHook(unit, hook, machine, signal),
+      deployCharm: async (): Promise<DeployOutcome> => ({ kind: 'deployed' }),
+      runAction: async ({ action }): Promise<ActionOutcome> => ({ status: 'completed', results: { name: action.name } }),
+      runCommand: async ({ unit, command }) => {
+        world.commands.push({ unit, commands: command.commands })
+        return { exitCode: 0, stdout: '', stderr: '' }
       }
-    })
+    }
     const input: UnitInput = {
       unit,
       remote: this.controller.remoteState(unit),
@@ -214,7 +213,7 @@ export class UnitWorld {
       automaticallyRetryHooks: this.#options.automaticallyRetryHooks
     }
     if (options.rebooted === true) input.rebooted = true
-    const actor = createActor(logic, { input, clock: this.#agentClock(machine) })
+    const actor = createUnitActor(ports, { input, clock: this.#agentClock(machine) })
     this.sim.trace(`start ${unit} generation ${generation}${options.rebooted === true ? ' rebooted' : ''}`)
     actor.on('*', event => this.#onEmitted(unit, generation, event))
     const subscription = actor.subscribe({

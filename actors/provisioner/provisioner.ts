@@ -77,6 +77,8 @@ type MachineActor = ActorRefFrom<typeof machineMachine>
 
 interface Tracked {
   readonly actor: MachineActor
+  /** The machine as tracking began: whose provider serves it once it has left the model. */
+  readonly record: MachineRecord
   /** The provider's instance recorded in the model, so it is written once. */
   recorded: string | null
   /** When the current provisioning error may start a new round (on the clock). */
@@ -87,6 +89,7 @@ interface Tracked {
 export class Provisioner {
   readonly #o: ProvisionerOptions
   readonly #machines = new Map<string, Tracked>()
+  readonly #machineLogic: ReturnType<typeof machineMachine.provide>
   #unsubscribe: (() => void) | undefined
   #timer: TimerHandle | undefined
   #running = false
@@ -107,6 +110,7 @@ export class Provisioner {
 
   constructor (options: ProvisionerOptions) {
     this.#o = options
+    this.#machineLogic = this.#provideMachineLogic()
     const inspect = options.inspect?.('provisioner', 'provisioner')
     this.worker = createActor(provisionerMachine, { clock: options.clock, input: { controllerId: options.controllerId }, ...(inspect === undefined ? {} : { inspect }) })
   }
@@ -269,15 +273,18 @@ export class Provisioner {
     this.#writeBack(machine, tracked)
   }
 
-  #track (machine: MachineRecord, instance: { instanceId: string, addresses: readonly string[] } | undefined): Tracked {
-    const o = this.#o
-    const providerFor = (): Provider => o.providerFor(readerOf(o.model()).machine(machine.id) ?? machine)
-    const logic = machineMachine.provide({
+  /**
+   * The machine actors' logic, provided once per provisioner: a provide() per machine
+   * would build a whole machine definition (its state-node tree) for every machine.
+   * What differs per machine comes from the actor's input (its machine id).
+   */
+  #provideMachineLogic () {
+    return machineMachine.provide({
       actors: {
         startInstance: fromPromise<StartInstanceOutput, StartInstanceInput>(async ({ input }) => {
-          const current = readerOf(o.model()).machine(input.machineId)
+          const current = readerOf(this.#o.model()).machine(input.machineId)
           if (current?.provisioning == null) throw new Error(`${component}: machine ${input.machineId} has no provisioning record`)
-          return await providerFor().startInstance({
+          return await this.#providerOf(input.machineId).startInstance({
             machineId: input.machineId,
             token: current.provisioning.token,
             bootstrap: input.bootstrapData ?? new Uint8Array(),
@@ -285,18 +292,29 @@ export class Provisioner {
             ...(current.placement === null ? {} : { placement: current.placement })
           }, progress => {
             const actor = this.#machines.get(input.machineId)?.actor
-            if (progress.type === 'allocated') actor?.send({ type: 'instance.allocated', instanceId: progress.instanceId, at: o.clock.now() })
-            else actor?.send({ type: 'instance.deploying', message: progress.message, at: o.clock.now() })
+            if (progress.type === 'allocated') actor?.send({ type: 'instance.allocated', instanceId: progress.instanceId, at: this.#o.clock.now() })
+            else actor?.send({ type: 'instance.deploying', message: progress.message, at: this.#o.clock.now() })
           })
         }),
         stopInstance: fromPromise<void, StopInstanceInput>(async ({ input }) => {
           this.counters.stops++
-          await providerFor().stopInstances([input.instanceId])
+          await this.#providerOf(input.machineId).stopInstances([input.instanceId])
         })
       }
     })
+  }
+
+  /** The provider of a machine: by its current record, or the one it had when tracked if it has left the model. */
+  #providerOf (machineId: string): Provider {
+    const record = readerOf(this.#o.model()).machine(machineId) ?? this.#machines.get(machineId)?.record
+    if (record === undefined) throw new Error(`${component}: machine ${machineId} is neither in the model nor tracked`)
+    return this.#o.providerFor(record)
+  }
+
+  #track (machine: MachineRecord, instance: { instanceId: string, addresses: readonly string[] } | undefined): Tracked {
+    const o = this.#o
     const inspect = o.inspect?.('machine', `machine-${machine.id}`)
-    const actor = createActor(logic, {
+    const actor = createActor(this.#machineLogic, {
       clock: o.clock,
       ...(inspect === undefined ? {} : { inspect }),
       input: {
@@ -308,7 +326,7 @@ export class Provisioner {
         ...(o.policy === undefined ? {} : { policy: o.policy })
       }
     })
-    const tracked: Tracked = { actor, recorded: machine.instanceId, retryAt: null, markedDead: false }
+    const tracked: Tracked = { actor, record: machine, recorded: machine.instanceId, retryAt: null, markedDead: false }
     this.#machines.set(machine.id, tracked)
     // Each change of the actor is written back against the model as it is then.
     actor.subscribe({

@@ -1,6 +1,5 @@
-import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate'
+import { assign, createActor, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type ActorOptions, type ActorRefFrom, type SnapshotFrom } from 'xstate'
 import { assert } from '../../runtime/assert.ts'
-import { NotProvidedError } from '../../runtime/errors.ts'
 import type { UnitName } from '../../runtime/ids.ts'
 import { limits } from '../../runtime/limits.ts'
 import { relationMachine, type RelationActorRef } from '../relation/relation-machine.ts'
@@ -13,6 +12,7 @@ import { nextOp } from './resolver.ts'
 import type { Decision, RemoteSnapshot } from './resolver-types.ts'
 import { advanceRng, hookRetryDelayMs } from './retry-backoff.ts'
 import type { UnitEmitted, UnitStatus, WorkloadStatus } from './unit-effects.ts'
+import { bindUnitPorts, unitPortsOf, type UnitPorts } from './unit-ports.ts'
 import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict } from './unit-status.ts'
 
 /**
@@ -20,8 +20,9 @@ import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, sta
  * resolve → execute one operation in persisted steps (prepare → execute → commit) → resolve,
  * resting in `idle`, `waiting` or `hookError` until the remote state or a timer changes.
  * A parallel `timers` region keeps the update-status ticker and the hook-retry back-off,
- * as Juju's remote-state watcher does. Every side effect is an injected actor; the
- * defaults throw "not provided".
+ * as Juju's remote-state watcher does. Every side effect is an invoked actor that calls
+ * the unit's ports (unit-ports.ts), bound by its host with `createUnitActor`; without
+ * them an effect fails "not provided".
  */
 
 export interface UnitInput {
@@ -79,10 +80,6 @@ function errorText (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-function notProvided (what: string): never {
-  throw new NotProvidedError(`unit actor "${what}"`)
-}
-
 function snapshotRemote (remote: RemoteState, previous?: RemoteSnapshot): RemoteSnapshot {
   return { ...remote, updateStatusVersion: previous?.updateStatusVersion ?? 0, retryHookVersion: previous?.retryHookVersion ?? 0 }
 }
@@ -114,13 +111,17 @@ export const unitMachine = setup({
   },
   actors: {
     relation: relationMachine,
-    loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async () => notProvided('loadLocalState')),
-    persistLocalState: fromPromise<void, PersistInput>(async () => notProvided('persistLocalState')),
-    hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: UnitName }>(() => notProvided('hookLock')),
-    runHook: fromPromise<HookOutcome, RunHookInput>(async () => notProvided('runHook')),
-    deployCharm: fromPromise<DeployOutcome, DeployCharmInput>(async () => notProvided('deployCharm')),
-    runAction: fromPromise<ActionOutcome, RunActionInput>(async () => notProvided('runAction')),
-    runCommand: fromPromise<CommandOutcome, RunCommandInput>(async () => notProvided('runCommand'))
+    // Each effect goes to the ports the host bound to this actor (unit-ports.ts); a test
+    // may still replace them with provide().
+    loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async ({ input, system }) =>
+      await unitPortsOf(system, 'loadLocalState').loadLocalState(input.unit)),
+    persistLocalState: fromPromise<void, PersistInput>(async ({ input, system }) => { await unitPortsOf(system, 'persistLocalState').persistLocalState(input) }),
+    hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: UnitName }>(({ input, system, sendBack }) =>
+      unitPortsOf(system, 'acquireHookLock').acquireHookLock(input.unit, () => { sendBack({ type: 'lock.acquired' }) })),
+    runHook: fromPromise<HookOutcome, RunHookInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'runHook').runHook(input, signal)),
+    deployCharm: fromPromise<DeployOutcome, DeployCharmInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'deployCharm').deployCharm(input, signal)),
+    runAction: fromPromise<ActionOutcome, RunActionInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'runAction').runAction(input, signal)),
+    runCommand: fromPromise<CommandOutcome, RunCommandInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'runCommand').runCommand(input, signal))
   },
   delays: {
     updateStatusInterval: ({ context }) => context.config.updateStatusIntervalMs,
@@ -583,3 +584,13 @@ export const unitMachine = setup({
 
 export type UnitActorRef = ActorRefFrom<typeof unitMachine>
 export type UnitSnapshot = SnapshotFrom<typeof unitMachine>
+
+/**
+ * A unit actor (not started) whose effects go to `ports`. Every unit shares `unitMachine`:
+ * what differs per unit is its input and its ports, never the machine definition.
+ */
+export function createUnitActor (ports: UnitPorts, options: ActorOptions<typeof unitMachine> & { input: UnitInput }): UnitActorRef {
+  const actor = createActor(unitMachine, options)
+  bindUnitPorts(actor.system, ports)
+  return actor
+}

@@ -64,7 +64,7 @@ export function createUnitStateStore (storage: Storage): UnitStateStore {
   }
 }
 
-/** The unit actor's load/persist actors backed by a store (used by agent/ and sim/ alike). */
+/** Load/persist actors backed by a store, for tests that provide() the unit machine themselves (hosts bind UnitPorts instead). */
 export function unitStateActors (store: UnitStateStore) {
   return {
     loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async ({ input }) => store.load(input.unit)),

@@ -12,13 +12,13 @@
 import { randomUUID } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { createActor, fromCallback, fromPromise } from 'xstate'
 import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ActionOutcome, CommandOutcome, DeployOutcome, HookOutcome } from '../../actors/unit/operation.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
 import { commandForEmitted } from '../../actors/unit/emitted-commands.ts'
-import { unitMachine, type UnitActorRef } from '../../actors/unit/unit-machine.ts'
+import { createUnitActor, type UnitActorRef } from '../../actors/unit/unit-machine.ts'
+import type { UnitPorts } from '../../actors/unit/unit-ports.ts'
 import { createUnitStateStore } from '../../actors/unit/unit-state-store.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import type { HookLock } from '../../runtime/hook-lock.ts'
@@ -124,19 +124,17 @@ export class UnitAgent {
     if (remote === undefined) throw new Error(`unit agent "${options.unit}": the unit is not in the model`)
     const store = createUnitStateStore(options.storage)
     let agent: UnitAgent | undefined
-    const logic = unitMachine.provide({
-      actors: {
-        loadLocalState: fromPromise(async ({ input }) => await store.load(input.unit)),
-        persistLocalState: fromPromise(async ({ input }) => { await store.save(input.unit, input.local) }),
-        hookLock: fromCallback(({ sendBack, input }) => options.hookLock.acquire(input.unit, () => { sendBack({ type: 'lock.acquired' }) })),
-        runHook: fromPromise(async ({ input, signal }) => await agent!.#runHook(input.hook, input.local, signal)),
-        deployCharm: fromPromise(async ({ input }) => await agent!.#deploy(input.charm.url)),
-        runAction: fromPromise(async ({ input, signal }) => await agent!.#runAction(input.action, input.local, signal)),
-        runCommand: fromPromise(async ({ input, signal }) => await agent!.#runCommand(input.command, input.local, signal))
-      }
-    })
+    const ports: UnitPorts = {
+      loadLocalState: async unit => await store.load(unit),
+      persistLocalState: async ({ unit, local }) => { await store.save(unit, local) },
+      acquireHookLock: (unit, acquired) => options.hookLock.acquire(unit, acquired),
+      runHook: async ({ hook, local }, signal) => await agent!.#runHook(hook, local, signal),
+      deployCharm: async ({ charm }) => await agent!.#deploy(charm.url),
+      runAction: async ({ action, local }, signal) => await agent!.#runAction(action, local, signal),
+      runCommand: async ({ command, local }, signal) => await agent!.#runCommand(command, local, signal)
+    }
     const inspect = options.inspect?.('unit', `unit-${options.unit.replace('/', '-')}`)
-    const actor = createActor(logic, {
+    const actor = createUnitActor(ports, {
       clock: options.clock,
       ...(inspect === undefined ? {} : { inspect }),
       input: {

@@ -9,12 +9,12 @@
  * actor emits sent back as the same model commands in order, and the application's
  * leadership lease claimed now and every half lease, as Juju's tracker does.
  */
-import { createActor, fromCallback, fromPromise } from 'xstate'
 import { commandForEmitted } from '../../actors/unit/emitted-commands.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ActionOutcome, CommandOutcome, DeployOutcome } from '../../actors/unit/operation.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
-import { unitMachine, type UnitActorRef } from '../../actors/unit/unit-machine.ts'
+import { createUnitActor, type UnitActorRef } from '../../actors/unit/unit-machine.ts'
+import type { UnitPorts } from '../../actors/unit/unit-ports.ts'
 import type { UnitStateStore } from '../../actors/unit/unit-state-store.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { simInspectOption } from '../inspect/sim-inspect-log.ts'
@@ -67,19 +67,17 @@ export class SimUnitAgent {
     const remote = remoteStateFor(options.controller.model(), options.unit, options.controller.now())
     if (remote === undefined) return undefined
     const { store, hooks, hookLock } = options
-    const logic = unitMachine.provide({
-      actors: {
-        loadLocalState: fromPromise(async ({ input }) => await store.load(input.unit)),
-        persistLocalState: fromPromise(async ({ input }) => { await store.save(input.unit, input.local) }),
-        hookLock: fromCallback(({ sendBack, input }) => hookLock.acquire(input.unit, () => { sendBack({ type: 'lock.acquired' }) })),
-        runHook: fromPromise(async ({ input, signal }) => await hooks.run(input.unit, input.hook, input.local, signal)),
-        // A charm named by a URL is the scenario's script: there is nothing to fetch.
-        deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
-        runAction: fromPromise(async (): Promise<ActionOutcome> => ({ status: 'completed', results: {} })),
-        runCommand: fromPromise(async (): Promise<CommandOutcome> => ({ exitCode: 0, stdout: '', stderr: '' }))
-      }
-    })
-    const actor = createActor(logic, { clock: options.clock, input: { unit: options.unit, remote, seed: hashString32(options.unit, options.seed) }, ...simInspectOption(hookLock.name, 'unit', `unit-${options.unit.replace('/', '-')}`, () => options.clock.now()) })
+    const ports: UnitPorts = {
+      loadLocalState: async unit => await store.load(unit),
+      persistLocalState: async ({ unit, local }) => { await store.save(unit, local) },
+      acquireHookLock: (unit, acquired) => hookLock.acquire(unit, acquired),
+      runHook: async ({ unit, hook, local }, signal) => await hooks.run(unit, hook, local, signal),
+      // A charm named by a URL is the scenario's script: there is nothing to fetch.
+      deployCharm: async (): Promise<DeployOutcome> => ({ kind: 'deployed' }),
+      runAction: async (): Promise<ActionOutcome> => ({ status: 'completed', results: {} }),
+      runCommand: async (): Promise<CommandOutcome> => ({ exitCode: 0, stdout: '', stderr: '' })
+    }
+    const actor = createUnitActor(ports, { clock: options.clock, input: { unit: options.unit, remote, seed: hashString32(options.unit, options.seed) }, ...simInspectOption(hookLock.name, 'unit', `unit-${options.unit.replace('/', '-')}`, () => options.clock.now()) })
     const agent = new SimUnitAgent(options, actor)
     actor.on('*', event => { agent.#onEmitted(event as UnitEmitted) })
     actor.subscribe({
