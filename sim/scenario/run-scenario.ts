@@ -45,6 +45,8 @@ const firstLeaderBudgetMs = 30_000
 const setupCommandBudgetMs = 60_000
 /** How often the run loop looks up from the clock (checks, samples) in simulated ms. */
 const runSliceMs = 250
+/** Problems a liveness failure names (the convergence check stops looking after these). */
+const livenessProblemsShown = 3
 /** Simulated time the clients' last operations have to finish after the liveness phase. */
 const clientsDrainBudgetMs = 15_000
 
@@ -117,7 +119,8 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
     let unitsSample = ''
     const sample = (): void => {
       const model = w.model()
-      if (model === undefined) return
+      // The model is immutable: the same object means nothing to count again.
+      if (model === undefined || model === lastModel) return
       lastModel = model
       counts.machines = Math.max(counts.machines, tableValues(model.machines).length)
       const units = tableValues(model.units).filter(u => u.application !== 'sim-writes')
@@ -422,8 +425,8 @@ async function livenessProblem (world: SystemWorld): Promise<string | undefined>
   }
   const convergence = world.parts.convergence
   if (convergence !== undefined) {
-    const problems = convergence(model, world.agentList(), world.scenario.charms)
-    if (problems.length > 0) return problems.slice(0, 3).join('; ')
+    const problems = convergence(model, world.agentList(), world.scenario.charms, livenessProblemsShown)
+    if (problems.length > 0) return problems.slice(0, livenessProblemsShown).join('; ')
   }
   return undefined
 }

@@ -10,7 +10,7 @@
  */
 import { inHookError } from '../../actors/unit/local-state.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
-import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { ScenarioCharm } from '../scenario/scenario-types.ts'
@@ -20,22 +20,28 @@ import { charmNameOf, charmStatuses } from './sim-unit-hooks.ts'
 /** Problems listed at most: the first ones say enough, and the check stays cheap. */
 export const convergenceProblemsMax = 50
 
-export function systemConvergenceProblems (model: ModelContext, agents: readonly SimMachineAgentApi[], charms?: Readonly<Record<string, ScenarioCharm>>): string[] {
-  const problems: string[] = []
-  const reader = readerOf(model)
+export function systemConvergenceProblems (model: ModelContext, agents: readonly SimMachineAgentApi[], charms?: Readonly<Record<string, ScenarioCharm>>, max = convergenceProblemsMax): string[] {
+  const units = tableValues(model.units)
   const byMachine = new Map(agents.map(agent => [agent.machineId, agent]))
-  const believers = new Map<string, string[]>()
-  for (const agent of agents) {
-    if (agent.state !== 'up') continue
-    for (const unit of agent.believedLeaders()) {
-      const application = unit.slice(0, unit.lastIndexOf('/'))
-      believers.set(application, [...believers.get(application) ?? [], unit])
-    }
+  // Cheap checks of every unit first: while any unit is still deploying or busy, the
+  // projection of its remote state (the costly part, per unit) would only add to a list
+  // that is not empty anyway. A liveness loop calls this every slice; at 5,000 units
+  // projecting every converged unit's remote state each time was most of the run.
+  const problems = units.length === 0 ? [] : unitProgressProblems(units, byMachine, max)
+  if (problems.length > 0) return problems
+  for (const unit of units) {
+    if (problems.length >= max) return problems
+    problems.push(...unitAgreementProblems(model, unit, byMachine.get(unit.machine)!, charms))
   }
-  const withUnits = new Set<string>()
-  for (const unit of tableValues(model.units)) {
-    if (problems.length >= convergenceProblemsMax) break
-    withUnits.add(unit.application)
+  problems.push(...leadershipProblems(model, agents, units, max - problems.length))
+  return problems.slice(0, max)
+}
+
+/** Life, agent, uniter idle and started, agent status idle: what a deploy in progress shows. */
+function unitProgressProblems (units: readonly UnitRecord[], byMachine: ReadonlyMap<string, SimMachineAgentApi>, max: number): string[] {
+  const problems: string[] = []
+  for (const unit of units) {
+    if (problems.length >= max) break
     const name = unit.name
     if (unit.life !== 'alive') { problems.push(`${name}: still ${unit.life}`); continue }
     const agent = byMachine.get(unit.machine)
@@ -48,32 +54,56 @@ export function systemConvergenceProblems (model: ModelContext, agents: readonly
     if (local === undefined) { problems.push(`${name}: no local state`); continue }
     if (inHookError(local)) problems.push(`${name}: in hook error`)
     if (!local.started) problems.push(`${name}: not started`)
-    // The lease decides leadership here, not any one clock.
-    const remote = remoteStateFor(model, name, Number.NEGATIVE_INFINITY)!
-    const lease = reader.lease(unit.application)
-    if (local.charm?.url !== remote.charm.url) problems.push(`${name}: charm ${local.charm?.url ?? 'none'} != ${remote.charm.url}`)
-    if (local.configHash !== remote.configHash) problems.push(`${name}: config ${local.configHash} != ${remote.configHash}`)
-    if (local.leader !== (lease?.holder === name)) problems.push(`${name}: leader ${String(local.leader)}, lease held by ${lease?.holder ?? 'nobody'}`)
-    for (const [id, relation] of Object.entries(remote.relations)) {
-      if (relation.life !== 'alive') continue
-      const mine = local.relations[id]
-      if (mine === undefined) { problems.push(`${name}: relation ${id} not created`); continue }
-      if (mine.changedPending !== undefined) problems.push(`${name}: relation ${id} changed pending for ${mine.changedPending}`)
-      const want = JSON.stringify(Object.entries(relation.members).sort())
-      const have = JSON.stringify(Object.entries(mine.members).sort())
-      if (want !== have) problems.push(`${name}: relation ${id} members ${have} != ${want}`)
-    }
     if (unit.agent.status !== 'idle') problems.push(`${name}: agent status ${unit.agent.status}`)
-    const charm = charms?.[charmNameOf(remote.charm.url)]
-    const statuses = charm === undefined ? [] : charmStatuses(charm)
-    if (statuses.length > 0 && !statuses.some(s => s.status === unit.workload.status && s.message === unit.workload.message)) {
-      problems.push(`${name}: workload ${unit.workload.status} "${unit.workload.message}", the charm sets ${statuses.map(s => `${s.status} "${s.message}"`).join(' or ')}`)
-    } else if (unit.workload.status === 'error') {
-      problems.push(`${name}: workload error "${unit.workload.message}"`)
+  }
+  return problems
+}
+
+/** A settled unit's local state against the remote state the model projects, and its workload status against its charm. */
+function unitAgreementProblems (model: ModelContext, unit: UnitRecord, agent: SimMachineAgentApi, charms: Readonly<Record<string, ScenarioCharm>> | undefined): string[] {
+  const problems: string[] = []
+  const name = unit.name
+  const local = agent.unitState(name)!.local!
+  // The lease decides leadership here, not any one clock.
+  const remote = remoteStateFor(model, name, Number.NEGATIVE_INFINITY)!
+  const lease = readerOf(model).lease(unit.application)
+  if (local.charm?.url !== remote.charm.url) problems.push(`${name}: charm ${local.charm?.url ?? 'none'} != ${remote.charm.url}`)
+  if (local.configHash !== remote.configHash) problems.push(`${name}: config ${local.configHash} != ${remote.configHash}`)
+  if (local.leader !== (lease?.holder === name)) problems.push(`${name}: leader ${String(local.leader)}, lease held by ${lease?.holder ?? 'nobody'}`)
+  for (const [id, relation] of Object.entries(remote.relations)) {
+    if (relation.life !== 'alive') continue
+    const mine = local.relations[id]
+    if (mine === undefined) { problems.push(`${name}: relation ${id} not created`); continue }
+    if (mine.changedPending !== undefined) problems.push(`${name}: relation ${id} changed pending for ${mine.changedPending}`)
+    const want = JSON.stringify(Object.entries(relation.members).sort())
+    const have = JSON.stringify(Object.entries(mine.members).sort())
+    if (want !== have) problems.push(`${name}: relation ${id} members ${have} != ${want}`)
+  }
+  const charm = charms?.[charmNameOf(remote.charm.url)]
+  const statuses = charm === undefined ? [] : charmStatuses(charm)
+  if (statuses.length > 0 && !statuses.some(s => s.status === unit.workload.status && s.message === unit.workload.message)) {
+    problems.push(`${name}: workload ${unit.workload.status} "${unit.workload.message}", the charm sets ${statuses.map(s => `${s.status} "${s.message}"`).join(' or ')}`)
+  } else if (unit.workload.status === 'error') {
+    problems.push(`${name}: workload error "${unit.workload.message}"`)
+  }
+  return problems
+}
+
+/** Every application with units has exactly one unit that believes it leads: the lease holder. */
+function leadershipProblems (model: ModelContext, agents: readonly SimMachineAgentApi[], units: readonly UnitRecord[], max: number): string[] {
+  const problems: string[] = []
+  if (max <= 0) return problems
+  const reader = readerOf(model)
+  const believers = new Map<string, string[]>()
+  for (const agent of agents) {
+    if (agent.state !== 'up') continue
+    for (const unit of agent.believedLeaders()) {
+      const application = unit.slice(0, unit.lastIndexOf('/'))
+      believers.set(application, [...believers.get(application) ?? [], unit])
     }
   }
-  for (const application of [...withUnits].sort()) {
-    if (problems.length >= convergenceProblemsMax) break
+  for (const application of [...new Set(units.map(unit => unit.application))].sort()) {
+    if (problems.length >= max) break
     const leaders = believers.get(application) ?? []
     const holder = reader.lease(application)?.holder
     if (leaders.length !== 1) problems.push(`${application}: ${leaders.length} units believe they lead (${leaders.join(', ')})`)

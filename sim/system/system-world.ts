@@ -37,7 +37,7 @@ export interface SystemParts {
   /** A fresh book of the schedule's hook faults for one run, shared by its agents (hook-fault-book.ts). */
   newHookFaults?: () => HookFaultBook
   /** What still keeps the agents from matching the model (system-convergence.ts); empty when converged. */
-  convergence?: (model: ModelContext, agents: readonly SimMachineAgentApi[], charms: Readonly<Record<string, ScenarioCharm>>) => string[]
+  convergence?: (model: ModelContext, agents: readonly SimMachineAgentApi[], charms: Readonly<Record<string, ScenarioCharm>>, max?: number) => string[]
 }
 
 /** Where the invariant checkers plug in; set before the clock first runs. */
