@@ -25,7 +25,7 @@ import { raftTiming, SystemWorld, type SystemParts } from '../system/system-worl
 import { WriteClients } from '../system/write-clients.ts'
 import { HookFaultBookImpl } from '../system/hook-fault-book.ts'
 import { SimMachineAgent } from '../system/sim-machine-agent.ts'
-import { systemConvergenceProblems } from '../system/system-convergence.ts'
+import { systemConvergenceProblems, type ConvergenceMemo } from '../system/system-convergence.ts'
 import type { FaultEvent, RunOptions, RunOutcome, RunRecord, RunResult, Scenario, WorkloadCommand } from './scenario-types.ts'
 
 /**
@@ -175,8 +175,9 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
     recorder.record({ kind: 'phase', phase: 'liveness' }, 'phase liveness')
     const deadline = sim.clock.now() + scenario.livenessBudgetMs
     let problem: string | undefined = 'not checked yet'
+    const convergenceMemo: ConvergenceMemo = { suspects: [] }
     while (!violated()) {
-      problem = await livenessProblem(w)
+      problem = await livenessProblem(w, convergenceMemo)
       if (problem === undefined || sim.clock.now() >= deadline) break
       await runTo(Math.min(deadline, sim.clock.now() + runSliceMs))
     }
@@ -408,7 +409,7 @@ function describeCommand (command: ModelCommand): string {
 // Liveness
 
 /** What still keeps the system from converged, or undefined. */
-async function livenessProblem (world: SystemWorld): Promise<string | undefined> {
+async function livenessProblem (world: SystemWorld, memo: ConvergenceMemo): Promise<string | undefined> {
   const controllers = await world.controllersProblem()
   if (controllers !== undefined) return controllers
   const model = world.model()
@@ -425,7 +426,7 @@ async function livenessProblem (world: SystemWorld): Promise<string | undefined>
   }
   const convergence = world.parts.convergence
   if (convergence !== undefined) {
-    const problems = convergence(model, world.agentList(), world.scenario.charms, livenessProblemsShown)
+    const problems = convergence(model, world.agentList(), world.scenario.charms, livenessProblemsShown, memo)
     if (problems.length > 0) return problems.slice(0, livenessProblemsShown).join('; ')
   }
   return undefined

@@ -12,7 +12,7 @@ import { inHookError } from '../../actors/unit/local-state.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
-import { tableValues } from '../../runtime/model/table.ts'
+import { tableGet, tableValues } from '../../runtime/model/table.ts'
 import type { ScenarioCharm } from '../scenario/scenario-types.ts'
 import type { SimMachineAgentApi } from './machine-agent-types.ts'
 import { charmNameOf, charmStatuses } from './sim-unit-hooks.ts'
@@ -20,9 +20,29 @@ import { charmNameOf, charmStatuses } from './sim-unit-hooks.ts'
 /** Problems listed at most: the first ones say enough, and the check stays cheap. */
 export const convergenceProblemsMax = 50
 
-export function systemConvergenceProblems (model: ModelContext, agents: readonly SimMachineAgentApi[], charms?: Readonly<Record<string, ScenarioCharm>>, max = convergenceProblemsMax): string[] {
-  const units = tableValues(model.units)
+/**
+ * What a caller that checks again and again (the liveness loop) keeps between calls: the
+ * units that had problems last time are looked at first, and while one of them still has
+ * one, that answers "not converged" without a look at the thousands of units that are fine.
+ */
+export interface ConvergenceMemo { suspects: UnitRecord['name'][] }
+
+export function systemConvergenceProblems (model: ModelContext, agents: readonly SimMachineAgentApi[], charms?: Readonly<Record<string, ScenarioCharm>>, max = convergenceProblemsMax, memo?: ConvergenceMemo): string[] {
   const byMachine = new Map(agents.map(agent => [agent.machineId, agent]))
+  if (memo !== undefined && memo.suspects.length > 0) {
+    const suspects = memo.suspects.map(name => tableGet(model.units, name)).filter(unit => unit !== undefined)
+    const problems = unitProblems(model, suspects, byMachine, charms, max)
+    if (problems.length > 0) return problems
+  }
+  const units = tableValues(model.units)
+  const problems = unitProblems(model, units, byMachine, charms, max)
+  if (memo !== undefined) memo.suspects = problems.map(problem => problem.slice(0, problem.indexOf(':'))).filter(name => name.includes('/'))
+  if (problems.length > 0) return problems
+  problems.push(...leadershipProblems(model, agents, units, max))
+  return problems.slice(0, max)
+}
+
+function unitProblems (model: ModelContext, units: readonly UnitRecord[], byMachine: ReadonlyMap<string, SimMachineAgentApi>, charms: Readonly<Record<string, ScenarioCharm>> | undefined, max: number): string[] {
   // Cheap checks of every unit first: while any unit is still deploying or busy, the
   // projection of its remote state (the costly part, per unit) would only add to a list
   // that is not empty anyway. A liveness loop calls this every slice; at 5,000 units
@@ -30,10 +50,9 @@ export function systemConvergenceProblems (model: ModelContext, agents: readonly
   const problems = units.length === 0 ? [] : unitProgressProblems(units, byMachine, max)
   if (problems.length > 0) return problems
   for (const unit of units) {
-    if (problems.length >= max) return problems
+    if (problems.length >= max) break
     problems.push(...unitAgreementProblems(model, unit, byMachine.get(unit.machine)!, charms))
   }
-  problems.push(...leadershipProblems(model, agents, units, max - problems.length))
   return problems.slice(0, max)
 }
 

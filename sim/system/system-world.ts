@@ -28,6 +28,7 @@ import type { SimStorage } from '../sim-storage.ts'
 import type { Simulation } from '../simulation.ts'
 import type { FaultEvent, FaultTarget, Scenario, ScenarioCharm } from '../scenario/scenario-types.ts'
 import type { HookFaultBook, HookRunRecord, SimMachineAgentApi, SimMachineAgentOptions } from './machine-agent-types.ts'
+import type { ConvergenceMemo } from './system-convergence.ts'
 import type { RunRecorder } from './run-recorder.ts'
 
 /** The parts of the system other files provide; the runner fills the defaults. */
@@ -37,7 +38,7 @@ export interface SystemParts {
   /** A fresh book of the schedule's hook faults for one run, shared by its agents (hook-fault-book.ts). */
   newHookFaults?: () => HookFaultBook
   /** What still keeps the agents from matching the model (system-convergence.ts); empty when converged. */
-  convergence?: (model: ModelContext, agents: readonly SimMachineAgentApi[], charms: Readonly<Record<string, ScenarioCharm>>, max?: number) => string[]
+  convergence?: (model: ModelContext, agents: readonly SimMachineAgentApi[], charms: Readonly<Record<string, ScenarioCharm>>, max?: number, memo?: ConvergenceMemo) => string[]
 }
 
 /** Where the invariant checkers plug in; set before the clock first runs. */
