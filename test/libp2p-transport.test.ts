@@ -32,6 +32,7 @@ import {
 import { generateNetworkKey, parseNetworkKey, readNetworkKey, writeNetworkKey } from '../agent/mesh/network-key.ts'
 import { generatePeerKey, loadOrCreatePeerKey, parsePeerKey, peerIdOfKey } from '../agent/mesh/peer-identity.ts'
 import { encodeFrame, FrameReader, type ChannelFrame } from '../agent/mesh/channel-frames.ts'
+import { deferWindowUpdates } from '../agent/mesh/lazy-window-updates.ts'
 import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import type { TopicMessage, Transport } from '../runtime/transport.ts'
@@ -410,6 +411,40 @@ test(`a caller with more than ${limits.transportChannelRequestsInFlightMax} requ
     await rejects(readFrames(stream.source, 1), 'StreamResetError')
     assert.is(b!.refusals().requestFrame, before + 1)
     assert.is(b!.requestsServing, 0)
+  })
+})
+
+test('request channel streams send a yamux window update only once half the window is used', async () => {
+  await withWorld(2, async (_world, [a, b]) => {
+    b!.handle('echo', async request => request.data)
+    const stream = await a!.node.dialProtocol(b!.node.peerId, requestProtocol)
+    const raw = stream as unknown as { sendWindowUpdate: () => void }
+    let sent = 0
+    const update = raw.sendWindowUpdate.bind(stream)
+    raw.sendWindowUpdate = () => { sent++; update() }
+    assert.ok(deferWindowUpdates(stream), 'the installed yamux streams have the shape the patch expects')
+    assert.not.ok(deferWindowUpdates({ sink: () => {} }), 'anything else is left alone')
+    const request = encodeRequestEnvelope({ protocol: 'echo', data: text('x') })
+    const count = 50
+    // One request at a time, each sent once the previous answer was read: every answer is a read of its own.
+    let answered = Promise.withResolvers<void>()
+    void stream.sink((async function * () {
+      for (let j = 0; j < count; j++) {
+        yield encodeFrame('request', j, request, envelopeBytesMax)
+        await answered.promise
+        answered = Promise.withResolvers<void>()
+      }
+    })()).catch(() => {})
+    const reader = new FrameReader(envelopeBytesMax)
+    let answers = 0
+    for await (const chunk of stream.source) {
+      answers += reader.push(chunk.subarray()).length
+      answered.resolve()
+      if (answers === count) break
+    }
+    assert.is(answers, count)
+    assert.ok(sent <= 2, `${sent} window updates for ${count} small answers`)
+    stream.abort(new Error('test done'))
   })
 })
 

@@ -81,6 +81,7 @@ import {
 import { parseNetworkKey } from './network-key.ts'
 import { parsePeerKey } from './peer-identity.ts'
 import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
+import { deferWindowUpdates } from './lazy-window-updates.ts'
 import { RequestChannel } from './request-channel.ts'
 import { ServingChannel } from './serving-channel.ts'
 
@@ -657,6 +658,7 @@ export class Libp2pTransport implements Transport {
       stream.abort(new TransportStoppedError(this.peerId))
       throw new TransportStoppedError(this.peerId)
     }
+    deferWindowUpdates(stream)
     const channel = new RequestChannel(peer, stream, closed => {
       // A lost channel is forgotten at once, so the next request opens a fresh one.
       if (this.#channels.get(peer) === closed) this.#channels.delete(peer)
@@ -684,6 +686,7 @@ export class Libp2pTransport implements Transport {
       stream.abort(new TransportStoppedError(this.peerId))
       return
     }
+    deferWindowUpdates(stream)
     const channel = new ServingChannel(stream, connection.remotePeer.toString(), {
       serve: async (envelope, from) => await this.#answer(envelope, from),
       onBadFrame: () => { this.#refuse('requestFrame') },
