@@ -448,6 +448,28 @@ test('request channel streams send a yamux window update only once half the wind
   })
 })
 
+test('the wire capture sees each request and response envelope carried on a channel', async () => {
+  const networkKey = generateNetworkKey()
+  const seen: Array<{ at: string, kind: string, bytes: Uint8Array }> = []
+  const server = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, capture: (kind, bytes) => { seen.push({ at: 'server', kind, bytes: bytes.slice() }) } })
+  const client = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, bootstrap: server.addresses(), capture: (kind, bytes) => { seen.push({ at: 'client', kind, bytes: bytes.slice() }) } })
+  try {
+    server.handle('echo', async request => request.data)
+    for (const word of ['one', 'two']) assert.equal(decodeText(await client.request(server.peerId, 'echo', text(word), long)), word)
+    const requests = seen.filter(entry => entry.kind === 'request')
+    const responses = seen.filter(entry => entry.kind === 'response')
+    assert.equal(requests.map(entry => [entry.at, decodeRequestEnvelope(entry.bytes)]), [
+      ['server', { protocol: 'echo', data: text('one') }], ['server', { protocol: 'echo', data: text('two') }]
+    ])
+    assert.equal(responses.map(entry => [entry.at, decodeResponseEnvelope(entry.bytes)]), [
+      ['client', { ok: true, data: text('one') }], ['client', { ok: true, data: text('two') }]
+    ])
+  } finally {
+    await client.stop()
+    await server.stop()
+  }
+})
+
 test('a peer opening more request channels than the maximum gets the extra ones reset', async () => {
   await withWorld(1, async (world, [server]) => {
     server!.handle('echo', async request => request.data)
