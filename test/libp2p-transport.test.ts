@@ -299,6 +299,24 @@ test('many concurrent requests share one channel, answered out of order, a slow 
   })
 })
 
+test('large requests both ways at once on the channels do not stall: yamux windows refill as the readers go', async () => {
+  await withWorld(2, async (_world, [a, b]) => {
+    for (const t of [a!, b!]) t.handle('echo', async request => request.data)
+    const big = (seed: number): Uint8Array => new Uint8Array(limits.transportMessageBytesMax).fill(seed)
+    const started = performance.now()
+    const exchanges = Array.from({ length: 8 }, async (_, i) => {
+      const [from, to] = i % 2 === 0 ? [a!, b!] : [b!, a!]
+      const answer = await from.request(to.peerId, 'echo', big(i), { timeoutMs: 30_000 })
+      return answer.byteLength === limits.transportMessageBytesMax && answer.every(byte => byte === i)
+    })
+    const small = Array.from({ length: 20 }, async (_, i) => decodeText(await a!.request(b!.peerId, 'echo', text(`small ${i}`), { timeoutMs: 30_000 })))
+    assert.equal(await Promise.all(exchanges), Array.from({ length: 8 }, () => true))
+    assert.equal(await Promise.all(small), Array.from({ length: 20 }, (_, i) => `small ${i}`))
+    assert.ok(performance.now() - started < 20_000, 'the transfers finished well within their timeout')
+    assert.equal(a!.requestChannels, { outbound: 1, inbound: 1 })
+  })
+})
+
 test('a channel whose connection drops fails its waiting requests; the next request opens a fresh one', async () => {
   await withWorld(2, async (world, [a, b]) => {
     b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
