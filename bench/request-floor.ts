@@ -6,9 +6,9 @@ import { pollUntil, quantile, round } from './stats.ts'
 
 /**
  * The floor under every Raft message and client command in cantrip: one request/response
- * over the mesh transport (a fresh libp2p stream per request: stream open, protocol
- * negotiation, noise-encrypted frames, close) between two peers in this one process on
- * loopback, with an empty handler; sequential, then 64 in flight. A commit needs at least
+ * over the mesh transport (a frame each way on the peers' long-lived request channel:
+ * yamux, Noise and pnet, no stream opened per request) between two peers in this one
+ * process on loopback, with an empty handler; sequential, then 64 in flight. A commit needs at least
  * two such legs in series (leader → follower append, follower → leader answer) besides
  * the client's own request, so this bounds the write path from below with no disk at all.
  */

@@ -268,19 +268,28 @@ export const limits = {
    */
   transportEnvelopeOverheadBytesMax: 4096,
   /**
-   * Request streams one peer may have open to us at once (libp2p counts them per
-   * connection); a hostile peer gets its extra streams reset. Twice what a caller may
-   * have in flight (transportRequestsInFlightMax): the stream of an answered request
-   * lingers until both sides have closed it, and a well-behaved caller must never be
-   * refused. The caller's own per-connection stream cap is the same, for the same reason.
+   * Request channels (long-lived streams carrying many requests, agent/mesh/request-channel.ts)
+   * one peer may have open to us at once, counted per connection by libp2p; a hostile
+   * peer gets its extra streams reset. A caller keeps one channel per peer; the slack
+   * covers a broken channel still closing while its replacement opens. The caller's own
+   * cap is the same.
    */
-  transportInboundRequestsPerPeerMax: 512,
+  transportRequestChannelsPerPeerMax: 4,
   /**
-   * Time a request frame may take to arrive once its stream opens. A caller sends the
-   * frame in one go, so only a stuck or hostile peer is this slow; it stops half-sent
-   * frames pinning memory and stream slots.
+   * Requests outstanding on one channel. The caller counts a request until its answer
+   * arrived or its cancellation was written, so the server never sees more; a channel
+   * that carries more is hostile and is cut off. Equal to transportRequestsInFlightMax, so
+   * an honest caller's requests to one peer are refused by the one per-peer bound only.
+   */
+  transportChannelRequestsInFlightMax: 256,
+  /**
+   * Time the rest of a request-channel frame may take to arrive once its first bytes
+   * did. A caller writes each frame in one go, so only a stuck or hostile peer is this
+   * slow; the channel is cut off, so half-sent frames do not pin memory.
    */
   transportRequestFrameReadTimeoutMs: 10_000,
+  /** Bytes of small frames a channel joins into one write (fewer yamux frames and Noise seals under load). */
+  transportChannelWriteCoalesceBytesMax: 64 * 1024,
   /**
    * Largest gossipsub RPC frame accepted from a peer (gossipsub's maxInboundDataLength):
    * one largest message with its signature and key fits many times over, and IWANT

@@ -1,7 +1,7 @@
 /**
  * Libp2pTransport beyond the Transport contract: the private network (pnet), what
  * gossip refuses and how the sender pays for it (bad signatures, malformed and
- * oversized envelopes, rejection scores), request streams and their bounds, stop, and
+ * oversized envelopes, rejection scores), request channels and their bounds, stop, and
  * the identity, network key, frame and envelope helpers under agent/mesh/.
  */
 import '../runtime/polyfill.ts'
@@ -31,7 +31,8 @@ import {
 } from '../agent/mesh/mesh-envelopes.ts'
 import { generateNetworkKey, parseNetworkKey, readNetworkKey, writeNetworkKey } from '../agent/mesh/network-key.ts'
 import { generatePeerKey, loadOrCreatePeerKey, parsePeerKey, peerIdOfKey } from '../agent/mesh/peer-identity.ts'
-import { frameHeader, readOnlyFrame, writeOnlyFrame } from '../agent/mesh/stream-frames.ts'
+import { encodeFrame, FrameReader, type ChannelFrame } from '../agent/mesh/channel-frames.ts'
+import { deferWindowUpdates } from '../agent/mesh/lazy-window-updates.ts'
 import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import type { TopicMessage, Transport } from '../runtime/transport.ts'
@@ -251,17 +252,102 @@ test('a message is forwarded through a peer that is not directly connected', asy
 // -------------------------------------------------------------------------------------
 // Requests
 
-test('a request that times out resets its stream, so the server holds nothing for it', async () => {
+test('a request that times out is cancelled, so the server holds nothing for it; the channel stays', async () => {
   await withWorld(2, async (world, [a, b]) => {
     b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
+    b!.handle('echo', async request => request.data)
     const started = performance.now()
     const error = await rejects(a!.request(b!.peerId, 'hang', text('x'), { timeoutMs: 300 }), 'RequestTimeoutError')
     const tookMs = performance.now() - started
     assert.ok(tookMs >= 295 && tookMs < 1_000, `timed out after ${tookMs.toFixed(0)} ms`)
     assert.match(error.message, '300 ms')
     assert.is(a!.requestsInFlight, 0)
-    await world.waitFor('the server side of the stream closed', () => requestStreams(b!) === 0, 2_000)
+    await world.waitFor('the server dropped the cancelled request', () => b!.requestsServing === 0, 2_000)
     assert.equal(a!.counters().requestsFailed, 1)
+    assert.equal(decodeText(await a!.request(b!.peerId, 'echo', text('after'), long)), 'after')
+    assert.is(requestStreams(b!), 1, 'one channel carried both requests')
+  })
+})
+
+test('many concurrent requests share one channel, answered out of order, a slow one blocking none', async () => {
+  await withWorld(2, async (_world, [a, b]) => {
+    const count = 100
+    // Request i waits (count - i) ms: the last sent is answered first.
+    b!.handle('delay', async request => {
+      const i = Number(decodeText(request.data))
+      await sleep(count - i)
+      return text(`answer ${i}`)
+    })
+    const slow = Promise.withResolvers<Uint8Array>()
+    b!.handle('slow', async () => await slow.promise)
+    const slowAnswer = a!.request(b!.peerId, 'slow', text('x'), long)
+    const finished: number[] = []
+    const answers = await Promise.all(Array.from({ length: count }, async (_, i) => {
+      const answer = decodeText(await a!.request(b!.peerId, 'delay', text(String(i)), long))
+      finished.push(i)
+      return answer
+    }))
+    assert.equal(answers, Array.from({ length: count }, (_, i) => `answer ${i}`), 'each answer went to its own request')
+    assert.ok(finished[0]! > finished[count - 1]!, `answered in the order sent: ${finished.slice(0, 5).join(', ')}…`)
+    assert.is(a!.requestsInFlight, 1, 'the slow request still waits')
+    slow.resolve(text('slow done'))
+    assert.equal(decodeText(await slowAnswer), 'slow done')
+    assert.equal(a!.requestChannels, { outbound: 1, inbound: 0 })
+    assert.equal(b!.requestChannels, { outbound: 0, inbound: 1 })
+    assert.is(requestStreams(b!), 1)
+    assert.is(b!.counters().requestsServed, count + 1)
+  })
+})
+
+test('large requests both ways at once on the channels do not stall: yamux windows refill as the readers go', async () => {
+  await withWorld(2, async (_world, [a, b]) => {
+    for (const t of [a!, b!]) t.handle('echo', async request => request.data)
+    const big = (seed: number): Uint8Array => new Uint8Array(limits.transportMessageBytesMax).fill(seed)
+    const started = performance.now()
+    const exchanges = Array.from({ length: 8 }, async (_, i) => {
+      const [from, to] = i % 2 === 0 ? [a!, b!] : [b!, a!]
+      const answer = await from.request(to.peerId, 'echo', big(i), { timeoutMs: 30_000 })
+      return answer.byteLength === limits.transportMessageBytesMax && answer.every(byte => byte === i)
+    })
+    const small = Array.from({ length: 20 }, async (_, i) => decodeText(await a!.request(b!.peerId, 'echo', text(`small ${i}`), { timeoutMs: 30_000 })))
+    assert.equal(await Promise.all(exchanges), Array.from({ length: 8 }, () => true))
+    assert.equal(await Promise.all(small), Array.from({ length: 20 }, (_, i) => `small ${i}`))
+    assert.ok(performance.now() - started < 20_000, 'the transfers finished well within their timeout')
+    assert.equal(a!.requestChannels, { outbound: 1, inbound: 1 })
+  })
+})
+
+test('a channel whose connection drops fails its waiting requests; the next request opens a fresh one', async () => {
+  await withWorld(2, async (world, [a, b]) => {
+    b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
+    b!.handle('echo', async request => request.data)
+    assert.equal(decodeText(await a!.request(b!.peerId, 'echo', text('before'), long)), 'before')
+    const waiting = Array.from({ length: 3 }, () => a!.request(b!.peerId, 'hang', text('x'), long).then(() => undefined, (error: Error) => error))
+    await world.waitFor('the server has the requests', () => b!.requestsServing === 3, 2_000)
+    const started = performance.now()
+    await a!.node.hangUp(b!.node.peerId)
+    const errors = await Promise.all(waiting)
+    assert.ok(performance.now() - started < 2_000, 'the requests failed when the connection went, not at their timeout')
+    for (const error of errors) {
+      assert.is(error?.name, 'PeerUnreachableError')
+      assert.match(error!.message, 'stream broke before the answer')
+    }
+    assert.equal(a!.requestChannels.outbound, 0, 'the dead channel is forgotten')
+    assert.equal(decodeText(await a!.request(b!.peerId, 'echo', text('after'), long)), 'after')
+    assert.is(a!.requestChannels.outbound, 1)
+    await world.waitFor('the server dropped the dead channel', () => b!.requestChannels.inbound === 1 && b!.requestsServing === 0, 2_000)
+  })
+})
+
+test('stop fails the requests waiting on channels and closes them on both sides', async () => {
+  await withWorld(2, async (world, [a, b]) => {
+    b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
+    const waiting = a!.request(b!.peerId, 'hang', text('x'), long).then(() => undefined, (error: Error) => error)
+    await world.waitFor('the server has the request', () => b!.requestsServing === 1, 2_000)
+    await a!.stop()
+    assert.is((await waiting)?.name, 'TransportStoppedError')
+    assert.equal(a!.requestChannels, { outbound: 0, inbound: 0 })
+    await world.waitFor('the server dropped the channel', () => b!.requestChannels.inbound === 0 && b!.requestsServing === 0, 2_000)
   })
 })
 
@@ -291,35 +377,118 @@ test('a response above the maximum becomes a RemoteHandlerError; the largest all
   })
 })
 
-test('request streams: a bad frame is cut off, a malformed envelope is answered with an error, inbound streams are bounded', async () => {
+test('request channels: an oversized or unknown frame cuts the channel off, a malformed envelope is answered with an error, both counted', async () => {
   await withWorld(2, async (world, [a, b]) => {
-    b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
     b!.handle('echo', async request => request.data)
     const open = async () => await a!.node.dialProtocol(b!.node.peerId, requestProtocol)
 
     // A header announcing more than the maximum: the server resets without reading on.
+    const before = b!.refusals()
     const oversized = await open()
-    await oversized.sink([frameHeader(envelopeBytesMax + 1)])
-    await rejects(readOnlyFrame(oversized.source, envelopeBytesMax), 'StreamResetError')
+    const header = new Uint8Array(4)
+    new DataView(header.buffer).setUint32(0, 5 + envelopeBytesMax + 1, true)
+    await oversized.sink([header])
+    await rejects(readFrames(oversized.source, 1), 'StreamResetError')
+    assert.is(b!.refusals().requestFrame, before.requestFrame + 1)
+    // So does a frame of a kind the caller may not send.
+    const wrongKind = await open()
+    await wrongKind.sink([encodeFrame('response', 1, text('x'), envelopeBytesMax)])
+    await rejects(readFrames(wrongKind.source, 1), 'StreamResetError')
+    assert.is(b!.refusals().requestFrame, before.requestFrame + 2)
+    // The sender refuses an oversized body before building the frame.
+    assert.throws(() => encodeFrame('request', 1, new Uint8Array(envelopeBytesMax + 1), envelopeBytesMax), (error: Error) => error.name === 'FrameError')
 
-    // A whole frame that is not a request envelope: an error frame comes back.
-    const garbage = await open()
-    await writeOnlyFrame(garbage, new Uint8Array([0xc1]), envelopeBytesMax)
-    const answer = decodeResponseEnvelope(await readOnlyFrame(garbage.source, envelopeBytesMax))
-    assert.is(answer.ok, false)
-    assert.match((answer as { error: string }).error, 'malformed request')
-
-    // A well-formed request written by hand is served like any other.
+    // Whole frames by hand: a malformed envelope gets an error answer, a good one is
+    // served, on one channel, each answer under its own id.
     const manual = await open()
-    await writeOnlyFrame(manual, encodeRequestEnvelope({ protocol: 'echo', data: text('by hand') }), envelopeBytesMax)
-    assert.equal(decodeResponseEnvelope(await readOnlyFrame(manual.source, envelopeBytesMax)), { ok: true, data: text('by hand') })
+    await manual.sink([
+      encodeFrame('request', 7, new Uint8Array([0xc1]), envelopeBytesMax),
+      encodeFrame('request', 9, encodeRequestEnvelope({ protocol: 'echo', data: text('by hand') }), envelopeBytesMax)
+    ])
+    const frames = await readFrames(manual.source, 2)
+    const byId = new Map(frames.map(frame => [frame.id, decodeResponseEnvelope(frame.body)]))
+    assert.equal(frames.map(frame => frame.kind), ['response', 'response'])
+    assert.is(byId.get(7)?.ok, false)
+    assert.match((byId.get(7) as { error: string }).error, 'malformed request')
+    assert.equal(byId.get(9), { ok: true, data: text('by hand') })
+    assert.is(b!.refusals().requestEnvelope, before.requestEnvelope + 1)
 
     // The connection is still good for requests.
     assert.equal(decodeText(await a!.request(b!.peerId, 'echo', text('still here'), long)), 'still here')
+    await world.waitFor('the hand-made channels are gone', () => b!.requestChannels.inbound === 1, 2_000)
   })
 })
 
-test('a peer opening more request streams than the maximum gets the extra ones reset', async () => {
+test(`a caller with more than ${limits.transportChannelRequestsInFlightMax} requests in flight on a channel is cut off`, async () => {
+  await withWorld(2, async (_world, [a, b]) => {
+    b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
+    const before = b!.refusals().requestFrame
+    const stream = await a!.node.dialProtocol(b!.node.peerId, requestProtocol)
+    const request = encodeRequestEnvelope({ protocol: 'hang', data: text('x') })
+    await stream.sink(Array.from({ length: limits.transportChannelRequestsInFlightMax + 1 }, (_, i) => encodeFrame('request', i, request, envelopeBytesMax)))
+    await rejects(readFrames(stream.source, 1), 'StreamResetError')
+    assert.is(b!.refusals().requestFrame, before + 1)
+    assert.is(b!.requestsServing, 0)
+  })
+})
+
+test('request channel streams send a yamux window update only once half the window is used', async () => {
+  await withWorld(2, async (_world, [a, b]) => {
+    b!.handle('echo', async request => request.data)
+    const stream = await a!.node.dialProtocol(b!.node.peerId, requestProtocol)
+    const raw = stream as unknown as { sendWindowUpdate: () => void }
+    let sent = 0
+    const update = raw.sendWindowUpdate.bind(stream)
+    raw.sendWindowUpdate = () => { sent++; update() }
+    assert.ok(deferWindowUpdates(stream), 'the installed yamux streams have the shape the patch expects')
+    assert.not.ok(deferWindowUpdates({ sink: () => {} }), 'anything else is left alone')
+    const request = encodeRequestEnvelope({ protocol: 'echo', data: text('x') })
+    const count = 50
+    // One request at a time, each sent once the previous answer was read: every answer is a read of its own.
+    let answered = Promise.withResolvers<void>()
+    void stream.sink((async function * () {
+      for (let j = 0; j < count; j++) {
+        yield encodeFrame('request', j, request, envelopeBytesMax)
+        await answered.promise
+        answered = Promise.withResolvers<void>()
+      }
+    })()).catch(() => {})
+    const reader = new FrameReader(envelopeBytesMax)
+    let answers = 0
+    for await (const chunk of stream.source) {
+      answers += reader.push(chunk.subarray()).length
+      answered.resolve()
+      if (answers === count) break
+    }
+    assert.is(answers, count)
+    assert.ok(sent <= 2, `${sent} window updates for ${count} small answers`)
+    stream.abort(new Error('test done'))
+  })
+})
+
+test('the wire capture sees each request and response envelope carried on a channel', async () => {
+  const networkKey = generateNetworkKey()
+  const seen: Array<{ at: string, kind: string, bytes: Uint8Array }> = []
+  const server = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, capture: (kind, bytes) => { seen.push({ at: 'server', kind, bytes: bytes.slice() }) } })
+  const client = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, bootstrap: server.addresses(), capture: (kind, bytes) => { seen.push({ at: 'client', kind, bytes: bytes.slice() }) } })
+  try {
+    server.handle('echo', async request => request.data)
+    for (const word of ['one', 'two']) assert.equal(decodeText(await client.request(server.peerId, 'echo', text(word), long)), word)
+    const requests = seen.filter(entry => entry.kind === 'request')
+    const responses = seen.filter(entry => entry.kind === 'response')
+    assert.equal(requests.map(entry => [entry.at, decodeRequestEnvelope(entry.bytes)]), [
+      ['server', { protocol: 'echo', data: text('one') }], ['server', { protocol: 'echo', data: text('two') }]
+    ])
+    assert.equal(responses.map(entry => [entry.at, decodeResponseEnvelope(entry.bytes)]), [
+      ['client', { ok: true, data: text('one') }], ['client', { ok: true, data: text('two') }]
+    ])
+  } finally {
+    await client.stop()
+    await server.stop()
+  }
+})
+
+test('a peer opening more request channels than the maximum gets the extra ones reset', async () => {
   await withWorld(1, async (world, [server]) => {
     server!.handle('echo', async request => request.data)
     // A bare libp2p node in the network, not bound by our transport's stream caps.
@@ -333,26 +502,26 @@ test('a peer opening more request streams than the maximum gets the extra ones r
     })
     try {
       const target = multiaddr(server!.addresses()[0]!)
-      const options = { maxOutboundStreams: 10 * limits.transportInboundRequestsPerPeerMax }
+      const options = { maxOutboundStreams: 10 * limits.transportRequestChannelsPerPeerMax }
       const held = []
-      for (let i = 0; i < limits.transportInboundRequestsPerPeerMax; i++) {
-        // Nothing written: the server waits for a frame (up to its frame read timeout).
+      for (let i = 0; i < limits.transportRequestChannelsPerPeerMax; i++) {
+        // Nothing written: an idle channel is kept.
         held.push(await hostile.dialProtocol(target, requestProtocol, options))
       }
-      await world.waitFor('the server holds the maximum of streams', () => requestStreams(server!) === limits.transportInboundRequestsPerPeerMax, 5_000)
+      await world.waitFor('the server holds the maximum of channels', () => requestStreams(server!) === limits.transportRequestChannelsPerPeerMax, 5_000)
       let refused: Error | undefined
       try {
         const extra = await hostile.dialProtocol(target, requestProtocol, options)
-        await writeOnlyFrame(extra, encodeRequestEnvelope({ protocol: 'echo', data: text('one too many') }), envelopeBytesMax)
-        await readOnlyFrame(extra.source, envelopeBytesMax)
+        await extra.sink([encodeFrame('request', 1, encodeRequestEnvelope({ protocol: 'echo', data: text('one too many') }), envelopeBytesMax)])
+        await readFrames(extra.source, 1)
       } catch (error) {
         refused = error as Error
       }
       // The reset shows as a failed write or a failed read, whichever comes first.
-      assert.ok(refused !== undefined, 'the server answered a stream beyond its maximum')
-      assert.is(requestStreams(server!), limits.transportInboundRequestsPerPeerMax)
+      assert.ok(refused !== undefined, 'the server answered on a channel beyond its maximum')
+      assert.is(requestStreams(server!), limits.transportRequestChannelsPerPeerMax)
       for (const stream of held) stream.abort(new Error('test done'))
-      await world.waitFor('the held streams released', () => requestStreams(server!) === 0, 5_000)
+      await world.waitFor('the held channels released', () => requestStreams(server!) === 0 && server!.requestChannels.inbound === 0, 5_000)
       assert.is(server!.counters().requestsServed, 0)
     } finally {
       await hostile.stop()
@@ -436,29 +605,38 @@ test('network keys: the swarm key file format, persisted 0600 and checked', asyn
   }
 })
 
-test('frames: split and joined chunks, and every way a frame can be wrong', async () => {
-  const source = (...chunks: Uint8Array[]) => (async function * () { yield * chunks })()
-  const payload = text('hello frames')
-  const whole = new Uint8Array([...frameHeader(payload.length), ...payload])
-  assert.equal(await readOnlyFrame(source(whole), 100), payload)
-  assert.equal(await readOnlyFrame(source(...[...whole].map(byte => new Uint8Array([byte]))), 100), payload)
-  assert.equal(await readOnlyFrame(source(whole.subarray(0, 2), new Uint8Array(0), whole.subarray(2)), 100), payload)
-  assert.equal(await readOnlyFrame(source(frameHeader(0)), 0), new Uint8Array(0))
-  assert.equal([...frameHeader(0x01020304)], [4, 3, 2, 1], 'little endian')
-  const fails = async (chunks: Uint8Array[], bytesMax: number, pattern: RegExp) => {
-    const error = await rejects(readOnlyFrame(source(...chunks), bytesMax), 'FrameError')
-    assert.match(error.message, pattern)
+test('channel frames: split and joined chunks, and every way a frame can be wrong', () => {
+  const first = encodeFrame('request', 1, text('hello frames'), 100)
+  const second = encodeFrame('response', 0xffff_ffff, new Uint8Array(0), 100)
+  const third = encodeFrame('cancel', 3, new Uint8Array(0), 0)
+  const all = new Uint8Array([...first, ...second, ...third])
+  const expected: ChannelFrame[] = [
+    { kind: 'request', id: 1, body: text('hello frames') },
+    { kind: 'response', id: 0xffff_ffff, body: new Uint8Array(0) },
+    { kind: 'cancel', id: 3, body: new Uint8Array(0) }
+  ]
+  const readAll = (chunks: Uint8Array[]): ChannelFrame[] => {
+    const reader = new FrameReader(100)
+    const frames = chunks.flatMap(chunk => reader.push(chunk)).map(frame => ({ ...frame, body: new Uint8Array(frame.body) }))
+    assert.is(reader.partial, false)
+    return frames
   }
-  await fails([frameHeader(101)], 100, /at most 100 bytes/)
-  await fails([whole, new Uint8Array([1])], 100, /end of stream after one frame/)
-  await fails([new Uint8Array([...whole, 1])], 100, /end of stream after one frame/)
-  await fails([whole.subarray(0, 7)], 100, /whole frame/)
-  await fails([whole.subarray(0, 2)], 100, /whole frame/)
-  await fails([], 100, /whole frame/)
-  const written: Uint8Array[] = []
-  await writeOnlyFrame({ sink: async chunks => { written.push(...chunks) } }, payload, 100)
-  assert.equal(await readOnlyFrame(source(...written), 100), payload)
-  await rejects(writeOnlyFrame({ sink: async () => {} }, new Uint8Array(101), 100), 'FrameError')
+  assert.equal(readAll([all]), expected, 'all in one chunk')
+  assert.equal(readAll([...all].map(byte => new Uint8Array([byte]))), expected, 'a byte at a time')
+  assert.equal(readAll([all.subarray(0, 2), new Uint8Array(0), all.subarray(2, 20), all.subarray(20)]), expected)
+  assert.equal([...first.subarray(0, 9)], [5 + 12, 0, 0, 0, 0, 1, 0, 0, 0], 'little endian length, kind, id')
+  const partial = new FrameReader(100)
+  assert.equal(partial.push(first.subarray(0, 7)), [])
+  assert.is(partial.partial, true)
+  const fails = (bytes: number[], pattern: RegExp): void => {
+    assert.throws(() => new FrameReader(100).push(new Uint8Array(bytes)), (error: Error) => error.name === 'FrameError' && pattern.test(error.message))
+  }
+  fails([106, 0, 0, 0], /a frame of 5 to 105 bytes/)
+  fails([0xff, 0xff, 0xff, 0xff], /a header announcing 4294967295 bytes/)
+  fails([4, 0, 0, 0], /a frame of 5 to 105 bytes/)
+  fails([5, 0, 0, 0, 9, 0, 0, 0, 0], /kind request, cancel or response/)
+  assert.throws(() => encodeFrame('request', 1, new Uint8Array(101), 100), (error: Error) => error.name === 'FrameError' && /at most 100 bytes/.test(error.message))
+  assert.throws(() => encodeFrame('request', -1, new Uint8Array(0), 100), (error: Error) => error.name === 'InvalidInputError')
 })
 
 test('envelopes: exact shapes round-trip, everything else is refused', () => {
@@ -491,7 +669,18 @@ function pick (transport: Transport): { delivered: number, rejected: number, ign
   return { delivered, rejected, ignored }
 }
 
-/** Request streams open on the transport's side of its connections. */
+/** Reads `count` channel frames off a stream, or fails with the stream's error. */
+async function readFrames (source: AsyncIterable<{ subarray: () => Uint8Array }>, count: number): Promise<ChannelFrame[]> {
+  const reader = new FrameReader(envelopeBytesMax)
+  const frames: ChannelFrame[] = []
+  for await (const chunk of source) {
+    frames.push(...reader.push(chunk.subarray()))
+    if (frames.length >= count) return frames
+  }
+  throw new Error(`expected ${count} frames, got ${frames.length} before the end of stream`)
+}
+
+/** Request channel streams open on the transport's side of its connections. */
 function requestStreams (transport: Libp2pTransport): number {
   return transport.node.getConnections()
     .flatMap(connection => connection.streams)

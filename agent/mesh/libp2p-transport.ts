@@ -14,12 +14,15 @@
  * gossipsub drops it and penalises the sender in the same way, but it is not counted in
  * `counters().rejected`, which counts only what this peer's validation decided.
  *
- * Requests: one stream per request on `requestProtocol`, carrying one length-prefixed
- * frame each way (stream-frames.ts): the caller's envelope names the application
- * protocol, the answer is data or an error message. One libp2p protocol for all
- * application protocols means `handle`/`unhandle` never renegotiate anything with the
- * peers, a protocol nobody handles is answered with an error frame like any handler
- * failure, and the inbound stream bound covers every protocol at once.
+ * Requests: one long-lived stream per peer we send requests to, on `requestProtocol`
+ * (request-channel.ts, serving-channel.ts): many requests in flight on it at once, each
+ * a frame with its own id (channel-frames.ts), answered in any order. The caller's
+ * envelope names the application protocol, the answer is data or an error message. One
+ * libp2p protocol for all application protocols means `handle`/`unhandle` never
+ * renegotiate anything with the peers, a protocol nobody handles is answered with an
+ * error frame like any handler failure, and the inbound bounds cover every protocol at
+ * once. A stream per request cost a yamux stream, protocol negotiation and a peer-store
+ * update each time; that dominated the controllers' CPU under write load.
  *
  * Errors from request(): PeerUnreachableError when no connection could be made or it
  * broke before the answer; RemoteHandlerError when the peer answered with an error
@@ -35,11 +38,11 @@ import { yamux } from '@chainsafe/libp2p-yamux'
 import { identify, type Identify } from '@libp2p/identify'
 import {
   TopicValidatorResult,
+  type Connection,
   type IncomingStreamData,
   type Message,
   type PeerId as Libp2pPeerId,
-  type PubSub,
-  type Stream
+  type PubSub
 } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { ping, type PingService } from '@libp2p/ping'
@@ -73,18 +76,19 @@ import {
   encodeRequestEnvelope,
   encodeResponseEnvelope,
   checkWireName,
-  envelopeBytesMax,
   type ResponseEnvelope
 } from './mesh-envelopes.ts'
 import { parseNetworkKey } from './network-key.ts'
 import { parsePeerKey } from './peer-identity.ts'
 import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
-import { FrameError, readOnlyFrame, writeOnlyFrame } from './stream-frames.ts'
+import { deferWindowUpdates } from './lazy-window-updates.ts'
+import { RequestChannel } from './request-channel.ts'
+import { ServingChannel } from './serving-channel.ts'
 
 const component = 'libp2p transport'
 
-/** The one libp2p protocol that carries every application request. */
-export const requestProtocol = '/cantrip/request/1.0.0'
+/** The one libp2p protocol that carries every application request: request channels. */
+export const requestProtocol = '/cantrip/request-channel/1.0.0'
 
 export const defaultListenAddress = '/ip4/127.0.0.1/tcp/0'
 
@@ -147,8 +151,8 @@ interface Seed {
 }
 
 interface PendingRequest {
-  readonly controller: AbortController
-  stream: Stream | undefined
+  /** Set once the request is on a channel: tells the server to stop working on it. */
+  cancel: (() => void) | undefined
   fail: (error: Error) => void
 }
 
@@ -167,6 +171,14 @@ export class Libp2pTransport implements Transport {
   readonly #validators = new Map<string, TopicValidator>()
   readonly #handlers = new Map<string, RequestHandler>()
   readonly #pending = new Set<PendingRequest>()
+  /** Our open channel to each peer we send requests to; a closed one leaves at once. */
+  readonly #channels = new Map<PeerId, RequestChannel>()
+  /** Channels being opened, which every request to that peer meanwhile waits for. */
+  readonly #opening = new Map<PeerId, Promise<RequestChannel>>()
+  /** Channels peers opened to us, by the id of the connection that carries them. */
+  readonly #serving = new Map<ServingChannel, string>()
+  /** Aborts channel opens in progress at stop. */
+  readonly #stopController = new AbortController()
   /** What our topic validator decoded and accepted, handed on to delivery; keyed by gossipsub's message object. */
   readonly #accepted = new WeakMap<Message, TopicMessage>()
   readonly #counters: TransportCounters = {
@@ -182,6 +194,14 @@ export class Libp2pTransport implements Transport {
   readonly #onPeerDisconnect = (event: CustomEvent<Libp2pPeerId>): void => {
     const seed = this.#seeds.get(event.detail.toString())
     if (seed !== undefined) this.#scheduleSeed(seed)
+  }
+  /**
+   * A channel whose caller ended its side waits for its answers before it ends ours; when
+   * the connection is gone nobody will take them, so it goes at once.
+   */
+  readonly #onConnectionClose = (event: CustomEvent<Connection>): void => {
+    const lost = new CantripError(`request channel: connection ${event.detail.id} closed`)
+    for (const [channel, connection] of [...this.#serving]) if (connection === event.detail.id) channel.close(lost)
   }
 
   /** Starts a node listening on `options.listen`, with its request protocol registered. */
@@ -240,11 +260,10 @@ export class Libp2pTransport implements Transport {
     try {
       transport = new Libp2pTransport(node, seeds, options.logger, handshakes, options.capture)
       await node.handle(requestProtocol, data => { transport!.#serve(data) }, {
-        maxInboundStreams: limits.transportInboundRequestsPerPeerMax,
-        // Our in-flight bound is the real limit on what we send; libp2p's per-connection
-        // cap (which it takes from here, not from dialProtocol) only has to leave room for
-        // the streams of answered requests that are still closing.
-        maxOutboundStreams: limits.transportInboundRequestsPerPeerMax
+        maxInboundStreams: limits.transportRequestChannelsPerPeerMax,
+        // libp2p takes the per-connection cap on streams we open from here, not from
+        // dialProtocol; we keep one channel per peer, plus one closing.
+        maxOutboundStreams: limits.transportRequestChannelsPerPeerMax
       })
     } catch (error) {
       await Promise.resolve(node.stop()).catch(() => {})
@@ -268,6 +287,7 @@ export class Libp2pTransport implements Transport {
       .map(seed => [seed.getPeerId()!, { address: seed, delayMs: 0, timer: undefined }]))
     this.#gossip.addEventListener('message', this.#onGossipMessage)
     node.addEventListener('peer:disconnect', this.#onPeerDisconnect)
+    node.addEventListener('connection:close', this.#onConnectionClose)
   }
 
   // ---------------------------------------------------------------------------------
@@ -350,7 +370,7 @@ export class Libp2pTransport implements Transport {
     if (this.#pending.size >= limits.transportRequestsInFlightMax) {
       throw new TransportBusyError(peer, protocol, limits.transportRequestsInFlightMax)
     }
-    const frame = encodeRequestEnvelope({ protocol, data })
+    const envelope = encodeRequestEnvelope({ protocol, data })
     this.#counters.requestsSent++
     const answer = Promise.withResolvers<Uint8Array>()
     let settled = false
@@ -364,14 +384,29 @@ export class Libp2pTransport implements Transport {
         return
       }
       this.#counters.requestsFailed++
-      pending.controller.abort(error)
-      pending.stream?.abort(error)
+      pending.cancel?.()
       answer.reject(error)
     }
-    const pending: PendingRequest = { controller: new AbortController(), stream: undefined, fail: error => { settle(error) } }
+    const pending: PendingRequest = { cancel: undefined, fail: error => { settle(error) } }
     const timer = setTimeout(() => { settle(new RequestTimeoutError(peer, protocol, timeoutMs)) }, timeoutMs)
     this.#pending.add(pending)
-    this.#exchange(target, peer, protocol, frame, pending).then(value => { settle(undefined, value) }, (error: Error) => { settle(error) })
+    const send = (channel: RequestChannel): void => {
+      if (settled) return
+      if (channel.closed !== undefined) throw channel.closed
+      if (channel.full) throw new TransportBusyError(peer, protocol, limits.transportChannelRequestsInFlightMax)
+      pending.cancel = channel.send(envelope, (error, body) => {
+        pending.cancel = undefined
+        if (error !== undefined) settle(error)
+        else settle(...this.#response(peer, protocol, body!))
+      })
+    }
+    // The common case, an open channel, sends before returning.
+    const open = this.#channels.get(peer)
+    if (open !== undefined) {
+      try { send(open) } catch (error) { settle(error as Error) }
+    } else {
+      this.#channel(target, peer, protocol).then(send).catch((error: Error) => { settle(error) })
+    }
     return await answer.promise
   }
 
@@ -398,9 +433,13 @@ export class Libp2pTransport implements Transport {
     this.#handlers.clear()
     this.#gossip.removeEventListener('message', this.#onGossipMessage)
     this.node.removeEventListener('peer:disconnect', this.#onPeerDisconnect)
+    this.node.removeEventListener('connection:close', this.#onConnectionClose)
     for (const seed of this.#seeds.values()) clearTimeout(seed.timer)
     const error = new TransportStoppedError(this.peerId)
     for (const pending of [...this.#pending]) pending.fail(error)
+    this.#stopController.abort(error)
+    for (const channel of [...this.#channels.values()]) channel.close(error)
+    for (const channel of [...this.#serving.keys()]) channel.close(error)
     this.#stopping = Promise.resolve(this.node.stop())
     await this.#stopping
   }
@@ -453,6 +492,18 @@ export class Libp2pTransport implements Transport {
   /** Requests this peer sent that wait for an answer. */
   get requestsInFlight (): number {
     return this.#pending.size
+  }
+
+  /** Requests from other peers this peer is handling or answering (cancelled ones no longer count). */
+  get requestsServing (): number {
+    let serving = 0
+    for (const channel of this.#serving.keys()) serving += channel.serving
+    return serving
+  }
+
+  /** Open request channels: ours to other peers, and theirs to us. */
+  get requestChannels (): { outbound: number, inbound: number } {
+    return { outbound: this.#channels.size, inbound: this.#serving.size }
   }
 
   // ---------------------------------------------------------------------------------
@@ -578,71 +629,83 @@ export class Libp2pTransport implements Transport {
   // ---------------------------------------------------------------------------------
   // Requests
 
-  /** The caller's side of one request: dial, one frame out, one frame back. */
-  async #exchange (target: Libp2pPeerId, peer: PeerId, protocol: string, frame: Uint8Array, pending: PendingRequest): Promise<Uint8Array> {
-    const { signal } = pending.controller
-    let stream: Stream
+  /** Our channel to `peer`: the open one, the one being opened, or a new one. */
+  async #channel (target: Libp2pPeerId, peer: PeerId, protocol: string): Promise<RequestChannel> {
+    const open = this.#channels.get(peer)
+    if (open !== undefined) return open
+    let opening = this.#opening.get(peer)
+    if (opening === undefined) {
+      opening = this.#openChannel(target, peer, protocol).finally(() => { this.#opening.delete(peer) })
+      this.#opening.set(peer, opening)
+    }
+    return await opening
+  }
+
+  /**
+   * Dials `peer` (if not connected) and opens a channel. Not bound to the first caller's
+   * timeout: others wait on the same open; libp2p's dial timeout bounds it.
+   */
+  async #openChannel (target: Libp2pPeerId, peer: PeerId, protocol: string): Promise<RequestChannel> {
+    let stream
     try {
-      stream = await this.node.dialProtocol(target, requestProtocol, { signal })
+      stream = await this.node.dialProtocol(target, requestProtocol, { signal: this.#stopController.signal })
     } catch (error) {
-      if (signal.aborted) throw signal.reason as Error
+      if (this.#stopped) throw new TransportStoppedError(this.peerId)
       if ((error as Error).name === 'UnsupportedProtocolError') throw new RemoteHandlerError(peer, protocol, 'the peer serves no requests')
       throw new PeerUnreachableError(peer, describeError(error))
     }
-    if (signal.aborted) {
-      stream.abort(signal.reason as Error)
-      throw signal.reason as Error
+    if (this.#stopped) {
+      stream.abort(new TransportStoppedError(this.peerId))
+      throw new TransportStoppedError(this.peerId)
     }
-    pending.stream = stream
-    let response: ResponseEnvelope
-    try {
-      await writeOnlyFrame(stream, frame, envelopeBytesMax)
-      const received = await readOnlyFrame(stream.source, envelopeBytesMax)
-      this.#capture?.('response', received)
-      response = decodeResponseEnvelope(received)
-    } catch (error) {
-      if (signal.aborted) throw signal.reason as Error
-      stream.abort(error as Error)
-      if (error instanceof InvalidInputError) throw new RemoteHandlerError(peer, protocol, `malformed response: ${(error as Error).message}`)
-      throw new PeerUnreachableError(peer, `stream broke before the answer: ${describeError(error)}`)
-    }
-    stream.close().catch((error: Error) => { stream.abort(error) })
-    if (!response.ok) throw new RemoteHandlerError(peer, protocol, response.error)
-    return response.data
+    deferWindowUpdates(stream)
+    const channel = new RequestChannel(peer, stream, closed => {
+      // A lost channel is forgotten at once, so the next request opens a fresh one.
+      if (this.#channels.get(peer) === closed) this.#channels.delete(peer)
+    })
+    if (channel.closed === undefined) this.#channels.set(peer, channel)
+    return channel
   }
 
-  /** The handler's side of one request stream. Never throws: every failure ends the stream. */
+  /** A response envelope as the result of request(): data, or the remote error. */
+  #response (peer: PeerId, protocol: string, body: Uint8Array): [Error | undefined, Uint8Array?] {
+    this.#capture?.('response', body)
+    let response: ResponseEnvelope
+    try {
+      response = decodeResponseEnvelope(body)
+    } catch (error) {
+      return [new RemoteHandlerError(peer, protocol, `malformed response: ${(error as Error).message}`)]
+    }
+    if (!response.ok) return [new RemoteHandlerError(peer, protocol, response.error)]
+    return [undefined, response.data]
+  }
+
+  /** A channel a peer opened to us: served until it or we close it. */
   #serve ({ stream, connection }: IncomingStreamData): void {
-    void this.#answer(stream, connection.remotePeer.toString()).catch((error: Error) => { stream.abort(error) })
+    if (this.#stopped) {
+      stream.abort(new TransportStoppedError(this.peerId))
+      return
+    }
+    deferWindowUpdates(stream)
+    const channel = new ServingChannel(stream, connection.remotePeer.toString(), {
+      serve: async (envelope, from) => await this.#answer(envelope, from),
+      onBadFrame: () => { this.#refuse('requestFrame') },
+      onClose: closed => { this.#serving.delete(closed) }
+    })
+    if (!channel.closed) this.#serving.set(channel, connection.id)
   }
 
-  async #answer (stream: Stream, from: PeerId): Promise<void> {
-    const timer = setTimeout(() => {
-      stream.abort(new CantripError(`request from "${from}": no whole frame within ${limits.transportRequestFrameReadTimeoutMs} ms`))
-    }, limits.transportRequestFrameReadTimeoutMs)
-    let payload: Uint8Array
-    try {
-      payload = await readOnlyFrame(stream.source, envelopeBytesMax)
-    } catch (error) {
-      if (error instanceof FrameError) this.#refuse('requestFrame')
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
+  /** One request envelope's response envelope. Never throws. */
+  async #answer (payload: Uint8Array, from: PeerId): Promise<Uint8Array> {
     this.#capture?.('request', payload)
-    let response: ResponseEnvelope
-    let request: { protocol: string, data: Uint8Array } | undefined
+    let request: { protocol: string, data: Uint8Array }
     try {
       request = decodeRequestEnvelope(payload)
     } catch (error) {
-      request = undefined
       this.#refuse('requestEnvelope')
-      response = { ok: false, error: `malformed request: ${describeError(error)}` }
+      return encodeResponseEnvelope({ ok: false, error: `malformed request: ${describeError(error)}` })
     }
-    if (request !== undefined) response = await this.#run(request, from)
-    if (this.#stopped) throw new TransportStoppedError(this.peerId)
-    await writeOnlyFrame(stream, encodeResponseEnvelope(response!), envelopeBytesMax)
-    await stream.close()
+    return encodeResponseEnvelope(await this.#run(request, from))
   }
 
   async #run (request: { protocol: string, data: Uint8Array }, from: PeerId): Promise<ResponseEnvelope> {

@@ -14,7 +14,7 @@ import { initialLocalState } from '../../actors/unit/local-state.ts'
 import { checkLocalState } from '../../actors/unit/unit-state-store.ts'
 import { decodeCall, decodeResponse, FrameError as ToolFrameError, FrameReader, InvalidCallError, encodeCall, encodeResult, encodeNeedsStdin } from '../../agent/hook-tools/transport/frames.ts'
 import { decodeGossipEnvelope, decodeRequestEnvelope, decodeResponseEnvelope } from '../../agent/mesh/mesh-envelopes.ts'
-import { FrameError, readOnlyFrame } from '../../agent/mesh/stream-frames.ts'
+import { FrameError as ChannelFrameError, FrameReader as ChannelFrameReader } from '../../agent/mesh/channel-frames.ts'
 import { decodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { decode } from '../../runtime/codec.ts'
 import { InvalidInputError } from '../../runtime/errors.ts'
@@ -63,23 +63,23 @@ test('mesh envelopes: gossip, request and response', async () => {
   await check('envelope.response', wireInputs([{ v: 1, ok: true, data }, { v: 1, ok: false, error: 'controller api: no' }]), input => sync(() => decodeResponseEnvelope(input), [InvalidInputError]))
 })
 
-test('stream frames: any chunking of any bytes reads one frame or gives one FrameError', async () => {
-  const seeds = [Uint8Array.from([5, 0, 0, 0, 1, 2, 3, 4, 5]), Uint8Array.from([0, 0, 0, 0])]
-  const frames = fc.tuple(fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.constantFrom(...seeds), fc.uint8Array({ maxLength: 60 }).map(body => Uint8Array.from([body.length, 0, 0, 0, ...body]))), fc.array(fc.nat(), { maxLength: 4 }))
-  await check('stream-frames', frames, async ([stream, cuts]) => {
+test('request channel frames: any chunking of any bytes reads whole frames or gives one FrameError', async () => {
+  const seeds = [Uint8Array.from([9, 0, 0, 0, 0, 1, 0, 0, 0, 2, 3, 4, 5]), Uint8Array.from([5, 0, 0, 0, 1, 7, 0, 0, 0]), Uint8Array.from([0, 0, 0, 0])]
+  const frame = fc.tuple(fc.nat(3), fc.uint8Array({ maxLength: 40 })).map(([kind, body]) => Uint8Array.from([body.length + 5, 0, 0, 0, kind, 1, 0, 0, 0, ...body]))
+  const frames = fc.tuple(fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.constantFrom(...seeds), frame), fc.array(fc.nat(), { maxLength: 4 }))
+  await check('channel-frames', frames, ([stream, cuts]) => {
     const points = [...new Set(cuts.map(cut => stream.length === 0 ? 0 : cut % stream.length))].sort((a, b) => a - b)
-    async function * source (): AsyncIterable<Uint8Array> {
+    const reader = new ChannelFrameReader(32)
+    try {
       let from = 0
+      let read = 0
       for (const point of [...points, stream.length]) {
-        yield stream.subarray(from, point)
+        read += reader.push(stream.subarray(from, point)).length
         from = point
       }
-    }
-    try {
-      await readOnlyFrame(source(), 32)
-      return accepted
+      return read > 0 && !reader.partial ? accepted : rejected('no whole frame')
     } catch (error) {
-      return declaredRejection(error, [FrameError])
+      return declaredRejection(error, [ChannelFrameError])
     }
   })
 })

@@ -23,7 +23,8 @@ import { Libp2pTransport, requestProtocol } from '../../agent/mesh/libp2p-transp
 import { Libp2pWorld } from '../../agent/mesh/libp2p-world.ts'
 import { generateNetworkKey } from '../../agent/mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey } from '../../agent/mesh/peer-identity.ts'
-import { frameHeader } from '../../agent/mesh/stream-frames.ts'
+import { encodeFrame } from '../../agent/mesh/channel-frames.ts'
+import { envelopeBytesMax } from '../../agent/mesh/mesh-envelopes.ts'
 import { encode } from '../../runtime/codec.ts'
 import { limits } from '../../runtime/limits.ts'
 import { chaosCount, chaosFull, reportFigures } from './support/chaos-scale.ts'
@@ -146,11 +147,12 @@ test('requests: bad frames and malformed envelopes are cut off or answered with 
     await Promise.race([drain, world.wait(1_000)])
     stream.abort(new Error('done'))
   }
-  await send([frameHeader(limits.transportMessageBytesMax * 4)]) // a header announcing far too much
-  await send([frameHeader(10), text('short')]) // cut short
-  await send([frameHeader(1), text('xy')]) // trailing bytes
+  const header = (length: number): Uint8Array => { const bytes = new Uint8Array(4); new DataView(bytes.buffer).setUint32(0, length, true); return bytes }
+  await send([header(limits.transportMessageBytesMax * 4)]) // a header announcing far too much
+  await send([header(20), new Uint8Array([0, 1, 0, 0, 0]), text('short')]) // cut short
+  await send([encodeFrame('response', 1, text('xy'), 16)]) // a kind the caller may not send
   const notEnvelope = encode({ v: 9, protocol: 'echo', data: text('x') })
-  await send([frameHeader(notEnvelope.byteLength), notEnvelope])
+  await send([encodeFrame('request', 1, notEnvelope, envelopeBytesMax)])
   await world.waitFor('request refusals counted', () => {
     const now = victim.refusals()
     return now.requestFrame - before.requestFrame >= 3 && now.requestEnvelope - before.requestEnvelope >= 1
