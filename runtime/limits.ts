@@ -7,6 +7,12 @@ export const limits = {
   relationsPerUnitMax: 256,
   /** Remote units in one relation as seen by one unit. */
   relationMembersMax: 4096,
+  /**
+   * Units that left one relation's scope whose databags the model keeps (juju-semantics
+   * §2.4: a departed unit's settings stay readable). Beyond it the oldest departure's
+   * member record and bag go first; every machine in the relation ships them in its view.
+   */
+  relationDepartedMembersMax: 64,
   /** Storage attachments per unit. */
   storagePerUnitMax: 64,
   /** Pending actions queued for one unit; more are refused by the controller. */

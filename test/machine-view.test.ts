@@ -68,6 +68,27 @@ test('another machine\'s units of an application are in the view only where its 
   assert.equal(tableGet(otherView.applications, 'mysql')!.units, [])
 })
 
+test('a departed unit\'s bag rides in the views of machines in the relation after it left the model, but not in its members', () => {
+  const c = world()
+  const db = readerOf(c.context).application('mysql')!.relations[0]!
+  c.run('remove-unit', { unit: 'mysql/0' })
+  c.runAs('mysql/0', 'leave-scope', { unit: 'mysql/0', relationId: db })
+  c.runAs('mysql/0', 'unit-dead', { unit: 'mysql/0' })
+  const model = c.context
+  assert.is(readerOf(model).unit('mysql/0'), undefined, 'mysql/0 has left the model')
+  const key = `relation/${db}/settings/mysql/0`
+  for (const unit of ['web/0', 'web/1']) {
+    const view = machineModelView(model, readerOf(model).unit(unit)!.machine)
+    assert.equal(tableGet(view.settings, key)?.values.password, 'secret', `${unit}'s machine can still read mysql/0's last settings`)
+    assert.equal(tableGet(view.relations, String(db))!.departed, ['mysql/0'])
+    const state = remoteStateFor(view, unit, 1_000)!
+    assert.equal(state.relations[String(db)]!.members, {}, 'a departed unit is no member of the remote state')
+    assert.equal(state, remoteStateFor(model, unit, 1_000))
+  }
+  const otherView = machineModelView(model, readerOf(model).unit('other/0')!.machine)
+  assert.is(tableGet(otherView.settings, key), undefined, 'a machine outside the relation never sees the bag')
+})
+
 test('the registration secret never leaves the controllers; the token does', () => {
   const c = world()
   c.run('set-machine-provisioning', { machine: '0', token: 'ab'.repeat(8), secret: 'cd'.repeat(16) }, { kind: 'controller', id: 'c0' })

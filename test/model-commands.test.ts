@@ -1,15 +1,15 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { decode, encode } from '../runtime/codec.ts'
-import type { UnitName } from '../runtime/ids.ts'
+import { naturalCompare, type UnitName } from '../runtime/ids.ts'
 import { limits } from '../runtime/limits.ts'
 import { listItems, listLength } from '../runtime/model/chunked-list.ts'
 import { applyCommand, applyToStore, commandEvent, createModelStore, emptyModel, modelStoreLogic } from '../runtime/model/model-store.ts'
 import { restoreModel, snapshotModel } from '../runtime/model/model-snapshot.ts'
 import type {
-  ApplyOutcome, CharmSummaryInput, CommandOf, CommandResult, Entity, ModelCommand, ModelCommandType, ModelContext
+  ApplyOutcome, CharmSummaryInput, CommandOf, CommandResult, Entity, ModelCommand, ModelCommandType, ModelContext, RelationRecord
 } from '../runtime/model/model-types.ts'
-import { tableGet, tableValues } from '../runtime/model/table.ts'
+import { tableEntries, tableFrom, tableGet, tableKeys, tableValues } from '../runtime/model/table.ts'
 import { SeededRandom } from '../runtime/random.ts'
 import { createActor } from 'xstate'
 
@@ -317,6 +317,63 @@ relations('relation-settings: own bag in scope, versions bump only on change, em
   model.ok('relation-settings', { unit: 'db/0', relationId: id, settings: JSON.parse('{"__proto__": "x"}') as Record<string, string> }, unit('db/0'))
   assert.is(model.settings('relation/1/settings/db/0')!.values.__proto__, 'x' as unknown)
   assert.is(Object.getPrototypeOf(model.settings('relation/1/settings/db/0')!.values), Object.prototype, 'a __proto__ key is only a key')
+})
+
+relations('a departed unit keeps its bag for the life of the relation: after leave-scope and after it leaves the model', () => {
+  const model = standard()
+  const id = model.ok('integrate', { a: 'web:db', b: 'db:server' }).relationId!
+  for (const name of ['web/0', 'web/1', 'db/0']) model.ok('enter-scope', { unit: name, relationId: id }, unit(name))
+  model.ok('relation-settings', { unit: 'web/0', relationId: id, settings: { last: 'words' } }, unit('web/0'))
+  const bag = model.settings('relation/1/settings/web/0')
+  // web/0 leaves scope (remove-unit runs its -departed hooks first), then the model.
+  model.ok('remove-unit', { unit: 'web/0' })
+  model.ok('leave-scope', { unit: 'web/0', relationId: id }, unit('web/0'))
+  assert.equal(model.relation(id)!.departed, ['web/0'])
+  assert.equal(tableGet(model.relation(id)!.members, 'web/0')?.inScope, false)
+  model.ok('unit-dead', { unit: 'web/0' }, unit('web/0'))
+  assert.is(model.unit('web/0'), undefined)
+  assert.equal(model.settings('relation/1/settings/web/0'), bag, 'the last settings, unchanged')
+  assert.not.ok(model.deltaKeys().includes('-relation/1/settings/web/0'), 'no removal reported for the kept bag')
+  // web/1 dies while still in scope (its agent went): it leaves scope and the model at once.
+  model.ok('remove-unit', { unit: 'web/1' })
+  model.ok('unit-dead', { unit: 'web/1' }, unit('web/1'))
+  assert.ok(model.deltaKeys().includes('relation/1'), 'leaving scope changes the relation')
+  assert.equal([model.relation(id)!.inScope, model.relation(id)!.departed], [1, ['web/0', 'web/1']])
+  assert.ok(model.settings('relation/1/settings/web/1') !== undefined)
+  model.refused('relation-settings', { unit: 'web/1', relationId: id, settings: { a: '1' } }, /unit "web\/1" not found/, controller)
+
+  // The relation goes: every bag with it, the departed units' included.
+  model.ok('remove-relation', { relationId: id })
+  model.ok('leave-scope', { unit: 'db/0', relationId: id }, unit('db/0'))
+  assert.is(model.relation(id), undefined)
+  assert.equal(model.deltaKeys(), ['-relation/1', '-relation/1/settings/db/0', '-relation/1/settings/web/0', '-relation/1/settings/web/1'])
+  assert.equal(tableKeys(model.context.settings).filter(key => key.startsWith('relation/1/')), [])
+})
+
+relations('departed bags are bounded per relation, oldest dropped first; re-entering scope is no departure', () => {
+  const model = standard()
+  const id = model.ok('integrate', { a: 'web:db', b: 'db:server' }).relationId!
+  const names = ['web/0', 'web/1', ...model.ok('add-unit', { application: 'web', numUnits: limits.relationDepartedMembersMax }).units!]
+  for (const name of names) model.ok('enter-scope', { unit: name, relationId: id }, unit(name))
+  // web/0 leaves and comes back: the later departures are the older ones now.
+  model.ok('leave-scope', { unit: 'web/0', relationId: id }, unit('web/0'))
+  model.ok('enter-scope', { unit: 'web/0', relationId: id }, unit('web/0'))
+  assert.equal(model.relation(id)!.departed, [])
+  const leaving = [...names.slice(1), 'web/0']
+  for (const name of leaving.slice(0, limits.relationDepartedMembersMax)) {
+    model.ok('remove-unit', { unit: name })
+    model.ok('unit-dead', { unit: name }, unit(name))
+  }
+  assert.equal(model.relation(id)!.departed, leaving.slice(0, limits.relationDepartedMembersMax))
+  // One more departure than the limit: the oldest one (web/1) goes, member and bag.
+  const next = leaving[limits.relationDepartedMembersMax]!
+  model.ok('leave-scope', { unit: next, relationId: id }, unit(next))
+  assert.equal(model.relation(id)!.departed, leaving.slice(1, limits.relationDepartedMembersMax + 1))
+  assert.is(tableGet(model.relation(id)!.members, 'web/1'), undefined)
+  assert.is(model.settings('relation/1/settings/web/1'), undefined)
+  assert.ok(model.deltaKeys().includes('-relation/1/settings/web/1'), 'watchers are told the bag went')
+  assert.ok(model.settings('relation/1/settings/web/2') !== undefined, 'the next oldest stays')
+  assert.is(model.relation(id)!.members.size, limits.relationDepartedMembersMax + model.relation(id)!.inScope)
 })
 
 relations.run()
@@ -662,23 +719,44 @@ function randomCommands (seed: number, count: number): ModelCommand[] {
   return commands
 }
 
-function replay (commands: readonly ModelCommand[]): { context: ModelContext, results: CommandResult[] } {
+function replay (commands: readonly ModelCommand[], check?: (context: ModelContext) => void): { context: ModelContext, results: CommandResult[] } {
   let context = emptyModel()
   const results: CommandResult[] = []
   commands.forEach((command, i) => {
     const outcome = applyCommand(context, command, { index: i + 1, term: 1 })
     context = outcome.context
     results.push(outcome.result)
+    check?.(context)
   })
   return { context, results }
 }
 
 const determinism = suite('model: determinism, the store, RaftSnapshots, throughput')
 
+/** Each relation's departures are exactly its members out of scope, bounded; no unit's bag outlives its member record. Returns the departures. */
+function checkMembers (context: ModelContext): number {
+  let departures = 0
+  for (const [id, relation] of tableEntries(context.relations)) {
+    const out = [...tableEntries(relation.members)].filter(([, m]) => !m.inScope).map(([name]) => name)
+    assert.equal([...relation.departed].sort(), out.sort(), `relation ${id}: departed`)
+    assert.is(new Set(relation.departed).size, relation.departed.length)
+    assert.ok(relation.departed.length <= limits.relationDepartedMembersMax)
+    assert.is(relation.inScope, relation.members.size - out.length, `relation ${id}: in scope`)
+    departures += out.length
+  }
+  for (const key of tableKeys(context.settings)) {
+    const match = /^relation\/(\d+)\/settings\/(.+)$/.exec(key)
+    if (match === null) continue
+    const relation = tableGet(context.relations, match[1]!)
+    assert.ok(relation !== undefined && tableGet(relation.members, match[2]!) !== undefined, `${key} belongs to a member`)
+  }
+  return departures
+}
+
 determinism('replaying the same commands twice gives deep-equal contexts and results', () => {
   for (const seed of [1, 2, 3]) {
     const commands = randomCommands(seed, 600)
-    const a = replay(commands)
+    const a = replay(commands, checkMembers)
     const b = replay(structuredClone(commands))
     assert.equal(a.context, b.context)
     assert.equal(a.results, b.results)
@@ -718,6 +796,36 @@ determinism('the store applies the same way as the pure function, emits results 
   actor.stop()
 })
 
+/** Units of web joining and leaving web:db (leaving scope, leaving the model, coming back), well past the departure limit. */
+function departureHistory (seed: number, steps: number): { model: Model, departures: number[] } {
+  const random = new SeededRandom(seed)
+  const model = standard()
+  const id = model.ok('integrate', { a: 'web:db', b: 'db:server' }).relationId!
+  const departures: number[] = []
+  for (let i = 0; i < steps; i++) {
+    const units = model.app('web')!.units
+    const name = units[random.int(0, units.length - 1)]
+    const roll = random.int(0, 5)
+    if (roll === 0 || name === undefined) model.ok('add-unit', { application: 'web', numUnits: random.int(1, 3) })
+    else if (roll <= 2) model.run('enter-scope', { unit: name, relationId: id }, unit(name))
+    else if (roll === 3) model.run('leave-scope', { unit: name, relationId: id }, unit(name))
+    else if (roll === 4) model.run('relation-settings', { unit: name, relationId: id, settings: { i: String(i) } }, unit(name))
+    else {
+      model.run('remove-unit', { unit: name })
+      model.run('unit-dead', { unit: name }, unit(name))
+    }
+    departures.push(checkMembers(model.context))
+  }
+  return { model, departures }
+}
+
+determinism('random departures: the list matches the members out of scope, stays bounded, bags go with their member', () => {
+  const { model, departures } = departureHistory(3, 1500)
+  assert.is(Math.max(...departures), limits.relationDepartedMembersMax, 'the limit was reached')
+  assert.ok(model.relation(1)!.inScope > 0)
+  assert.equal(departureHistory(3, 1500).model.context, model.context, 'deterministic')
+})
+
 determinism('snapshotModel / restoreModel round-trip through the codec; garbage is refused', () => {
   const { context } = replay(randomCommands(11, 800))
   const bytes = encode(snapshotModel(context), 'test')
@@ -732,6 +840,18 @@ determinism('snapshotModel / restoreModel round-trip through the codec; garbage 
     b = applyCommand(b, command, { index: context.revision + i + 1 }).context
   })
   assert.equal(a, b)
+  // A snapshot from before relations listed their departures: the members out of scope, by name.
+  const departing = departureHistory(5, 300).model.context
+  const relations = [...tableEntries(departing.relations)].map(([key, relation]) => {
+    const { departed: _departed, ...old } = relation
+    return [key, old] as [string, RelationRecord]
+  })
+  const old = { ...departing, relations: tableFrom(relations) }
+  const upgraded = restoreModel(decode(encode(snapshotModel(old), 'test'), 'test'))
+  assert.ok(checkMembers(upgraded) > 0, 'the history left departures to upgrade')
+  for (const [key, relation] of tableEntries(departing.relations)) {
+    assert.equal(tableGet(upgraded.relations, key)!.departed, [...relation.departed].sort(naturalCompare))
+  }
   assert.throws(() => restoreModel({ format: 'cantrip-model', version: 2 }), /expected snapshot version 1/)
   assert.throws(() => restoreModel({ ...snapshotModel(context), context: { ...context, units: { size: 1, buckets: [] } } }), /expected a table in "units"/)
   assert.throws(() => restoreModel('junk'), /model snapshot: expected a cantrip model snapshot/)

@@ -580,16 +580,11 @@ function removeUnitRecord (d: ModelDraft, unit: UnitRecord): void {
   for (const id of app.relations) {
     const relation = d.relation(id)
     const member = relation === undefined ? undefined : tableGet(relation.members, name)
-    if (relation === undefined || member === undefined) continue
-    // The unit leaves scope and the model; its databag goes with it.
-    const settingsKey = keys.unitSettings(id, name)
-    if (d.settings(settingsKey) !== undefined) {
-      removeKey(d, settingsKey)
-      d.settingsTable.delete(settingsKey)
-    }
-    const left = { ...relation, members: tableWithout(relation.members, name), inScope: relation.inScope - (member.inScope ? 1 : 0) }
-    if (member.inScope) putRelation(d, left)
-    else d.relations.set(String(id), left)
+    if (relation === undefined || member?.inScope !== true) continue
+    // The unit leaves scope and the model; its databag stays readable as a departed
+    // member's (juju-semantics §2.4) until the relation goes or newer departures push it out.
+    const left = leaveScope(d, relation, name)
+    putRelation(d, left)
     maybeRemoveRelation(d, left)
   }
   if (unit.principal !== null) {
@@ -615,6 +610,28 @@ function removeUnitRecord (d: ModelDraft, unit: UnitRecord): void {
   const remainingApp = { ...d.application(app.name)!, units: app.units.filter(u => u !== name) }
   d.applications.set(app.name, remainingApp)
   if (remainingApp.life !== 'alive' && remainingApp.units.length === 0) removeApplication(d, remainingApp)
+}
+
+/**
+ * `relation` with `name` (a member in scope) out of scope: it stays a member, with its
+ * bag, as the newest departure; departures beyond limits.relationDepartedMembersMax
+ * lose their member record and bag, oldest first. The caller puts the result.
+ */
+function leaveScope (d: ModelDraft, relation: RelationRecord, name: UnitName): RelationRecord {
+  const member = tableGet(relation.members, name)!
+  const departed = [...relation.departed, name]
+  const excess = departed.length - limits.relationDepartedMembersMax
+  let members = tableWith(relation.members, name, { ...member, inScope: false })
+  for (const unit of departed.slice(0, Math.max(0, excess))) {
+    // Removed while the relation (and the member, which gives the bag's scope) is unchanged in the draft.
+    const key = keys.unitSettings(relation.id, unit)
+    if (d.settings(key) !== undefined) {
+      removeKey(d, key)
+      d.settingsTable.delete(key)
+    }
+    members = tableWithout(members, unit)
+  }
+  return { ...relation, members, inScope: relation.inScope - 1, departed: excess > 0 ? departed.slice(excess) : departed }
 }
 
 /**
@@ -659,7 +676,8 @@ function createRelation (d: ModelDraft, endpoints: RelationEndpoint[], peer: boo
     peer,
     containerScoped: endpoints.some(ep => ep.scope === 'container'),
     members: emptyTable(),
-    inScope: 0
+    inScope: 0,
+    departed: []
   }
   putRelation(d, relation)
   for (const ep of endpoints) addRelationToApplication(d, ep.application, id)
@@ -1241,7 +1259,9 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     if (relation.life !== 'alive') refuse(c, `relation ${relation.id} is ${relation.life}`)
     if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
     if (relation.inScope >= limits.relationMembersMax) refuse(c, `relation ${relation.id} already has ${limits.relationMembersMax} units in scope`)
-    putRelation(d, { ...relation, members: tableWith(relation.members, name, { machine: unit.machine, inScope: true }), inScope: relation.inScope + 1 })
+    // Re-entering after leaving: no longer a departure.
+    const departed = relation.departed.includes(name) ? relation.departed.filter(u => u !== name) : relation.departed
+    putRelation(d, { ...relation, members: tableWith(relation.members, name, { machine: unit.machine, inScope: true }), inScope: relation.inScope + 1, departed })
     // Entering scope writes the address keys (juju-semantics §2.2): version 1, or a new version on re-entry.
     const address = d.machine(unit.machine)?.addresses[0]
     const key = keys.unitSettings(relation.id, name)
@@ -1263,7 +1283,7 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     // Idempotent: the relation may be gone already, and leaving twice is not an error (as in Juju).
     const member = relation === undefined ? undefined : tableGet(relation.members, name)
     if (relation === undefined || member?.inScope !== true) return {}
-    const left = { ...relation, members: tableWith(relation.members, name, { ...member, inScope: false }), inScope: relation.inScope - 1 }
+    const left = leaveScope(d, relation, name)
     putRelation(d, left)
     maybeRemoveRelation(d, left)
     return {}

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../errors.ts'
 import { isPlainRecord } from './charm-summary.ts'
-import type { ApplicationRecord, ModelContext, UnitRecord } from './model-types.ts'
+import { naturalCompare, type UnitName } from '../ids.ts'
+import type { ApplicationRecord, ModelContext, RelationRecord, UnitRecord } from './model-types.ts'
 import { TableDraft, emptyTable, tableEntries, tableFanout, type Table } from './table.ts'
 
 /**
@@ -70,8 +71,8 @@ export function restoreModel (data: unknown): ModelContext {
 }
 
 /**
- * Records written before units had opened ports, charm state and a status history, and applications a
- * workload version, get the empty values a new record starts with, so every reader
+ * Records written before units had opened ports, charm state and a status history,
+ * applications a workload version, and relations a list of departed members, get the empty values a new record starts with, so every reader
  * can rely on the fields. Records that have them come back as they were.
  */
 function withHookChangeFields (context: ModelContext): ModelContext {
@@ -82,7 +83,20 @@ function withHookChangeFields (context: ModelContext): ModelContext {
     ? undefined
     : { ...app, workloadVersion: app.workloadVersion ?? '', status: app.status ?? null, statusHistory: app.statusHistory ?? [] })
   const machines = backfilled(context.machines, machine => machine.statusHistory !== undefined ? undefined : { ...machine, statusHistory: [] })
-  return units === context.units && applications === context.applications && machines === context.machines ? context : { ...context, units, applications, machines }
+  const relations = backfilled(context.relations, relation => relation.departed !== undefined ? undefined : { ...relation, departed: departedMembersOf(relation) })
+  const same = units === context.units && applications === context.applications && machines === context.machines && relations === context.relations
+  return same ? context : { ...context, units, applications, machines, relations }
+}
+
+/**
+ * A relation recorded before departures were listed: its members out of scope, in
+ * name order (when they left is not known). Members of units that had left the model
+ * were deleted with them then, so this is at most the application's units.
+ */
+function departedMembersOf (relation: RelationRecord): UnitName[] {
+  const departed: UnitName[] = []
+  for (const [name, member] of tableEntries(relation.members)) if (!member.inScope) departed.push(name)
+  return departed.sort(naturalCompare)
 }
 
 function backfilled<T> (table: Table<T>, upgrade: (record: T) => T | undefined): Table<T> {

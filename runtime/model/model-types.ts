@@ -286,12 +286,19 @@ export interface RelationRecord {
   readonly peer: boolean
   readonly containerScoped: boolean
   /**
-   * Units that entered scope (those that left stay, so their settings remain readable,
-   * until they leave the model). A table: big relations change one member per command.
+   * Units that entered scope. Those that left stay, out of scope, with their databags
+   * (juju-semantics §2.4: a departed unit's last settings remain readable for the life
+   * of the relation), even after they leave the model; see `departed`. A table: big
+   * relations change one member per command.
    */
   readonly members: Table<RelationMember>
   /** Members in scope now. */
   readonly inScope: number
+  /**
+   * The members out of scope, oldest departure first: at most
+   * limits.relationDepartedMembersMax, the oldest (member and bag) dropped beyond it.
+   */
+  readonly departed: readonly UnitName[]
 }
 
 /** A unit's or an application's databag in one relation. */
