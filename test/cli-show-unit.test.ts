@@ -58,6 +58,16 @@ showUnit('Juju\'s shape: ports, charm, leader, life, relation-info with the rela
   assert.is((backend['related-units'] as Record<string, { data: Record<string, string> }>)['kv/0']!.data.port, '8080')
 })
 
+showUnit('a departed peer: listed out of scope while it is in the model, not once it has left (its kept bag is for hooks)', () => {
+  const c = model()
+  c.run('remove-unit', { unit: 'kv/1' })
+  c.runAs('kv/1', 'leave-scope', { unit: 'kv/1', relationId: 0 })
+  const peers = (): Record<string, { 'in-scope': boolean }> => ((showUnitDocument(c.context, ['kv/0'], {})['kv/0']!['relation-info'] as Array<Record<string, unknown>>)[0]!['related-units']) as Record<string, { 'in-scope': boolean }>
+  assert.equal(peers()['kv/1']!['in-scope'], false)
+  c.runAs('kv/1', 'unit-dead', { unit: 'kv/1' })
+  assert.equal(peers(), {})
+})
+
 showUnit('--endpoint, --related-unit and --app narrow it; yaml and json render the same document', () => {
   const c = model()
   const only = (options: Parameters<typeof showUnitDocument>[2]): Array<Record<string, unknown>> => showUnitDocument(c.context, ['kv/0'], options)['kv/0']!['relation-info'] as Array<Record<string, unknown>>

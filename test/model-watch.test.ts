@@ -142,19 +142,23 @@ scoping('changes since a revision; removals reach whoever could see the key, and
   }
   const m1 = model.seen(machine('1'), mark)
   assert.ok(m1.includes('-unit/web/1') && m1.includes('-unit/log/1') && m1.includes('machine/1'), m1.join(' '))
+  // The departed units' bags stay for the life of their relations (juju-semantics §2.4), readable by whoever could read them.
   const m2 = model.seen(machine('2'), mark)
-  assert.ok(m2.includes('-relation/1/settings/web/1'), 'db saw web/1 and learns its bag is gone')
+  assert.not.ok(m2.includes('-relation/1/settings/web/1'), 'web/1 departed; its bag stays')
+  assert.ok(mayRead(model.context, machine('2'), 'relation/1/settings/web/1'), 'db still reads web/1\'s last settings')
   assert.not.ok(m2.some(key => key.includes('log/1') || key === '-unit/web/1'), m2.join(' '))
   const m0 = model.seen(machine('0'), mark)
-  assert.not.ok(m0.includes('-relation/2/settings/log/1'), 'container-scoped: not on this machine')
-  assert.ok(m0.includes('-relation/0/settings/web/1'), 'a peer')
-  assert.ok(model.seen(admin, mark).includes('-relation/2/settings/log/1'))
+  assert.not.ok(m0.some(key => key.startsWith('-relation/')), m0.join(' '))
+  assert.not.ok(mayRead(model.context, machine('0'), 'relation/2/settings/log/1'), 'container-scoped: not on this machine')
+  assert.ok(mayRead(model.context, machine('0'), 'relation/0/settings/web/1'), 'a peer')
+  assert.not.ok(model.seen(admin, mark).includes('-relation/2/settings/log/1'))
 
   const removal = model.context.revision
   model.ok('remove-relation', { relationId: 1 })
   model.ok('leave-scope', { unit: 'web/0', relationId: 1 }, unit('web/0'))
   model.ok('leave-scope', { unit: 'db/0', relationId: 1 }, unit('db/0'))
-  assert.equal(model.seen(machine('2'), removal), ['-relation/1', '-relation/1/app-settings/db', '-relation/1/settings/db/0', '-relation/1/settings/web/0'])
+  assert.equal(model.seen(machine('2'), removal), ['-relation/1', '-relation/1/app-settings/db', '-relation/1/settings/db/0', '-relation/1/settings/web/0', '-relation/1/settings/web/1'],
+    'the departed web/1\'s bag goes with the relation')
   assert.ok(model.seen(unit('web/0'), removal).includes('-relation/1'))
   assert.not.ok(model.seen(unit('log/0'), removal).includes('-relation/1'))
 })

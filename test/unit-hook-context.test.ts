@@ -12,6 +12,7 @@ import { runTool, type ToolResult } from '../agent/hook-tools/run-tool.ts'
 import { UnitHookContext } from '../agent/uniter/unit-hook-context.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
 import { keys } from '../runtime/model/keys.ts'
+import { machineModelView } from '../runtime/model/machine-view.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
 import type { CharmSummaryInput, CommandOf } from '../runtime/model/model-types.ts'
 import { tableGet } from '../runtime/model/table.ts'
@@ -149,6 +150,42 @@ reads('relation-list: -joined U includes U, -departed U excludes U, other hooks 
   assert.equal(await tool(dbChanged(w), 'relation-list'), ok('mysql/0\nmysql/1\n'))
   assert.equal(await tool(dbChanged(w), 'relation-list', '-r', String(w.peer)), ok('web/1\n'))
   assert.equal(await tool(dbChanged(w), 'relation-list', '--app'), ok('mysql\n'))
+})
+
+reads('a departed unit: relation-get still reads its last settings from the machine view, relation-list omits it (§2.4)', async () => {
+  const w = world()
+  w.c.runAs('mysql/0', 'relation-settings', { unit: 'mysql/0', relationId: w.db, settings: { user: 'admin', password: 'pw' } })
+  // mysql/0 goes: it leaves scope and then the model before web/0's hooks about it run.
+  w.c.run('remove-unit', { unit: 'mysql/0' })
+  w.c.runAs('mysql/0', 'leave-scope', { unit: 'mysql/0', relationId: w.db })
+  w.c.runAs('mysql/0', 'unit-dead', { unit: 'mysql/0' })
+  assert.is(readerOf(w.c.context).unit('mysql/0'), undefined)
+  // What web/0's machine agent reads: its own share of the model, not the whole.
+  const machine = unitRecord(w).machine
+  const agent = { model: () => machineModelView(w.c.context, machine), submit: w.c.submit.bind(w.c), now: () => w.c.now() }
+  const on = (name: string, remoteUnit: string, dbMembers: string[], extra = {}): UnitHookContext => new UnitHookContext({
+    controller: agent,
+    unit: 'web/0',
+    kind: 'hook',
+    name,
+    relation: { id: w.db, endpoint: 'db', remoteUnit, remoteApplication: 'mysql', ...extra },
+    local: localState(w, 'web/0', dbMembers),
+    logger: createMemoryLogger('unit.web/0'),
+    contextId: `ctx-${++contexts}`
+  })
+  // A -joined the uniter chose while mysql/0 was in scope (the restarted-agent flake).
+  const joined = on('db-relation-joined', 'mysql/0', ['mysql/1'])
+  assert.equal(await tool(joined, 'relation-get', '-'), ok('password: pw\nuser: admin\n'))
+  // Its -departed: U is out of relation-list, and its settings read as they were.
+  const departed = on('db-relation-departed', 'mysql/0', ['mysql/0', 'mysql/1'], { departingUnit: 'mysql/0' })
+  assert.equal(await tool(departed, 'relation-get', 'user'), ok('admin\n'))
+  assert.equal(await tool(departed, 'relation-list'), ok('mysql/1\n'))
+  // Later hooks, mysql/0 long gone from the members: still readable by name, for the life of the relation.
+  const later = on('db-relation-changed', 'mysql/1', ['mysql/1'])
+  assert.equal(await tool(later, 'relation-get', '-r', `db:${w.db}`, '-', 'mysql/0'), ok('password: pw\nuser: admin\n'))
+  assert.equal(await tool(later, 'relation-list'), ok('mysql/1\n'))
+  // A unit that never joined the relation has no settings.
+  assert.equal(await tool(later, 'relation-get', '-', 'mysql/7'), fails(1, `cannot read settings for unit "mysql/7" in relation "db:${w.db}": settings not found`))
 })
 
 reads.run()

@@ -104,6 +104,8 @@ function relationInfoOf (model: ModelContext, relation: RelationRecord, applicat
       continue
     }
     if (member.split('/')[0] !== other.application) continue
+    // A departed unit's bag outlives it (juju-semantics §2.4); show-unit lists units of the model only.
+    if (!state.inScope && reader.unit(member) === undefined) continue
     if (options.relatedUnit !== undefined && member !== options.relatedUnit) continue
     related[member] = { 'in-scope': state.inScope, data: databag(keys.unitSettings(relation.id, member)) }
   }
