@@ -89,6 +89,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   }
   // The databags of the relations in view: their members' and their applications' (the
   // only settings under relation/<id>/), looked up rather than found by scanning them all.
+  // Members include the departed (bounded per relation), whose last settings hooks may
+  // still read with relation-get (juju-semantics §2.4) after they left the model.
   const settings: Array<[string, SettingsRecord]> = []
   for (const relation of relations.values()) {
     const bagKeys = [
