@@ -39,6 +39,13 @@ export const limits = {
   machineAgentDownAfterMs: 60_000,
   /** Largest gossip message or request/response frame, in bytes. */
   transportMessageBytesMax: 1_048_576,
+  /**
+   * Bytes of unit statuses in one `application-status` answer (`status-get --application`):
+   * units past it are left off and counted, so the answer stays under
+   * transportMessageBytesMax whatever messages charms set (5,000 units with typical
+   * statuses take about a third of it).
+   */
+  applicationStatusReplyBytesMax: 768 * 1024,
   /** Requests one peer may have outstanding at once; more are refused at once. */
   transportRequestsInFlightMax: 256,
   /** Messages queued in the simulated network at once before it asserts a flood. */

@@ -162,7 +162,7 @@ reads('a departed unit: relation-get still reads its last settings from the mach
   assert.is(readerOf(w.c.context).unit('mysql/0'), undefined)
   // What web/0's machine agent reads: its own share of the model, not the whole.
   const machine = unitRecord(w).machine
-  const agent = { model: () => machineModelView(w.c.context, machine), submit: w.c.submit.bind(w.c), now: () => w.c.now() }
+  const agent = { model: () => machineModelView(w.c.context, machine), submit: w.c.submit.bind(w.c), now: () => w.c.now(), applicationStatus: w.c.applicationStatus.bind(w.c) }
   const on = (name: string, remoteUnit: string, dbMembers: string[], extra = {}): UnitHookContext => new UnitHookContext({
     controller: agent,
     unit: 'web/0',
@@ -374,6 +374,38 @@ immediate('status-set --application: the leader sets the application status at o
   // The model refuses it too, from a unit whose lease has run out.
   const refused = w.c.apply({ type: 'set-application-status', unit: 'web/1', status: 'active', message: '', now: 2000, requestId: 'x', proposer: { kind: 'unit', name: 'web/1' } })
   assert.match(refused.ok ? '' : refused.error, /is not the leader of "web"/)
+})
+
+immediate('status-get --application: the leader reads every unit through the controller, not its machine view (which holds only its own)', async () => {
+  const w = world()
+  w.c.runAs('web/1', 'set-unit-status', { unit: 'web/1', status: 'blocked', message: 'no db', now: 10 })
+  const machine = unitRecord(w).machine
+  assert.is.not(machine, unitRecord(w, 'web/1').machine, 'web/1 is on another machine')
+  const view = machineModelView(w.c.context, machine)
+  assert.equal(readerOf(view).application('web')!.units, ['web/0'])
+  assert.is(readerOf(view).unit('web/1'), undefined)
+  // What web/0's machine agent has: its own share of the model, and the controller to ask.
+  const agentClock = { now: 0 }
+  const agent = { model: () => view, submit: w.c.submit.bind(w.c), now: () => agentClock.now, applicationStatus: w.c.applicationStatus.bind(w.c) }
+  const logger = createMemoryLogger('unit.web/0')
+  const on = (): UnitHookContext => new UnitHookContext({ controller: agent, unit: 'web/0', kind: 'hook', name: 'update-status', local: localState(w, 'web/0'), logger, contextId: `ctx-${++contexts}` })
+  assert.equal(await tool(on(), 'status-get', '--application', '--include-data', '--format', 'json'), ok(
+    '{"application-status":{"message":"","status":"unknown","status-data":{},"units":{"web/0":{"message":"waiting for machine","status":"waiting","status-data":{}},"web/1":{"message":"no db","status":"blocked","status-data":{}}}}}\n'))
+  assert.is(w.c.applicationStatusAsks, 1)
+  // Smart format: the application's status word, as before.
+  assert.equal(await tool(on(), 'status-get', '--application'), ok('unknown\n'))
+  // The own unit's status alone is read from the view, not asked for.
+  assert.equal(await tool(on(), 'status-get'), ok('waiting\n'))
+  assert.is(w.c.applicationStatusAsks, 2)
+  // A non-leader is refused before anything is asked.
+  const follower = new UnitHookContext({ controller: { ...agent, model: () => machineModelView(w.c.context, unitRecord(w, 'web/1').machine) }, unit: 'web/1', kind: 'hook', name: 'update-status', local: localState(w, 'web/1'), logger, contextId: `ctx-${++contexts}` })
+  assert.equal(await tool(follower, 'status-get', '--application'), fails(1, 'finding application status: this unit is not the leader'))
+  assert.is(w.c.applicationStatusAsks, 2)
+  // The controller checks the lease on its own clock: web/0's clock still believes, the
+  // controller's lease has run out, so it refuses and the tool fails with its one line.
+  w.c.clock = 60_000
+  assert.equal(await tool(on(), 'status-get', '--application'), fails(1, 'finding application status: memory controller: permission denied: unit "web/0" does not lead'))
+  assert.equal(logger.records.filter(r => r.level === 'warning'), [], 'nothing left off')
 })
 
 immediate('action-set deep-merges nested keys across calls; action-fail records the message', async () => {

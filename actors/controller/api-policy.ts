@@ -11,7 +11,7 @@
 import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
-  'machine-model', 'charm-archive', 'put-charm', 'model-summary', 'register', 'model',
+  'machine-model', 'application-status', 'charm-archive', 'put-charm', 'model-summary', 'register', 'model',
   'controller-status', 'members', 'add-controller', 'controllers', 'debug-log'
 ] as const
 
@@ -25,6 +25,13 @@ export interface ApiRule {
   readonly allowed: readonly CallerKind[]
   /** Machine agents only for their own machine (the request's target). */
   readonly ownMachineOnly?: boolean
+  /**
+   * The target is a unit that must hold its application's leadership lease on the
+   * answering controller's clock, and a machine agent must host it. That needs the model,
+   * so the handler checks it after the table, and refuses with the same line: a caller
+   * cannot tell a unit that does not exist from one that does not lead.
+   */
+  readonly leaderUnitOnly?: boolean
   /** What a refused caller is told it may not do (after `peer "…"`). */
   readonly refusal: (target: unknown) => string
 }
@@ -34,6 +41,7 @@ const known = ['user', 'controller', 'machine', 'unit'] as const
 
 export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   'machine-model': { allowed: ['controller', 'machine'], ownMachineOnly: true, refusal: target => `may not read machine ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
+  'application-status': { allowed: ['controller', 'machine'], leaderUnitOnly: true, refusal: target => `may not read the application status for unit ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
   'charm-archive': { allowed: known, refusal: () => 'is not known to this model' },
   'put-charm': { allowed: staff, refusal: () => 'may not add charms' },
   'model-summary': { allowed: staff, refusal: () => 'may not read the model summary' },
@@ -50,7 +58,10 @@ export function isApiOp (op: unknown): op is ApiOp {
   return typeof op === 'string' && (apiOps as readonly string[]).includes(op)
 }
 
-/** Whether `caller` may make the call `op` about `target` (the machine, for machine-model). */
+/**
+ * Whether `caller` may make the call `op` about `target` (the machine, for machine-model),
+ * as far as the table can tell: a `leaderUnitOnly` op also needs the model's say.
+ */
 export function apiPermits (op: ApiOp, caller: Entity | undefined, target?: unknown): boolean {
   const rule = apiPolicy[op]
   const kind: CallerKind = caller?.kind ?? 'stranger'

@@ -6,11 +6,15 @@
  * has seen. Only the agent of that machine may ask: the caller's peer id is mapped to an
  * entity by `identify`, and anything else is refused with a one-line reason. One answer
  * for all units of a machine keeps an agent with many units at one round trip.
+ * `application-status` answers a leader's `status-get --application` from the whole model
+ * (runtime/model/application-status.ts), as Juju's uniter asks its controller: the view
+ * carries only the machine's own units.
  */
 import { decode, encode } from '../../runtime/codec.ts'
 import { describeValue } from '../../runtime/errors.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
+import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import type { Entity, MachineRecord, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
@@ -29,6 +33,13 @@ const component = 'controller api'
 export type ApiRequest =
   /** The machine's view of the model (runtime/model/machine-view.ts), for its unit agents. */
   | { op: 'machine-model', machine: string }
+  /**
+   * `status-get --application` for `unit`, its application's leader: the application's
+   * status and its units' (at most limits.applicationStatusReplyBytesMax of them).
+   * Only the agent of the unit's machine (or a controller) may ask, while the unit holds
+   * the lease on the answering controller's clock.
+   */
+  | { op: 'application-status', unit: string }
   /**
    * A charm archive by content address. A controller that lacks it fetches it from its
    * peer controllers first (agent/controller/replicated-charm-store.ts); `local: true`
@@ -67,6 +78,8 @@ export type RegisterReply = { ok: true } | { ok: false, error: string }
 export type MachineModelReply =
   | { ok: true, model: ModelContext }
   | { ok: false, error: string }
+
+export type { ApplicationStatusReply }
 
 export type CharmReply =
   | { ok: true, bytes: Uint8Array | null, hash?: string }
@@ -124,7 +137,7 @@ export async function serveApiRequest (node: ControllerNode, identify: IdentifyP
   return encode(await answer(node, identify, request, charms, presence, extras), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply | ControllersReply | DebugLogReply> {
+async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<SummaryReply | MachineModelReply | ApplicationStatusReply | CharmReply | RegisterReply | FullModelReply | ControllerStatusReply | MembersReply | AddControllerReply | ControllersReply | DebugLogReply> {
   let body: unknown
   try {
     body = decode(request.data, component)
@@ -134,20 +147,21 @@ async function answer (node: ControllerNode, identify: IdentifyPeer, request: In
   const op = typeof body === 'object' && body !== null ? (body as { op?: unknown }).op : undefined
   if (isApiOp(op)) {
     // The policy table first: a refused caller learns nothing, not even whether its target exists.
-    const target = op === 'machine-model' ? (body as { machine?: unknown }).machine : undefined
+    const target = apiTarget(op, body)
     if (!apiPermits(op, identify(request.from), target)) return { ok: false, error: apiRefusal(component, op, request.from, target) }
   }
   if (op === 'model-summary') return await summary(node, identify, request, presence)
   if (op === 'register') return await register(node, request, body as { machine?: unknown, secret?: unknown })
   if (op === 'model') return await fullModel(node, identify, request, presence)
   if (op === 'machine-model') return await machineModel(node, identify, request, body as { machine?: unknown })
+  if (op === 'application-status') return await applicationStatus(node, identify, request, body as { unit?: unknown })
   if (op === 'charm-archive' || op === 'put-charm') return await charmArchive(identify, request, body as Record<string, unknown>, charms)
   if (op === 'controller-status') return controllerStatus(node, identify, request, extras.version)
   if (op === 'members') return members(node, identify, request, extras.presenceTable)
   if (op === 'add-controller') return await addController(node, identify, request, body as { peer?: unknown })
   if (op === 'controllers') return controllers(node, identify, request, extras.controllerAddresses)
   if (op === 'debug-log') return answerDebugLog(node.id, identify, request, body as Record<string, unknown>, extras.logs)
-  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers" | "debug-log"}, got ${describeValue(body)}` }
+  return { ok: false, error: `${component}: expected a request {op: "machine-model" | "application-status" | "charm-archive" | "put-charm" | "model-summary" | "register" | "model" | "controller-status" | "members" | "add-controller" | "controllers" | "debug-log"}, got ${describeValue(body)}` }
 }
 
 async function summary (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, presence: MachinePresence | undefined): Promise<SummaryReply> {
@@ -230,6 +244,32 @@ async function machineModel (node: ControllerNode, identify: IdentifyPeer, reque
   }
   try {
     return { ok: true, model: machineModelView(await node.read(), machine) }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** What a request is about, for the policy table and its refusal: the machine, or the leader unit. */
+export function apiTarget (op: string, body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return undefined
+  if (op === 'machine-model') return (body as { machine?: unknown }).machine
+  if (op === 'application-status') return (body as { unit?: unknown }).unit
+  return undefined
+}
+
+/**
+ * The leader's application status. The table admitted the caller's kind; the model says
+ * whether the unit leads (on this controller's clock) and, for a machine agent, whether
+ * its machine hosts the unit. Any of these failing gets the table's one line.
+ */
+async function applicationStatus (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, body: { unit?: unknown }): Promise<ApplicationStatusReply> {
+  const unit = body.unit
+  const caller = identify(request.from)
+  const refusal = { ok: false as const, error: apiRefusal(component, 'application-status', request.from, unit) }
+  if (typeof unit !== 'string' || !apiPermits('application-status', caller, unit)) return refusal
+  try {
+    const answer = leaderApplicationStatus(await node.read(), unit, node.clock.now(), caller?.kind === 'machine' ? caller.id : undefined)
+    return answer === undefined ? refusal : { ok: true, ...answer }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }

@@ -4,7 +4,9 @@
  * catch-up), submits commands through whichever controller leads (retries keep the
  * request id, so a command applies once), and fetches charm archives. Unit agents use it
  * as their controller: they read hook-tool data and project their remote state from the
- * view exactly as from a local model.
+ * view exactly as from a local model. What the view does not carry, a leader's
+ * `status-get --application` (all its application's units), it asks for
+ * (`applicationStatus`).
  *
  * Like Juju's bulk API calls, submits are batched: the commands of one macrotask, and all
  * those submitted while a request is in flight, go to the leader together in one
@@ -20,7 +22,7 @@ import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/mo
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
-import { controllerApiProtocol, type CharmReply, type MachineModelReply } from '../controller/controller-api.ts'
+import { controllerApiProtocol, type ApplicationStatusReply, type CharmReply, type MachineModelReply } from '../controller/controller-api.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/controller-node.ts'
 
 const component = 'controller client'
@@ -248,6 +250,26 @@ export class ControllerClient {
     return undefined
   }
 
+  /**
+   * `status-get --application` for `unit` (its application's leader), from the whole
+   * model at a controller. A refusal is final; a transport failure tries the next
+   * controller, each of them once.
+   */
+  async applicationStatus (unit: string): Promise<ApplicationStatusReply> {
+    let last = 'no controller to ask'
+    for (let attempt = 0; attempt < this.#o.controllers.length; attempt++) {
+      const target = this.#controller()
+      try {
+        const reply = decode(await this.#o.transport.request(target, controllerApiProtocol, encode({ op: 'application-status', unit }, component), { timeoutMs: this.#timeoutMs() }), component) as ApplicationStatusReply
+        if (isApplicationStatusReply(reply)) return reply
+        last = `controller "${target}" sent a malformed reply`
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+    }
+    return { ok: false, error: `${component}: cannot read the application status for unit ${JSON.stringify(unit)}: ${last}` }
+  }
+
   async #refresh (): Promise<void> {
     if (this.#stopped) return
     if (this.#fetching) {
@@ -296,4 +318,13 @@ export class ControllerClient {
   #timeoutMs (): number {
     return this.#o.requestTimeoutMs ?? 2_000
   }
+}
+
+/** The shape of an application-status reply, checked before a hook tool prints it. */
+function isApplicationStatusReply (reply: unknown): reply is ApplicationStatusReply {
+  if (typeof reply !== 'object' || reply === null) return false
+  const r = reply as Record<string, unknown>
+  if (r['ok'] === false) return typeof r['error'] === 'string'
+  return r['ok'] === true && typeof r['units'] === 'object' && r['units'] !== null && typeof r['omitted'] === 'number' &&
+    (r['application'] === null || typeof r['application'] === 'object')
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { ControllerNode } from '../../actors/controller/controller-node.ts'
 import type { CommandResult, CommandSucceeded, Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { SeededRandom } from '../../runtime/random.ts'
+import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import type { UnitAgentController } from '../uniter/unit-agent.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
@@ -69,6 +70,14 @@ export class LocalController implements UnitAgentController {
 
   async submit (command: ModelCommand): Promise<CommandResult> {
     return await this.node.submit(command)
+  }
+
+  /** `status-get --application` for a unit in this process, checked as the controller API checks it. */
+  async applicationStatus (unit: string): Promise<ApplicationStatusReply> {
+    const answer = leaderApplicationStatus(await this.node.read(), unit, this.#clock.now())
+    return answer === undefined
+      ? { ok: false, error: `local controller: permission denied: unit ${JSON.stringify(unit)} does not hold its application's leadership` }
+      : { ok: true, ...answer }
   }
 
   /** Submits as the admin user with a fresh request id; throws on refusal. */

@@ -8,6 +8,7 @@
  * take effect at once.
  */
 import type { LocalState } from '../../actors/unit/local-state.ts'
+import type { ApplicationStatusReply, StatusEntry } from '../../runtime/model/application-status.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { CommandResult, ConfigValue, ModelCommand, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
@@ -24,6 +25,11 @@ export interface UnitControllerApi {
   /** The latest model this agent has seen. */
   model (): ModelContext
   submit (command: ModelCommand): Promise<CommandResult>
+  /**
+   * `status-get --application` for `unit`, its application's leader: asked of the
+   * controller, which checks the lease (the machine's view carries only its own units).
+   */
+  applicationStatus (unit: string): Promise<ApplicationStatusReply>
   /** This agent's clock, for leadership belief and status stamps. */
   now (): number
 }
@@ -205,17 +211,17 @@ export class UnitHookContext implements HookContext {
     })
     const own = unitStatus(this.#unitRecord())
     if (!application) return own
-    const reader = readerOf(this.#model())
-    // Not set by a leader yet: Juju reports it unknown (and `juju status` derives one).
-    const appStatus = reader.application(this.application)?.status
-    const app: StatusInfo = appStatus === null || appStatus === undefined
-      ? { status: 'unknown', message: '', data: {} }
-      : { status: appStatus.status as WorkloadStatusValue, message: appStatus.message, data: { ...(appStatus.data ?? {}) } }
-    const units: Record<string, StatusInfo> = {}
-    for (const name of reader.application(this.application)?.units ?? []) {
-      const record = reader.unit(name)
-      if (record !== undefined) units[name] = unitStatus(record)
+    // From the controller, as in Juju: this machine's view holds only its own units.
+    const reply = await this.#o.controller.applicationStatus(this.unit)
+    if (!reply.ok) throw new HookToolError(1, `finding application status: ${reply.error}`)
+    if (reply.omitted > 0) {
+      this.#o.logger.log('warning', `status-get --application: ${reply.omitted} units of "${this.application}" left off, the answer is bounded by limits.applicationStatusReplyBytesMax`)
     }
+    const entryInfo = (entry: StatusEntry): StatusInfo => ({ status: entry.status as WorkloadStatusValue, message: entry.message, data: { ...entry.data } })
+    // Not set by a leader yet: Juju reports it unknown (and `juju status` derives one).
+    const app: StatusInfo = reply.application === null ? { status: 'unknown', message: '', data: {} } : entryInfo(reply.application)
+    const units: Record<string, StatusInfo> = {}
+    for (const [name, entry] of Object.entries(reply.units)) units[name] = entryInfo(entry)
     return { ...app, units }
   }
 

@@ -1,12 +1,15 @@
 /**
  * The part of the model one machine agent is entitled to (DESIGN.md §5, §10), as a model
- * context of its own: its machine; every unit the model puts on it, their applications,
- * charms, leases and pending actions; the other units of an application only where this
- * machine hosts its leader (`status-get --application` is the leader's alone, and
- * nothing else on an agent reads another machine's unit — so a view stays the size of
- * the machine's own share, not of the application: 1,000 machines of one 5,000-unit
- * application would otherwise each fetch 1.6 MB per change); the relations those applications take part in, the other side's
- * applications, and the databags of those relations. A unit agent reads hook-tool data
+ * context of its own: its machine; every unit the model puts on it, their applications
+ * (listing only the units on this machine), charms, leases and pending actions; the
+ * relations those applications take part in, the other side's applications, and the
+ * databags of those relations. No other machine's unit is in it, not even for the
+ * application's leader: nothing on an agent reads one from the view (related units come
+ * from relation members and bags; `status-get --application` asks the controller,
+ * runtime/model/application-status.ts), so a view stays the size of the machine's own
+ * share, not of its applications. A machine hosting the leaders of five 1,000-unit
+ * applications once carried all 5,000 units (1.5 MB, over the transport's message
+ * limit): its fetches failed and its units never saw their lease extensions. A unit agent reads hook-tool data
  * and projects its remote state (`remoteStateFor`) from it exactly as it would from the
  * whole model; what other machines keep private (their units' charm state, their
  * actions, unrelated applications) is not in it.
@@ -42,15 +45,10 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     if (list === undefined) hostedByApplication.set(unit.application, [name])
     else list.push(name)
   }
-  const hostedHere = (unit: string): boolean => reader.unit(unit)?.machine === machineId
-  const leadsHere = (application: string): boolean => {
-    const lease = reader.lease(application)
-    return lease !== undefined && hostedHere(lease.holder)
-  }
-  /** An application as this machine sees it: all its units where it leads, else its own. */
+  /** An application as this machine sees it: only its units on this machine. */
   const applicationView = (app: ApplicationRecord): ApplicationRecord => ({
     ...app,
-    units: ownApplications.has(app.name) && leadsHere(app.name) ? app.units : hostedByApplication.get(app.name) ?? [],
+    units: hostedByApplication.get(app.name) ?? [],
     statusHistory: []
   })
   for (const name of ownApplications) {
@@ -71,10 +69,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   for (const name of ownApplications) {
     for (const unitName of applications.get(name)?.units ?? []) {
       const unit = reader.unit(unitName)
-      if (unit === undefined) continue
-      // Another machine's unit: its record for status, without what it keeps to itself.
       // No unit's status history: agents never read it, and it would ride in every view.
-      units.push([unitName, unit.machine === machineId ? { ...unit, statusHistory: [] } : { ...unit, charmState: {}, actions: [], commands: [], statusHistory: [] }])
+      if (unit !== undefined && unit.machine === machineId) units.push([unitName, { ...unit, statusHistory: [] }])
     }
   }
   const charms: Array<[string, CharmRecord]> = []

@@ -30,9 +30,10 @@ const figures: Record<string, number> = { triples: 0, permitted: 0, denied: 0, p
 let group: ControllerGroup
 let peers: Map<string, Entity>
 let ask: CanaryGroup['ask']
+let keepLeader: CanaryGroup['keepLeader']
 
 test.before(async () => {
-  ({ group, peers, ask } = await canaryGroup())
+  ({ group, peers, ask, keepLeader } = await canaryGroup())
 })
 
 test.after(async () => {
@@ -47,6 +48,7 @@ function assertNoModelData (text: string): void {
 test('the table is DESIGN.md §10: who may make each call', () => {
   const spec: Record<ApiOp, string[]> = {
     'machine-model': ['controller', 'machine'],
+    'application-status': ['controller', 'machine'],
     'charm-archive': ['user', 'controller', 'machine', 'unit'],
     'put-charm': ['user', 'controller'],
     'model-summary': ['user', 'controller'],
@@ -62,6 +64,7 @@ test('the table is DESIGN.md §10: who may make each call', () => {
   assert.ok(apiPolicy['machine-model'].ownMachineOnly, 'a machine agent reads only its own machine')
   assert.ok(apiPermits('machine-model', { kind: 'machine', id: '0' }, '0'))
   assert.not.ok(apiPermits('machine-model', { kind: 'machine', id: '0' }, '1'))
+  assert.ok(apiPolicy['application-status'].leaderUnitOnly, 'a machine agent reads its application status only for a leader unit it hosts')
 })
 
 test('random (entity, call, target) triples are answered as the table says; denials leak nothing', async () => {
@@ -69,28 +72,40 @@ test('random (entity, call, target) triples are answered as the table says; deni
   const triple = fc.record({
     from: fc.constantFrom(...callers),
     op: fc.constantFrom<ApiOp>(...apiOps),
-    target: fc.constantFrom<unknown>('0', '1', '7', '', undefined, 3)
+    target: fc.constantFrom<unknown>('0', '1', '7', '', undefined, 3, 'canaryapp/0', 'canaryapp/1', 'canaryapp/9')
   })
   await fc.assert(fc.asyncProperty(triple, async ({ from, op, target }) => {
     figures['triples']!++
     const body: Record<string, unknown> = { op }
     if (op === 'machine-model') body['machine'] = target
+    if (op === 'application-status') {
+      body['unit'] = target
+      await keepLeader()
+    }
     if (op === 'charm-archive') body['hash'] = 'ab'.repeat(8)
     if (op === 'put-charm') body['bytes'] = new Uint8Array(4)
     if (op === 'register') Object.assign(body, { machine: '7', secret: 'wrong' })
     if (op === 'add-controller') body['peer'] = '!'
     const reply = await ask(from, controllerApiProtocol, body)
     const caller = peers.get(from)
-    const permitted = apiPermits(op, caller, op === 'machine-model' ? target : undefined) && !(op === 'machine-model' && typeof target !== 'string')
+    const targeted = op === 'machine-model' || op === 'application-status'
+    // application-status: the model's say too; canaryapp/0 (on machine 0) holds the lease.
+    const leads = op !== 'application-status' || (target === 'canaryapp/0' && (caller?.kind === 'controller' || (caller?.kind === 'machine' && caller.id === '0')))
+    const permitted = apiPermits(op, caller, targeted ? target : undefined) && !(targeted && typeof target !== 'string') && leads
     if (permitted) {
       figures['permitted']!++
       assert.not.ok(String(reply['error'] ?? '').includes('permission denied'), `${from} ${op}: ${JSON.stringify(reply)}`)
+      if (op === 'application-status') {
+        figures['applicationStatusAnswered'] = (figures['applicationStatusAnswered'] ?? 0) + 1
+        assert.equal([reply['ok'], Object.keys(reply['units'] as object)], [true, ['canaryapp/0', 'canaryapp/1']], JSON.stringify(reply))
+      }
     } else {
       figures['denied']!++
       assert.equal(Object.keys(reply).sort(), ['error', 'ok'], `${from} ${op}: a denial carries only the error`)
       assert.is(reply['ok'], false)
-      assert.is(reply['error'], apiRefusal('controller api', op, from, op === 'machine-model' ? target : undefined))
-      assertNoModelData(reply['error'] as string)
+      assert.is(reply['error'], apiRefusal('controller api', op, from, targeted ? target : undefined))
+      // The caller's own target comes back; nothing else of the model does.
+      assertNoModelData((reply['error'] as string).replace(JSON.stringify(target), ''))
     }
   }), { numRuns: chaosCount(20_000, 2_000), seed: 12, includeErrorInReport: true })
 })

@@ -5,6 +5,7 @@
  * what they submitted.
  */
 import type { UnitControllerApi } from '../../agent/uniter/unit-hook-context.ts'
+import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import { applyCommand, emptyModel } from '../../runtime/model/model-store.ts'
 import type { CommandOf, CommandResult, Entity, ModelCommand, ModelCommandType, ModelContext } from '../../runtime/model/model-types.ts'
 
@@ -17,6 +18,8 @@ export class MemoryController implements UnitControllerApi {
   clock = 0
   /** Every command that came through `submit` (agents), in order. */
   readonly submitted: ModelCommand[] = []
+  /** How many `application-status` calls came in. */
+  applicationStatusAsks = 0
   #requests = 0
 
   model (): ModelContext { return this.context }
@@ -25,6 +28,13 @@ export class MemoryController implements UnitControllerApi {
   async submit (command: ModelCommand): Promise<CommandResult> {
     this.submitted.push(command)
     return this.apply(command)
+  }
+
+  /** As the controller API answers it (leader only, at `clock`), counted in applicationStatusAsks. */
+  async applicationStatus (unit: string): Promise<ApplicationStatusReply> {
+    this.applicationStatusAsks++
+    const answer = leaderApplicationStatus(this.context, unit, this.clock)
+    return answer === undefined ? { ok: false, error: `memory controller: permission denied: unit ${JSON.stringify(unit)} does not lead` } : { ok: true, ...answer }
   }
 
   apply (command: ModelCommand): CommandResult {

@@ -8,6 +8,7 @@ import '../../../runtime/polyfill.ts'
 import * as assert from 'uvu/assert'
 import type { CharmArchives } from '../../../actors/controller/controller-api.ts'
 import { decode, encode } from '../../../runtime/codec.ts'
+import { limits } from '../../../runtime/limits.ts'
 import type { Entity, ModelCommand } from '../../../runtime/model/model-types.ts'
 import { ControllerGroup } from '../../../sim/controller-group.ts'
 import { Simulation } from '../../../sim/simulation.ts'
@@ -20,6 +21,12 @@ export interface CanaryGroup {
   group: ControllerGroup
   /** Peer id → entity, controllers included. */
   peers: Map<string, Entity>
+  /**
+   * Keeps canaryapp/0 the leader of canaryapp (a lease claimed at setup, for
+   * `application-status`): extends the lease when less than a minute of it is left on
+   * the controllers' (undrifted) clock. Returns that clock's reading.
+   */
+  keepLeader: () => Promise<number>
   /** Sends a request as `from` to the leader (or, when `from` leads, to another controller); throws on a transport failure. */
   ask: (from: string, protocol: string, body: unknown, bytes?: Uint8Array) => Promise<Record<string, unknown>>
 }
@@ -40,15 +47,28 @@ export async function canaryGroup (seed = 12): Promise<CanaryGroup> {
   for (const id of group.ids) peers.set(id, { kind: 'controller', id })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 5_000), 'a leader')
   let n = 0
+  const run = async (body: Record<string, unknown>, proposer: Entity): Promise<void> => {
+    let outcome: { ok: boolean, error?: string } | undefined
+    group.leaderNode()!.submit({ ...body, requestId: `setup-${++n}`, proposer } as unknown as ModelCommand).then(r => { outcome = r }, (e: unknown) => { outcome = { ok: false, error: String(e) } })
+    assert.ok(await group.runUntil(() => outcome !== undefined, 5_000), 'command answered')
+    assert.ok(outcome!.ok, outcome!.error)
+  }
   for (const body of [
     { type: 'add-machine' }, { type: 'add-machine' },
     { type: 'add-charm', url: 'local:canarycharm-0', hash: 'ab'.repeat(8), metadata: { name: 'canarycharm', requires: { canarydb: { interface: 'canarydb' } }, config: { secret: { type: 'string', default: 'CANARY-CONFIG-7f3a' } } } },
     { type: 'deploy', application: 'canaryapp', charm: 'local:canarycharm-0', config: {}, constraints: {}, numUnits: 2, placement: ['0', '1'] }
-  ]) {
-    let outcome: { ok: boolean, error?: string } | undefined
-    group.leaderNode()!.submit({ ...body, requestId: `setup-${++n}`, proposer: admin } as unknown as ModelCommand).then(r => { outcome = r }, (e: unknown) => { outcome = { ok: false, error: String(e) } })
-    assert.ok(await group.runUntil(() => outcome !== undefined, 5_000), 'command answered')
-    assert.ok(outcome!.ok, outcome!.error)
+  ]) await run(body, admin)
+  const leader = { kind: 'unit', name: 'canaryapp/0' } as const
+  const leaseMs = limits.leadershipLeaseDurationMsMax
+  let expiry = Math.floor(group.sim.clock.now()) + leaseMs
+  await run({ type: 'claim-leadership', application: 'canaryapp', unit: 'canaryapp/0', now: expiry - leaseMs, durationMs: leaseMs }, leader)
+  const keepLeader = async (): Promise<number> => {
+    const now = Math.floor(group.sim.clock.now())
+    if (expiry - now < 60_000) {
+      await run({ type: 'extend-leadership', application: 'canaryapp', unit: 'canaryapp/0', now, durationMs: leaseMs }, leader)
+      expiry = now + leaseMs
+    }
+    return group.sim.clock.now()
   }
   const ask = async (from: string, protocol: string, body: unknown, bytes?: Uint8Array): Promise<Record<string, unknown>> => {
     let reply: Record<string, unknown> | undefined
@@ -60,5 +80,5 @@ export async function canaryGroup (seed = 12): Promise<CanaryGroup> {
     if (failure !== undefined) throw failure instanceof Error ? failure : new Error(String(failure))
     return reply!
   }
-  return { group, peers, ask }
+  return { group, peers, ask, keepLeader }
 }
