@@ -47,20 +47,23 @@ test('a machine sees its units\' applications and relations, not unrelated ones 
   assert.equal(tableKeys(view.applications).sort(), ['mysql', 'web'])
   assert.is(tableGet(view.applications, 'other'), undefined)
   assert.equal(tableKeys(view.machines), [web0])
-  // The remote side's databag is readable; web/1's charm state and actions are not.
+  // The remote side's databag is readable; web/1 (another machine's), its charm state and actions are not there.
   assert.ok(tableKeys(view.settings).some(key => key.endsWith('/mysql/0')))
-  assert.equal(tableGet(view.units, 'web/1')!.charmState, {})
-  assert.equal(tableGet(view.units, 'web/1')!.actions, [])
+  assert.is(tableGet(view.units, 'web/1'), undefined)
+  assert.equal(tableKeys(view.actions), [])
+  assert.not.match(JSON.stringify(view), '"private"')
   assert.is(view.revision, model.revision)
 })
 
-test('another machine\'s units of an application are in the view only where its leader runs', () => {
+test('a machine\'s view holds only its own units of an application, the leader\'s too (status-get --application asks the controller)', () => {
   const c = world()
   const model = c.context
   const reader = readerOf(model)
+  assert.is(tableGet(model.leases, 'web')!.holder, 'web/0')
   const leaderView = machineModelView(model, reader.unit('web/0')!.machine)
-  assert.equal(tableKeys(leaderView.units).filter(u => u.startsWith('web/')).sort(), ['web/0', 'web/1'])
-  assert.equal(tableGet(leaderView.applications, 'web')!.units, ['web/0', 'web/1'])
+  assert.equal(tableKeys(leaderView.units), ['web/0'])
+  assert.equal(tableGet(leaderView.applications, 'web')!.units, ['web/0'])
+  assert.is(tableGet(leaderView.leases, 'web')!.holder, 'web/0', 'the leader still sees its lease')
   const otherView = machineModelView(model, reader.unit('web/1')!.machine)
   assert.equal(tableKeys(otherView.units).filter(u => u.startsWith('web/')), ['web/1'])
   assert.equal(tableGet(otherView.applications, 'web')!.units, ['web/1'])
