@@ -9,7 +9,7 @@ import '../runtime/polyfill.ts'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { changeTopic } from '../actors/controller/change-notices.ts'
-import { controllerApiProtocol, type MachineModelReply } from '../actors/controller/controller-api.ts'
+import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../actors/controller/controller-api.ts'
 import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
 import { ControllerClient } from '../actors/machine/controller-client.ts'
 import { limits } from '../runtime/limits.ts'
@@ -115,6 +115,31 @@ test('notices from a non-controller are rejected; a machine agent cannot read an
   assert.equal(reply!.ok, false)
   assert.match(reply!.ok ? '' : reply!.error, /permission denied: peer "machine-1" may not read machine "0"/)
   watcher.stop()
+  await group.stop()
+})
+
+test('status-get --application through the client: the leader\'s machine gets every unit\'s status; other machines and non-leaders are refused with one line', async () => {
+  const { group } = await setup()
+  let claimed: { ok: boolean, error?: string } | undefined
+  group.leaderNode()!.submit({ type: 'claim-leadership', application: 'web', unit: 'web/0', now: Math.floor(group.sim.clock.now()), durationMs: 60_000, requestId: 'lease', proposer: { kind: 'unit', name: 'web/0' } } as unknown as ModelCommand)
+    .then(r => { claimed = r }, (e: unknown) => { claimed = { ok: false, error: String(e) } })
+  assert.ok(await group.runUntil(() => claimed !== undefined, 5_000) && claimed!.ok, claimed?.error)
+  const client = (machine: string): ControllerClient => new ControllerClient({ transport: group.network.transport(`machine-${machine}`), clock: group.sim.clock, modelUuid, machine, controllers: group.ids })
+  const ask = async (machine: string, unit: string): Promise<ApplicationStatusReply> => {
+    let reply: ApplicationStatusReply | undefined
+    void client(machine).applicationStatus(unit).then(r => { reply = r })
+    assert.ok(await group.runUntil(() => reply !== undefined, 10_000), 'answered')
+    return reply!
+  }
+  const leader = await ask('0', 'web/0')
+  assert.ok(leader.ok, leader.ok ? '' : leader.error)
+  assert.equal(leader.ok ? [Object.keys(leader.units), leader.application, leader.omitted] : [], [['web/0', 'web/1', 'web/2'], null, 0])
+  // web/2 is machine 1's: asking for web/0 from there, or for web/2 (no leader), is refused.
+  for (const [machine, unit] of [['1', 'web/0'], ['1', 'web/2'], ['0', 'web/1']] as const) {
+    const reply = await ask(machine, unit)
+    assert.not.ok(reply.ok)
+    assert.match(reply.ok ? '' : reply.error, new RegExp(`^controller api: permission denied: peer "machine-${machine}" may not read the application status for unit "${unit}"$`))
+  }
   await group.stop()
 })
 
