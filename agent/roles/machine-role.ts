@@ -90,12 +90,16 @@ export class MachineRole implements Worker {
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     })
     let lastRevision = -1
-    client.onChange(() => {
+    const viewed = (): void => {
       const revision = client.model().revision
       if (revision === lastRevision) return
       lastRevision = revision
       options.onView(revision)
-    })
+    }
+    client.onChange(viewed)
+    // The first view arrived before anyone listened (ready() waited for it): report it now,
+    // or an agent whose model does not change again never says it has one.
+    viewed()
     const machiner = Machiner.start({ machineId, controller: client, incarnation: options.incarnation })
     return new MachineRole(client, deployer, machiner, storage)
   }
