@@ -39,6 +39,8 @@ export const limits = {
   machineAgentDownAfterMs: 60_000,
   /** Largest gossip message or request/response frame, in bytes. */
   transportMessageBytesMax: 1_048_576,
+  /** Open connections before libp2p prunes (its default of 300 would cap a controller's machine agents). */
+  transportConnectionsMax: 4_096,
   /**
    * Bytes of unit statuses in one `application-status` answer (`status-get --application`):
    * units past it are left off and counted, so the answer stays under

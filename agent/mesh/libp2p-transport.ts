@@ -227,6 +227,11 @@ export class Libp2pTransport implements Transport {
       connectionProtector: preSharedKey({ psk }),
       connectionEncrypters: [noise()],
       streamMuxers: [yamux()],
+      // libp2p prunes connections beyond 300 by default, which would cap the machine agents
+      // a controller keeps. Its inbound pacing (5 new connections per second per host, 10
+      // pending) stays: unpaced, 150 Noise handshakes at once starved a loaded leader into
+      // an election in a test of 50 agents starting together on one host.
+      connectionManager: { maxConnections: limits.transportConnectionsMax },
       services: {
         // Gossipsub learns which peers speak it only through identify.
         identify: identify(),
