@@ -72,7 +72,7 @@ import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
 import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
-import type { Logger } from '../runtime/logger.ts'
+import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
 import { LogShipper } from './log-shipper.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
@@ -136,6 +136,8 @@ async function main (): Promise<void> {
   if (!roles.includes(role)) fail(`expected --role controller, machine or both, got ${JSON.stringify(values.role ?? null)}; ${usage}`)
   if (boot !== undefined && role !== 'machine') fail(`expected --bootstrap only for a machine agent, got --role ${role}`)
   const dataDir = values['data-dir'] ?? fail(`expected --data-dir; ${usage}`)
+  // Checked before anything is read or started, like the flags.
+  const logLevelMin = logLevelFromEnv(process.env['CANTRIP_LOG_LEVEL'])
   const networkKey = boot?.networkKey ?? await readNetworkKey(values['network-key'] ?? fail(`expected --network-key; ${usage}`))
   const controllers = boot?.controllers.map(c => c.peerId) ?? (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
   const seeds = boot?.controllers.flatMap(c => c.addresses) ?? values.seed ?? []
@@ -170,7 +172,7 @@ async function main (): Promise<void> {
   // The agent of its own machine, as the controllers know it.
   if (role === 'both') machines.set(id, machineId!)
   const rootModule = `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}`
-  const streamLogger = new StreamLogger({ stream: process.stderr, module: rootModule })
+  const streamLogger = new StreamLogger({ stream: process.stderr, module: rootModule, levelMin: logLevelMin })
   // The mesh logs to the agent's own log only: shipping its records would feed on itself.
   const mesh = await Libp2pTransport.create({
     privateKey,
@@ -463,4 +465,12 @@ function wireCapture (dir: string | undefined, name: string): { capture?: WireCa
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `${name}.wire`)
   return { capture: (kind, bytes) => { appendFileSync(file, Buffer.concat([Buffer.from(`${kind} ${bytes.byteLength}\n`), bytes, Buffer.from('\n')])) } }
+}
+
+/** `CANTRIP_LOG_LEVEL` (trace, debug, info, warning, error): the least severe records the agent writes; info when unset. */
+function logLevelFromEnv (text: string | undefined): LogLevel {
+  if (text === undefined || text === '') return 'info'
+  const levels = Object.keys(logLevelOrder)
+  if (!levels.includes(text)) fail(`expected CANTRIP_LOG_LEVEL to be one of ${levels.join(', ')}, got ${JSON.stringify(text)}`)
+  return text as LogLevel
 }
