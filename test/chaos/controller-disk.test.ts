@@ -16,9 +16,9 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { CantripdCluster, waitFor, type Agent } from '../support/cantripd-cluster.ts'
+import { CantripdCluster, type Agent } from '../support/cantripd-cluster.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
-import { connectAll, readBack, waitUntil, watchRoles, WriteLoad, type RoleReport } from './support/controller-chaos.ts'
+import { connectAll, readBack, type RoleReport, startWatched, waitUntil, watchRoles, WriteLoad } from './support/controller-chaos.ts'
 
 /** Each controller's tmpfs: room for its LevelDB many times over, small enough to fill at once. */
 const tmpfsSize = '64m'
@@ -90,13 +90,7 @@ async function faultTrial (trial: number): Promise<Record<Fault, FaultFigures>> 
       mountTmpfs(c.dir)
       mounted.push(c.dir)
     }
-    for (const c of cluster.controllers) {
-      cluster.start(c)
-      watchRoles(c, reports)
-    }
-    await cluster.connectClient()
-    await connectAll(cluster)
-    await waitFor('a leader', () => cluster.leader() !== undefined)
+    await startWatched(cluster, reports)
     const load = loadToStop = new WriteLoad(cluster, `disk-${trial}`, 100_000, 4)
     for (const fault of ['disk full', 'io error'] as const) {
       await waitUntil('writes acknowledged', 60_000, () => load.acknowledged.length >= 10)

@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert'
 import { SeededRandom } from '../../runtime/random.ts'
 import { CantripdCluster, waitFor, type Agent } from '../support/cantripd-cluster.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
-import { connectAll, firstLeaderAfter, killNine, percentile, readBack, timingBoundMs, waitUntil, watchRoles, WriteLoad, type RoleReport } from './support/controller-chaos.ts'
+import { firstLeaderAfter, killNine, percentile, readBack, type RoleReport, startWatched, timingBoundMs, waitUntil, watchRoles, WriteLoad } from './support/controller-chaos.ts'
 
 const writesPerTrial = chaosCount(1_000, 60)
 /** A write takes well under this on an idle machine; a loaded one gets the same bound per write. */
@@ -27,13 +27,7 @@ interface TrialFigures { electionMs: number, servingMs: number, lost: number, du
 async function startCluster (controllers: number, reports: Map<Agent, RoleReport[]>): Promise<CantripdCluster> {
   const cluster = new CantripdCluster()
   await cluster.prepare(controllers, 0)
-  for (const c of cluster.controllers) {
-    cluster.start(c)
-    watchRoles(c, reports)
-  }
-  await cluster.connectClient()
-  await connectAll(cluster)
-  await waitFor('a leader', () => cluster.leader() !== undefined)
+  await startWatched(cluster, reports)
   return cluster
 }
 

@@ -16,7 +16,7 @@ import * as assert from 'uvu/assert'
 import { CantripdCluster, freePortRun, waitFor, type Agent } from '../support/cantripd-cluster.ts'
 import { processAlive } from '../support/processes.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
-import { connectAll, firstLeaderAfter, machinesAt, percentile, proposeTo, readBack, timingBoundMs, waitUntil, watchRoles, WriteLoad, type RoleReport } from './support/controller-chaos.ts'
+import { connectAll, firstLeaderAfter, machinesAt, percentile, proposeTo, readBack, type RoleReport, startWatched, timingBoundMs, waitUntil, WriteLoad } from './support/controller-chaos.ts'
 import { NetnsNet } from './support/netns-net.ts'
 
 const electionMsMax = 2_000
@@ -37,13 +37,7 @@ async function partitionTrial (trial: number): Promise<TrialFigures> {
     cluster.hostOf = agent => net.address(index(agent))
     cluster.launcher = agent => net.launcher(index(agent))
     await cluster.prepare(3, 0)
-    for (const c of cluster.controllers) {
-      cluster.start(c)
-      watchRoles(c, reports)
-    }
-    await cluster.connectClient()
-    await connectAll(cluster)
-    await waitFor('a leader', () => cluster.leader() !== undefined)
+    await startWatched(cluster, reports)
     const load = loadToStop = new WriteLoad(cluster, `partition-${trial}`, 100_000, 4)
     await waitUntil('writes acknowledged', 60_000, () => load.acknowledged.length >= 10)
 

@@ -12,9 +12,9 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { controllerApiProtocol, type SummaryReply } from '../../actors/controller/controller-api.ts'
 import { decode, encode } from '../../runtime/codec.ts'
-import { CantripdCluster, waitFor, type Agent } from '../support/cantripd-cluster.ts'
+import { CantripdCluster, type Agent } from '../support/cantripd-cluster.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
-import { connectAll, firstLeaderAfter, percentile, proposeTo, readBack, waitUntil, watchRoles, WriteLoad, type RoleReport } from './support/controller-chaos.ts'
+import { firstLeaderAfter, percentile, proposeTo, readBack, type RoleReport, startWatched, waitUntil, WriteLoad } from './support/controller-chaos.ts'
 
 /** Longer than the controllers' election timeout (6 ticks of 100 ms, randomised up to twice that). */
 const pauseMs = 3_000
@@ -52,13 +52,7 @@ async function pauseTrial (trial: number): Promise<TrialFigures> {
   let reading = true
   try {
     await cluster.prepare(3, 0)
-    for (const c of cluster.controllers) {
-      cluster.start(c)
-      watchRoles(c, reports)
-    }
-    await cluster.connectClient()
-    await connectAll(cluster)
-    await waitFor('a leader', () => cluster.leader() !== undefined)
+    await startWatched(cluster, reports)
     const load = loadToStop = new WriteLoad(cluster, `pause-${trial}`, 100_000, 4)
     const reads: Read[] = []
     const reader = (async () => {

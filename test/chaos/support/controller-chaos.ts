@@ -132,6 +132,17 @@ export async function connectAll (cluster: CantripdCluster, ms = 60_000): Promis
   }
 }
 
+/** Starts every prepared controller with its role changes watched, connects the client to each, and waits for a leader. */
+export async function startWatched (cluster: CantripdCluster, reports: Map<Agent, RoleReport[]>): Promise<void> {
+  for (const c of cluster.controllers) {
+    cluster.start(c)
+    watchRoles(c, reports)
+  }
+  await cluster.connectClient()
+  await connectAll(cluster)
+  await waitFor('a leader', () => cluster.leader() !== undefined)
+}
+
 /** Machine ids as one controller holds them, read linearizably (undefined: no answer). */
 export async function machinesAt (cluster: CantripdCluster, agent: Agent): Promise<string[] | undefined> {
   const summary = await cluster.summary(agent)
