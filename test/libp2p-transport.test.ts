@@ -7,9 +7,11 @@
 import '../runtime/polyfill.ts'
 import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
+import { YamuxStream } from '@chainsafe/libp2p-yamux/stream'
 import { generateKeyPair, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { identify } from '@libp2p/identify'
 import { preSharedKey } from '@libp2p/pnet'
@@ -20,6 +22,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Libp2pTransport, requestProtocol } from '../agent/mesh/libp2p-transport.ts'
 import { Libp2pWorld } from '../agent/mesh/libp2p-world.ts'
+import { loopbackDialSource } from '../agent/mesh/loopback-dial-source.ts'
 import {
   decodeGossipEnvelope,
   decodeRequestEnvelope,
@@ -150,6 +153,43 @@ test('a seed in `bootstrap` is dialled at start, and again when it comes back', 
   } finally {
     await Promise.all([joiner.stop(), seed.stop()])
   }
+})
+
+test('an agent listening on its own loopback address dials from it, so peers see it as its own host', async () => {
+  // A plain TCP server stands in for the seed: it only records where each dial came from.
+  const sources: string[] = []
+  const server = createServer(socket => { sources.push(socket.remoteAddress ?? '?'); socket.destroy() })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  const seed = `/ip4/127.0.0.1/tcp/${port}/p2p/${peerIdOfKey(await generatePeerKey())}`
+  const networkKey = generateNetworkKey()
+  const joiners: Libp2pTransport[] = []
+  try {
+    for (const listen of ['/ip4/127.0.0.23/tcp/0', '/ip4/127.0.0.1/tcp/0']) {
+      joiners.push(await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, listen, bootstrap: [seed], heartbeatIntervalMs }))
+      const deadline = performance.now() + 5_000
+      while (sources.length < joiners.length) {
+        assert.ok(performance.now() < deadline, `no dial from ${listen} within 5 s`)
+        await sleep(20)
+      }
+    }
+    assert.equal(sources.slice(0, 2), ['127.0.0.23', '127.0.0.1'])
+  } finally {
+    await Promise.all(joiners.map(async joiner => { await joiner.stop() }))
+    await new Promise(resolve => server.close(resolve))
+  }
+})
+
+test('loopbackDialSource: only a single loopback host other than 127.0.0.1', () => {
+  const of = (...addresses: string[]): string | undefined => loopbackDialSource(addresses.map(address => multiaddr(address)))
+  assert.is(of('/ip4/127.0.0.9/tcp/0'), '127.0.0.9')
+  assert.is(of('/ip4/127.0.0.9/tcp/4001', '/ip4/127.0.0.9/tcp/4002'), '127.0.0.9')
+  assert.is(of('/ip4/127.0.0.1/tcp/0'), undefined)
+  assert.is(of('/ip4/0.0.0.0/tcp/0'), undefined)
+  assert.is(of('/ip4/10.0.0.5/tcp/0'), undefined)
+  assert.is(of('/ip4/127.0.0.9/tcp/0', '/ip4/127.0.0.10/tcp/0'), undefined)
+  assert.is(of('/ip6/::1/tcp/0'), undefined)
+  assert.is(of(), undefined)
 })
 
 // -------------------------------------------------------------------------------------
@@ -417,6 +457,30 @@ test('request channels: an oversized or unknown frame cuts the channel off, a ma
     assert.equal(decodeText(await a!.request(b!.peerId, 'echo', text('still here'), long)), 'still here')
     await world.waitFor('the hand-made channels are gone', () => b!.requestChannels.inbound === 1, 2_000)
   })
+})
+
+test('gossip streams send window updates only once half the window is used, as request channels do', async () => {
+  // Counts the updates yamux itself would send, beneath the deferral, on every stream of this process.
+  const prototype = YamuxStream.prototype as unknown as { sendWindowUpdate: () => void }
+  const original = prototype.sendWindowUpdate
+  let sent = 0
+  prototype.sendWindowUpdate = function (this: unknown) { sent++; original.call(this) }
+  try {
+    await withWorld(2, async (world, [a, b]) => {
+      const received = inbox(b!, 'lazy')
+      inbox(a!, 'lazy')
+      await world.waitForMesh('lazy', 10_000)
+      const before = sent
+      const count = 50
+      for (let i = 0; i < count; i++) {
+        await a!.publish('lazy', text(`small message ${i}`))
+        await world.waitFor(`message ${i} delivered`, () => received.length > i, 5_000)
+      }
+      assert.ok(sent - before <= 4, `${sent - before} window updates for ${count} small gossip messages`)
+    })
+  } finally {
+    prototype.sendWindowUpdate = original
+  }
 })
 
 test(`a caller with more than ${limits.transportChannelRequestsInFlightMax} requests in flight on a channel is cut off`, async () => {

@@ -10,6 +10,8 @@
  * stream that does not look like yamux 7's alone (correct, only slower).
  */
 
+import type { StreamMuxerFactory } from '@libp2p/interface'
+
 /** yamux 7's StreamState.Established: the handshake flags (SYN, ACK) are sent. */
 const established = 3
 
@@ -36,4 +38,36 @@ export function deferWindowUpdates (stream: unknown): boolean {
     update()
   }
   return true
+}
+
+/**
+ * A yamux muxer factory (as given to libp2p's `streamMuxers`) whose streams, inbound and
+ * outbound, all send window updates as `deferWindowUpdates` makes them: gossipsub's
+ * streams carry one small message after another too, and each paid a window update frame
+ * in return (a Noise seal and a socket write per message received).
+ */
+export function withLazyWindowUpdates<C> (factory: (components: C) => StreamMuxerFactory): (components: C) => StreamMuxerFactory {
+  return components => {
+    const inner = factory(components)
+    // Keeps the inner factory's protocol, capabilities and tag; replaces only createStreamMuxer.
+    const lazy: StreamMuxerFactory = Object.create(inner)
+    lazy.createStreamMuxer = init => {
+      const muxer = inner.createStreamMuxer({
+        ...init,
+        onIncomingStream: stream => {
+          deferWindowUpdates(stream)
+          init?.onIncomingStream?.(stream)
+        }
+      })
+      const newStream = muxer.newStream.bind(muxer)
+      muxer.newStream = name => {
+        const stream = newStream(name)
+        if (stream instanceof Promise) return stream.then(opened => { deferWindowUpdates(opened); return opened })
+        deferWindowUpdates(stream)
+        return stream
+      }
+      return muxer
+    }
+    return lazy
+  }
 }

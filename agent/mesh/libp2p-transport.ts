@@ -47,11 +47,12 @@ import {
 import { peerIdFromString } from '@libp2p/peer-id'
 import { ping, type PingService } from '@libp2p/ping'
 import { preSharedKey } from '@libp2p/pnet'
-import { tcp } from '@libp2p/tcp'
+import { tcp, type TCPOptions, type TCPSocketOptions } from '@libp2p/tcp'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
+import { loopbackDialSource } from './loopback-dial-source.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import {
   PeerUnreachableError,
@@ -81,7 +82,7 @@ import {
 import { parseNetworkKey } from './network-key.ts'
 import { parsePeerKey } from './peer-identity.ts'
 import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
-import { deferWindowUpdates } from './lazy-window-updates.ts'
+import { withLazyWindowUpdates } from './lazy-window-updates.ts'
 import { RequestChannel } from './request-channel.ts'
 import { ServingChannel } from './serving-channel.ts'
 
@@ -223,10 +224,10 @@ export class Libp2pTransport implements Transport {
       privateKey,
       connectionGater: handshakes.gater,
       addresses: { listen: listen.map(address => address.toString()) },
-      transports: [tcp()],
+      transports: [tcp(tcpOptions(listen))],
       connectionProtector: preSharedKey({ psk }),
       connectionEncrypters: [noise()],
-      streamMuxers: [yamux()],
+      streamMuxers: [withLazyWindowUpdates(yamux())],
       // libp2p prunes connections beyond 300 by default, which would cap the machine agents
       // a controller keeps. Its inbound pacing (5 new connections per second per host, 10
       // pending) stays: unpaced, 150 Noise handshakes at once starved a loaded leader into
@@ -663,7 +664,6 @@ export class Libp2pTransport implements Transport {
       stream.abort(new TransportStoppedError(this.peerId))
       throw new TransportStoppedError(this.peerId)
     }
-    deferWindowUpdates(stream)
     const channel = new RequestChannel(peer, stream, closed => {
       // A lost channel is forgotten at once, so the next request opens a fresh one.
       if (this.#channels.get(peer) === closed) this.#channels.delete(peer)
@@ -691,7 +691,6 @@ export class Libp2pTransport implements Transport {
       stream.abort(new TransportStoppedError(this.peerId))
       return
     }
-    deferWindowUpdates(stream)
     const channel = new ServingChannel(stream, connection.remotePeer.toString(), {
       serve: async (envelope, from) => await this.#answer(envelope, from),
       onBadFrame: () => { this.#refuse('requestFrame') },
@@ -792,6 +791,14 @@ function checkPayload (data: unknown, what: string): void {
   if (data.byteLength > limits.transportMessageBytesMax) {
     throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
   }
+}
+
+/** libp2p's TCP options: dials come from the agent's own loopback host when it stands for one (loopback-dial-source.ts). */
+function tcpOptions (listen: readonly Multiaddr[]): TCPOptions {
+  const localAddress = loopbackDialSource(listen)
+  // TCPSocketOptions names a subset of net.connect's options; @libp2p/tcp passes dialOpts
+  // to net.connect whole, so localAddress reaches it.
+  return localAddress === undefined ? {} : { dialOpts: { localAddress } as TCPSocketOptions }
 }
 
 function addressList (value: string | readonly string[], expected: string): Multiaddr[] {
