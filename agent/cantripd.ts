@@ -205,7 +205,10 @@ async function main (): Promise<void> {
   // Heard by the others while it runs; a restart comes back with a higher incarnation.
   const incarnation = Date.now()
   const version = reportedVersion()
-  const presence = new PresenceAgent({ transport, clock }, { modelUuid: model, role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings })
+  // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
+  const presence = new PresenceAgent({ transport, clock }, {
+    modelUuid: model, role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings, controllers: () => new Set(controllers)
+  })
   presence.start()
   /** The controller's presence on another model's topic, so it hears that model's machine agents. */
   const presenceFor = (other: string): PresenceAgent => {

@@ -11,8 +11,10 @@ import { SimNetwork, type LatencyDistribution } from './sim-network.ts'
 
 export interface PresenceWorldOptions {
   seed: number
-  /** Peer ids, or how many as `peer-0`, `peer-1`, ...; the first is a controller, the rest machines. */
+  /** Peer ids, or how many as `peer-0`, `peer-1`, ...; the first `controllers` are controllers, the rest machines. */
   peers: PeerId[] | number
+  /** How many of the peers are controllers (1 by default). */
+  controllers?: number
   latency?: LatencyDistribution
   /** Timings and the like for every agent. */
   agent?: Omit<PresenceAgentInit, 'modelUuid' | 'role' | 'onChange'>
@@ -24,6 +26,8 @@ export class PresenceWorld {
   readonly network: SimNetwork
   readonly agents = new Map<PeerId, PresenceAgent>()
   readonly changes: PresenceChange[] = []
+  /** The controllers' peer ids: what machine agents accept on the controllers' topic. */
+  readonly controllers = new Set<PeerId>()
   readonly #options: PresenceWorldOptions
 
   constructor (options: PresenceWorldOptions) {
@@ -36,12 +40,15 @@ export class PresenceWorld {
     const ids = typeof options.peers === 'number'
       ? Array.from({ length: options.peers }, (_, i) => `peer-${i}`)
       : options.peers
-    ids.forEach((id, i) => { this.start(id, i === 0 ? 'controller' : 'machine') })
+    const controllers = options.controllers ?? 1
+    ids.forEach((id, i) => { this.start(id, i < controllers ? 'controller' : 'machine') })
   }
 
   /** Starts (or restarts, on a fresh transport) the agent of `id`. */
   start (id: PeerId, role: PresenceAgentInit['role'] = 'machine', incarnation?: number): PresenceAgent {
     this.agents.get(id)?.stop()
+    if (role === 'controller') this.controllers.add(id)
+    else this.controllers.delete(id)
     const agent = new PresenceAgent(
       { transport: this.network.transport(id), clock: this.clock },
       {
@@ -49,6 +56,7 @@ export class PresenceWorld {
         ...(incarnation === undefined ? {} : { incarnation }),
         modelUuid: this.#options.modelUuid ?? 'model-1',
         role,
+        controllers: () => this.controllers,
         onChange: change => { this.changes.push(change) }
       })
     this.agents.set(id, agent)
@@ -67,9 +75,14 @@ export class PresenceWorld {
     return this.agent(observer).member(member)?.state
   }
 
-  /** Whether every running agent sees every other running agent in `state`. */
+  /** Whether `observer` hears `member` at all: controllers hear everyone, machine agents the controllers. */
+  hears (observer: PeerId, member: PeerId): boolean {
+    return observer !== member && (this.controllers.has(observer) || this.controllers.has(member))
+  }
+
+  /** Whether every agent in `among` sees each other one it hears in `state`. */
   allSee (state: string, among: PeerId[] = [...this.agents.keys()]): boolean {
-    return among.every(o => among.every(m => o === m || this.stateOf(o, m) === state))
+    return among.every(o => among.every(m => !this.hears(o, m) || this.stateOf(o, m) === state))
   }
 
   advance (ms: number): void {

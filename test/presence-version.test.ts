@@ -1,6 +1,7 @@
 /**
  * Agents carry their software version in presence heartbeats (for `cantrip version --all`
- * and its skew warning): every observer learns each member's version; an agent of an older
+ * and its skew warning): every controller learns each member's version (a machine agent,
+ * the controllers'); an agent of an older
  * release that sends none is still a member, with no version; a heartbeat whose version is
  * not a short version string is refused by the schema.
  */
@@ -13,19 +14,20 @@ import { PresenceWorld } from '../sim/presence-world.ts'
 const test = suite('presence version')
 const interval = limits.presenceHeartbeatIntervalMsDefault
 
-test('every observer learns the version each member reports; one that reports none has none', () => {
-  const world = new PresenceWorld({ seed: 7, peers: 3, agent: { version: '0.1.0' } })
+test('every controller learns the version each member reports, a machine agent the controllers\'; one that reports none has none', () => {
+  const world = new PresenceWorld({ seed: 7, peers: 3, controllers: 2, agent: { version: '0.1.0' } })
   const skewed = new PresenceAgent({ transport: world.network.transport('peer-new'), clock: world.clock }, { modelUuid: 'model-1', role: 'machine', version: '9.9.9-rc.1' })
   const old = new PresenceAgent({ transport: world.network.transport('peer-old'), clock: world.clock }, { modelUuid: 'model-1', role: 'machine' })
   skewed.start()
   old.start()
   world.advance(interval * 5)
-  for (const observer of ['peer-0', 'peer-1', 'peer-2']) {
+  for (const observer of ['peer-0', 'peer-1']) {
     const agent = world.agent(observer)
     assert.is(agent.member('peer-old')?.state, 'alive')
     assert.equal(['peer-0', 'peer-1', 'peer-2', 'peer-new', 'peer-old'].map(id => agent.versionOf(id)),
       ['0.1.0', '0.1.0', '0.1.0', '9.9.9-rc.1', undefined])
   }
+  assert.equal(['peer-0', 'peer-1', 'peer-2', 'peer-new'].map(id => world.agent('peer-2').versionOf(id)), ['0.1.0', '0.1.0', '0.1.0', undefined])
   assert.is(skewed.versionOf('peer-1'), '0.1.0')
   skewed.stop()
   old.stop()

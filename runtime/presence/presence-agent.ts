@@ -3,6 +3,16 @@
  * presence topic every `heartbeatIntervalMs` and feeds what it hears into its own
  * `Membership`. No UDP of its own, unlike serf: the gossip Transport carries it.
  *
+ * Who hears whom: controllers hear every agent, machine agents hear the controllers.
+ * Controllers subscribe to the presence topic, where everyone publishes; controllers
+ * also publish on the controllers' presence topic, which machine agents subscribe to.
+ * Every agent hearing every other made presence cost N² deliveries a second (each a
+ * signature check): at 50 agents on one 2-core host that alone starved the controllers
+ * into elections. Now it is about 2 × controllers × N. The controllers' table is the one
+ * that says a unit's agent is lost (as Juju's controller does); a machine agent needs the
+ * controllers' heartbeats only to learn they are there and to refute their claims about
+ * it.
+ *
  * A heartbeat carries a rotating digest of this agent's "not alive to me" claims
  * (suspect, failed, left, with the incarnation claimed). A member that finds itself
  * named at its own incarnation or above raises its incarnation past the claim and
@@ -41,7 +51,8 @@ export type PresenceMessage =
   | { v: 1, kind: 'heartbeat', sender: string, role: MemberRole, incarnation: number, digest: DigestEntry[], version?: string }
   | { v: 1, kind: 'leave', sender: string, role: MemberRole, incarnation: number }
 
-export type PresenceRejectReason = 'size' | 'decode' | 'schema' | 'sender'
+/** `role`: a machine agent's heartbeat on the controllers' topic, or one from a peer not among the controllers. */
+export type PresenceRejectReason = 'size' | 'decode' | 'schema' | 'sender' | 'role'
 
 export interface PresenceCounters extends MembershipCounters {
   heartbeatsSent: number
@@ -75,13 +86,25 @@ export interface PresenceAgentInit {
   failedAfterMs?: number
   reapAfterMs?: number
   membersMax?: number
+  /**
+   * Machine agents: the controllers' peer ids, the only senders accepted on the
+   * controllers' topic (asked at each message, so it can follow the group). Without it,
+   * any heartbeat that says it is from a controller is accepted there.
+   */
+  controllers?: () => ReadonlySet<string>
   /** The software version this agent runs, carried in its heartbeats so others can see version skew. */
   version?: string
   onChange?: (change: PresenceChange) => void
 }
 
+/** Where every agent of the model publishes, and the controllers listen. */
 export function presenceTopic (modelUuid: string): string {
   return `cantrip/presence/${modelUuid}`
+}
+
+/** Where the controllers publish too, and the machine agents listen. */
+export function controllerPresenceTopic (modelUuid: string): string {
+  return `cantrip/presence-controllers/${modelUuid}`
 }
 
 const roles: ReadonlySet<string> = new Set(['controller', 'machine'])
@@ -132,13 +155,17 @@ function isVersion (value: unknown): value is string {
 export class PresenceAgent {
   readonly peerId: string
   readonly role: MemberRole
-  readonly topic: string
+  /** Where this agent publishes: the presence topic, and for a controller the controllers' topic as well. */
+  readonly topics: readonly string[]
+  /** The topic this agent hears: the presence topic for a controller, the controllers' topic for a machine agent. */
+  readonly hears: string
   readonly heartbeatIntervalMs: number
   readonly membership: Membership
   readonly #transport: Transport
   readonly #clock: Clock
   readonly #listeners = new Set<(change: PresenceChange) => void>()
   readonly #version: string | undefined
+  readonly #controllers: (() => ReadonlySet<string>) | undefined
   /** The version each member last said it runs; only members the table holds are kept. */
   readonly #versions = new Map<string, string>()
   #incarnation: number
@@ -148,7 +175,7 @@ export class PresenceAgent {
   #state: 'new' | 'running' | 'left' | 'stopped' = 'new'
   readonly #counters = {
     heartbeatsSent: 0, heartbeatsReceived: 0, leavesReceived: 0, refutations: 0, publishFailed: 0,
-    rejected: { size: 0, decode: 0, schema: 0, sender: 0 } as Record<PresenceRejectReason, number>
+    rejected: { size: 0, decode: 0, schema: 0, sender: 0, role: 0 } as Record<PresenceRejectReason, number>
   }
 
   constructor (components: PresenceAgentComponents, init: PresenceAgentInit) {
@@ -161,7 +188,11 @@ export class PresenceAgent {
     this.peerId = components.transport.peerId
     assert(isMemberId(this.peerId), `presence: peer id must be 1..${limits.presenceMemberIdLengthMax} characters, got ${JSON.stringify(this.peerId)}`)
     this.role = init.role
-    this.topic = presenceTopic(init.modelUuid)
+    const everyone = presenceTopic(init.modelUuid)
+    const controllers = controllerPresenceTopic(init.modelUuid)
+    this.topics = this.role === 'controller' ? [everyone, controllers] : [everyone]
+    this.hears = this.role === 'controller' ? everyone : controllers
+    this.#controllers = init.controllers
     this.heartbeatIntervalMs = init.heartbeatIntervalMs ?? limits.presenceHeartbeatIntervalMsDefault
     assert(Number.isSafeInteger(this.heartbeatIntervalMs) && this.heartbeatIntervalMs > 0,
       `presence: heartbeatIntervalMs must be a positive integer, got ${String(this.heartbeatIntervalMs)}`)
@@ -198,8 +229,8 @@ export class PresenceAgent {
   start (): void {
     assert(this.#state === 'new', `presence: agent "${this.peerId}" cannot start: it is ${this.#state}`)
     this.#state = 'running'
-    this.#transport.setTopicValidator(this.topic, message => this.#validate(message))
-    this.#unsubscribe = this.#transport.subscribe(this.topic, message => { this.#receive(message) })
+    this.#transport.setTopicValidator(this.hears, message => this.#validate(message))
+    this.#unsubscribe = this.#transport.subscribe(this.hears, message => { this.#receive(message) })
     this.#beat()
   }
 
@@ -241,7 +272,7 @@ export class PresenceAgent {
     this.#unsubscribe?.()
     this.#unsubscribe = undefined
     try {
-      this.#transport.setTopicValidator(this.topic, undefined)
+      this.#transport.setTopicValidator(this.hears, undefined)
     } catch {
       // A stopped transport has no validators left to remove.
     }
@@ -277,18 +308,20 @@ export class PresenceAgent {
     return Array.from({ length: limits.presenceDigestEntriesMax }, (_, i) => claims[(start + i) % claims.length]!)
   }
 
-  /** Encodes and checks at once (a broken invariant throws here, not in a promise), then publishes. */
+  /** Encodes and checks at once (a broken invariant throws here, not in a promise), then publishes on each of its topics. */
   #publish (message: PresenceMessage): Promise<void> {
     const data = encode(message, component)
     assert(data.byteLength <= limits.presenceMessageBytesMax,
       `presence: own ${message.kind} of "${this.peerId}" is ${data.byteLength} bytes, above presenceMessageBytesMax`)
-    let sent: Promise<void>
-    try {
-      sent = this.#transport.publish(this.topic, data)
-    } catch {
-      sent = Promise.reject(new Error('publish threw'))
-    }
-    return sent.catch(() => { this.#counters.publishFailed++ })
+    return Promise.all(this.topics.map(topic => {
+      let sent: Promise<void>
+      try {
+        sent = this.#transport.publish(topic, data)
+      } catch {
+        sent = Promise.reject(new Error('publish threw'))
+      }
+      return sent.catch(() => { this.#counters.publishFailed++ })
+    })).then(() => {})
   }
 
   #reject (reason: PresenceRejectReason): ValidationResult {
@@ -307,6 +340,7 @@ export class PresenceAgent {
     const parsed = parsePresenceMessage(value)
     if (parsed === undefined) return this.#reject('schema')
     if (parsed.sender !== message.from) return this.#reject('sender')
+    if (this.role === 'machine' && (parsed.role !== 'controller' || this.#controllers?.().has(parsed.sender) === false)) return this.#reject('role')
     return 'accept'
   }
 
