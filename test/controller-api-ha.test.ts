@@ -76,6 +76,47 @@ test('add-controller: admins only, on the leader; the joiner becomes a voter and
   await g.stop()
 })
 
+test('add-controller refuses a voter that would leave the reachable voters short of a quorum (etcd\'s strict reconfiguration check)', async () => {
+  // Found by the controller-API fuzz: three made-up peers added one after another gave 6 voters, 3 of them real, and the group never had a leader again.
+  const g = await group(14)
+  assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('first')))).ok, 'a leader ready for membership changes')
+  const add = async (peer: string): Promise<AddControllerReply> => await ask<AddControllerReply>(g, g.leaderNode()!, { op: 'add-controller', peer })
+  assert.equal(await add('12D3KooWfakeA'), { ok: true, voters: ['12D3KooWfakeA', 'c0', 'c1', 'c2'] }, '3 reachable of 5: still a quorum')
+  assert.equal(await add('12D3KooWfakeB'), { ok: true, voters: ['12D3KooWfakeA', '12D3KooWfakeB', 'c0', 'c1', 'c2'] })
+  const leader = g.leaderNode()!
+  assert.equal(await add('12D3KooWfakeC'), {
+    ok: false, error: `controller api: controller "${leader.id}" cannot add "12D3KooWfakeC": 3 of 5 voters are reachable, and 6 voters need 4 for a quorum`
+  })
+  assert.is(g.leader()!.status().config.voters.length, 5, 'nothing changed by the refusal')
+  // Still serving: a write commits with 3 of 5.
+  assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('after')))).ok)
+  await g.stop()
+})
+
+test('add-controller grows a group of one, as etcd does, though the leader has not heard from its second voter yet', async () => {
+  const g = await ControllerGroup.create(new Simulation({ seed: 16 }), { size: 1 })
+  assert.ok(await g.runUntil(() => g.leader() !== undefined, 3_000), 'a leader was elected')
+  assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('first')))).ok)
+  const seat = await g.addController()
+  const joiner = g.ids[seat]!
+  assert.equal(g.leader()!.reachableVoters, ['c0'])
+  assert.equal(await ask<AddControllerReply>(g, g.leaderNode()!, { op: 'add-controller', peer: joiner }), { ok: true, voters: ['c0', joiner] })
+  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.model().machines.size === 1, 3_000), 'the joiner caught up')
+  await g.stop()
+})
+
+test('add-controller counts a crashed voter as unreachable', async () => {
+  const g = await group(15)
+  const leader = g.leaderNode()!
+  const follower = g.ids.find(id => id !== leader.id)!
+  g.crash(g.indexOf(follower))
+  // Past an election timeout, the leader has not heard from it.
+  await g.runUntil(() => false, 3_000)
+  const reply = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: '12D3KooWfakeA' })
+  assert.equal(reply, { ok: false, error: `controller api: controller "${leader.id}" cannot add "12D3KooWfakeA": 2 of 3 voters are reachable, and 4 voters need 3 for a quorum` })
+  await g.stop()
+})
+
 test('controller-status: every member\'s own state; the leader\'s commit lag per voter, 0 caught up, commit - match behind', async () => {
   const g = await group(12)
   const leader = g.leaderNode()!

@@ -3,7 +3,8 @@
  * enable-ha`). The peer must already run `cantripd --join`, so it waits for the leader's
  * log or RaftSnapshot. Adding a peer that is already a voter answers ok (a retried request
  * changes nothing). Any other controller refuses with the leader's id, so the client asks
- * the leader next.
+ * the leader next. A peer whose addition would leave fewer reachable voters than the
+ * grown group's quorum is refused (etcd's strict reconfiguration check).
  */
 import { describeValue } from '../../runtime/errors.ts'
 import { apiPermits, apiRefusal } from './api-policy.ts'
@@ -29,6 +30,15 @@ export async function addController (node: ControllerNode, identify: IdentifyPee
   }
   if (node.host.role !== 'leader') return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": not the leader`, leader: node.host.leader }
   if (node.host.voters.includes(peer)) return { ok: true, voters: [...node.host.voters] }
+  // etcd's strict reconfiguration check: never add a voter that, if it does not come up,
+  // leaves the group without a quorum of the voters it can reach. Fake or mistyped peers
+  // added one after another would otherwise stop the group for good.
+  // Growing a group of one is the exception, as in etcd: its second voter is always needed.
+  const reachable = node.host.reachableVoters.length
+  const quorum = Math.floor((node.host.voters.length + 1) / 2) + 1
+  if (reachable < quorum && node.host.voters.length > 1) {
+    return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": ${reachable} of ${node.host.voters.length} voters are reachable, and ${node.host.voters.length + 1} voters need ${quorum} for a quorum` }
+  }
   try {
     await node.host.changeMembership({ type: 'add-voter', node: peer })
     return { ok: true, voters: [...node.host.voters] }

@@ -154,6 +154,9 @@ export class RaftHost {
   #snapshotsReceived = 0
   #leader: NodeId | '' = ''
   #tickTimer: TimerHandle | undefined
+  /** Ticks since start, and the tick at which each peer's last Raft message arrived (reachableVoters). */
+  #ticks = 0
+  readonly #heardAtTick = new Map<NodeId, number>()
   #processing: Promise<void> | undefined
   #stopped = false
   #failure: Error | undefined
@@ -197,6 +200,16 @@ export class RaftHost {
     host.#scheduleTick()
     host.#kick()
     return host
+  }
+
+  /**
+   * Voters this host heard Raft messages from within the last election timeout, itself
+   * included: the ones a change of membership can count on (etcd's strict reconfiguration
+   * check counts its started members the same way).
+   */
+  get reachableVoters (): NodeId[] {
+    const since = this.#ticks - this.#options.electionTicks
+    return this.#node.voters.filter(id => id === this.id || (this.#heardAtTick.get(id) ?? -Infinity) >= since)
   }
 
   /** The voters of the latest configuration: cheap enough for authorising every request and message. */
@@ -370,6 +383,7 @@ export class RaftHost {
   #scheduleTick (): void {
     this.#tickTimer = this.#options.clock.setTimeout(() => {
       if (this.#stopped) return
+      this.#ticks++
       this.#node.tick()
       this.#kick()
       this.#scheduleTick()
@@ -380,6 +394,7 @@ export class RaftHost {
     if (this.#stopped) return new Uint8Array(0)
     const messages = decode(request.data, component)
     if (!Array.isArray(messages)) return new Uint8Array(0)
+    this.#heardAtTick.set(request.from, this.#ticks)
     for (const message of messages as unknown[]) {
       // A peer speaks only for itself; the core validates everything else.
       if (typeof message !== 'object' || message === null || (message as Message).from !== request.from) continue
