@@ -307,6 +307,33 @@ buffered('state-set / state-delete are buffered; state-get sees them at once', a
   assert.equal(unitRecord(w).charmState, { b: 'z', keep: 'k' })
 })
 
+buffered('a hook run again with the same commit key commits nothing twice; a new key commits again', async () => {
+  // The chaos suite's kill -9 between a hook's commit and its saved `done` ran install again and counted it twice.
+  const w = world()
+  const count = async (commitKey: string, relationValue: string): Promise<void> => {
+    const ctx = new UnitHookContext({
+      controller: w.c, unit: 'web/0', kind: 'hook', name: 'install', local: localState(w, 'web/0'), logger: createMemoryLogger('unit.web/0'), contextId: `ctx-${++contexts}`, commitKey,
+      relation: { id: w.db, endpoint: 'db', remoteUnit: 'mysql/0', remoteApplication: 'mysql' }
+    })
+    const seen = Number((await tool(ctx, 'state-get', 'count')).stdout.trim() || '0')
+    assert.equal(await tool(ctx, 'state-set', `count=${seen + 1}`), ok())
+    assert.equal(await tool(ctx, 'relation-set', `seen=${relationValue}`), ok())
+    await ctx.flush()
+  }
+  await count('state-a:1', 'first')
+  await count('state-a:1', 'again')
+  assert.equal(unitRecord(w).charmState, { count: '1' }, 'the second run of run 1 changed nothing')
+  assert.is(bag(w, w.db, 'web/0')?.['seen'], 'first', 'nor its relation settings')
+  await count('state-a:2', 'next')
+  assert.equal(unitRecord(w).charmState, { count: '2' })
+  assert.is(unitRecord(w).lastHookRun, 'state-a:2')
+  // A refused commit is not remembered: the same run commits once it is allowed.
+  const refused = w.c.apply({ type: 'commit-hook-changes', unit: 'web/0', hookRun: 'state-a:3', relationSettings: [{ relationId: 999, settings: { x: 'y' } }], requestId: 'refused-1', proposer: { kind: 'unit', name: 'web/0' } })
+  assert.is(refused.ok, false)
+  await count('state-a:3', 'after refusal')
+  assert.equal(unitRecord(w).charmState, { count: '3' })
+})
+
 buffered.run()
 
 // ---------------------------------------------------------------------------------

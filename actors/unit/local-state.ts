@@ -18,6 +18,12 @@ export interface PersistedOperation {
    */
   hook?: HookInfo
   actionId?: string
+  /**
+   * A run-hook operation's run number (LocalState.hookRuns when it was first prepared):
+   * kept while the same hook is pending, through crashes and retries, so its commit
+   * carries the same key every time and the controller applies it at most once.
+   */
+  run?: number
   /** Charm being deployed by an install or upgrade operation. */
   charm?: DeployedCharm
 }
@@ -63,6 +69,14 @@ export interface LocalState {
   storageAttached: Record<StorageId, { name: string }>
   /** The charm's own state-set key/values (committed by successful hooks). */
   charmState: Record<string, string>
+  /** Hook runs prepared so far: the last one's number (PersistedOperation.run). */
+  hookRuns?: number
+  /**
+   * Chosen by the agent when this state is first created (agent/uniter/unit-agent.ts):
+   * with `run`, it makes a hook commit's key unique even if the state were lost and the
+   * runs counted from 1 again.
+   */
+  stateId?: string
 }
 
 /** Reset on every agent restart and after every charm upgrade, as Juju rebuilds its loop. */

@@ -7,6 +7,7 @@ import type { ExecuteOutcome, Operation } from './operation.ts'
 import type { RemoteRelation } from './remote-state.ts'
 import type { RemoteSnapshot } from './resolver-types.ts'
 import type { UnitEmitted } from './unit-effects.ts'
+import { plainEqual } from '../../runtime/plain-equal.ts'
 
 /**
  * The three steps of an operation (prepare → execute → commit) as pure functions from
@@ -64,6 +65,16 @@ export function captureRemote (op: Operation, remote: RemoteSnapshot): CurrentOp
   return { op, captured: relation === undefined ? captured : { ...captured, relation } }
 }
 
+/**
+ * The key a pending hook run's commit carries (`commit-hook-changes`' hookRun): the
+ * controller applies one commit per key, so a hook run again after kill -9 between its
+ * commit and the save of `done` commits nothing twice. Undefined outside a hook run.
+ */
+export function hookCommitKey (local: LocalState): string | undefined {
+  const run = local.operation.kind === 'run-hook' ? local.operation.run : undefined
+  return run === undefined ? undefined : `${local.stateId ?? '-'}:${run}`
+}
+
 function withOperation (local: LocalState, operation: PersistedOperation): LocalState {
   return { ...local, operation }
 }
@@ -96,7 +107,12 @@ export function prepare (state: StepState, current: CurrentOperation): StepResul
       refuseInvalidRelationHook(local, op.hook)
       if (op.hook.kind === 'relation-created') emitted.push({ type: 'relation.enterScope', relationId: op.hook.relationId! })
       const nextMemory = op.source === 'retry-timer' ? { ...memory, retryHookVersion: current.captured.retryHookVersion } : memory
-      return { local: withOperation(local, { kind: 'run-hook', step: 'pending', hook: op.hook }), memory: nextMemory, emitted }
+      // The same hook still pending (a crash or a failure interrupted it) keeps its run, so
+      // its commit keeps its key (hookCommitKey); anything else is a new run.
+      const pending = local.operation
+      const resumed = pending.kind === 'run-hook' && pending.step === 'pending' && pending.run !== undefined && plainEqual(pending.hook, op.hook)
+      const run = resumed ? pending.run! : (local.hookRuns ?? 0) + 1
+      return { local: { ...withOperation(local, { kind: 'run-hook', step: 'pending', hook: op.hook, run }), hookRuns: Math.max(local.hookRuns ?? 0, run) }, memory: nextMemory, emitted }
     }
     case 'skip-hook':
       refuseInvalidRelationHook(local, op.hook)

@@ -23,6 +23,8 @@ const operationKinds: readonly PersistedOperationKind[] = ['install', 'upgrade',
 const operationSteps: readonly OperationStep[] = ['queued', 'pending', 'done']
 const flags = ['installed', 'started', 'stopped', 'removed', 'leader', 'statusSet'] as const
 const records = ['relations', 'storageAttached', 'charmState'] as const
+/** A UUID is 36 characters. */
+const stateIdLengthMax = 64
 
 function isRecord (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -47,6 +49,12 @@ export function checkLocalState (unit: UnitName, value: unknown): LocalState {
   }
   if (operation['kind'] === 'run-hook' && !isRecord(operation['hook'])) {
     throw new InvalidInputError(component, 'operation.hook for a run-hook operation', operation['hook'])
+  }
+  const isCount = (n: unknown, min: number): boolean => typeof n === 'number' && Number.isSafeInteger(n) && n >= min
+  if (operation['run'] !== undefined && !isCount(operation['run'], 1)) throw new InvalidInputError(component, 'operation.run a positive integer', operation['run'])
+  if (value['hookRuns'] !== undefined && !isCount(value['hookRuns'], 0)) throw new InvalidInputError(component, 'hookRuns a non-negative integer', value['hookRuns'])
+  if (value['stateId'] !== undefined && (typeof value['stateId'] !== 'string' || value['stateId'].length === 0 || value['stateId'].length > stateIdLengthMax)) {
+    throw new InvalidInputError(component, `stateId a string of 1 to ${stateIdLengthMax} characters`, value['stateId'])
   }
   return value as unknown as LocalState
 }

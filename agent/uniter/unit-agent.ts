@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
-import type { LocalState } from '../../actors/unit/local-state.ts'
+import { initialLocalState, type LocalState } from '../../actors/unit/local-state.ts'
+import { hookCommitKey } from '../../actors/unit/operation-steps.ts'
 import type { ActionOutcome, CommandOutcome, DeployOutcome, HookOutcome } from '../../actors/unit/operation.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
 import { commandForEmitted } from '../../actors/unit/emitted-commands.ts'
@@ -125,7 +126,7 @@ export class UnitAgent {
     const store = createUnitStateStore(options.storage)
     let agent: UnitAgent | undefined
     const ports: UnitPorts = {
-      loadLocalState: async unit => await store.load(unit),
+      loadLocalState: async unit => withStateId(await store.load(unit)),
       persistLocalState: async ({ unit, local }) => { await store.save(unit, local) },
       acquireHookLock: (unit, acquired) => options.hookLock.acquire(unit, acquired),
       runHook: async ({ hook, local }, signal) => await agent!.#runHook(hook, local, signal),
@@ -289,8 +290,10 @@ export class UnitAgent {
           ...(hook.kind === 'relation-departed' && hook.departee !== undefined ? { departingUnit: hook.departee } : {})
         }
     const storage = hook.storageId === undefined ? undefined : readerOf(this.#o.controller.model()).unit(this.unit)?.storage[hook.storageId]
+    const commitKey = hookCommitKey(local)
     const context = new UnitHookContext({
       controller: this.#o.controller, unit: this.unit, kind: 'hook', name, local, logger: this.#o.logger, contextId,
+      ...(commitKey === undefined ? {} : { commitKey }),
       ...(relation === undefined ? {} : { relation }),
       ...(hook.storageId === undefined ? {} : { storageId: hook.storageId })
     })
@@ -394,4 +397,13 @@ export async function copyCharmDir (source: string, dir: string): Promise<void> 
   if (!existsSync(join(source, 'metadata.yaml'))) throw new Error(`charm at ${source}: metadata.yaml missing`)
   rmSync(dir, { recursive: true, force: true })
   cpSync(source, dir, { recursive: true, preserveTimestamps: true })
+}
+
+/**
+ * The unit's stored state, or a new one, with the id that makes its hook commits' keys
+ * unique (LocalState.stateId); a state saved before there were ids gets one now.
+ */
+function withStateId (stored: LocalState | undefined): LocalState {
+  const local = stored ?? initialLocalState()
+  return local.stateId === undefined ? { ...local, stateId: randomUUID() } : local
 }

@@ -47,6 +47,11 @@ export interface UnitHookContextOptions {
   logger: Logger
   /** Unique per run: request ids of immediate writes are built from it. */
   contextId: string
+  /**
+   * A hook run's commit key (operation-steps.ts hookCommitKey), the same each time the
+   * same run is started again: the controller applies one commit per key.
+   */
+  commitKey?: string
 }
 
 interface BufferedPorts { open: OpenedPort[], close: OpenedPort[] }
@@ -316,7 +321,8 @@ export class UnitHookContext implements HookContext {
       ...(relationSettings.length === 0 ? {} : { relationSettings }),
       ...(this.#ports.open.length === 0 ? {} : { openPorts: this.#ports.open }),
       ...(this.#ports.close.length === 0 ? {} : { closePorts: this.#ports.close }),
-      ...(hasState ? { charmState: { set: this.#state.set, delete: [...this.#state.deleted] } } : {})
+      ...(hasState ? { charmState: { set: this.#state.set, delete: [...this.#state.deleted] } } : {}),
+      ...(this.#o.commitKey === undefined ? {} : { hookRun: this.#o.commitKey })
     })
   }
 

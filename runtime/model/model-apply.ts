@@ -40,6 +40,8 @@ type Handler<T extends ModelCommandType> = (d: ModelDraft, c: CommandOf<T>) => S
 
 const q = describeValue
 const requestIdLengthMax = 256
+/** A hook run's commit key: a UUID, a colon and a run number. */
+const hookRunLengthMax = 128
 const textFieldLengthMax = 1024
 
 /** The Juju tag of an entity, as messages and request keys name it (`machine-3`, `unit-web-0`). */
@@ -1696,6 +1698,10 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     const name = unitName(c, c.unit)
     requireUnitAgent(d, c, name)
     const unit = getUnit(d, c, name)
+    const hookRun = c.hookRun === undefined ? undefined : text(c, 'hookRun', c.hookRun, hookRunLengthMax)
+    // This run's commit was applied before (the hook ran again after a crash): nothing
+    // more to apply, whatever the second run wrote, and nothing to refuse.
+    if (hookRun !== undefined && unit.lastHookRun === hookRun) return {}
     // Every part is checked before anything is written. The draft makes it all or nothing
     // regardless: the checks that need the merged result (quotas, conflicts) refuse the
     // whole command, and a refused command's draft is dropped.
@@ -1708,9 +1714,11 @@ const handlers: { [T in ModelCommandType]: Handler<T> } = {
     const charmState = stateChanges === undefined ? undefined : nextCharmState(c, unit.charmState, stateChanges)
 
     for (const bag of bags) writeBag(d, c, bag.key, bag.changes, bag.field)
-    if (openedPorts === undefined && charmState === undefined) return {}
+    if (openedPorts === undefined && charmState === undefined && hookRun === undefined) return {}
     // The unit's own key is not touched: ports and charm state are watched apart from it.
-    d.units.set(name, { ...unit, openedPorts: openedPorts ?? unit.openedPorts, charmState: charmState ?? unit.charmState })
+    d.units.set(name, {
+      ...unit, openedPorts: openedPorts ?? unit.openedPorts, charmState: charmState ?? unit.charmState, ...(hookRun === undefined ? {} : { lastHookRun: hookRun })
+    })
     if (openedPorts !== undefined) d.touch(keys.unitPorts(name))
     if (charmState !== undefined) d.touch(keys.unitState(name))
     return {}

@@ -215,6 +215,8 @@ export interface UnitRecord {
   readonly openedPorts: readonly OpenedPortRange[]
   /** The charm's own key/value state (`state-get`/`state-set`), keys sorted; bounded by the charm-state limits. */
   readonly charmState: Readonly<Record<string, string>>
+  /** The key of the last hook commit applied (commit-hook-changes' hookRun), if it had one. */
+  readonly lastHookRun?: string
   /** Workload and agent status changes, oldest first, at most limits.modelStatusHistoryPerUnitMax (runtime/model/status-history.ts). */
   readonly statusHistory: readonly StatusHistoryEntry[]
 }
@@ -605,6 +607,12 @@ export type ModelCommand = CommandBase & (
     readonly openPorts?: readonly PortRangeChange[]
     readonly closePorts?: readonly PortRangeChange[]
     readonly charmState?: CharmStateChanges
+    /**
+     * The hook run's key (operation-steps.ts hookCommitKey): a commit whose key equals the
+     * unit's last applied one is that run's commit again (the hook ran again after a crash
+     * before its `done` was saved) and changes nothing.
+     */
+    readonly hookRun?: string
   }
   /** `application-version-set`: immediate, not buffered with the hook's other changes. */
   | { readonly type: 'set-workload-version', readonly unit: UnitName, readonly version: string }
