@@ -5,8 +5,10 @@
  * from a controller at that revision or later. Gossip is a hint: a lost notice is made
  * good by the next one or by the agent's periodic catch-up.
  *
- * Notices are coalesced: at most one per `noticeIntervalMs`, carrying the latest
- * revision, so a burst of commits costs one message.
+ * Notices are coalesced: at most one per interval (`noticeIntervalMs`, longer with many
+ * machine agents), carrying the latest revision, so a burst of commits costs one message
+ * and one fetch per agent. The first change after a quiet interval goes out at once; the
+ * rest of a burst waits for the interval's end.
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { decodeFields, encode } from '../../runtime/codec.ts'
@@ -48,6 +50,8 @@ export class ChangeNotifier {
   readonly #machines: () => number
   #pending: number | undefined
   #timer: TimerHandle | undefined
+  /** When the last notice went out (clock ms); none yet: -Infinity. */
+  #lastPublishedAt = -Infinity
   #published = 0
   #stopped = false
 
@@ -73,7 +77,10 @@ export class ChangeNotifier {
   changed (revision: number): void {
     if (this.#stopped) return
     this.#pending = Math.max(this.#pending ?? 0, revision)
-    this.#timer ??= this.#clock.setTimeout(() => { this.#flush() }, this.intervalMs)
+    if (this.#timer !== undefined) return
+    const wait = this.#lastPublishedAt + this.intervalMs - this.#clock.now()
+    if (wait <= 0) this.#flush()
+    else this.#timer = this.#clock.setTimeout(() => { this.#flush() }, wait)
   }
 
   stop (): void {
@@ -88,6 +95,7 @@ export class ChangeNotifier {
     this.#pending = undefined
     if (revision === undefined || this.#stopped) return
     this.#published++
+    this.#lastPublishedAt = this.#clock.now()
     this.#transport.publish(this.#topic, encode({ v: 1, revision } satisfies ChangeNotice, component)).catch(() => {
       // Gossip is a hint; agents catch up on their own.
     })
