@@ -9,6 +9,7 @@
 import { describeValue } from '../../runtime/errors.ts'
 import { apiPermits, apiRefusal } from './api-policy.ts'
 import { NotLeaderError } from '../../runtime/raft/raft-host.ts'
+import { quorumSize } from '../../runtime/raft/quorum.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
 import type { ControllerNode } from './controller-node.ts'
@@ -35,7 +36,7 @@ export async function addController (node: ControllerNode, identify: IdentifyPee
   // added one after another would otherwise stop the group for good.
   // Growing a group of one is the exception, as in etcd: its second voter is always needed.
   const reachable = node.host.reachableVoters.length
-  const quorum = Math.floor((node.host.voters.length + 1) / 2) + 1
+  const quorum = quorumSize(node.host.voters.length + 1)
   if (reachable < quorum && node.host.voters.length > 1) {
     return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": ${reachable} of ${node.host.voters.length} voters are reachable, and ${node.host.voters.length + 1} voters need ${quorum} for a quorum` }
   }

@@ -394,7 +394,8 @@ export class RaftHost {
     if (this.#stopped) return new Uint8Array(0)
     const messages = decode(request.data, component)
     if (!Array.isArray(messages)) return new Uint8Array(0)
-    this.#heardAtTick.set(request.from, this.#ticks)
+    // Voters only: anyone on the mesh may send to this protocol, and the map must stay bounded.
+    if (this.#node.voters.includes(request.from)) this.#heardAtTick.set(request.from, this.#ticks)
     for (const message of messages as unknown[]) {
       // A peer speaks only for itself; the core validates everything else.
       if (typeof message !== 'object' || message === null || (message as Message).from !== request.from) continue
