@@ -12,7 +12,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { SeededRandom } from '../../runtime/random.ts'
 import { CantripdCluster, waitFor, type Agent } from '../support/cantripd-cluster.ts'
-import { chaosCount, reportFigures } from './support/chaos-scale.ts'
+import { chaosCount, chaosFull, reportFigures } from './support/chaos-scale.ts'
 import { firstLeaderAfter, killNine, percentile, readBack, type RoleReport, startWatched, timingBoundMs, waitUntil, watchRoles, WriteLoad } from './support/controller-chaos.ts'
 
 const writesPerTrial = chaosCount(1_000, 60)
@@ -20,7 +20,13 @@ const writesPerTrial = chaosCount(1_000, 60)
 const writeMsBound = 500
 /** The promise: a new leader within this long of kill -9, at the 99th percentile. */
 const electionP99MsMax = 2_000
-const seed = Number(process.env['CANTRIP_CHAOS_SEED'] ?? Date.now() % 1_000_000)
+/**
+ * The sample's seed is pinned: 75574 puts the 5-controller kill after the sample's load has
+ * issued all 60 writes, the case that once left no write to start after the kill (fixed by
+ * `WriteLoad.probe`). The full run draws a new seed each time and prints it.
+ */
+const sampleSeed = 75574
+const seed = Number(process.env['CANTRIP_CHAOS_SEED'] ?? (chaosFull ? Date.now() % 1_000_000 : sampleSeed))
 
 interface TrialFigures { electionMs: number, servingMs: number, lost: number, duplicates: number, acked: number }
 
@@ -43,12 +49,14 @@ async function killLeaderTrial (controllers: number, trial: number, random: Seed
     const term = leader.term
     const killedAt = performance.now()
     await killNine(leader)
+    // The load may have issued all of its writes by a late kill point; this one is started after it whatever happens.
+    const probe = load.probe()
     const survivors = cluster.controllers.filter(c => c !== leader)
     await waitUntil('a new leader', 30_000, () => firstLeaderAfter(reports, survivors, term, killedAt) !== undefined)
     const electionMs = firstLeaderAfter(reports, survivors, term, killedAt)!.at - killedAt
     await waitUntil('a write started after the kill acknowledged', 30_000, () => load.writes.some(w => w.startedAt >= killedAt && w.ackedAt !== undefined))
     const servingMs = Math.min(...load.writes.filter(w => w.startedAt >= killedAt && w.ackedAt !== undefined).map(w => w.ackedAt!)) - killedAt
-    await load.done()
+    await Promise.all([load.done(), probe])
     cluster.start(leader)
     watchRoles(leader, reports)
     const back = await readBack(cluster, load.writes)

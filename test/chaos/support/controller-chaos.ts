@@ -96,19 +96,36 @@ export class WriteLoad {
     await Promise.all(this.#loops)
   }
 
+  /**
+   * One more write beyond the load's total, started now and retried like the others: a
+   * trial that needs a write started after some event gets one even when the load has
+   * already issued all of its own (a late kill in a short sample).
+   */
+  async probe (): Promise<Write> {
+    const write = this.#issue()
+    await this.#writeUntilAcknowledged(write)
+    return write
+  }
+
   async #loop (total: number): Promise<void> {
-    while (this.#running && this.writes.length < total) {
-      const write: Write = { requestId: `${this.#prefix}-${this.writes.length}`, startedAt: performance.now() }
-      this.writes.push(write)
-      for (let attempt = 0; attempt < writeAttemptsMax && this.#running; attempt++) {
-        const result = await proposeTo(this.#cluster, target(this.#cluster, attempt), { type: 'add-machine' }, write.requestId)
-        if (result?.ok === true && result.machines?.[0] !== undefined) {
-          write.machine = result.machines[0]
-          write.ackedAt = performance.now()
-          break
-        }
-        await new Promise(resolve => setTimeout(resolve, 50))
+    while (this.#running && this.writes.length < total) await this.#writeUntilAcknowledged(this.#issue())
+  }
+
+  #issue (): Write {
+    const write: Write = { requestId: `${this.#prefix}-${this.writes.length}`, startedAt: performance.now() }
+    this.writes.push(write)
+    return write
+  }
+
+  async #writeUntilAcknowledged (write: Write): Promise<void> {
+    for (let attempt = 0; attempt < writeAttemptsMax && this.#running; attempt++) {
+      const result = await proposeTo(this.#cluster, target(this.#cluster, attempt), { type: 'add-machine' }, write.requestId)
+      if (result?.ok === true && result.machines?.[0] !== undefined) {
+        write.machine = result.machines[0]
+        write.ackedAt = performance.now()
+        return
       }
+      await new Promise(resolve => setTimeout(resolve, 50))
     }
   }
 }
