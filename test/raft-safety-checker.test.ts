@@ -137,4 +137,25 @@ test('a RaftSnapshot installed on a follower makes the checker reread its log, a
   assert.ok(checker.violations.some(v => /log matching: a and c agree at 6 but differ at 5/.test(v)), checker.violations.join('; '))
 })
 
+test('leader completeness: a leader of a later term missing a committed entry is reported; one still acting in an older term is not', async () => {
+  const { nodes, checker } = await group()
+  await commonLog(nodes, checker, [1, 1, 2])
+  // b and c move on to term 5 and commit an entry of it at 5; a, paused in term 4, lacks it.
+  for (const n of nodes.slice(1)) await n.durable.persistReady(ready([entry(5, 5)], { term: 5, vote: 'b', commit: 5 }))
+  checker.step()
+  await nodes[0]!.durable.persistReady(ready([], { term: 4, vote: 'a', commit: 3 }))
+  nodes[0]!.role = 'leader'
+  nodes[0]!.term = 4
+  checker.step()
+  assert.equal(checker.violations, [], 'a stale leader of term 4 need not hold what term 5 committed')
+  // The same log leading term 6 breaks the property.
+  nodes[0]!.role = 'follower'
+  checker.step()
+  await nodes[0]!.durable.persistReady(ready([], { term: 6, vote: 'a', commit: 3 }))
+  nodes[0]!.role = 'leader'
+  nodes[0]!.term = 6
+  checker.step()
+  assert.ok(checker.violations.some(v => /leader completeness: a leads term 6 with no entry at 5, committed there in term 5/.test(v)), checker.violations.join('; '))
+})
+
 test.run()

@@ -28,9 +28,13 @@ interface Outstanding {
  *      when `mustSync`; entries and hard state together or entries first, never a
  *      commit index whose entries are not yet on disk;
  *   2. only then send `messages`: vote grants and append acknowledgements in them
- *      promise that the vote and the entries in this same Ready are durable;
+ *      promise that the vote and the entries in this same Ready are durable. (A leader's
+ *      appends, heartbeats and snapshots of a term already durable promise nothing about
+ *      its own disk and may go out before the write, as RaftHost sends them.);
  *   3. restore the state machine from `snapshot` (if any), then apply `committedEntries`
- *      in order, and serve `readStates` once the applied index reaches their index;
+ *      in order, and serve `readStates` once the applied index reaches their index. (When
+ *      `mustSync` is false the Ready writes only a commit index, its committed entries are
+ *      durable already, and steps 2 and 3 may run while that write is under way.);
  *   4. call `advance()`.
  *
  * `ready()` may not be called again until `advance()`; inputs may arrive in between and

@@ -8,8 +8,11 @@
  *   entry of its persisted log (compaction behind a RaftSnapshot aside);
  * - log matching: two persisted logs with an entry of the same index and term agree on
  *   every earlier entry both hold;
- * - leader completeness: a leader (once it has persisted its first Ready) holds every
- *   entry any server has persisted as committed;
+ * - leader completeness: a leader of term T (once it has persisted its first Ready) holds
+ *   every entry committed in a term before T: one that a server persisted as committed
+ *   while its own term was below T (the commit happened in that term or earlier). A
+ *   leader still acting in an older term, paused or cut off while later terms committed
+ *   more, need not hold those (Raft's property is about higher-numbered terms only);
  * - state-machine safety: every server applies the same entry at each index;
  * - the persisted term never decreases and a persisted vote never changes within a
  *   term, and both are durable (synced) before any message that depends on them leaves
@@ -95,7 +98,8 @@ export class RaftSafetyChecker {
   /** The term each leader was last checked for completeness in (once per term it leads). */
   readonly #completenessChecked = new Map<NodeId, number>()
   /** Index → term of every entry some server persisted as committed. */
-  readonly #committed = new Map<number, { term: number, by: NodeId }>()
+  /** Committed entries: their term, who was first seen holding them, and the lowest term a holder had then. */
+  readonly #committed = new Map<number, { term: number, by: NodeId, seenInTerm: number }>()
   readonly #committedUpTo = new Map<NodeId, number>()
   readonly #applied = new Map<number, AppliedRecord>()
   /** Per node, the last persisted hard state seen (by value identity, to decode once). */
@@ -197,7 +201,7 @@ export class RaftSafetyChecker {
       }
       const followed = this.#follow(id, i, host.persistedLog())
       logs.push(followed)
-      if (followed.changed) this.#recordCommitted(id, followed.log.hardState().commit, followed.first, followed.terms)
+      if (followed.changed) this.#recordCommitted(id, followed.log.hardState(), followed.first, followed.terms)
       if (host.role === 'leader' && host.term === status.term && status.role === 'leader') {
         this.#checkLeader(followed, status.term, status.commit)
       } else {
@@ -279,7 +283,8 @@ export class RaftSafetyChecker {
     if (this.#completenessChecked.get(id) !== term) {
       this.#completenessChecked.set(id, term)
       for (const [index, committed] of this.#committed) {
-        if (index <= first) continue
+        // Committed in a term this leader's own is not above: not promised to it.
+        if (index <= first || committed.seenInTerm >= term) continue
         const held = terms[index - first]
         if (held !== committed.term) {
           this.#violation(`leader completeness: ${id} leads term ${term} with ${held === undefined ? 'no entry' : `term ${held}`} at ${index}, committed there in term ${committed.term} (seen on ${committed.by})`)
@@ -309,13 +314,15 @@ export class RaftSafetyChecker {
     this.#leading.set(id, { term, last, commit })
   }
 
-  #recordCommitted (id: NodeId, commit: number, first: number, terms: number[]): void {
+  #recordCommitted (id: NodeId, hardState: HardState, first: number, terms: number[]): void {
+    const commit = hardState.commit
     const from = Math.max(this.#committedUpTo.get(id) ?? 0, first) + 1
     for (let index = from; index <= commit && index - first < terms.length; index++) {
       const term = terms[index - first]!
       const known = this.#committed.get(index)
-      if (known === undefined) this.#committed.set(index, { term, by: id })
+      if (known === undefined) this.#committed.set(index, { term, by: id, seenInTerm: hardState.term })
       else if (known.term !== term) this.#violation(`committed entry changed: ${id} holds ${index}@${term} as committed, ${known.by} held ${index}@${known.term}`)
+      else if (hardState.term < known.seenInTerm) known.seenInTerm = hardState.term
     }
     if (commit > (this.#committedUpTo.get(id) ?? 0)) this.#committedUpTo.set(id, commit)
   }

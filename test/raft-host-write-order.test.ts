@@ -1,0 +1,137 @@
+/**
+ * What RaftHost sends and applies while its own disk write is still under way: a leader's
+ * appends go out before its log write finishes (its followers write in parallel), but its
+ * commit waits for that write; a follower's acknowledgement waits for its write; and a Ready
+ * that writes only a commit index is applied (and answered) while that write is under way.
+ */
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
+import { raftLogPrefix } from '../runtime/raft/durable-raft-storage.ts'
+import type { RaftHost } from '../runtime/raft/raft-host.ts'
+import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
+import type { RangeOptions, Storage, StorageOperation, StorageValue, WriteOptions } from '../runtime/storage.ts'
+import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimStorage } from '../sim/sim-storage.ts'
+import { Simulation } from '../sim/simulation.ts'
+
+const admin = { kind: 'user', name: 'admin' } as const
+const addMachine = (requestId: string): ModelCommand => ({ type: 'add-machine', requestId, proposer: admin })
+
+/** A storage whose next batch matching a rule is held until released (the write itself happens then). */
+class HoldableStorage implements Storage {
+  readonly #inner = new SimStorage()
+  #rule: ((operations: readonly StorageOperation[], options: WriteOptions) => boolean) | undefined
+  #release: (() => void) | undefined
+  held = false
+
+  holdNext (rule: (operations: readonly StorageOperation[], options: WriteOptions) => boolean): void {
+    this.#rule = rule
+  }
+
+  release (): void {
+    this.held = false
+    this.#release?.()
+    this.#release = undefined
+  }
+
+  async batch (operations: readonly StorageOperation[], options: WriteOptions): Promise<void> {
+    if (this.#rule?.(operations, options) === true) {
+      this.#rule = undefined
+      this.held = true
+      await new Promise<void>(resolve => { this.#release = resolve })
+    }
+    await this.#inner.batch(operations, options)
+  }
+
+  async get (key: string): Promise<StorageValue | undefined> { return await this.#inner.get(key) }
+  async put (key: string, value: StorageValue, options: WriteOptions): Promise<void> { await this.#inner.put(key, value, options) }
+  async del (key: string, options: WriteOptions): Promise<void> { await this.#inner.del(key, options) }
+  async range (options: RangeOptions): Promise<Array<[key: string, value: StorageValue]>> { return await this.#inner.range(options) }
+  async close (): Promise<void> { await this.#inner.close() }
+}
+
+const writesLogEntry = (operations: readonly StorageOperation[]): boolean => operations.some(op => op.type === 'put' && op.key.startsWith(raftLogPrefix))
+
+interface Sent { from: NodeId, message: Message }
+
+async function group (): Promise<{ g: ControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: RaftHost }> {
+  const stores = new Map<NodeId, HoldableStorage>()
+  const sent: Sent[] = []
+  const g = await ControllerGroup.create(new Simulation({ seed: 3 }), {
+    size: 3,
+    hostOptions: id => {
+      const store = new HoldableStorage()
+      stores.set(id, store)
+      return { storage: store }
+    },
+    onRaftSend: (from, messages) => { for (const message of messages) sent.push({ from, message }) }
+  })
+  assert.ok(await g.runUntil(() => g.leader() !== undefined, 5_000), 'a leader')
+  const leader = g.leader()!
+  const warm = await settled(g, leader.propose(addMachine('warm-up')))
+  assert.ok(warm.done && warm.result?.ok === true, 'the warm-up write applied')
+  return { g, stores, sent, leader }
+}
+
+/** Tracks a proposal's outcome as the group runs. */
+async function settled (g: ControllerGroup, promise: Promise<CommandResult>, ms = 1_000): Promise<{ done: boolean, result?: CommandResult, error?: unknown }> {
+  const outcome: { done: boolean, result?: CommandResult, error?: unknown } = { done: false }
+  promise.then(result => { outcome.done = true; outcome.result = result }, (error: unknown) => { outcome.done = true; outcome.error = error })
+  await g.runUntil(() => outcome.done, ms, 1)
+  return outcome
+}
+
+test('a leader sends its appends while its own log write is under way, but does not commit before that write', async () => {
+  const { g, stores, sent, leader } = await group()
+  const store = stores.get(leader.id)!
+  store.holdNext((operations, options) => options.sync && writesLogEntry(operations))
+  const before = sent.length
+  const outcome = { done: false }
+  const proposal = leader.propose(addMachine('held-at-leader'))
+  proposal.then(() => { outcome.done = true }, () => { outcome.done = true })
+  assert.ok(await g.runUntil(() => store.held, 100, 1), 'the leader\'s write is held')
+  await g.runFor(20)
+  const appends = sent.slice(before).filter(s => s.from === leader.id && s.message.type === 'append' && (s.message.entries?.length ?? 0) > 0)
+  assert.is(appends.length >= 2, true, `appends to both followers while the leader's write is held: ${appends.length}`)
+  const acks = sent.slice(before).filter(s => s.from !== leader.id && s.message.type === 'append-response' && s.message.reject !== true)
+  assert.is(acks.length >= 2, true, 'both followers acknowledged')
+  assert.is(outcome.done, false, 'not answered before the leader\'s own write finished')
+  store.release()
+  const after = await settled(g, proposal)
+  assert.ok(after.done && after.result?.ok === true, `applied once the write finished: ${String(after.error)}`)
+  await g.stop()
+})
+
+test('a follower acknowledges an append only after its write of it finished', async () => {
+  const { g, stores, sent, leader } = await group()
+  const follower = g.ids.find(id => id !== leader.id)!
+  const store = stores.get(follower)!
+  store.holdNext((operations, options) => options.sync && writesLogEntry(operations))
+  const before = sent.length
+  const proposal = leader.propose(addMachine('held-at-follower'))
+  assert.ok(await g.runUntil(() => store.held, 100, 1), 'the follower\'s write is held')
+  await g.runFor(20)
+  const lastIndex = leader.status().lastIndex
+  const acked = (): boolean => sent.slice(before).some(s => s.from === follower && s.message.type === 'append-response' && s.message.reject !== true && (s.message.index ?? 0) >= lastIndex)
+  assert.is(acked(), false, 'no acknowledgement while the write is held')
+  store.release()
+  assert.ok(await g.runUntil(acked, 100, 1), 'acknowledged after the write')
+  assert.ok((await settled(g, proposal)).result?.ok === true)
+  await g.stop()
+})
+
+test('a Ready that only moves the commit index is applied and answered while it is written', async () => {
+  const { g, stores, leader } = await group()
+  const store = stores.get(leader.id)!
+  // The entry's own (synced) write goes through; the commit index after it is held.
+  store.holdNext((operations, options) => !options.sync && !writesLogEntry(operations))
+  const outcome = await settled(g, leader.propose(addMachine('commit-held')), 200)
+  assert.is(store.held, true, 'the commit index write is still held')
+  assert.ok(outcome.done && outcome.result?.ok === true, `answered while it is held: ${String(outcome.error)}`)
+  store.release()
+  await g.runFor(20)
+  await g.stop()
+})
+
+test.run()
