@@ -54,6 +54,26 @@ test('a follower forwards to the leader; when the reply is lost the retry (same 
   await g.stop()
 })
 
+test('a follower\'s read whose forwarded read index was lost is asked again and served, not left to its timeout', async () => {
+  const g = await group(3)
+  const leader = g.leaderNode()!
+  const follower = g.nodes().find(node => node !== leader)!
+  assert.ok((await settle(g, leader.submit(addMachine('before-read')))).ok)
+  // The forwarded read index is lost on the way; the link is back soon after.
+  g.network.setLoss(1, { from: follower.id, to: leader.id })
+  const started = g.sim.clock.now()
+  let servedAt: number | undefined
+  let failure: unknown
+  follower.host.read().then(() => { servedAt = g.sim.clock.now() }, (error: unknown) => { failure = error })
+  await g.runFor(200)
+  g.network.setLoss(0, { from: follower.id, to: leader.id })
+  assert.ok(await g.runUntil(() => servedAt !== undefined || failure !== undefined, 10_000), 'the read settled')
+  assert.is(failure, undefined, `served, not failed: ${String(failure)}`)
+  // Asked again after an election timeout; without that the read fails at its own timeout (5 election timeouts).
+  assert.ok(servedAt! - started < 500, `served ${servedAt! - started} ms after it started`)
+  await g.stop()
+})
+
 test('singular workers: one controller at a time; a new leader starts them only after the paused old holder\'s lease ran out', async () => {
   const runs: Array<{ id: string, from: number, to: number | undefined }> = []
   const g = await group(2, {

@@ -122,6 +122,8 @@ interface Pending {
 interface PendingRead {
   /** Known once the leader answered; the read is served when the model reaches it. */
   index: number | undefined
+  /** The tick at which the read index was last asked for (askReadsAgain). */
+  askedAtTick: number
   resolve: (model: ModelContext) => void
   reject: (error: Error) => void
   timer: TimerHandle
@@ -294,7 +296,7 @@ export class RaftHost {
       const timer = this.#options.clock.setTimeout(() => {
         this.#settleRead(context, read => read.reject(new ReadFailedError(this.id, `no read point within ${timeoutMs} ms`)))
       }, timeoutMs)
-      this.#reads.set(context, { index: undefined, resolve, reject, timer })
+      this.#reads.set(context, { index: undefined, askedAtTick: this.#ticks, resolve, reject, timer })
     })
     this.#kick()
     return await promise
@@ -385,6 +387,7 @@ export class RaftHost {
       if (this.#stopped) return
       this.#ticks++
       this.#node.tick()
+      this.#askReadsAgain()
       this.#kick()
       this.#scheduleTick()
     }, this.#options.tickMs)
@@ -551,6 +554,21 @@ export class RaftHost {
       if (read !== undefined) read.index = readState.index
     }
     this.#serveReads()
+  }
+
+  /**
+   * A read whose read index has not come back within an election timeout is asked for
+   * again, as etcd's server re-sends its ReadIndex: a forwarded request can be lost (the
+   * peer it went to had stopped leading and drops it, or the message was lost), and
+   * without this the read waited for its whole timeout. The leader takes the same context
+   * again as a duplicate while the first is still pending there.
+   */
+  #askReadsAgain (): void {
+    for (const [context, read] of this.#reads) {
+      if (read.index !== undefined || this.#ticks - read.askedAtTick < this.#options.electionTicks) continue
+      read.askedAtTick = this.#ticks
+      this.#node.readIndex(encode(context, component))
+    }
   }
 
   /** Serves every read whose read point the model has reached. */
