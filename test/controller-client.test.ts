@@ -97,6 +97,22 @@ test('a change reaches the units of a machine through a notice and one batched f
   await group.stop()
 })
 
+test('a fetch that a controller cannot answer goes on to the next controller at once, not after the retry period', async () => {
+  const { group } = await setup()
+  // The first controller asked is one that is gone; the view still arrives well inside the 2 s retry period.
+  // (Listening for another model's notices: a notice would also start a fetch, from the next controller.)
+  const client = new ControllerClient({ transport: group.network.transport('machine-0'), clock: group.sim.clock, modelUuid: 'no-notices', machine: '0', controllers: ['c-gone', ...group.ids] })
+  const started = group.sim.clock.now()
+  let fetchedAt: number | undefined
+  client.ready().then(() => { fetchedAt = group.sim.clock.now() }, () => {})
+  client.start()
+  assert.ok(await group.runUntil(() => fetchedAt !== undefined, 1_000, 5), 'the first view within 1 s')
+  assert.ok(fetchedAt! - started < 500, `first view after ${fetchedAt! - started} ms`)
+  assert.ok(client.counters.fetches >= 2, 'the gone controller was asked first')
+  client.stop()
+  await group.stop()
+})
+
 test('notices from a non-controller are rejected; a machine agent cannot read another machine', async () => {
   const { group } = await setup()
   const watcher = watchMachine(group, '0', () => {})

@@ -282,7 +282,7 @@ export class ControllerClient {
     try {
       do {
         this.#again = false
-        ok = await this.#fetch()
+        ok = await this.#fetchFromAny()
       } while (this.#again && !this.#stopped)
     } finally {
       this.#fetching = false
@@ -290,6 +290,18 @@ export class ControllerClient {
         this.#timer = this.#o.clock.setTimeout(() => { void this.#refresh() }, ok ? (this.#o.catchUpMs ?? limits.remoteStateCatchUpMs) : this.#timeoutMs())
       }
     }
+  }
+
+  /**
+   * Asks each controller in turn, at most once each, until one answers: a controller that
+   * cannot serve the read (restarting, cut off from its leader, its read timed out) moves
+   * the agent on to the next at once instead of costing it a whole retry period.
+   */
+  async #fetchFromAny (): Promise<boolean> {
+    for (let asked = 0; asked < this.#o.controllers.length && !this.#stopped; asked++) {
+      if (await this.#fetch()) return true
+    }
+    return false
   }
 
   async #fetch (): Promise<boolean> {
