@@ -27,7 +27,7 @@ import { encodeFrame } from '../../agent/mesh/channel-frames.ts'
 import { envelopeBytesMax } from '../../agent/mesh/mesh-envelopes.ts'
 import { encode } from '../../runtime/codec.ts'
 import { limits } from '../../runtime/limits.ts'
-import { chaosCount, chaosFull, reportFigures } from './support/chaos-scale.ts'
+import { chaosCount, chaosFraction, chaosFull, reportFigures } from './support/chaos-scale.ts'
 
 const test = suite('hostile peers against a real libp2p node')
 const topic = 'cantrip/changes/hostile'
@@ -237,10 +237,12 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
     })
     // The promise is within twice the baseline (a floor of 5 ms keeps loopback's sub-millisecond baseline from making
     // scheduler noise a failure): on the p99 in the full run, on the median in the sample (sampleP99MsMax).
-    const checked = chaosFull ? 'p99' : 'p50'
+    // A fraction of the full count (CANTRIP_CHAOS_FRACTION) is a sample too: 200 messages make the p99 their second noisiest.
+    const full = chaosFull && chaosFraction === 1
+    const checked = full ? 'p99' : 'p50'
     const allowed = 2 * Math.max(baseline[checked], 5)
     assert.ok(attack[checked] <= allowed, `honest ${checked} ${attack[checked].toFixed(1)} ms under attack, baseline ${baseline[checked].toFixed(1)} ms, allowed ${allowed.toFixed(1)} ms`)
-    if (!chaosFull) assert.ok(attack.p99 <= sampleP99MsMax, `honest p99 ${attack.p99.toFixed(1)} ms under attack: delivery swamped (at most ${sampleP99MsMax} ms in the sample)`)
+    if (!full) assert.ok(attack.p99 <= sampleP99MsMax, `honest p99 ${attack.p99.toFixed(1)} ms under attack: delivery swamped (at most ${sampleP99MsMax} ms in the sample)`)
   } finally {
     await forger.stop()
   }
