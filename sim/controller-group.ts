@@ -13,9 +13,8 @@
  */
 import { ControllerNode, type ControllerNodeOptions, type SingularWorkers } from '../actors/controller/controller-node.ts'
 import { assert } from '../runtime/assert.ts'
-import { decode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
-import { raftProtocol, type RaftHost } from '../runtime/raft/raft-host.ts'
+import type { RaftHost } from '../runtime/raft/raft-host.ts'
 import type { RaftPlantedBug } from '../runtime/raft/raft.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { IncomingRequest, RequestHandler, RequestOptions, Transport } from '../runtime/transport.ts'
@@ -170,6 +169,7 @@ export class ControllerGroup {
       ...(options.leaseDurationMs === undefined ? {} : { leaseDurationMs: options.leaseDurationMs }),
       ...(options.singularWorkers === undefined ? {} : { singularWorkers: options.singularWorkers }),
       ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug }),
+      ...(options.onRaftSend === undefined ? {} : { onSend: (_to: NodeId, messages: readonly Message[]) => { options.onRaftSend!(seat.id, messages) } }),
       ...(options.hostOptions?.(seat.id) ?? {})
     })
     seat.node = node
@@ -280,10 +280,9 @@ export class ControllerGroup {
     return i
   }
 
-  /** The seat's SimTransport, with pauses holding requests and Raft sends reported. */
+  /** The seat's SimTransport, with pauses holding requests (Raft sends are reported by the host: onSend). */
   #transportFor (seat: Seat): Transport {
     const inner = this.network.transport(seat.id)
-    const onRaftSend = this.#options.onRaftSend
     const gate = async (): Promise<void> => {
       const held = seat.held
       if (held !== undefined) await new Promise<void>(resolve => { held.push(resolve) })
@@ -301,7 +300,6 @@ export class ControllerGroup {
       },
       unhandle: protocol => { inner.unhandle(protocol) },
       request: async (peer: NodeId, protocol: string, data: Uint8Array, options: RequestOptions) => {
-        if (protocol === raftProtocol && onRaftSend !== undefined) onRaftSend(seat.id, decode(data, 'controller group') as Message[])
         return await inner.request(peer, protocol, data, options)
       },
       connectedPeers: () => inner.connectedPeers(),

@@ -56,6 +56,11 @@ export interface RaftHostOptions {
   maxSizePerMessage?: number
   /** A bug planted on purpose for the simulator to find (see RaftOptions.plantedBug); never set by the agent. */
   plantedBug?: RaftPlantedBug
+  /**
+   * Each batch of messages to one peer, as it is handed to the transport: the simulator's
+   * safety checker reads them here rather than decoding the bytes again.
+   */
+  onSend?: (to: NodeId, messages: readonly Message[]) => void
 }
 
 export interface RoleChange {
@@ -480,6 +485,7 @@ export class RaftHost {
     }
     const timeoutMs = this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
     for (const [peer, list] of byPeer) {
+      this.#options.onSend?.(peer, list)
       const hasSnapshot = list.some(message => message.type === 'snapshot')
       let sent: Promise<Uint8Array>
       try {
