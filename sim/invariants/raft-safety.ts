@@ -97,8 +97,7 @@ export class RaftSafetyChecker {
   readonly #agreement = new Map<number, Agreement>()
   /** The term each leader was last checked for completeness in (once per term it leads). */
   readonly #completenessChecked = new Map<NodeId, number>()
-  /** Index → term of every entry some server persisted as committed. */
-  /** Committed entries: their term, who was first seen holding them, and the lowest term a holder had then. */
+  /** Index → every entry some server persisted as committed: its term, who was first seen holding it, and the lowest term a holder had then. */
   readonly #committed = new Map<number, { term: number, by: NodeId, seenInTerm: number }>()
   readonly #committedUpTo = new Map<NodeId, number>()
   readonly #applied = new Map<number, AppliedRecord>()
