@@ -426,21 +426,19 @@ export class RaftHost {
       const ready = this.#node.ready()
       const { early, afterPersist } = this.#splitBySafety(ready.messages)
       this.#send(early)
+      const written = this.#durable.persistReady(ready)
+      // A Ready that must sync is acted on only once durable (a crash during the write: none
+      // of it). One that need not writes only a commit index, which a restart learns again
+      // from the leader; its entries are durable from earlier Readies, so it is applied (and
+      // answered) while it is written.
       if (ready.mustSync) {
-        await this.#durable.persistReady(ready)
-        // A crash during the write: nothing of this Ready may be acted on.
-        if (this.#stopped) return
-        this.#send(afterPersist)
-        this.#apply(ready)
-      } else {
-        // Nothing this Ready writes is promised to anyone: no entries, no term, no vote,
-        // only a commit index that a restart learns again from the leader. Its entries were
-        // made durable by earlier Readies, so they are applied (and answered) while it is written.
-        this.#send(afterPersist)
-        this.#apply(ready)
-        await this.#durable.persistReady(ready)
+        await written
         if (this.#stopped) return
       }
+      this.#send(afterPersist)
+      this.#apply(ready)
+      await written
+      if (this.#stopped) return
       this.#node.advance()
       await this.#maybeCompact()
     }

@@ -27,7 +27,7 @@ import { encodeFrame } from '../../agent/mesh/channel-frames.ts'
 import { envelopeBytesMax } from '../../agent/mesh/mesh-envelopes.ts'
 import { encode } from '../../runtime/codec.ts'
 import { limits } from '../../runtime/limits.ts'
-import { chaosCount, chaosFraction, chaosFull, reportFigures } from './support/chaos-scale.ts'
+import { chaosCount, chaosFraction, chaosFull, percentile, reportFigures } from './support/chaos-scale.ts'
 
 const test = suite('hostile peers against a real libp2p node')
 const topic = 'cantrip/changes/hostile'
@@ -86,9 +86,7 @@ async function honestRun (count: number, label: string): Promise<{ p50: number, 
     await world.wait(honestIntervalMs)
   }
   await world.waitFor(`${count} ${label} notices delivered`, () => latencies.length >= count, 10_000)
-  const sorted = [...latencies].sort((a, b) => a - b)
-  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!
-  return { p50: at(0.5), p99: at(0.99) }
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) }
 }
 
 test('connections: no network key, a wrong one, and a Noise identity that is not the one dialled are refused and counted', async () => {

@@ -30,3 +30,10 @@ export function reportFigures (suite: string, figures: Record<string, number | s
   const parts = Object.entries(figures).map(([key, value]) => `${key}=${String(value)}`)
   process.stdout.write(`  figures ${suite}${chaosFull ? (chaosFraction === 1 ? ' (full)' : ` (full × ${chaosFraction})`) : ' (sample)'}: ${parts.join(' ')}\n`)
 }
+
+/** The p-th percentile (0..100) of `values`, nearest rank; NaN when empty. */
+export function percentile (values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p / 100 * sorted.length) - 1))]!
+}

@@ -8,6 +8,7 @@ import { controllerProposeProtocol } from '../../../actors/controller/controller
 import { decode, encode } from '../../../runtime/codec.ts'
 import type { CommandResult } from '../../../runtime/model/model-types.ts'
 import { chaosFull } from './chaos-scale.ts'
+export { percentile } from './chaos-scale.ts'
 import { admin, waitFor, type Agent, type CantripdCluster } from '../../support/cantripd-cluster.ts'
 
 /** Concurrent writers of a load: enough to keep the leader's batches full, few enough not to starve the machine. */
@@ -218,12 +219,6 @@ export function timingBoundMs (promisedMs: number): number {
   return chaosFull ? promisedMs : promisedMs * sampleTimingSlack
 }
 
-/** The p-th percentile (0..100) of `values`, nearest rank; NaN when empty. */
-export function percentile (values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p / 100 * sorted.length) - 1))]!
-}
 
 /** Kills `agent`'s process with `signal` and forgets it (kill -9): it is not waited for by close(). */
 export async function killNine (agent: Agent): Promise<void> {
