@@ -5,9 +5,10 @@
  * the real agent (agent/uniter/unit-agent.ts) and the simulated one (sim/system/), so
  * the simulator exercises what ships.
  */
+import type { ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { UnitEmitted } from './unit-effects.ts'
 
-export function commandForEmitted (unit: string, event: UnitEmitted, now: number): Record<string, unknown> | undefined {
+export function commandForEmitted (unit: string, event: UnitEmitted, now: number): ModelCommandBody | undefined {
   switch (event.type) {
     case 'relation.enterScope': return { type: 'enter-scope', unit, relationId: event.relationId }
     case 'relation.leaveScope': return { type: 'leave-scope', unit, relationId: event.relationId }
