@@ -17,6 +17,7 @@ import { assert } from '../runtime/assert.ts'
 import type { TimerHandle } from '../runtime/clock.ts'
 import { InvalidInputError } from '../runtime/errors.ts'
 import { limits } from '../runtime/limits.ts'
+import { checkRequestHandler, checkTransportPayload, requestTimeoutMsOf } from '../runtime/transport-arguments.ts'
 import {
   PeerUnreachableError,
   RemoteHandlerError,
@@ -128,7 +129,7 @@ export class SimTransport implements Transport {
     // scheduled in call order even when nobody awaits the returned promise.
     this.#assertRunning()
     checkName('a non-empty topic', topic)
-    checkPayload(data, 'message')
+    checkTransportPayload(component, data, 'message')
     this.#counters.published++
     this.#port.publish(this, { topic, from: this.peerId, id: this.#port.nextMessageId(this.peerId), data: data.slice() })
   }
@@ -136,7 +137,7 @@ export class SimTransport implements Transport {
   handle (protocol: string, handler: RequestHandler): void {
     this.#assertRunning()
     checkName('a non-empty protocol', protocol)
-    if (typeof handler !== 'function') throw new InvalidInputError(component, 'a request handler function', handler)
+    checkRequestHandler(component, handler)
     this.#handlers.set(protocol, handler)
   }
 
@@ -149,11 +150,8 @@ export class SimTransport implements Transport {
     this.#assertRunning()
     checkName('a non-empty peer id', peer)
     checkName('a non-empty protocol', protocol)
-    checkPayload(data, 'request')
-    const timeoutMs = options?.timeoutMs
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new InvalidInputError(component, 'a request timeout in ms, finite and > 0', timeoutMs)
-    }
+    checkTransportPayload(component, data, 'request')
+    const timeoutMs = requestTimeoutMsOf(component, options)
     if (peer === this.peerId) throw new PeerUnreachableError(peer, 'a peer cannot send a request to itself')
     // A peer id this network never saw is refused at once: there is no address to dial.
     // A known peer that is stopped or cut off is not: the request times out, as it
@@ -306,9 +304,3 @@ function checkName (expected: string, value: unknown): void {
   if (typeof value !== 'string' || value.length === 0) throw new InvalidInputError(component, expected, value)
 }
 
-function checkPayload (data: unknown, what: string): void {
-  if (!(data instanceof Uint8Array)) throw new InvalidInputError(component, `${what} data as a Uint8Array`, data)
-  if (data.length > limits.transportMessageBytesMax) {
-    throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
-  }
-}

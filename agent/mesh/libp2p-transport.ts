@@ -52,6 +52,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
+import { checkRequestHandler, checkTransportPayload, requestTimeoutMsOf } from '../../runtime/transport-arguments.ts'
 import { loopbackDialSource } from './loopback-dial-source.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import {
@@ -334,7 +335,7 @@ export class Libp2pTransport implements Transport {
   async publish (topic: string, data: Uint8Array): Promise<void> {
     this.#assertRunning()
     checkWireName(topic, 'topic')
-    checkPayload(data, 'message')
+    checkTransportPayload(component, data, 'message')
     // Encoded (copied) before the first await: the caller may reuse its buffer at once.
     const envelope = encodeGossipEnvelope(data)
     try {
@@ -349,7 +350,7 @@ export class Libp2pTransport implements Transport {
   handle (protocol: string, handler: RequestHandler): void {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    if (typeof handler !== 'function') throw new InvalidInputError(component, 'a request handler function', handler)
+    checkRequestHandler(component, handler)
     this.#handlers.set(protocol, handler)
   }
 
@@ -361,11 +362,8 @@ export class Libp2pTransport implements Transport {
   async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    checkPayload(data, 'request')
-    const timeoutMs = options?.timeoutMs
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new InvalidInputError(component, 'a request timeout in ms, finite and > 0', timeoutMs)
-    }
+    checkTransportPayload(component, data, 'request')
+    const timeoutMs = requestTimeoutMsOf(component, options)
     let target: Libp2pPeerId
     try {
       target = peerIdFromString(peer)
@@ -786,12 +784,6 @@ function messageId (from: Libp2pPeerId, sequenceNumber: bigint): string {
   return `${from.toString()}/${sequenceNumber.toString(16).padStart(16, '0')}`
 }
 
-function checkPayload (data: unknown, what: string): void {
-  if (!(data instanceof Uint8Array)) throw new InvalidInputError(component, `${what} data as a Uint8Array`, data)
-  if (data.byteLength > limits.transportMessageBytesMax) {
-    throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
-  }
-}
 
 /** libp2p's TCP options: dials come from the agent's own loopback host when it stands for one (loopback-dial-source.ts). */
 function tcpOptions (listen: readonly Multiaddr[]): TCPOptions {
