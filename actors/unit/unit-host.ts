@@ -17,7 +17,7 @@ import type { InspectObserver } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
-import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import type { ModelLink } from '../../runtime/model/model-link.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
 import { plainEqual } from '../../runtime/plain-equal.ts'
 import type { RemoteState } from '../../runtime/unit-remote-state.ts'
@@ -30,15 +30,7 @@ import type { UnitPorts } from './unit-ports.ts'
 import type { UnitStateStore } from './unit-state-store.ts'
 
 /** The machine's link to the controllers, as a unit host uses it (a ControllerClient). */
-export interface UnitHostController {
-  /** The latest view of the model this machine has. */
-  model (): ModelContext
-  /** This agent's clock, for leadership belief and status stamps. */
-  now (): number
-  /** Called after every change of the view; returns the unsubscribe function. */
-  onChange (listener: () => void): () => void
-  submit (command: ModelCommand): Promise<CommandResult>
-}
+export type UnitHostController = ModelLink
 
 export interface UnitHostOptions {
   unit: UnitName
