@@ -14,7 +14,7 @@ const t0 = performance.now()
 
 export function cantrip (home: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): CliRun {
   if (process.env['E2E_TRACE'] !== undefined) console.error(`${((performance.now() - t0) / 1000).toFixed(1)}s cantrip ${args.join(' ')}`)
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', ...args], {
     env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: cliRunTimeoutMs
   })
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
