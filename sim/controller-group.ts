@@ -14,7 +14,7 @@
 import { ControllerNode, type ControllerNodeOptions, type SingularWorkers } from '../actors/controller/controller-node.ts'
 import { assert } from '../runtime/assert.ts'
 import { limits } from '../runtime/limits.ts'
-import type { RaftHost } from '../runtime/raft/raft-host.ts'
+import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { RaftPlantedBug } from '../runtime/raft/raft.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { IncomingRequest, RequestHandler, RequestOptions, Transport } from '../runtime/transport.ts'
@@ -112,11 +112,11 @@ export class ControllerGroup {
   }
 
   /** The running Raft host of controller `i`, or undefined while it is down. */
-  host (i: number): RaftHost | undefined {
+  host (i: number): ModelRaftHost | undefined {
     return this.node(i)?.host
   }
 
-  hosts (): RaftHost[] {
+  hosts (): ModelRaftHost[] {
     return this.nodes().map(node => node.host)
   }
 
@@ -211,9 +211,9 @@ export class ControllerGroup {
    * The unique running leader of the highest term, if any. Running nodes that believe
    * they lead in older terms (cut off, not yet stepped down) are ignored.
    */
-  leader (): RaftHost | undefined {
+  leader (): ModelRaftHost | undefined {
     // Asked after every simulated step: basicStatus, not status(), which copies progress.
-    let best: RaftHost | undefined
+    let best: ModelRaftHost | undefined
     let bestTerm = -1
     for (const host of this.hosts()) {
       const status = host.basicStatus()
