@@ -10,7 +10,7 @@ import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
 import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
-import type { RaftPlantedBug } from './raft.ts'
+import type { CommitRule } from './commit-rule.ts'
 import { RawNode } from './raw-node.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 
@@ -56,8 +56,8 @@ export interface RaftHostOptions<Command, Result, State> {
   trace?: (line: string) => void
   /** Bytes of entries per append message (RaftOptions.maxSizePerMessage); default limits.raftMaxSizePerMessageBytes. */
   maxSizePerMessage?: number
-  /** A bug planted on purpose for the simulator to find (see RaftOptions.plantedBug); never set by the agent. */
-  plantedBug?: RaftPlantedBug
+  /** Which quorum-held entries a leader may commit (RaftOptions.commitRule); default raftCommitRule. */
+  commitRule?: CommitRule
   /**
    * Each batch of messages to one peer, as it is handed to the transport: the simulator's
    * safety checker reads them here rather than decoding the bytes again.
@@ -195,7 +195,7 @@ export class RaftHost<Command, Result, State> {
       applied: snapshot.metadata.index,
       ...(options.trace === undefined ? {} : { trace: options.trace }),
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
-      ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug })
+      ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
   }
 

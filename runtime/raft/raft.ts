@@ -2,6 +2,7 @@ import { assert, assertSafeInteger } from '../assert.ts'
 import { limits } from '../limits.ts'
 import type { Random } from '../random.ts'
 import { configChangeProblem, isVoter } from './cluster-config.ts'
+import { raftCommitRule, type CommitRule } from './commit-rule.ts'
 import { ConfigHistory } from './config-history.ts'
 import { payloadBytes } from './entry-size.ts'
 import { messageProblem } from './message-validation.ts'
@@ -46,17 +47,9 @@ export interface RaftOptions {
   snapshotTimeoutTicks?: number
   /** Receives one line per notable event (role changes, refusals); for traces and tests. */
   trace?: (line: string) => void
-  /**
-   * A bug planted on purpose; off by default and never set by the real agent. It exists
-   * only so the simulator (`cantrip sim`, bugs: [raft-commit-previous-term]) can prove it
-   * finds this class of bug: with it the leader commits an entry of a previous term as
-   * soon as a majority holds it (the Figure 8 bug of the Raft paper, §5.4.2).
-   */
-  plantedBug?: RaftPlantedBug
+  /** Which quorum-held entries a leader may commit; default (and in every shipped host) raftCommitRule. */
+  commitRule?: CommitRule
 }
-
-/** Bugs the Raft core can be built with on purpose, for the simulator to find. */
-export type RaftPlantedBug = 'raft-commit-previous-term'
 
 type VoteKind = 'pre-vote' | 'vote'
 
@@ -101,7 +94,7 @@ export class Raft {
   readonly #maxUncommittedBytes: number
   readonly #snapshotTimeoutTicks: number
   readonly #traceLine: ((line: string) => void) | undefined
-  readonly #commitPreviousTerm: boolean
+  readonly #commitRule: CommitRule
 
   constructor (options: RaftOptions) {
     validateOptions(options)
@@ -116,7 +109,7 @@ export class Raft {
     this.#maxUncommittedBytes = options.maxUncommittedEntriesBytes ?? limits.raftMaxUncommittedEntriesBytes
     this.#snapshotTimeoutTicks = options.snapshotTimeoutTicks ?? 10 * options.electionTicks
     this.#traceLine = options.trace
-    this.#commitPreviousTerm = options.plantedBug === 'raft-commit-previous-term'
+    this.#commitRule = options.commitRule ?? raftCommitRule
     this.#readOnly = new ReadOnly(limits.raftPendingReadIndexMax)
 
     this.log = new RaftLog(options.storage)
@@ -849,9 +842,7 @@ export class Raft {
   /** Commit whatever a majority holds; on success spread the news. True if the commit index moved. */
   #maybeCommitAndBroadcast (): boolean {
     const index = quorumMatchIndex(this.configs.current().voters, id => this.progress.get(id)?.match ?? 0)
-    // The planted bug skips the Figure 8 rule: it commits whatever term the entry has.
-    const term = this.#commitPreviousTerm && index > this.log.committed ? (this.log.term(index) ?? this.term) : this.term
-    if (!this.log.maybeCommit(index, term)) return false
+    if (index <= this.log.committed || !this.log.maybeCommit(index, this.#commitRule.requiredTerm(index, this.term, this.log))) return false
     this.configs.commitTo(this.log.committed)
     this.#releaseEarlyReads()
     this.#bcastAppend()
@@ -999,8 +990,6 @@ function validateOptions (options: RaftOptions): void {
   positive(options.maxInflight, 'maxInflight', limits.raftMaxInflightMessages)
   positive(options.maxUncommittedEntriesBytes, 'maxUncommittedEntriesBytes', limits.raftMaxUncommittedEntriesBytes)
   positive(options.snapshotTimeoutTicks, 'snapshotTimeoutTicks', Number.MAX_SAFE_INTEGER)
-  assert(options.plantedBug === undefined || options.plantedBug === 'raft-commit-previous-term',
-    `raft options: plantedBug must be absent or "raft-commit-previous-term", got ${String(options.plantedBug)}`)
 }
 
 function checkHardState (hardState: HardState, log: RaftLog): void {

@@ -19,7 +19,6 @@
 import type { ControllerNode } from '../../actors/controller/controller-node.ts'
 import type { ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
-import type { RaftPlantedBug } from '../../runtime/raft/raft.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
 import { ControllerGroup } from '../controller-group.ts'
@@ -27,6 +26,7 @@ import { RaftSafetyChecker } from '../invariants/raft-safety.ts'
 import { checkLinearizable } from '../linearizability/check.ts'
 import { HistoryRecorder } from '../linearizability/history.ts'
 import { kvModel, type KvInput, type KvOutput } from '../linearizability/model.ts'
+import type { PlantedBug } from '../scenario/scenario-types.ts'
 import { Simulation } from '../simulation.ts'
 
 export interface ControllerScenarioOptions {
@@ -41,7 +41,7 @@ export interface ControllerScenarioOptions {
   staleReads?: boolean
   keepTrace?: boolean
   /** A bug planted in the controllers' Raft core, to measure how fast the swarm finds it. */
-  plantedBug?: RaftPlantedBug
+  plantedBug?: PlantedBug
   /** Raft's bytes per append message (default: the agent's); small values make catch-up span several messages. */
   maxSizePerMessage?: number
 }
