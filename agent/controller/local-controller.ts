@@ -65,7 +65,7 @@ export class LocalController implements UnitAgentController {
   }
 
   model (): ModelContext {
-    return this.node.host.model()
+    return this.node.host.state()
   }
 
   async submit (command: ModelCommand): Promise<CommandResult> {
