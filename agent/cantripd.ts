@@ -65,7 +65,7 @@ import { defaultModelName, isModelName } from '../runtime/ids.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport, type WireCapture } from './mesh/libp2p-transport.ts'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { reportedVersion } from './version.ts'
+import { cantripVersion } from './version.ts'
 import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
@@ -204,7 +204,7 @@ async function main (): Promise<void> {
   const clock = new SystemClock()
   // Heard by the others while it runs; a restart comes back with a higher incarnation.
   const incarnation = Date.now()
-  const version = reportedVersion()
+  const version = cantripVersion
   // The controller's heartbeat; a machine agent's is its machine role's (actors/machine/machine-agent.ts).
   const presence = role === 'machine' ? undefined : new PresenceAgent({ transport, clock }, { modelUuid: model, role: 'controller', incarnation, version, ...timings })
   presence?.start()

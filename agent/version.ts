@@ -3,10 +3,6 @@
  * prints it as the client version; every cantripd reports it (in its presence heartbeat
  * and in `controller-status`) so the CLI can warn about a skew between client, controllers
  * and agents.
- *
- * Test-only knob: `CANTRIP_TEST_REPORT_VERSION=X` makes a cantripd *report* version X
- * instead (nothing else changes), so tests can provoke the skew warning without building
- * a second release. Never set it outside tests.
  */
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -21,12 +17,3 @@ function readPackageVersion (): string {
 }
 
 export const cantripVersion = readPackageVersion()
-
-/** The test knob's environment variable (see above). */
-export const reportVersionVariable = 'CANTRIP_TEST_REPORT_VERSION'
-
-/** The version this agent reports to others: the package version unless the test knob overrides it. */
-export function reportedVersion (): string {
-  const override = process.env[reportVersionVariable]
-  return override === undefined || override === '' ? cantripVersion : override
-}

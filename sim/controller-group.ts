@@ -14,11 +14,12 @@
 import { ControllerNode, type ControllerNodeOptions, type SingularWorkers } from '../actors/controller/controller-node.ts'
 import { assert } from '../runtime/assert.ts'
 import { limits } from '../runtime/limits.ts'
-import type { RaftHost } from '../runtime/raft/raft-host.ts'
-import type { RaftPlantedBug } from '../runtime/raft/raft.ts'
+import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { IncomingRequest, RequestHandler, RequestOptions, Transport } from '../runtime/transport.ts'
 import { AgentClock } from './agent-clock.ts'
+import { plantedCommitRule } from './raft-planted-bugs.ts'
+import type { PlantedBug } from './scenario/scenario-types.ts'
 import { SimNetwork, type LatencyDistribution } from './sim-network.ts'
 import { SimStorage } from './sim-storage.ts'
 import type { Simulation } from './simulation.ts'
@@ -44,7 +45,7 @@ export interface ControllerGroupOptions {
   /** After every step of `runFor` (one timer and the promise callbacks it caused). */
   onStep?: () => void
   /** A bug planted in every controller's Raft core, for the simulator to find (never in the agent). */
-  plantedBug?: RaftPlantedBug
+  plantedBug?: PlantedBug
 }
 
 /** Lets promise callbacks, and whatever they queue, run before time moves again. */
@@ -112,11 +113,11 @@ export class ControllerGroup {
   }
 
   /** The running Raft host of controller `i`, or undefined while it is down. */
-  host (i: number): RaftHost | undefined {
+  host (i: number): ModelRaftHost | undefined {
     return this.node(i)?.host
   }
 
-  hosts (): RaftHost[] {
+  hosts (): ModelRaftHost[] {
     return this.nodes().map(node => node.host)
   }
 
@@ -168,7 +169,7 @@ export class ControllerGroup {
       ...(options.snapshotEveryEntries === undefined ? {} : { snapshotEveryEntries: options.snapshotEveryEntries }),
       ...(options.leaseDurationMs === undefined ? {} : { leaseDurationMs: options.leaseDurationMs }),
       ...(options.singularWorkers === undefined ? {} : { singularWorkers: options.singularWorkers }),
-      ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug }),
+      ...(options.plantedBug === undefined ? {} : { commitRule: plantedCommitRule(options.plantedBug) }),
       ...(options.onRaftSend === undefined ? {} : { onSend: (_to: NodeId, messages: readonly Message[]) => { options.onRaftSend!(seat.id, messages) } }),
       ...(options.hostOptions?.(seat.id) ?? {})
     })
@@ -211,9 +212,9 @@ export class ControllerGroup {
    * The unique running leader of the highest term, if any. Running nodes that believe
    * they lead in older terms (cut off, not yet stepped down) are ignored.
    */
-  leader (): RaftHost | undefined {
+  leader (): ModelRaftHost | undefined {
     // Asked after every simulated step: basicStatus, not status(), which copies progress.
-    let best: RaftHost | undefined
+    let best: ModelRaftHost | undefined
     let bestTerm = -1
     for (const host of this.hosts()) {
       const status = host.basicStatus()

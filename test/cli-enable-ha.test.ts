@@ -1,7 +1,7 @@
 /**
  * `cantrip enable-ha` in real processes: a one-controller group with a machine grows to
- * three voters (the new members started with `cantripd --join`, told to report another
- * version through the test-only CANTRIP_TEST_REPORT_VERSION knob); show-controller lists
+ * three voters (the new members started with `cantripd --join` by a second release: this
+ * tree copied and stamped with another version); show-controller lists
  * three voters, one leader and every commit lag 0; `version --all` and `show-controller`
  * warn about the skewed controllers; `members` shows the gossip membership with the
  * machine's agent; after kill -9 of the original leader the group still commits
@@ -17,6 +17,7 @@ import * as assert from 'uvu/assert'
 import { cantrip } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { processAlive } from './support/processes.ts'
+import { stampedTree } from './support/stamped-tree.ts'
 
 const skewed = '9.9.9-test'
 const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
@@ -60,6 +61,7 @@ function machineAgentPids (home: string): number[] {
 
 test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leader; skew is warned about', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-'))
+  const skewedTree = stampedTree(skewed)
   let pids: number[] = []
   try {
     assert.match(cantrip(home, ['enable-ha']).stderr, /^ERROR cantrip: expected a controller/m, 'no controller: refused')
@@ -77,7 +79,9 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.match(machine.stdout, /created machine 0/)
 
     const started = Date.now()
-    const ha = cantrip(home, ['enable-ha', '-n', '3'], { CANTRIP_TEST_REPORT_VERSION: skewed })
+    // The two new controllers run from a second release of cantrip (the same tree stamped
+    // with another version), started by that release's own client.
+    const ha = cantrip(home, ['enable-ha', '-n', '3'], {}, skewedTree.root)
     assert.is(ha.status, 0, ha.stderr)
     assert.match(ha.stdout, /Controller "local" has 3 members: added c1 \(\w+\), c2 \(\w+\)/)
     assert.match(ha.stderr, /adding c1 .* as a voter/, 'progress is shown')
@@ -149,6 +153,7 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
       if (processAlive(pid)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
     }
     rmSync(home, { recursive: true, force: true })
+    skewedTree.remove()
   }
 })
 

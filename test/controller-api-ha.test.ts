@@ -71,7 +71,7 @@ test('add-controller: admins only, on the leader; the joiner becomes a voter and
 
   const added = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: joiner })
   assert.equal(added, { ok: true, voters: ['c0', 'c1', 'c2', 'c3'] })
-  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.model().machines.size === 5, 3_000), 'the joiner caught up')
+  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.state().machines.size === 5, 3_000), 'the joiner caught up')
   assert.equal(await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: joiner }), { ok: true, voters: ['c0', 'c1', 'c2', 'c3'] })
   await g.stop()
 })
@@ -101,7 +101,7 @@ test('add-controller grows a group of one, as etcd does, though the leader has n
   const joiner = g.ids[seat]!
   assert.equal(g.leader()!.reachableVoters, ['c0'])
   assert.equal(await ask<AddControllerReply>(g, g.leaderNode()!, { op: 'add-controller', peer: joiner }), { ok: true, voters: ['c0', joiner] })
-  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.model().machines.size === 1, 3_000), 'the joiner caught up')
+  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.state().machines.size === 1, 3_000), 'the joiner caught up')
   await g.stop()
 })
 

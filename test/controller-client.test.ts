@@ -184,7 +184,7 @@ test('submitting through a controller: callers propose only as themselves (a mac
 const unitStatus = (unit: string, message: string, requestId: string): ModelCommand =>
   ({ type: 'set-unit-status', unit, status: 'active', message, now: 1, requestId, proposer: { kind: 'unit', name: unit } }) as unknown as ModelCommand
 const workloadMessage = (group: ControllerGroup, unit: string): string | undefined =>
-  (tableGet(group.leader()!.model().units, unit) as unknown as { workload?: { message?: string } } | undefined)?.workload?.message
+  (tableGet(group.leader()!.state().units, unit) as unknown as { workload?: { message?: string } } | undefined)?.workload?.message
 
 test('a machine agent\'s unit agents share round trips: 40 concurrent submits go in one batched request, each with its own result', async () => {
   const { group } = await setup()
@@ -227,7 +227,7 @@ test('a batch whose reply is lost is sent again with the same request ids, and e
   const results: Array<{ ok: boolean, index: number }> = []
   for (let i = 0; i < 10; i++) client.submit(unitStatus('web/0', `r${i}`, `lost-${i}`)).then(r => { results.push(r) }, (e: unknown) => { results.push({ ok: false, index: -1 }); console.error(e) })
   await group.runFor(1_500)
-  const committed = group.leader()!.model().revision
+  const committed = group.leader()!.state().revision
   assert.is(workloadMessage(group, 'web/0'), 'r9', 'the first batch committed')
   group.network.setLoss(0, { from: leader, to: 'machine-0' })
   assert.ok(await group.runUntil(() => results.length === 10, 20_000), 'every submit answered')
@@ -282,7 +282,7 @@ test('a batched propose request: each command authorised on its own; an oversize
     assert.match(reply.message ?? '', why)
   }
   await group.runFor(200)
-  const remembered = (requestId: string): boolean => recallRequest(group.leader()!.model().requests, `${entityTag({ kind: 'unit', name: 'web/0' })} ${requestId}`) !== undefined
+  const remembered = (requestId: string): boolean => recallRequest(group.leader()!.state().requests, `${entityTag({ kind: 'unit', name: 'web/0' })} ${requestId}`) !== undefined
   assert.ok(remembered('b1'), 'a committed request is remembered')
   for (const requestId of [...oversized.map(c => c.requestId), 'bad-1']) assert.not.ok(remembered(requestId), `${requestId} of a refused batch committed`)
   assert.is(workloadMessage(group, 'web/0'), 'mine')

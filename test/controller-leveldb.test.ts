@@ -91,7 +91,7 @@ test('controllers on LevelDB: forwarding, follower reads, compaction on disk, re
 
     // Compacted on disk: the RaftSnapshot moved past the first 10 entries everywhere.
     await waitFor('compaction on every controller', () => seats.every(s => (s.node?.host.snapshotIndex ?? 0) >= 20))
-    const revision = leader()!.host.model().revision
+    const revision = leader()!.host.state().revision
 
     // The whole group stops and comes back from its directories.
     for (let i = 0; i < ids.length; i++) await stop(i)
@@ -107,10 +107,10 @@ test('controllers on LevelDB: forwarding, follower reads, compaction on disk, re
     await waitFor('a leader without c2', () => leader() !== undefined && leader()!.id !== 'c2')
     for (let n = 25; n < 40; n++) assert.ok((await leader()!.submit(addMachine(n))).ok)
     await start(2)
-    const target = leader()!.host.model().revision
-    await waitFor('c2 to catch up', () => (seats[2]!.node?.host.model().revision ?? 0) >= target)
+    const target = leader()!.host.state().revision
+    await waitFor('c2 to catch up', () => (seats[2]!.node?.host.state().revision ?? 0) >= target)
     assert.ok(seats[2]!.node!.host.snapshotsReceived >= 1, 'c2 was sent a RaftSnapshot')
-    assert.is(seats[2]!.node!.host.model().machines.size, 40)
+    assert.is(seats[2]!.node!.host.state().machines.size, 40)
     await waitFor('singular workers on one controller', () => seats.filter(s => s.node?.runsSingularWorkers() === true).length === 1)
   } finally {
     for (let i = 0; i < ids.length; i++) await stop(i)

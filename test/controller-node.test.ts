@@ -90,7 +90,7 @@ test('singular workers: one controller at a time; a new leader starts them only 
   g.pause(oldIndex)
   const pausedAt = g.sim.clock.now()
   assert.ok(await g.runUntil(() => g.leaderNode() !== undefined && g.leaderNode() !== old, 3_000), 'a new leader was elected')
-  const lease = tableGet(g.leaderNode()!.host.model().controllerLeases, singularLease)!
+  const lease = tableGet(g.leaderNode()!.host.state().controllerLeases, singularLease)!
   assert.is(lease.holder, old.id, 'the old lease is still on record')
   assert.ok(await g.runUntil(() => runs.length === 2, leaseDurationMs * 3), 'the new leader started them')
   const second = runs[1]!
@@ -112,7 +112,7 @@ test('membership: an empty server joins through a RaftSnapshot and becomes a vot
   const joiner = await g.addController()
   const joinerId = g.ids[joiner]!
   await settle(g, g.leader()!.changeMembership({ type: 'add-voter', node: joinerId }))
-  assert.ok(await g.runUntil(() => (g.host(joiner)?.model().machines.size ?? 0) === 12, 3_000), 'the joiner caught up')
+  assert.ok(await g.runUntil(() => (g.host(joiner)?.state().machines.size ?? 0) === 12, 3_000), 'the joiner caught up')
   assert.ok(g.host(joiner)!.snapshotsReceived >= 1, 'through a RaftSnapshot')
   assert.equal(g.leader()!.appliedConfig().voters, ['c0', 'c1', 'c2', 'c3'])
   const removed = g.ids.find(id => id !== g.leader()!.id && id !== joinerId)!

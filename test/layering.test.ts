@@ -16,8 +16,9 @@ import * as assert from 'uvu/assert'
 
 const test = suite('layering')
 
-type Layer = 'actors' | 'runtime' | 'providers' | 'agent' | 'sim'
-const layers: readonly Layer[] = ['runtime', 'actors', 'providers', 'agent', 'sim']
+/** `bin` holds the executables' composition roots: the one place that may put agent/ and sim/ together. */
+type Layer = 'actors' | 'runtime' | 'providers' | 'agent' | 'sim' | 'bin'
+const layers: readonly Layer[] = ['runtime', 'actors', 'providers', 'agent', 'sim', 'bin']
 
 /** Folders each layer may import from (relative imports). */
 const importableFolders: Readonly<Record<Layer, readonly string[]>> = {
@@ -25,7 +26,8 @@ const importableFolders: Readonly<Record<Layer, readonly string[]>> = {
   runtime: ['runtime'],
   providers: ['providers', 'runtime'],
   agent: ['agent', 'runtime', 'actors', 'providers'],
-  sim: ['sim', 'runtime', 'actors', 'providers']
+  sim: ['sim', 'runtime', 'actors', 'providers'],
+  bin: ['bin', 'agent', 'sim', 'runtime', 'actors', 'providers']
 }
 
 /** Packages each layer may import; undefined means any. */
@@ -34,11 +36,12 @@ const importablePackages: Readonly<Record<Layer, readonly string[] | undefined>>
   runtime: ['xstate', '@xstate/store', 'msgpackr'],
   providers: [],
   agent: undefined,
-  sim: undefined
+  sim: undefined,
+  bin: undefined
 }
 
 const nodeBuiltinsAllowed: Readonly<Record<Layer, boolean>> = {
-  actors: false, runtime: false, providers: false, agent: true, sim: true
+  actors: false, runtime: false, providers: false, agent: true, sim: true, bin: true
 }
 
 /** Layers whose code must be pure: no ambient time, randomness, process or timers. */

@@ -8,7 +8,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
 import { raftLogPrefix } from '../runtime/raft/durable-raft-storage.ts'
-import type { RaftHost } from '../runtime/raft/raft-host.ts'
+import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { RangeOptions, Storage, StorageOperation, StorageValue, WriteOptions } from '../runtime/storage.ts'
 import { ControllerGroup } from '../sim/controller-group.ts'
@@ -55,7 +55,7 @@ const writesLogEntry = (operations: readonly StorageOperation[]): boolean => ope
 
 interface Sent { from: NodeId, message: Message }
 
-async function group (): Promise<{ g: ControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: RaftHost }> {
+async function group (): Promise<{ g: ControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
   const stores = new Map<NodeId, HoldableStorage>()
   const sent: Sent[] = []
   const g = await ControllerGroup.create(new Simulation({ seed: 3 }), {

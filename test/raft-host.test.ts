@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert'
 import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
 import { tableHas } from '../runtime/model/table.ts'
 import { DurableRaftStorage, raftLogKey } from '../runtime/raft/durable-raft-storage.ts'
-import type { RaftHost } from '../runtime/raft/raft-host.ts'
+import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import { ControllerGroup } from '../sim/controller-group.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
 import { Simulation } from '../sim/simulation.ts'
@@ -53,7 +53,7 @@ async function proposeAcked (group: ControllerGroup, command: ModelCommand, budg
   return undefined
 }
 
-function leaders (group: ControllerGroup): RaftHost[] {
+function leaders (group: ControllerGroup): ModelRaftHost[] {
   return group.hosts().filter(host => host.status().role === 'leader')
 }
 
@@ -85,9 +85,9 @@ test('3 controllers elect one leader and replicate 50 deploys', async () => {
     const result = await proposeAcked(group, deploy(`app${i}`), 2000)
     assert.is(result?.ok, true, `deploy app-${i}: ${JSON.stringify(result)}`)
   }
-  const target = group.leader()!.model().revision
-  assert.ok(await group.runUntil(() => group.hosts().every(host => host.model().revision >= target), 1000))
-  const [first, ...rest] = group.hosts().map(host => host.model())
+  const target = group.leader()!.state().revision
+  assert.ok(await group.runUntil(() => group.hosts().every(host => host.state().revision >= target), 1000))
+  const [first, ...rest] = group.hosts().map(host => host.state())
   for (const model of rest) assert.equal(model, first)
   assert.is(leaders(group).length, 1)
   for (let i = 0; i < 50; i++) assert.ok(tableHas(first!.applications, `app${i}`))
@@ -116,7 +116,7 @@ test('a new leader emerges after the leader crashes and keeps every acknowledged
   assert.ok(newLeader !== undefined && newLeader.id !== firstLeader.id, 'no new leader')
   await group.restart(crashed!)
   const everywhere = (): boolean => group.hosts().length === 3 &&
-    group.hosts().every(host => acknowledged.every(name => tableHas(host.model().applications, name)))
+    group.hosts().every(host => acknowledged.every(name => tableHas(host.state().applications, name)))
   assert.ok(await group.runUntil(everywhere, 5000), 'acknowledged deploys missing after restart')
   assert.ok(acknowledged.length >= 30)
   await group.stop()
@@ -177,7 +177,7 @@ test(`random faults keep election safety, monotonic terms and acknowledged deplo
     group.heal()
     for (let i = 0; i < group.ids.length; i++) await group.restart(i)
     const converged = (): boolean => group.hosts().length === group.ids.length &&
-      group.hosts().every(host => [...acknowledged].every(name => tableHas(host.model().applications, name)))
+      group.hosts().every(host => [...acknowledged].every(name => tableHas(host.state().applications, name)))
     let ok = false
     for (let t = 0; t < 10_000 && !ok; t += 10) {
       await run(10)
@@ -186,8 +186,8 @@ test(`random faults keep election safety, monotonic terms and acknowledged deplo
     assert.ok(ok, sim.failure('liveness', `acknowledged deploys not applied everywhere within 10000 ms (${acknowledged.size} acknowledged)`))
     // Once everyone has caught up with the same commit, the models agree exactly.
     const commit = Math.max(...group.hosts().map(host => host.status().commit))
-    await group.runUntil(() => group.hosts().every(host => host.model().revision >= commit), 2000)
-    const [first, ...rest] = group.hosts().map(host => host.model())
+    await group.runUntil(() => group.hosts().every(host => host.state().revision >= commit), 2000)
+    const [first, ...rest] = group.hosts().map(host => host.state())
     for (const model of rest) if (model.revision === first!.revision) assert.equal(model, first)
     for (const host of group.hosts()) assert.is(host.status().invalidMessages, 0)
     await group.stop()

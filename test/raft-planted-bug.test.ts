@@ -1,7 +1,7 @@
 /**
- * The bug planted on purpose in the Raft core (RaftOptions.plantedBug =
- * 'raft-commit-previous-term'), which exists only so the simulator can prove it finds
- * this class of bug. It replays Figure 8 of the Raft paper (test/testdata/raft/figure-8.txt:
+ * The bug planted on purpose in the Raft core (the simulator's commit rule for
+ * 'raft-commit-previous-term', sim/raft-planted-bugs.ts, given as RaftOptions.commitRule),
+ * which exists only so the simulator can prove it finds this class of bug. It replays Figure 8 of the Raft paper (test/testdata/raft/figure-8.txt:
  * 5 nodes, one entry per message, messages driven by hand) twice: without the bug the
  * old leader never commits 3@2 and nothing committed is ever overwritten; with it the
  * old leader counts replicas, commits and applies 3@2, and the next leader overwrites it
@@ -10,9 +10,12 @@
 import { readFileSync } from 'node:fs'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { raftCommitRule } from '../runtime/raft/commit-rule.ts'
 import { MemoryRaftStorage } from '../runtime/raft/memory-raft-storage.ts'
 import { RawNode } from '../runtime/raft/raw-node.ts'
 import { SeededRandom } from '../runtime/random.ts'
+import { plantedCommitRule } from '../sim/raft-planted-bugs.ts'
+import type { PlantedBug } from '../sim/scenario/scenario-types.ts'
 import { runControllerGroupFaults } from '../sim/scenarios/controller-group-faults.ts'
 import { RaftInteractionEnv, parseScript } from './support/raft-interaction.ts'
 
@@ -71,8 +74,12 @@ test('planted bug: off unless asked for, and only the one known name is accepted
   const storage = MemoryRaftStorage.bootstrap(['1'])
   const base = { id: '1', storage, random: new SeededRandom(1), electionTicks: 10, heartbeatTicks: 1 }
   assert.not.throws(() => new RawNode(base))
-  assert.not.throws(() => new RawNode({ ...base, plantedBug: 'raft-commit-previous-term' }))
-  assert.throws(() => new RawNode({ ...base, plantedBug: 'commit-everything' as 'raft-commit-previous-term' }), /plantedBug must be absent or "raft-commit-previous-term"/)
+  // The rule every shipped host gets demands the leader's own term; the planted one the entry's.
+  const log = { term: (index: number) => index === 3 ? 2 : undefined }
+  assert.is(raftCommitRule.requiredTerm(3, 4, log), 4)
+  assert.is(plantedCommitRule('raft-commit-previous-term').requiredTerm(3, 4, log), 2)
+  assert.not.throws(() => new RawNode({ ...base, commitRule: plantedCommitRule('raft-commit-previous-term') }))
+  assert.throws(() => plantedCommitRule('commit-everything' as PlantedBug), /planted bug must be one of \["raft-commit-previous-term"\], got "commit-everything"/)
 })
 
 /**

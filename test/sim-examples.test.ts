@@ -34,7 +34,7 @@ for (const file of examples) {
 }
 
 test('cantrip sim prints the trace hash, and the same seed gives it again', () => {
-  const cli = join(root, 'agent/cli/cantrip.ts')
+  const cli = join(root, 'bin/cantrip.ts')
   const run = (): { status: number | null, out: string } => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', cli, 'sim', join(dir, 'install-fails-twice.yaml'), '--seed', '7'], { encoding: 'utf8', timeout: 120_000, cwd: root })
     return { status: result.status, out: result.stdout + result.stderr }

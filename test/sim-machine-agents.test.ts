@@ -71,7 +71,7 @@ async function makeWorld (seed: number, machines: number): Promise<World> {
   const hooks: HookRunRecord[] = []
   const restarts: string[] = []
   const checker = new HookOrderChecker()
-  const model = (): ModelContext => (group.leaderNode() ?? group.nodes()[0]!).host.model()
+  const model = (): ModelContext => (group.leaderNode() ?? group.nodes()[0]!).host.state()
   const onUnitEvent = (unit: string, event: UnitEmitted): void => {
     const record = tableValues(model().units).find(u => u.name === unit)
     checker.event(unit, event, record?.life ?? 'dead')

@@ -141,7 +141,7 @@ test('cantrip export-statecharts: svg files in --out, a bad --format refused wit
   const out = mkdtempSync(join(tmpdir(), 'statecharts-'))
   try {
     const run = (args: string[]): { status: number | null, stdout: string, stderr: string } =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', 'export-statecharts', ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } })
+      spawnSync(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', 'export-statecharts', ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } })
     const bad = run(['--format', 'png', '--out', out])
     assert.is(bad.status, 1)
     assert.equal(bad.stderr.trim().split('\n'), ['ERROR cantrip export-statecharts: expected --format mermaid, svg or mermaid,svg, got "png"'])

@@ -53,7 +53,7 @@ export function controllerStatus (node: ControllerNode, identify: IdentifyPeer, 
     term: node.host.term,
     leader: node.host.leader,
     commit: status.commit,
-    applied: node.host.model().revision,
+    applied: node.host.state().revision,
     snapshotIndex: node.host.snapshotIndex,
     voters: [...status.config.voters],
     progress

@@ -5,6 +5,7 @@ import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError, describeValue, InvalidInputError } from '../../runtime/errors.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
+import { ModelStateMachine, type ModelRaftHost } from '../../runtime/model/model-state-machine.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
 import {
@@ -27,7 +28,7 @@ const component = 'controller'
 /** Started when this controller begins to hold the singular lease as leader; `stop` is called when it stops. */
 export type SingularWorkers = (controller: NodeId) => { stop: () => void }
 
-export interface ControllerNodeOptions extends Omit<RaftHostOptions, 'onRoleChange'> {
+export interface ControllerNodeOptions extends Omit<RaftHostOptions<ModelCommand, CommandResult, ModelContext>, 'onRoleChange' | 'stateMachine'> {
   /** Duration of each claim of the singular lease; default limits.controllerLeaseDurationMsDefault. */
   leaseDurationMs?: number
   singularWorkers?: SingularWorkers
@@ -98,7 +99,7 @@ function retryable (error: unknown): boolean {
  */
 export class ControllerNode {
   readonly id: NodeId
-  readonly host: RaftHost
+  readonly host: ModelRaftHost
   readonly actor: ControllerActor
   readonly #options: ControllerNodeOptions
   #claims = 0
@@ -106,7 +107,7 @@ export class ControllerNode {
 
   readonly #notifier: ChangeNotifier | undefined
 
-  private constructor (options: ControllerNodeOptions, host: RaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined) {
+  private constructor (options: ControllerNodeOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined) {
     this.id = options.id
     this.#options = options
     this.host = host
@@ -124,7 +125,7 @@ export class ControllerNode {
     assert(leaseDurationMs > limits.controllerLeaseClockDriftMarginMs * 2,
       `${component}: lease duration ${leaseDurationMs} ms must exceed twice the drift margin of ${limits.controllerLeaseClockDriftMarginMs} ms`)
     let node: ControllerNode | undefined
-    const early: Array<{ role: RaftHost['role'], leader: NodeId | '', term: number }> = []
+    const early: Array<{ role: ModelRaftHost['role'], leader: NodeId | '', term: number }> = []
     const notifier = options.agents === undefined
       ? undefined
       : new ChangeNotifier({
@@ -132,10 +133,11 @@ export class ControllerNode {
         clock: options.clock,
         modelUuid: options.agents.modelUuid,
         noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs,
-        machines: () => node?.host.model().counters.machine ?? 0
+        machines: () => node?.host.state().counters.machine ?? 0
       })
     const host = await RaftHost.start({
       ...options,
+      stateMachine: new ModelStateMachine(),
       onApplied: (entry, result) => {
         options.onApplied?.(entry, result)
         // Only the leader announces: one notice per commit burst, not one per controller.
@@ -333,7 +335,7 @@ export class ControllerNode {
     if (quoted(proposer) === JSON.stringify(caller)) return undefined
     const p = proposer as { kind?: unknown, name?: unknown }
     if (caller.kind === 'machine' && p.kind === 'unit' && typeof p.name === 'string' &&
-      tableGet(this.host.model().units, p.name)?.machine === caller.id) return undefined
+      tableGet(this.host.state().units, p.name)?.machine === caller.id) return undefined
     return `${denied} may not propose as ${quoted(proposer)}`
   }
 

@@ -66,7 +66,7 @@ export class LocalController implements UnitControllerApi, UnitHostController {
   }
 
   model (): ModelContext {
-    return this.node.host.model()
+    return this.node.host.state()
   }
 
   async submit (command: ModelCommand): Promise<CommandResult> {

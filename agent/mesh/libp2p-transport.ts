@@ -31,29 +31,21 @@
  * included.
  */
 import '../../runtime/polyfill.ts'
-import { gossipsub, type GossipSub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import type { GossipSub } from '@chainsafe/libp2p-gossipsub'
 import { createTopicScoreParams, type TopicScoreParams } from '@chainsafe/libp2p-gossipsub/score'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
-import { identify, type Identify } from '@libp2p/identify'
 import {
   TopicValidatorResult,
   type Connection,
   type IncomingStreamData,
   type Message,
-  type PeerId as Libp2pPeerId,
-  type PubSub
+  type PeerId as Libp2pPeerId
 } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { ping, type PingService } from '@libp2p/ping'
-import { preSharedKey } from '@libp2p/pnet'
-import { tcp, type TCPOptions, type TCPSocketOptions } from '@libp2p/tcp'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
-import { createLibp2p, type Libp2p } from 'libp2p'
+import type { Libp2p } from 'libp2p'
 import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import { checkRequestHandler, checkTransportPayload, requestTimeoutMsOf } from '../../runtime/transport-arguments.ts'
-import { loopbackDialSource } from './loopback-dial-source.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import {
   PeerUnreachableError,
@@ -83,7 +75,8 @@ import {
 import { parseNetworkKey } from './network-key.ts'
 import { parsePeerKey } from './peer-identity.ts'
 import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
-import { withLazyWindowUpdates } from './lazy-window-updates.ts'
+import { createMeshNode, type MeshServices } from './libp2p-node.ts'
+export type { MeshServices } from './libp2p-node.ts'
 import { RequestChannel } from './request-channel.ts'
 import { ServingChannel } from './serving-channel.ts'
 
@@ -141,7 +134,6 @@ export interface Libp2pTransportOptions {
   capture?: WireCapture
 }
 
-export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
 
 interface Subscription { readonly onMessage: (message: TopicMessage) => void }
 
@@ -221,48 +213,7 @@ export class Libp2pTransport implements Transport {
       throw new InvalidInputError(component, 'a gossipsub heartbeat interval of at least 10 ms', heartbeatIntervalMs)
     }
     const handshakes = new HandshakeWatch(limits.transportHandshakesWatchedMax)
-    const node = await createLibp2p<MeshServices>({
-      privateKey,
-      connectionGater: handshakes.gater,
-      addresses: { listen: listen.map(address => address.toString()) },
-      transports: [tcp(tcpOptions(listen))],
-      connectionProtector: preSharedKey({ psk }),
-      connectionEncrypters: [noise()],
-      streamMuxers: [withLazyWindowUpdates(yamux())],
-      // libp2p prunes connections beyond 300 by default, which would cap the machine agents
-      // a controller keeps. Its inbound pacing (5 new connections per second per host, 10
-      // pending) stays: unpaced, 150 Noise handshakes at once starved a loaded leader into
-      // an election in a test of 50 agents starting together on one host.
-      connectionManager: { maxConnections: limits.transportConnectionsMax },
-      services: {
-        // Gossipsub learns which peers speak it only through identify.
-        identify: identify(),
-        ping: ping(),
-        pubsub: gossipsub({
-          globalSignaturePolicy: 'StrictSign',
-          // The contract: a subscriber never receives its own publications, and
-          // publishing with nobody subscribed is fine (gossip is a hint).
-          emitSelf: false,
-          allowPublishToZeroTopicPeers: true,
-          // Send our own publications to every peer known to subscribe, not only to mesh
-          // peers: in a cluster of tens of agents this is cheap and delivers at once,
-          // before any mesh has formed.
-          floodPublish: true,
-          // Only our own agents are in this private network, and they all speak gossipsub.
-          fallbackToFloodsub: false,
-          // Validation is synchronous and cheap; forward right after it.
-          asyncValidation: false,
-          maxInboundDataLength: limits.transportGossipRpcBytesMax,
-          maxOutboundBufferSize: limits.transportGossipOutboundBufferBytesMax,
-          ...(heartbeatIntervalMs === undefined ? {} : { heartbeatInterval: heartbeatIntervalMs }),
-          scoreParams: {
-            // Peers on one host (several agents of one machine, a test cluster) all come
-            // from loopback; that is deployment, not a Sybil attack.
-            IPColocationFactorWhitelist: new Set(['127.0.0.1', '::1'])
-          }
-        })
-      }
-    })
+    const node = await createMeshNode({ privateKey, psk, listen, handshakes, ...(heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs }) })
     let transport: Libp2pTransport | undefined
     try {
       transport = new Libp2pTransport(node, seeds, options.logger, handshakes, options.capture)
@@ -784,14 +735,6 @@ function messageId (from: Libp2pPeerId, sequenceNumber: bigint): string {
   return `${from.toString()}/${sequenceNumber.toString(16).padStart(16, '0')}`
 }
 
-
-/** libp2p's TCP options: dials come from the agent's own loopback host when it stands for one (loopback-dial-source.ts). */
-function tcpOptions (listen: readonly Multiaddr[]): TCPOptions {
-  const localAddress = loopbackDialSource(listen)
-  // TCPSocketOptions names a subset of net.connect's options; @libp2p/tcp passes dialOpts
-  // to net.connect whole, so localAddress reaches it.
-  return localAddress === undefined ? {} : { dialOpts: { localAddress } as TCPSocketOptions }
-}
 
 function addressList (value: string | readonly string[], expected: string): Multiaddr[] {
   const list = typeof value === 'string' ? [value] : value

@@ -109,7 +109,7 @@ export class ControllerRole implements Worker {
       const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
       if (role === lastRole) return
       lastRole = role
-      options.onRole({ role: node.host.role, term: node.host.term, leader: node.host.leader, revision: node.host.model().revision })
+      options.onRole({ role: node.host.role, term: node.host.term, leader: node.host.leader, revision: node.host.state().revision })
     }, roleReportIntervalMs)
     let fail: (error: unknown) => void = () => {}
     this.done = new Promise<void>((_resolve, reject) => { fail = reject })
@@ -150,7 +150,7 @@ export class ControllerRole implements Worker {
     })
     hosts = new ModelHosts({
       dataDir: options.dataDir,
-      registry: () => controller.node.host.model(),
+      registry: () => controller.node.host.state(),
       presenceFor: options.presenceFor,
       start: async (model, dir, modelPresence) => await ModelController.start({
         ...common,

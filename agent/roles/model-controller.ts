@@ -90,7 +90,7 @@ export class ModelController {
     // Machine agents are known by registration (the model binds their peer ids) or by --machine.
     let registered = { revision: -1, byPeer: new Map<string, string>() }
     const registeredMachine = (peer: string): string | undefined => {
-      const context = nodeRef?.host.model()
+      const context = nodeRef?.host.state()
       if (context === undefined) return undefined
       if (context.revision !== registered.revision) {
         const byPeer = new Map<string, string>()
@@ -111,7 +111,7 @@ export class ModelController {
     const peerOfMachine = (machine: string): string | undefined => {
       const given = [...machines].find(([, m]) => m === machine)?.[0]
       if (given !== undefined || nodeRef === undefined) return given
-      return readerOf(nodeRef.host.model()).machine(machine)?.agentPeer ?? undefined
+      return readerOf(nodeRef.host.state()).machine(machine)?.agentPeer ?? undefined
     }
     const presenceOf: MachinePresence = machine => {
       const peer = peerOfMachine(machine)
@@ -162,7 +162,7 @@ export class ModelController {
       throw error
     }
     nodeRef = node
-    const unsubscribeLogs = receiveLogs(transport, model, logs, identify, unit => readerOf(node.host.model()).unit(unit)?.machine)
+    const unsubscribeLogs = receiveLogs(transport, model, logs, identify, unit => readerOf(node.host.state()).unit(unit)?.machine)
     return new ModelController(model, node, storage, transport, unsubscribeLogs)
   }
 
@@ -225,7 +225,7 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Mod
     logger: options.logger.child(options.model).child('provisioner'),
     providerFor: machine => machine.placement?.startsWith('ssh:') === true && provisioning.manual !== undefined ? provisioning.manual : provisioning.provider,
     providers,
-    model: () => current.host.model(),
+    model: () => current.host.state(),
     onModelChange: listener => {
       // Coalesced: one pass per burst of applied entries.
       let queued = false

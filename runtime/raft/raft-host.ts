@@ -2,28 +2,30 @@ import { assert } from '../assert.ts'
 import type { Clock, TimerHandle } from '../clock.ts'
 import { decode, encode } from '../codec.ts'
 import { CantripError } from '../errors.ts'
-import { applyCommand } from '../model/model-apply.ts'
-import { emptyModel } from '../model/model-draft.ts'
-import { restoreModel, snapshotModel } from '../model/model-snapshot.ts'
 import { limits } from '../limits.ts'
 import { applyConfigChange } from './cluster-config.ts'
-import type { CommandResult, ModelCommand, ModelContext } from '../model/model-types.ts'
 import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
 import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
-import type { RaftPlantedBug } from './raft.ts'
+import type { CommitRule } from './commit-rule.ts'
 import { RawNode } from './raw-node.ts'
+import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 
 /** The request protocol that carries Raft messages between controllers. */
 export const raftProtocol = 'raft/1'
 
 const component = 'raft host'
 
-export interface RaftHostOptions {
+export interface RaftHostOptions<Command, Result, State> {
   id: NodeId
+  /**
+   * What is replicated: the host restores it from its newest RaftSnapshot at start and
+   * applies every committed entry to it. One instance per host; it must start empty.
+   */
+  stateMachine: ReplicatedStateMachine<Command, Result, State>
   /** Every founding voter, this node included; used to bootstrap an empty store. */
   peers: readonly NodeId[]
   /**
@@ -50,12 +52,12 @@ export interface RaftHostOptions {
   /** Timeout of each message send; default one election timeout. */
   sendTimeoutMs?: number
   /** Called after each committed entry is applied (or skipped), in log order. */
-  onApplied?: (entry: Entry, result: CommandResult | undefined) => void
+  onApplied?: (entry: Entry, result: Result | undefined) => void
   trace?: (line: string) => void
   /** Bytes of entries per append message (RaftOptions.maxSizePerMessage); default limits.raftMaxSizePerMessageBytes. */
   maxSizePerMessage?: number
-  /** A bug planted on purpose for the simulator to find (see RaftOptions.plantedBug); never set by the agent. */
-  plantedBug?: RaftPlantedBug
+  /** Which quorum-held entries a leader may commit (RaftOptions.commitRule); default raftCommitRule. */
+  commitRule?: CommitRule
   /**
    * Each batch of messages to one peer, as it is handed to the transport: the simulator's
    * safety checker reads them here rather than decoding the bytes again.
@@ -116,20 +118,20 @@ export class HostStoppedError extends CantripError {
   }
 }
 
-interface Pending {
+interface Pending<Result> {
   term: number
   kind: 'command' | 'config-change'
-  resolve: (result: CommandResult | undefined) => void
+  resolve: (result: Result | undefined) => void
   reject: (error: Error) => void
   timer: TimerHandle
 }
 
-interface PendingRead {
-  /** Known once the leader answered; the read is served when the model reaches it. */
+interface PendingRead<State> {
+  /** Known once the leader answered; the read is served when the state machine reaches it. */
   index: number | undefined
   /** The tick at which the read index was last asked for (askReadsAgain). */
   askedAtTick: number
-  resolve: (model: ModelContext) => void
+  resolve: (state: State) => void
   reject: (error: Error) => void
   timer: TimerHandle
 }
@@ -137,23 +139,26 @@ interface PendingRead {
 /**
  * Drives a RawNode for one controller: ticks it on the Clock, carries its messages
  * over the Transport, persists each Ready through DurableRaftStorage and applies
- * committed commands to an in-memory model. Readies are handled one at a time and
- * strictly in the order RawNode documents: persist (awaited), send, apply, advance.
+ * committed commands to the state machine it is given (ReplicatedStateMachine, which it
+ * knows nothing else about). Readies are handled one at a time and strictly in the order
+ * RawNode documents: persist (awaited), send, apply, advance.
  *
- * The model is not persisted: a restarted host replays the log from the RaftSnapshot
- * (RawNode starts with `applied` at the snapshot index), so the model and the applied
- * index always agree.
+ * The state machine is not persisted: a restarted host replays the log from the
+ * RaftSnapshot (RawNode starts with `applied` at the snapshot index), so the state and
+ * the applied index always agree.
  */
-export class RaftHost {
+export class RaftHost<Command, Result, State> {
   readonly id: NodeId
-  readonly #options: RaftHostOptions
+  readonly #options: RaftHostOptions<Command, Result, State>
   readonly #durable: DurableRaftStorage
   readonly #node: RawNode
-  readonly #pending = new Map<number, Pending>()
+  readonly #machine: ReplicatedStateMachine<Command, Result, State>
+  readonly #pending = new Map<number, Pending<Result>>()
   /** Linearizable reads by their request context. */
-  readonly #reads = new Map<string, PendingRead>()
+  readonly #reads = new Map<string, PendingRead<State>>()
   #readsStarted = 0
-  #model: ModelContext
+  /** The index of the last entry (or RaftSnapshot) applied to the state machine. */
+  #applied: number
   /** The membership as of the applied index: what a RaftSnapshot taken now records. */
   #appliedConfig: ClusterConfig
   #snapshotIndex: number
@@ -169,12 +174,14 @@ export class RaftHost {
   #failure: Error | undefined
   #role: RaftRole = 'follower'
 
-  private constructor (options: RaftHostOptions, durable: DurableRaftStorage) {
+  private constructor (options: RaftHostOptions<Command, Result, State>, durable: DurableRaftStorage) {
     this.id = options.id
     this.#options = options
     this.#durable = durable
     const snapshot = durable.snapshot()
-    this.#model = modelFromSnapshot(snapshot.data)
+    this.#machine = options.stateMachine
+    this.#machine.restore(snapshot.data)
+    this.#applied = snapshot.metadata.index
     this.#appliedConfig = snapshot.metadata.config
     this.#snapshotIndex = snapshot.metadata.index
     this.#term = durable.hardState().term
@@ -184,16 +191,16 @@ export class RaftHost {
       random: options.random,
       electionTicks: options.electionTicks,
       heartbeatTicks: options.heartbeatTicks,
-      // The in-memory model starts from the RaftSnapshot, so everything after it replays.
+      // The in-memory state starts from the RaftSnapshot, so everything after it replays.
       applied: snapshot.metadata.index,
       ...(options.trace === undefined ? {} : { trace: options.trace }),
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
-      ...(options.plantedBug === undefined ? {} : { plantedBug: options.plantedBug })
+      ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
   }
 
   /** Loads (or bootstraps) the durable state, then starts ticking and serving messages. */
-  static async start (options: RaftHostOptions): Promise<RaftHost> {
+  static async start<Command, Result, State> (options: RaftHostOptions<Command, Result, State>): Promise<RaftHost<Command, Result, State>> {
     assert(Number.isFinite(options.tickMs) && options.tickMs > 0, `${component}: tickMs must be positive, got ${String(options.tickMs)}`)
     if (options.join !== true) {
       assert(options.peers.includes(options.id), `${component}: "${options.id}" is not among its peers ${JSON.stringify(options.peers)}`)
@@ -247,9 +254,14 @@ export class RaftHost {
     return this.#failure
   }
 
-  /** The applied model. */
-  model (): ModelContext {
-    return this.#model
+  /** The state machine's state as applied here (not a linearizable read: see `read`). */
+  state (): State {
+    return this.#machine.state()
+  }
+
+  /** The index of the last entry (or RaftSnapshot) applied here. */
+  get appliedIndex (): number {
+    return this.#applied
   }
 
   /** RaftSnapshots received from a leader and installed since this host started. */
@@ -285,18 +297,18 @@ export class RaftHost {
   /**
    * A linearizable read (ReadIndex, Raft dissertation §6.4): asks the leader for the
    * commit index it has confirmed it still leads at, waits until this host has applied
-   * that far, and returns the model then. Works on followers too (the request is
+   * that far, and returns the state then. Works on followers too (the request is
    * forwarded). Rejected with ReadFailedError when there is no leader or no answer in
    * time; a read has no effect, so the caller may simply retry.
    */
-  async read (): Promise<ModelContext> {
+  async read (): Promise<State> {
     if (this.#stopped) throw new HostStoppedError(this.id)
     if (this.#reads.size >= limits.raftPendingReadIndexMax) throw new ReadFailedError(this.id, `${limits.raftPendingReadIndexMax} reads already pending`)
     const context = `${this.id}/${++this.#readsStarted}`
     const result = this.#node.readIndex(encode(context, component))
     if (result.status === 'no-leader') throw new ReadFailedError(this.id, 'no leader known')
     if (result.status !== 'accepted' && result.status !== 'forwarded') throw new ReadFailedError(this.id, `refused: "${result.status}"`)
-    const promise = new Promise<ModelContext>((resolve, reject) => {
+    const promise = new Promise<State>((resolve, reject) => {
       const timeoutMs = this.#options.readTimeoutMs ?? 5 * this.#options.electionTicks * this.#options.tickMs
       const timer = this.#options.clock.setTimeout(() => {
         this.#settleRead(context, read => read.reject(new ReadFailedError(this.id, `no read point within ${timeoutMs} ms`)))
@@ -328,9 +340,9 @@ export class RaftHost {
    * leader; rejected with ProposalAbandonedError when leadership is lost, the entry is
    * overwritten or the timeout passes (the command may still apply later).
    */
-  async propose (command: ModelCommand): Promise<CommandResult> {
+  async propose (command: Command): Promise<Result> {
     if (this.#stopped) throw new HostStoppedError(this.id)
-    const result = this.#node.propose(encode(command, component))
+    const result = this.#node.propose(this.#machine.encodeCommand(command))
     if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
     if (result.status !== 'accepted') throw new ProposalRefusedError(this.id, result.status)
     const applied = await this.#await(result.index, result.term, 'command')
@@ -339,11 +351,11 @@ export class RaftHost {
   }
 
   /** Waits for the entry appended at `index` in `term` to apply here. */
-  async #await (index: number, term: number, kind: Pending['kind']): Promise<CommandResult | undefined> {
+  async #await (index: number, term: number, kind: Pending<Result>['kind']): Promise<Result | undefined> {
     // An older proposal still waiting at this index was overwritten without this host
     // seeing a Ready in between (leadership lost and regained): it will never apply.
     this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, `overwritten by an entry of term ${term}`)))
-    const promise = new Promise<CommandResult | undefined>((resolve, reject) => {
+    const promise = new Promise<Result | undefined>((resolve, reject) => {
       const timeoutMs = this.#options.proposeTimeoutMs ?? 20 * this.#options.electionTicks * this.#options.tickMs
       const timer = this.#options.clock.setTimeout(() => {
         this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, `not applied within ${timeoutMs} ms`)))
@@ -444,12 +456,12 @@ export class RaftHost {
     }
   }
 
-  /** Takes a RaftSnapshot of the model and compacts the log once enough has been applied. */
+  /** Takes a RaftSnapshot of the state machine and compacts the log once enough has been applied. */
   async #maybeCompact (): Promise<void> {
     const every = this.#options.snapshotEveryEntries ?? limits.raftSnapshotEveryEntries
-    const applied = this.#model.revision
+    const applied = this.#applied
     if (this.#stopped || applied - this.#snapshotIndex < every) return
-    await this.#durable.compact(applied, this.#appliedConfig, encode(snapshotModel(this.#model), component))
+    await this.#durable.compact(applied, this.#appliedConfig, this.#machine.snapshot())
     this.#snapshotIndex = applied
     this.#options.trace?.(`${component} "${this.id}": RaftSnapshot at ${applied}, log compacted`)
   }
@@ -522,27 +534,28 @@ export class RaftHost {
       }
     }
     if (roleChanged) this.#options.onRoleChange?.({ role: this.#role, leader: this.#leader, term: this.#term })
-    if (ready.snapshot !== undefined && ready.snapshot.metadata.index > this.#model.revision) {
-      this.#model = modelFromSnapshot(ready.snapshot.data)
+    if (ready.snapshot !== undefined && ready.snapshot.metadata.index > this.#applied) {
+      this.#machine.restore(ready.snapshot.data)
+      this.#applied = ready.snapshot.metadata.index
       this.#appliedConfig = ready.snapshot.metadata.config
       this.#snapshotIndex = ready.snapshot.metadata.index
       this.#snapshotsReceived++
     }
     for (const entry of ready.committedEntries) {
       // Entries a RaftSnapshot already covers were applied as part of it.
-      if (entry.index <= this.#model.revision) continue
-      let result: CommandResult | undefined
+      if (entry.index <= this.#applied) continue
+      let result: Result | undefined
+      const at = { index: entry.index, term: entry.term }
       if (entry.type === 'normal' && entry.data.length > 0) {
-        const outcome = applyCommand(this.#model, decode(entry.data, component) as ModelCommand, { index: entry.index, term: entry.term })
-        this.#model = outcome.context
-        result = outcome.result
+        result = this.#machine.apply(entry.data, at)
       } else {
         // The leader's no-op or a membership change: the raft.entrySkipped path.
-        this.#model = { ...this.#model, revision: entry.index, term: entry.term }
+        this.#machine.skip(at)
         if (entry.type === 'config-change' && entry.configChange !== undefined) {
           this.#appliedConfig = applyConfigChange(this.#appliedConfig, entry.configChange)
         }
       }
+      this.#applied = entry.index
       this.#options.onApplied?.(entry, result)
       this.#settle(entry.index, pending => {
         const same = pending.term === entry.term &&
@@ -575,16 +588,16 @@ export class RaftHost {
     }
   }
 
-  /** Serves every read whose read point the model has reached. */
+  /** Serves every read whose read point the state machine has reached. */
   #serveReads (): void {
     for (const [context, read] of this.#reads) {
-      if (read.index === undefined || read.index > this.#model.revision) continue
-      const model = this.#model
-      this.#settleRead(context, pending => pending.resolve(model))
+      if (read.index === undefined || read.index > this.#applied) continue
+      const state = this.#machine.state()
+      this.#settleRead(context, pending => pending.resolve(state))
     }
   }
 
-  #settleRead (context: string, how: (read: PendingRead) => void): void {
+  #settleRead (context: string, how: (read: PendingRead<State>) => void): void {
     const read = this.#reads.get(context)
     if (read === undefined) return
     this.#reads.delete(context)
@@ -592,7 +605,7 @@ export class RaftHost {
     how(read)
   }
 
-  #settle (index: number, how: (pending: Pending) => void): void {
+  #settle (index: number, how: (pending: Pending<Result>) => void): void {
     const pending = this.#pending.get(index)
     if (pending === undefined) return
     this.#pending.delete(index)
@@ -605,9 +618,4 @@ export class RaftHost {
     this.#options.trace?.(`${component} "${this.id}": stopped on failure: ${this.#failure.message}`)
     this.#halt()
   }
-}
-
-function modelFromSnapshot (data: Uint8Array): ModelContext {
-  // Empty RaftSnapshot data is the empty model (see raft-bootstrap.ts).
-  return data.length === 0 ? emptyModel() : restoreModel(decode(data, component))
 }

@@ -3,7 +3,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { pathToFileURL } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { parseScenario } from '../scenario/parse-scenario.ts'
 import { ScenarioError } from '../scenario/scenario-fields.ts'
@@ -294,15 +293,4 @@ function summaryTable (results: readonly RunResult[]): string[] {
   const table = [['OUTCOME', 'SEEDS', 'FIRST SEEDS'], ...rows]
   const widths = [0, 1].map(c => Math.max(...table.map(row => row[c]!.length)))
   return table.map(row => `${row[0]!.padEnd(widths[0]!)}  ${row[1]!.padStart(widths[1]!)}  ${row[2]}`.trimEnd())
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  try {
-    process.exitCode = await simMain(process.argv.slice(2))
-  } catch (error) {
-    // Outside a run (writing a report or a file): one line, and the crash code.
-    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
-    process.stderr.write(`${message.startsWith('sim: ') ? '' : 'sim: '}${message}\n`)
-    process.exitCode = simExitCodes.crash
-  }
 }

@@ -196,7 +196,7 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
     const leader = w.group.leaderNode()
     if (leader !== undefined) {
       const voters = leader.host.appliedConfig().voters
-      const appliedOn = (id: string): number => w.group.host(w.group.indexOf(id))?.model().revision ?? 0
+      const appliedOn = (id: string): number => w.group.host(w.group.indexOf(id))?.state().revision ?? 0
       await w.group.runUntil(() => voters.every(id => appliedOn(id) >= leader.host.status().commit), 5_000)
       checks.raft.checkAcknowledged(Math.min(...voters.map(appliedOn)))
       if (checks.raft.violations.length > 0) checks.violate('acknowledged-writes', checks.raft.violations[0]!)

@@ -19,7 +19,6 @@
 import type { ControllerNode } from '../../actors/controller/controller-node.ts'
 import type { ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
-import type { RaftPlantedBug } from '../../runtime/raft/raft.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
 import { ControllerGroup } from '../controller-group.ts'
@@ -27,6 +26,7 @@ import { RaftSafetyChecker } from '../invariants/raft-safety.ts'
 import { checkLinearizable } from '../linearizability/check.ts'
 import { HistoryRecorder } from '../linearizability/history.ts'
 import { kvModel, type KvInput, type KvOutput } from '../linearizability/model.ts'
+import type { PlantedBug } from '../scenario/scenario-types.ts'
 import { Simulation } from '../simulation.ts'
 
 export interface ControllerScenarioOptions {
@@ -41,7 +41,7 @@ export interface ControllerScenarioOptions {
   staleReads?: boolean
   keepTrace?: boolean
   /** A bug planted in the controllers' Raft core, to measure how fast the swarm finds it. */
-  plantedBug?: RaftPlantedBug
+  plantedBug?: PlantedBug
   /** Raft's bytes per append message (default: the agent's); small values make catch-up span several messages. */
   maxSizePerMessage?: number
 }
@@ -189,7 +189,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
     const leader = group.leaderNode()
     if (leader === undefined) return result('no leader after the clients finished', 'liveness')
     const voters = (): readonly NodeId[] => leader.host.appliedConfig().voters
-    const appliedOn = (id: NodeId): number => group.host(group.indexOf(id))?.model().revision ?? 0
+    const appliedOn = (id: NodeId): number => group.host(group.indexOf(id))?.state().revision ?? 0
     await group.runUntil(() => voters().every(id => appliedOn(id) >= leader.host.status().commit), 5_000)
     const appliedEverywhere = Math.min(...voters().map(appliedOn))
     checker.checkAcknowledged(appliedEverywhere)
@@ -263,7 +263,7 @@ async function runClient (
     } else {
       const id = history.invoke(client, { op: 'get', key }, sim.clock.now())
       try {
-        const model = staleReads ? node.host.model() : await node.read()
+        const model = staleReads ? node.host.state() : await node.read()
         history.complete(id, { op: 'get', value: readKey(model, key) }, sim.clock.now())
       } catch {
         history.discard(id)
@@ -391,7 +391,7 @@ async function liveness (group: ControllerGroup, deadline: number): Promise<stri
     if (outcome === undefined || !outcome.ok) { problem = `a fresh command did not commit (${outcome === undefined ? 'no answer' : outcome.error})`; continue }
     // The membership as of now: a removal may have applied since the loop began.
     const current = (): readonly NodeId[] => leader.host.appliedConfig().voters
-    const applied = await group.runUntil(() => current().every(id => (group.host(group.indexOf(id))?.model().revision ?? 0) >= outcome.index),
+    const applied = await group.runUntil(() => current().every(id => (group.host(group.indexOf(id))?.state().revision ?? 0) >= outcome.index),
       Math.max(0, deadline - group.sim.clock.now()))
     if (!applied) { problem = `command at ${outcome.index} not applied on every voter: ${describeVoters(group, current())}`; continue }
     const settled = await group.runUntil(() => singularOnlyOn(group, leader), Math.max(0, deadline - group.sim.clock.now()))
@@ -406,7 +406,7 @@ function describeVoters (group: ControllerGroup, voters: readonly NodeId[]): str
     const host = group.host(group.indexOf(id))
     if (host === undefined) return `${id} down`
     const status = host.status()
-    return `${id} ${status.role} term ${status.term} applied ${host.model().revision} commit ${status.commit} last ${status.lastIndex} config ${status.config.voters.join(',')} applied-config ${host.appliedConfig().voters.join(',')} lead ${status.leader} progress ${JSON.stringify(status.progress)}`
+    return `${id} ${status.role} term ${status.term} applied ${host.state().revision} commit ${status.commit} last ${status.lastIndex} config ${status.config.voters.join(',')} applied-config ${host.appliedConfig().voters.join(',')} lead ${status.leader} progress ${JSON.stringify(status.progress)}`
   }).join('; ')
 }
 

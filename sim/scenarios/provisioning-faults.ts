@@ -95,7 +95,7 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
           logger: silent,
           providerFor: () => cloud,
           providers: [cloud],
-          model: () => node.host.model(),
+          model: () => node.host.state(),
           onModelChange: listener => {
             const set = listeners.get(controller) ?? new Set()
             listeners.set(controller, set)
@@ -170,7 +170,7 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
       stats.unknownStopped += provisioner.counters.unknownStopped
       stats.adopted += provisioner.counters.adopted
     }
-    const model = group?.leaderNode()?.host.model()
+    const model = group?.leaderNode()?.host.state()
     const result: ProvisioningScenarioResult = {
       seed: options.seed,
       hash: sim.traceHash(),
@@ -214,7 +214,7 @@ function startsInFlight (cloud: SimProvider): number {
 function converged_ (group: ControllerGroup, cloud: SimProvider): string | undefined {
   const leader = group.leaderNode()
   if (leader === undefined) return 'no leader'
-  const model: ModelContext = leader.host.model()
+  const model: ModelContext = leader.host.state()
   const live = cloud.nodes().filter(node => node.state === 'DEPLOYED' || node.state === 'ALLOCATED' || node.state === 'DEPLOYING')
   for (const unit of tableValues(model.units)) {
     const machine = tableValues(model.machines).find(m => m.id === unit.machine)

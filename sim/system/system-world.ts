@@ -189,10 +189,10 @@ export class SystemWorld {
   /** The freshest model: the leader's, else the most advanced running controller's. */
   model (): ModelContext | undefined {
     const leader = this.group.leaderNode()
-    if (leader !== undefined) return leader.host.model()
+    if (leader !== undefined) return leader.host.state()
     let best: ModelContext | undefined
     for (const node of this.group.nodes()) {
-      const model = node.host.model()
+      const model = node.host.state()
       if (best === undefined || model.revision > best.revision) best = model
     }
     return best
@@ -269,7 +269,7 @@ export class SystemWorld {
       logger: silent,
       providerFor: () => this.cloud,
       providers: [this.cloud],
-      model: () => node.host.model(),
+      model: () => node.host.state(),
       onModelChange: listener => {
         const set = listeners.get(controller) ?? new Set()
         listeners.set(controller, set)
@@ -779,7 +779,7 @@ export class SystemWorld {
     const read = await this.drive(leader.host.read(), 2_000)
     if (read === undefined || !('value' in read)) return `the leader ${leader.id} serves no read`
     const commit = leader.host.status().commit
-    const behind = voters.filter(id => (this.group.host(this.group.indexOf(id))?.model().revision ?? 0) < commit)
+    const behind = voters.filter(id => (this.group.host(this.group.indexOf(id))?.state().revision ?? 0) < commit)
     if (behind.length > 0) return `controllers behind the leader's commit ${commit}: ${behind.join(', ')}`
     const singular = this.group.nodes().filter(node => node.runsSingularWorkers()).map(node => node.id)
     if (singular.length !== 1 || singular[0] !== leader.id) return `singular workers run on ${singular.join(', ') || 'no controller'}, the leader is ${leader.id}`

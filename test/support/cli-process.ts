@@ -12,10 +12,12 @@ export interface CliRun { status: number, stdout: string, stderr: string }
 const cliRunTimeoutMs = 300_000
 const t0 = performance.now()
 
-export function cantrip (home: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): CliRun {
+/** `tree`: run the CLI of another source tree (e.g. test/support/stamped-tree.ts) instead of this one. */
+export function cantrip (home: string, args: readonly string[], env: Readonly<Record<string, string>> = {}, tree?: string): CliRun {
   if (process.env['E2E_TRACE'] !== undefined) console.error(`${((performance.now() - t0) / 1000).toFixed(1)}s cantrip ${args.join(' ')}`)
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: cliRunTimeoutMs
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', ...args], {
+    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: cliRunTimeoutMs,
+    ...(tree === undefined ? {} : { cwd: tree })
   })
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
 }

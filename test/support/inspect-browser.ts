@@ -29,7 +29,7 @@ export interface ViewerProcess {
 
 /** Starts `cantrip inspect ARGS --no-open` and waits (bounded) for the URL it prints. */
 export async function startViewer (args: readonly string[], env: Readonly<Record<string, string>>): Promise<ViewerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cli/cantrip.ts', 'inspect', ...args, '--no-open'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', 'inspect', ...args, '--no-open'], {
     env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''

@@ -50,7 +50,8 @@ import { MemoryRaftStorage } from '../../runtime/raft/memory-raft-storage.ts'
 import {
   describeConfig, describeEntry, describeHardState, describeMessage, describeReadState, describeSnapshot, describeSoftState
 } from '../../runtime/raft/raft-format.ts'
-import type { RaftPlantedBug } from '../../runtime/raft/raft.ts'
+import { plantedCommitRule } from '../../sim/raft-planted-bugs.ts'
+import type { PlantedBug } from '../../sim/scenario/scenario-types.ts'
 import type { ClusterConfig, Entry, Message, MessageType, NodeId, RaftSnapshot, Ready } from '../../runtime/raft/raft-types.ts'
 import { RawNode, type RawNodeOptions } from '../../runtime/raft/raw-node.ts'
 import { SeededRandom, hashString32 } from '../../runtime/random.ts'
@@ -162,7 +163,7 @@ export class RaftInteractionEnv {
       if (c.options.has(key)) (settings as Record<string, unknown>)[field] = numberOption(c, key, 0)
     }
     const plantedBug = c.options.get('planted-bug')
-    if (plantedBug !== undefined) settings.plantedBug = plantedBug as RaftPlantedBug
+    if (plantedBug !== undefined) settings.commitRule = plantedCommitRule(plantedBug as PlantedBug)
     for (let i = 0; i < count; i++) {
       const id = String(this.nodes.size + 1)
       const storage = voters === undefined ? new MemoryRaftStorage() : MemoryRaftStorage.bootstrap(parseList(voters))

@@ -18,7 +18,6 @@ import { registerUnits } from './units.ts'
 import { registerDebugLog } from './debug-log.ts'
 import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
-import { registerSim } from './sim.ts'
 import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
 
@@ -41,7 +40,6 @@ export const commands: RegisterCommand[] = [
   registerDebugLog,
   registerShowStatusLog,
   registerShowUnit,
-  registerSim,
   registerExportStatecharts,
   registerInspect
 ]

@@ -1,16 +1,18 @@
-#!/usr/bin/env -S node --import tsx
 /**
  * `cantrip`: the command line, with Juju's commands, flags and output. Each command
- * lives in agent/cli/commands/ and registers itself on the program; this entry point
- * parses (refusing unknown flags and bad values before anything is sent), runs, closes
- * every connection, and turns a failure into one line on stderr and exit 1.
+ * lives in agent/cli/commands/ and registers itself on the program; `runCantrip` parses
+ * (refusing unknown flags and bad values before anything is sent), runs, closes every
+ * connection, and turns a failure into one line on stderr and exit 1. The executable is
+ * bin/cantrip.ts, which adds the commands that live outside agent/ (`cantrip sim`).
  */
-import '../../runtime/polyfill.ts'
 import { Command, CommanderError } from 'commander'
 import { cantripVersion, createContext } from './cli-context.ts'
 import { commands } from './commands/index.ts'
 
-async function main (argv: string[]): Promise<number> {
+/** A command registered from outside agent/: it gets the program only, no CLI context. */
+export type ExtraCommand = (program: Command) => void
+
+export async function runCantrip (argv: readonly string[], extraCommands: readonly ExtraCommand[] = []): Promise<number> {
   const noColor = argv.includes('--no-color')
   const context = createContext({ noColor })
   const program = new Command('cantrip')
@@ -24,8 +26,9 @@ async function main (argv: string[]): Promise<number> {
   // A program option, so every model command takes it, before or after its own arguments.
   program.hook('preAction', () => { context.model = (program.opts() as { model?: string }).model })
   for (const register of commands) register(program, context)
+  for (const register of extraCommands) register(program)
   try {
-    await program.parseAsync(argv, { from: 'user' })
+    await program.parseAsync([...argv], { from: 'user' })
     return 0
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode
@@ -36,7 +39,3 @@ async function main (argv: string[]): Promise<number> {
     await context.closeAll()
   }
 }
-
-process.exitCode = await main(process.argv.slice(2))
-// libp2p may leave timers behind; the command is done.
-process.exit()

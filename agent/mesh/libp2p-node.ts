@@ -1,0 +1,87 @@
+/**
+ * The libp2p node under Libp2pTransport: TCP (dialling from the agent's own loopback host
+ * where it has one), the private-network key, Noise, Yamux with lazy window updates,
+ * identify, ping and gossipsub as this mesh uses it. Kept apart from the transport so the
+ * stack's configuration reads in one place.
+ */
+import { gossipsub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { identify, type Identify } from '@libp2p/identify'
+import type { PrivateKey, PubSub } from '@libp2p/interface'
+import { ping, type PingService } from '@libp2p/ping'
+import { preSharedKey } from '@libp2p/pnet'
+import { tcp, type TCPOptions, type TCPSocketOptions } from '@libp2p/tcp'
+import type { Multiaddr } from '@multiformats/multiaddr'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { limits } from '../../runtime/limits.ts'
+import { withLazyWindowUpdates } from './lazy-window-updates.ts'
+import { loopbackDialSource } from './loopback-dial-source.ts'
+import type { HandshakeWatch } from './refusal-counters.ts'
+
+export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
+
+export interface MeshNodeOptions {
+  privateKey: PrivateKey
+  /** The private network's pre-shared key (pnet). */
+  psk: Uint8Array
+  listen: readonly Multiaddr[]
+  /** Watches handshakes to count refused peers (refusal-counters.ts). */
+  handshakes: HandshakeWatch
+  /** Gossipsub's heartbeat; its default (1 s) when not given. */
+  heartbeatIntervalMs?: number
+}
+
+export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<MeshServices>> {
+  return await createLibp2p<MeshServices>({
+    privateKey: options.privateKey,
+    connectionGater: options.handshakes.gater,
+    addresses: { listen: options.listen.map(address => address.toString()) },
+    transports: [tcp(tcpOptions(options.listen))],
+    connectionProtector: preSharedKey({ psk: options.psk }),
+    connectionEncrypters: [noise()],
+    streamMuxers: [withLazyWindowUpdates(yamux())],
+    // libp2p prunes connections beyond 300 by default, which would cap the machine agents
+    // a controller keeps. Its inbound pacing (5 new connections per second per host, 10
+    // pending) stays: unpaced, 150 Noise handshakes at once starved a loaded leader into
+    // an election in a test of 50 agents starting together on one host.
+    connectionManager: { maxConnections: limits.transportConnectionsMax },
+    services: {
+      // Gossipsub learns which peers speak it only through identify.
+      identify: identify(),
+      ping: ping(),
+      pubsub: gossipsub({
+        globalSignaturePolicy: 'StrictSign',
+        // The contract: a subscriber never receives its own publications, and
+        // publishing with nobody subscribed is fine (gossip is a hint).
+        emitSelf: false,
+        allowPublishToZeroTopicPeers: true,
+        // Send our own publications to every peer known to subscribe, not only to mesh
+        // peers: in a cluster of tens of agents this is cheap and delivers at once,
+        // before any mesh has formed.
+        floodPublish: true,
+        // Only our own agents are in this private network, and they all speak gossipsub.
+        fallbackToFloodsub: false,
+        // Validation is synchronous and cheap; forward right after it.
+        asyncValidation: false,
+        maxInboundDataLength: limits.transportGossipRpcBytesMax,
+        maxOutboundBufferSize: limits.transportGossipOutboundBufferBytesMax,
+        ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatInterval: options.heartbeatIntervalMs }),
+        scoreParams: {
+          // Peers on one host (several agents of one machine, a test cluster) all come
+          // from loopback; that is deployment, not a Sybil attack.
+          IPColocationFactorWhitelist: new Set(['127.0.0.1', '::1'])
+        }
+      })
+    }
+  })
+}
+
+/** libp2p's TCP options: dials come from the agent's own loopback host when it stands for one (loopback-dial-source.ts). */
+function tcpOptions (listen: readonly Multiaddr[]): TCPOptions {
+  const localAddress = loopbackDialSource(listen)
+  // TCPSocketOptions names a subset of net.connect's options; @libp2p/tcp passes dialOpts
+  // to net.connect whole, so localAddress reaches it.
+  return localAddress === undefined ? {} : { dialOpts: { localAddress } as TCPSocketOptions }
+}
+
