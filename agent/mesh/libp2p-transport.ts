@@ -45,7 +45,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { Libp2p } from 'libp2p'
 import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
-import { checkRequestHandler, checkTransportPayload, requestTimeoutMsOf } from '../../runtime/transport-arguments.ts'
+import { admitRequest, checkTransportPayload, RequestHandlerTable } from '../../runtime/transport-arguments.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import {
   PeerUnreachableError,
@@ -163,7 +163,7 @@ export class Libp2pTransport implements Transport {
   #stopping: Promise<void> | undefined
   readonly #subscriptions = new Map<string, Subscription[]>()
   readonly #validators = new Map<string, TopicValidator>()
-  readonly #handlers = new Map<string, RequestHandler>()
+  readonly #handlers = new RequestHandlerTable(component)
   readonly #pending = new Set<PendingRequest>()
   /** Our open channel to each peer we send requests to; a closed one leaves at once. */
   readonly #channels = new Map<PeerId, RequestChannel>()
@@ -301,30 +301,23 @@ export class Libp2pTransport implements Transport {
   handle (protocol: string, handler: RequestHandler): void {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    checkRequestHandler(component, handler)
-    this.#handlers.set(protocol, handler)
+    this.#handlers.serve(protocol, handler)
   }
 
   unhandle (protocol: string): void {
-    // Harmless after stop: the handlers are gone already.
-    this.#handlers.delete(protocol)
+    this.#handlers.drop(protocol)
   }
 
   async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    checkTransportPayload(component, data, 'request')
-    const timeoutMs = requestTimeoutMsOf(component, options)
     let target: Libp2pPeerId
     try {
       target = peerIdFromString(peer)
     } catch (error) {
       throw new InvalidInputError(component, 'a libp2p peer id', peer, { cause: error })
     }
-    if (peer === this.peerId) throw new PeerUnreachableError(peer, 'a peer cannot send a request to itself')
-    if (this.#pending.size >= limits.transportRequestsInFlightMax) {
-      throw new TransportBusyError(peer, protocol, limits.transportRequestsInFlightMax)
-    }
+    const timeoutMs = admitRequest(component, this.peerId, peer, protocol, data, options, this.#pending.size)
     const envelope = encodeRequestEnvelope({ protocol, data })
     this.#counters.requestsSent++
     const answer = Promise.withResolvers<Uint8Array>()
