@@ -58,6 +58,8 @@ const admin = new CommandProposer({ proposer: { kind: 'user', name: 'admin' }, r
 /** The provisioner's entity: it records the instance and addresses of machines. */
 const provisioner = new CommandProposer({ proposer: { kind: 'controller', id: '0' }, requestPrefix: 'controller-0' })
 const charmHashLength = 16
+/** Delta keys of unit and machine statuses (`unit/web/0/status`, `machine/1/status`). */
+const statusKey = /^(?:unit\/[^/]+\/\d+|machine\/[^/]+)\/status$/
 
 export class ModelFixture {
   #context: ModelContext = emptyModel()
@@ -292,7 +294,8 @@ export class ModelFixture {
     let result: T
     try {
       result = change()
-      if (this.#depth === 1) this.#applyLeadership(this.#leadership.electVacant(this.#context, this.#now()), false)
+      // Only a change a watcher would see can have left a lease vacant.
+      if (this.#depth === 1 && this.#changed) this.#applyLeadership(this.#leadership.electVacant(this.#context, this.#now()), false)
     } finally {
       this.#depth--
     }
@@ -341,7 +344,8 @@ export class ModelFixture {
       const unit = /^unit\/([^/]+\/\d+)$/.exec(delta.key)?.[1]
       if (unit !== undefined && delta.removed === true) this.removedUnits.push(unit)
     }
-    if (outcome.deltas.length > 0) this.#changed = true
+    // Statuses are not part of any unit's remote state: a status-only change tells no watcher.
+    if (outcome.deltas.some(delta => !statusKey.test(delta.key))) this.#changed = true
     for (const listener of this.#appliedListeners) listener(outcome.result)
     if (!outcome.result.ok) {
       if (strict) throw new Error(`model fixture: ${outcome.result.error}`)
