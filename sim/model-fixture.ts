@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../runtime/clock.ts'
+import type { Clock } from '../runtime/clock.ts'
 import { hashString32 } from '../runtime/random.ts'
 import { naturalCompare, type ApplicationName, type MachineId, type RelationId, type UnitName } from '../runtime/ids.ts'
 import { CommandProposer, type ModelCommandBody } from '../runtime/model/command-proposer.ts'
@@ -73,7 +73,6 @@ export class ModelFixture {
   #depth = 0
   #changed = false
   #generation = 0
-  #renewal: TimerHandle | undefined
   /** Units that left the model, in the order they left. */
   readonly removedUnits: UnitName[] = []
   /** Agent requests the model refused, as `unit: error` (a real agent logs them and goes on). */
@@ -96,12 +95,6 @@ export class ModelFixture {
   /** Called after every command is applied, before anyone is told (checkers that must see each change). */
   onCommandApplied (listener: (result: CommandResult) => void): void {
     this.#appliedListeners.push(listener)
-  }
-
-  /** Stops renewing leases (the world is done). */
-  dispose (): void {
-    if (this.#renewal !== undefined) this.#clock.clearTimeout(this.#renewal)
-    this.#renewal = undefined
   }
 
   // --- reading -----------------------------------------------------------------------
@@ -237,10 +230,10 @@ export class ModelFixture {
     this.#batch(() => { this.#applyLeadership(this.#leadership.handOver(this.#context, application, unit, this.#now()), true) })
   }
 
-  /** The leader ran `leader-set` with a new value; false when nobody holds the lease. */
+  /** The leader ran `leader-set` with a new value; false when no alive unit holds the lease (a dying one has resigned). */
   leaderSet (application: ApplicationName): boolean {
     const leader = this.leaderOf(application)
-    if (leader === undefined) return false
+    if (leader === undefined || this.unitLife(leader) !== 'alive') return false
     this.#batch(() => { this.#asUnit(leader, { type: 'leader-settings', application, unit: leader, settings: { generation: this.#nextValue() } }, true) })
     return true
   }
@@ -308,7 +301,7 @@ export class ModelFixture {
   }
 
   #scheduleRenewal (): void {
-    this.#renewal = this.#clock.setTimeout(() => {
+    this.#clock.setTimeout(() => {
       this.#batch(() => { this.#applyLeadership(this.#leadership.renew(this.#context, this.#now()), false) })
       this.#scheduleRenewal()
     }, fixtureLeaseRenewEveryMs)
