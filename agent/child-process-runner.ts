@@ -13,7 +13,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { InvalidInputError } from '../runtime/errors.ts'
 import { limits } from '../runtime/limits.ts'
-import type { ProcessExit, ProcessRunner, ProcessSpec, RunningProcess } from '../runtime/process-runner.ts'
+import type { DetachedProcess, DetachedProcessSpec, ProcessExit, ProcessIdentity, ProcessRunner, ProcessSignal, ProcessSpec, RunningProcess } from '../runtime/process-runner.ts'
+import { findProcessesByArgument, identifyProcess, signalProcessGroup, startDetachedProcess } from './detached-processes.ts'
 
 const component = 'child-process-runner'
 
@@ -64,6 +65,22 @@ export class ChildProcessRunner implements ProcessRunner {
       return notStarted(`cannot start ${JSON.stringify(spec.command)}: ${messageOf(error)}`)
     }
     return new RunningChild(child, spec, this.#timeoutKillGraceMs, this.#outputDrainMs)
+  }
+
+  startDetached (spec: DetachedProcessSpec): DetachedProcess {
+    return startDetachedProcess(spec)
+  }
+
+  identify (pid: number): ProcessIdentity | undefined {
+    return identifyProcess(pid)
+  }
+
+  signalGroup (pid: number, signal: ProcessSignal): void {
+    signalProcessGroup(pid, signal)
+  }
+
+  findByArgument (fragment: string): number[] {
+    return findProcessesByArgument(fragment)
   }
 }
 
