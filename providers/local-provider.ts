@@ -480,7 +480,9 @@ export class LocalProvider implements Provider {
         state.lastAliveAt = now
         continue
       }
-      const ran = state.launchedAt !== undefined && state.lastAliveAt !== undefined ? state.lastAliveAt - state.launchedAt : undefined
+      // An agent never seen alive since its launch ran for no time: it counts as a crash,
+      // not as a healthy run (without this, one dying between two passes never backs off).
+      const ran = state.launchedAt !== undefined ? (state.lastAliveAt ?? state.launchedAt) - state.launchedAt : undefined
       if (ran === undefined || ran >= this.#healthyAfterMs) {
         if (state.failures > 0) this.#logger.log('debug', 'agent ran long enough; back-off reset', { machineId })
         state.failures = 0
