@@ -64,6 +64,10 @@ export class NodeFileSystem implements FileSystem {
   exists (path: string): boolean {
     return fs.existsSync(path)
   }
+
+  rename (from: string, to: string): void {
+    fs.renameSync(from, to)
+  }
 }
 
 function isMissing (error: unknown): boolean {

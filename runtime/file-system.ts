@@ -35,6 +35,8 @@ export interface FileSystem {
   /** The entries of a directory, by name; undefined when there is no such directory. */
   list (path: string): DirectoryEntry[] | undefined
   exists (path: string): boolean
+  /** Moves a file over another atomically (a state file written whole, then renamed into place). */
+  rename (from: string, to: string): void
 }
 
 /** Joins absolute POSIX path segments: `joinPath('/a/', 'b', 'c')` → `/a/b/c`. */

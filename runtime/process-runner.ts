@@ -17,7 +17,14 @@ export interface ProcessSpec {
   /** Bytes of stdout + stderr kept; the rest is counted and dropped. */
   outputBytesMax: number
   onOutput?: (stream: 'stdout' | 'stderr', line: string) => void
+  /** What the process reads on stdin (default: nothing, stdin is closed). */
+  stdin?: ProcessInput
 }
+
+/** Bytes given here, or a file's contents streamed from disk (an archive too big to hold). */
+export type ProcessInput =
+  | { readonly bytes: Uint8Array }
+  | { readonly file: string }
 
 export type ProcessExit =
   | { kind: 'exited', exitCode: number, outputBytes: number, outputTruncated: boolean }

@@ -91,6 +91,15 @@ export class SimFileSystem implements FileSystem {
     return this.#entries.has(normal(path))
   }
 
+  rename (from: string, to: string): void {
+    const source = normal(from)
+    const entry = this.#entries.get(source)
+    if (entry?.kind !== 'file') throw new SimFileSystemError('ENOENT', 'rename', source)
+    const target = this.#writable('write', to)
+    this.#entries.delete(source)
+    this.#entries.set(target, entry)
+  }
+
   /** The mode a path was made with, or undefined when there is none. */
   mode (path: string): number | undefined {
     return this.#entries.get(normal(path))?.mode

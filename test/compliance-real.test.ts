@@ -65,6 +65,7 @@ function script (behaviour: Behaviour): string {
       return `i=0\nwhile [ $i -lt ${behaviour.lines} ]; do printf '%s\\n' ${line}; i=$((i + 1)); done`
     }
     case 'missing': return ''
+    case 'echo-stdin': return 'cat'
   }
 }
 

@@ -54,6 +54,10 @@ function outcome (spec: ProcessSpec): SimProcessOutcome {
     case 'print-cwd': return { durationMs: 5, output: [spec.cwd] }
     case 'print-lines': return { durationMs: 5, output: new Array(behaviour.lines).fill('x'.repeat(behaviour.width - 1)) }
     case 'missing': return { durationMs: 0, spawnFailure: `cannot start ${JSON.stringify(spec.command)}: ENOENT`, missing: true }
+    case 'echo-stdin': {
+      const text = spec.stdin !== undefined && 'bytes' in spec.stdin ? new TextDecoder().decode(spec.stdin.bytes) : ''
+      return { durationMs: 5, output: text === '' ? [] : text.replace(/\n$/, '').split('\n') }
+    }
   }
 }
 

@@ -83,6 +83,15 @@ export function fileSystemCompliance (harness: FileSystemHarness): void {
     files.remove(dir)
   })
 
+  test('rename moves a file over another', () => {
+    files.writeFile(joinPath(root, 'state.json.new'), 'new', 0o600)
+    files.writeFile(joinPath(root, 'state.json'), 'old', 0o600)
+    files.rename(joinPath(root, 'state.json.new'), joinPath(root, 'state.json'))
+    assert.is(text(files.readFile(joinPath(root, 'state.json'))), 'new')
+    assert.not.ok(files.exists(joinPath(root, 'state.json.new')))
+    throws(() => { files.rename(joinPath(root, 'none'), joinPath(root, 'other')) }, 'renaming a missing file')
+  })
+
   test('joinPath joins with one slash', () => {
     assert.is(joinPath('/a/', 'b', '/c'), '/a/b/c')
     assert.is(joinPath('/a', ''), '/a')

@@ -23,6 +23,8 @@ export type Behaviour =
   | { kind: 'print-lines', lines: number, width: number }
   /** A command that does not exist. */
   | { kind: 'missing' }
+  /** Copies stdin to stdout. */
+  | { kind: 'echo-stdin' }
 
 export interface ProcessRunnerHarness {
   name: string
@@ -110,6 +112,14 @@ export function processRunnerCompliance (harness: ProcessRunnerHarness): void {
     const { exit, output } = await run({ kind: 'exit', exitCode: 0, stdout: ['abc'] }, { outputBytesMax: 0 })
     assert.equal(exit, { kind: 'exited', exitCode: 0, outputBytes: 4, outputTruncated: true })
     assert.equal(output, [])
+  })
+
+  test('stdin bytes reach the process, and without them stdin is empty', async () => {
+    const given = await run({ kind: 'echo-stdin' }, { stdin: { bytes: new TextEncoder().encode('bootstrap line\nsecond\n') } })
+    assert.equal(stdout(given.output), ['bootstrap line', 'second'])
+    const none = await run({ kind: 'echo-stdin' })
+    assert.equal(stdout(none.output), [])
+    assert.is(none.exit.kind, 'exited')
   })
 
   test('a process that ends before its timeout is not timed out', async () => {
