@@ -52,7 +52,8 @@ import { decodeBootstrapData, type BootstrapController, type BootstrapData } fro
 import { FaultInjectingProvider } from '../providers/fault-injecting-provider.ts'
 import { modelMachinesHome } from '../providers/local-provider.ts'
 import { createLocalProvider } from './create-local-provider.ts'
-import { ManualProvider } from './providers/manual-provider.ts'
+import type { ManualProvider } from '../providers/manual-provider.ts'
+import { createManualProvider } from './create-manual-provider.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
@@ -272,7 +273,7 @@ async function main (): Promise<void> {
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
-    const manual = new ManualProvider({
+    const manual = createManualProvider({
       stateFile: join(home, 'manual-hosts.json'),
       ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
       logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }
