@@ -226,7 +226,10 @@ class LocalProviderWorld {
   }
 
   #track (promise: Promise<void>): void {
-    const tracked = promise.catch(error => { if (error instanceof Failure) this.#failure ??= error; else throw error })
+    // An operation that throws what the contract does not allow fails the run with its seed.
+    const tracked = promise.catch(error => {
+      this.#failure ??= error instanceof Failure ? error : new Failure(this.#sim.failure('crash', `an operation threw: ${String(error)}`))
+    })
     this.#pending.add(tracked)
     void tracked.finally(() => this.#pending.delete(tracked))
   }
