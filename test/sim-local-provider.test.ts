@@ -14,6 +14,7 @@ import { SimClock } from '../sim/sim-clock.ts'
 import { SimFileSystem } from '../sim/sim-file-system.ts'
 import { SimProcessRunner, type SimProcessOutcome } from '../sim/sim-process-runner.ts'
 import { runLocalProviderFaults, type LocalProviderScenarioResult } from '../sim/scenarios/local-provider-faults.ts'
+import { providerCompliance } from './compliance/provider-compliance.ts'
 
 const flush = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
 
@@ -85,6 +86,27 @@ async function rejection (w: World, promise: Promise<unknown>): Promise<Provider
   }
   throw new Error('expected a rejection')
 }
+
+// The shared provider contract, against the local provider's code on simulated processes and files.
+let complianceWorld = world()
+providerCompliance({
+  name: 'local (simulated processes and files)',
+  create: async () => {
+    complianceWorld = world()
+    complianceWorld.provider.start()
+    return { provider: complianceWorld.provider, close: async () => { await complianceWorld.provider.stop() } }
+  },
+  bootstrap: machineId => new TextEncoder().encode(`ok ${machineId}`),
+  settle: async () => {
+    complianceWorld.clock.advance(100)
+    await flush()
+  },
+  timeoutMs: 10_000,
+  failingStart: () => {
+    complianceWorld.outcomes.push({ durationMs: 10, exitCode: 1, stderr: ['cantripd: bad bootstrap data'] })
+    return { overrides: {}, failure: 'deployment-failed' }
+  }
+})
 
 const test = suite('local provider on the simulator')
 

@@ -12,6 +12,7 @@ import { SimClock } from '../sim/sim-clock.ts'
 import { SimFileSystem } from '../sim/sim-file-system.ts'
 import { SimProcessRunner } from '../sim/sim-process-runner.ts'
 import { SimSshHosts } from '../sim/sim-ssh-hosts.ts'
+import { providerCompliance } from './compliance/provider-compliance.ts'
 
 const flush = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
 
@@ -76,6 +77,24 @@ async function rejection (w: World, promise: Promise<unknown>): Promise<Provider
 function spec (machineId: string, host: string, token = `token-${machineId}`): InstanceSpec {
   return { machineId, token, bootstrap: new TextEncoder().encode(`boot ${machineId}`), constraints: {}, placement: `ssh:ubuntu@${host}` }
 }
+
+// The shared provider contract, against the manual provider's code with ssh simulated.
+let complianceWorld = world()
+providerCompliance({
+  name: 'manual (simulated ssh hosts)',
+  create: async () => {
+    complianceWorld = world()
+    return { provider: complianceWorld.provider, close: async () => {} }
+  },
+  bootstrap: machineId => new TextEncoder().encode(`boot ${machineId}`),
+  placement: () => 'ssh:ubuntu@10.0.0.1',
+  settle: async () => {
+    complianceWorld.clock.advance(10)
+    await flush()
+  },
+  timeoutMs: 10_000,
+  failingStart: () => ({ overrides: { placement: 'ssh:nobody' }, failure: 'invalid' })
+})
 
 const test = suite('manual provider on the simulator')
 
