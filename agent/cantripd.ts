@@ -49,9 +49,11 @@ import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
-import { FaultInjectingProvider } from './providers/fault-injecting-provider.ts'
-import { LocalProvider, modelMachinesHome } from './providers/local-provider.ts'
-import { ManualProvider } from './providers/manual-provider.ts'
+import { FaultInjectingProvider } from '../providers/fault-injecting-provider.ts'
+import { modelMachinesHome } from '../providers/local-provider.ts'
+import { createLocalProvider } from './create-local-provider.ts'
+import type { ManualProvider } from '../providers/manual-provider.ts'
+import { createManualProvider } from './create-manual-provider.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
@@ -269,11 +271,11 @@ async function main (): Promise<void> {
    * injected faults around it; its watchdog runs only while the provisioner does.
    */
   function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
-    const local = new LocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs })
+    const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
-    const manual = new ManualProvider({
+    const manual = createManualProvider({
       stateFile: join(home, 'manual-hosts.json'),
       ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
       logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }

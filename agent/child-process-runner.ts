@@ -9,11 +9,12 @@
  * prints without end costs no memory.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { createReadStream, readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { InvalidInputError } from '../runtime/errors.ts'
 import { limits } from '../runtime/limits.ts'
-import type { ProcessExit, ProcessRunner, ProcessSpec, RunningProcess } from '../runtime/process-runner.ts'
+import type { DetachedProcess, DetachedProcessSpec, ProcessExit, ProcessIdentity, ProcessRunner, ProcessSignal, ProcessSpec, RunningProcess } from '../runtime/process-runner.ts'
+import { findProcessesByArgument, identifyProcess, signalProcessGroup, startDetachedProcess } from './detached-processes.ts'
 
 const component = 'child-process-runner'
 
@@ -57,13 +58,30 @@ export class ChildProcessRunner implements ProcessRunner {
         env: { ...spec.env },
         detached: true,
         shell: false,
-        stdio: ['ignore', 'pipe', 'pipe']
+        stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']
       })
     } catch (error) {
       // Invalid arguments (e.g. a NUL byte in an env value) throw synchronously.
       return notStarted(`cannot start ${JSON.stringify(spec.command)}: ${messageOf(error)}`)
     }
+    feedStdin(child, spec)
     return new RunningChild(child, spec, this.#timeoutKillGraceMs, this.#outputDrainMs)
+  }
+
+  startDetached (spec: DetachedProcessSpec): DetachedProcess {
+    return startDetachedProcess(spec)
+  }
+
+  identify (pid: number): ProcessIdentity | undefined {
+    return identifyProcess(pid)
+  }
+
+  signalGroup (pid: number, signal: ProcessSignal): void {
+    signalProcessGroup(pid, signal)
+  }
+
+  findByArgument (fragment: string): number[] {
+    return findProcessesByArgument(fragment)
   }
 }
 
@@ -326,6 +344,23 @@ function groupHasRunningMember (pgid: number): boolean {
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true
   }
   return false
+}
+
+/**
+ * Bytes are written and stdin closed; a file is streamed without passing through memory
+ * whole. A child that exits before reading it all breaks the pipe: its exit says why.
+ */
+function feedStdin (child: ChildProcess, spec: ProcessSpec): void {
+  const stdin = child.stdin
+  if (stdin === null || spec.stdin === undefined) return
+  stdin.on('error', () => {})
+  if ('bytes' in spec.stdin) {
+    stdin.end(spec.stdin.bytes)
+    return
+  }
+  const file = createReadStream(spec.stdin.file)
+  file.once('error', () => { stdin.end() })
+  file.pipe(stdin)
 }
 
 function notStarted (reason: string, missing = false): RunningProcess {

@@ -77,7 +77,7 @@ export async function measureUnitActorMemory (units: number): Promise<{ units: n
   const heap = (): number => { gc?.(); gc?.(); return process.memoryUsage().heapUsed }
   const world = new UnitWorld({ seed: 1, updateStatusIntervalMs: 300_000 })
   const before = heap()
-  world.controller.deploy({ name: 'bench' }, units, Array.from({ length: units }, () => '0'))
+  world.model.deploy({ name: 'bench' }, units, Array.from({ length: units }, () => '0'))
   await world.advance(60_000)
   const after = heap()
   return { units, perUnit: Math.round((after - before) / units / 1024), perUnitBytes: Math.round((after - before) / units) }

@@ -11,26 +11,26 @@ const world = new UnitWorld({ seed: 42 })
 const say = (line: string): void => { process.stdout.write(line + '\n') }
 
 world.failHook('web/1', 'install')
-world.controller.deploy({ name: 'kv', peers: ['cluster'] }, 3)
-world.controller.deploy({ name: 'web' }, 2)
-world.controller.deploy({ name: 'logship', subordinate: true }, 0)
-world.controller.relate('web:kv', 'kv:api')
-world.controller.relate('web:juju-info', 'logship:host')
+world.model.deploy({ name: 'kv', peers: ['cluster'], provides: { api: 'kv' } }, 3)
+world.model.deploy({ name: 'web', requires: { kv: 'kv' } }, 2)
+world.model.deploy({ name: 'logship', subordinate: true, requires: { host: { interface: 'juju-info', scope: 'container' } } }, 0)
+world.model.relate('web:kv', 'kv:api')
+world.model.relate('web:juju-info', 'logship:host')
 await world.settle()
 say('deployed kv (3 units, peer relation "cluster"), web (2 units) related to kv, logship on each web unit')
 say(`web/1's install hook failed: ${world.actor('web/1').getSnapshot().context.status.agent.message}; running "resolved web/1"`)
-world.controller.resolved('web/1')
+world.model.resolved('web/1')
 await world.settle()
-world.controller.setConfig('kv', 'config-1')
-world.controller.removeUnit('kv/2')
+world.model.setConfig('kv', { setting: 'config-1' })
+world.model.removeUnit('kv/2')
 await world.settle()
 say('changed kv config and removed kv/2\n')
 
 const rows: string[][] = [['Unit', 'Workload', 'Agent', 'Machine', 'Message']]
-for (const unit of world.controller.units().sort(naturalCompare)) {
+for (const unit of world.model.units().sort(naturalCompare)) {
   const { status } = world.actor(unit).getSnapshot().context
-  const leader = world.controller.leaderOf(unit.split('/')[0]!) === unit ? '*' : ''
-  rows.push([unit + leader, status.workload.status, status.agent.status, world.controller.machineOf(unit), status.workload.message])
+  const leader = world.model.leaderOf(unit.split('/')[0]!) === unit ? '*' : ''
+  rows.push([unit + leader, status.workload.status, status.agent.status, world.model.machineOf(unit), status.workload.message])
 }
 const widths = rows[0]!.map((_, column) => Math.max(...rows.map(row => row[column]!.length)))
 for (const row of rows) say(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd())

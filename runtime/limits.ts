@@ -430,7 +430,7 @@ export const limits = {
   /** A provisioned machine agent's registration: rounds over every controller before its start fails (and its supervisor backs off). */
   registrationAttemptsMax: 30,
   /**
-   * Local provider (agent/providers/local-provider.ts): how often its watchdog looks for
+   * Local provider (providers/local-provider.ts): how often its watchdog looks for
    * dead agent processes; a restarted agent restarts after the min, doubling per
    * consecutive crash up to the max, so a crash loop knocks at most once a minute; an agent
    * that ran this long before dying counts as healthy and its back-off starts again.

@@ -13,10 +13,15 @@
  * Credentials: a provider holds its cloud credentials itself (given to it on the
  * controllers); nothing in this contract carries them, and bootstrap data must not.
  *
- * Implementations: `agent/providers/local-provider.ts` (detached cantripd processes on
- * this host), `sim/sim-provider.ts` (a seeded MAAS-like cloud) and
- * `agent/providers/manual-provider.ts` (existing hosts over ssh). One compliance suite
+ * Implementations live in providers/ (`local-provider.ts`: detached cantripd processes on
+ * this host; `sim-provider.ts`: a seeded MAAS-like cloud; `manual-provider.ts`: existing
+ * hosts over ssh), written over the runtime contracts. One compliance suite
  * (`test/compliance/provider-compliance.ts`) runs against each.
+ *
+ * The contract itself stays here in runtime/, not in providers/: the provisioner
+ * (actors/provisioner) drives a Provider, and actors/ may import runtime/ but never
+ * providers/; runtime/ may import nothing above it, so a re-export from providers/
+ * would not help either.
  */
 import { CantripError } from './errors.ts'
 

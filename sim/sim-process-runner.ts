@@ -4,11 +4,28 @@
  * `durationMs` of simulated time, a hang lasts until a kill or the timeout, and the
  * timeout and kill grace are measured on the same clock. Output lines are delivered,
  * capped exactly as the real runner caps them, when the process ends.
+ *
+ * Detached processes (machine agents) come from their own script and live in a process
+ * table that `identify`, `signalGroup` and `findByArgument` read, and where `crash(pid)`
+ * kills one as the kernel's OOM killer would. Their output is appended to their log
+ * file in the `SimFileSystem` when they start.
  */
 import { assert } from '../runtime/assert.ts'
 import { limits } from '../runtime/limits.ts'
-import type { ProcessExit, ProcessRunner, ProcessSpec, RunningProcess } from '../runtime/process-runner.ts'
+import type {
+  DetachedExit,
+  DetachedProcess,
+  DetachedProcessSpec,
+  ProcessExit,
+  ProcessIdentity,
+  ProcessRunner,
+  ProcessSignal,
+  ProcessSpec,
+  RunningProcess
+} from '../runtime/process-runner.ts'
 import type { SimClock } from './sim-clock.ts'
+import type { SimFileSystem } from './sim-file-system.ts'
+import { SimDetachedProcess } from './sim-detached-process.ts'
 
 export interface SimProcessOutcome {
   /** Exit code when the process ends by itself; default 0. */
@@ -32,31 +49,89 @@ export interface SimProcessOutcome {
 }
 
 export type SimProcessScript = (spec: ProcessSpec) => SimProcessOutcome
+export type SimDetachedScript = (spec: DetachedProcessSpec) => SimProcessOutcome
 
 export interface SimProcessRunnerOptions {
   /** Grace between SIGTERM and SIGKILL when the timeout kills the group. */
   timeoutKillGraceMs?: number
   /** The pid of the first process; later ones count up. */
   firstPid?: number
+  /** Decides each detached process's outcome; without it, detached processes run until killed. */
+  detachedScript?: SimDetachedScript
+  /** Where detached processes' log files are written; without it their output is dropped. */
+  files?: SimFileSystem
 }
 
 export class SimProcessRunner implements ProcessRunner {
   readonly #clock: SimClock
   readonly #script: SimProcessScript
   readonly #timeoutKillGraceMs: number
+  readonly #detachedScript: SimDetachedScript
+  readonly #files: SimFileSystem | undefined
   #nextPid: number
-  readonly #running = new Set<number>()
+  readonly #running = new Map<number, SimRunningProcess>()
+  readonly #detached = new Map<number, SimDetachedProcess>()
 
   constructor (clock: SimClock, script: SimProcessScript, options: SimProcessRunnerOptions = {}) {
     this.#clock = clock
     this.#script = script
     this.#timeoutKillGraceMs = options.timeoutKillGraceMs ?? limits.processKillGraceMs
     this.#nextPid = options.firstPid ?? 1000
+    this.#detachedScript = options.detachedScript ?? (() => ({ durationMs: 0, hang: true }))
+    this.#files = options.files
   }
 
   /** Processes started and not yet ended. */
   get runningCount (): number {
     return this.#running.size
+  }
+
+  /** Detached processes still running, by pid. */
+  detachedPids (): number[] {
+    return [...this.#detached.keys()].sort((a, b) => a - b)
+  }
+
+  /** Kills a detached process as something outside the provider would (an OOM kill, a crash). */
+  crash (pid: number, signal = 'SIGKILL'): boolean {
+    const process = this.#detached.get(pid)
+    if (process === undefined) return false
+    process.end({ kind: 'signalled', signal })
+    return true
+  }
+
+  startDetached (spec: DetachedProcessSpec): DetachedProcess {
+    const outcome = this.#detachedScript(spec)
+    assert(Number.isFinite(outcome.durationMs) && outcome.durationMs >= 0,
+      `sim-process-runner: detached script gave a durationMs of ${String(outcome.durationMs)} for ${JSON.stringify(spec.command)}`)
+    const failed = (reason: string, missing: boolean): DetachedProcess =>
+      ({ pid: undefined, exit: Promise.resolve<DetachedExit>({ kind: 'spawn-failed', reason, missing }) })
+    try {
+      this.#files?.appendFile(spec.logFile, '', 0o600)
+    } catch (error) {
+      return failed(`cannot open ${JSON.stringify(spec.logFile)}: ${error instanceof Error ? error.message : String(error)}`, false)
+    }
+    if (outcome.spawnFailure !== undefined) return failed(outcome.spawnFailure, outcome.missing ?? false)
+    const lines = [...outcome.output ?? [], ...outcome.stderr ?? []]
+    if (lines.length > 0) this.#files?.appendFile(spec.logFile, lines.map(line => `${line}\n`).join(''), 0o600)
+    const pid = this.#nextPid++
+    const process = new SimDetachedProcess(pid, spec, outcome, this.#clock, () => this.#detached.delete(pid))
+    this.#detached.set(pid, process)
+    return { pid, exit: process.exit }
+  }
+
+  identify (pid: number): ProcessIdentity | undefined {
+    const detached = this.#detached.get(pid)
+    if (detached !== undefined) return { pid, startTime: detached.startTime }
+    return this.#running.has(pid) ? { pid } : undefined
+  }
+
+  signalGroup (pid: number, signal: ProcessSignal): void {
+    this.#detached.get(pid)?.receive(signal)
+    this.#running.get(pid)?.receive(signal)
+  }
+
+  findByArgument (fragment: string): number[] {
+    return [...this.#detached.values()].filter(process => process.commandLine.includes(fragment)).map(process => process.pid)
   }
 
   start (spec: ProcessSpec): RunningProcess {
@@ -70,8 +145,9 @@ export class SimProcessRunner implements ProcessRunner {
       return { pid: undefined, exit: Promise.resolve({ kind: 'spawn-failed', reason: outcome.spawnFailure, missing: outcome.missing ?? false }), kill () {} }
     }
     const pid = this.#nextPid++
-    this.#running.add(pid)
-    return new SimRunningProcess(pid, spec, outcome, this.#clock, this.#timeoutKillGraceMs, () => this.#running.delete(pid))
+    const process = new SimRunningProcess(pid, spec, outcome, this.#clock, this.#timeoutKillGraceMs, () => this.#running.delete(pid))
+    this.#running.set(pid, process)
+    return process
   }
 }
 
@@ -114,6 +190,11 @@ class SimRunningProcess implements RunningProcess {
   kill (graceMs: number): void {
     assert(Number.isFinite(graceMs) && graceMs >= 0, `sim-process-runner: kill grace must be >= 0, got ${String(graceMs)}`)
     this.#terminate('kill', graceMs)
+  }
+
+  /** A signal from `signalGroup`: SIGTERM ends it unless it ignores SIGTERM; SIGKILL always. */
+  receive (signal: ProcessSignal): void {
+    if (signal === 'SIGKILL' || this.#outcome.ignoresSigterm !== true) this.#end({ kind: 'signalled', signal })
   }
 
   #terminate (reason: 'timeout' | 'kill', graceMs: number): void {

@@ -11,7 +11,7 @@ import type { UnitPorts } from '../actors/unit/unit-ports.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import { createUnitStateStore, type UnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { AgentClock } from './agent-clock.ts'
-import { ScriptedController } from './scripted-controller.ts'
+import { ModelFixture } from './model-fixture.ts'
 import { SimProcessRunner, type SimProcessOutcome } from './sim-process-runner.ts'
 import { runHookProcess } from '../actors/unit/hook-process.ts'
 import type { ProcessSpec } from '../runtime/process-runner.ts'
@@ -19,8 +19,8 @@ import { Simulation } from './simulation.ts'
 import { SimStorage } from './sim-storage.ts'
 
 /**
- * A deterministic world for unit actors: a scripted controller, one hook lock per
- * machine, local state kept in memory as the durable copy, hooks whose outcomes are
+ * A deterministic world for unit actors: the real model behind a fixture (`model`), one
+ * hook lock per machine, local state kept in memory as the durable copy, hooks whose outcomes are
  * scripted, and XState's simulated clock. `settle()` lets every actor run until nothing
  * moves. Crashes stop an actor without any further persistence; restarts rebuild it from
  * its durable local state, as the agent does after kill -9.
@@ -46,6 +46,7 @@ interface UnitSlot {
   actor: UnitActorRef
   subscription: Subscription
   generation: number
+  machine: MachineId
 }
 
 export interface UnitWorldOptions {
@@ -77,7 +78,8 @@ function simulatedProcess (outcome: HookOutcome, durationMs: number): SimProcess
 const settleRoundsMax = 100_000
 
 export class UnitWorld {
-  readonly controller = new ScriptedController()
+  /** The real model; the test scripts it through the fixture's commands. */
+  readonly model: ModelFixture
   readonly sim: Simulation
   readonly #agentClocks = new Map<MachineId, AgentClock>()
   readonly runs: HookRun[] = []
@@ -109,7 +111,7 @@ export class UnitWorld {
   #pendingCrash: UnitName | undefined
   /** Called after every simulated step (each batch of timers due at one instant, settled). */
   onStep: (() => void) | undefined
-  /** Units whose agent the world starts automatically when the controller adds them. */
+  /** Units whose agent the world starts automatically when the model adds them. */
   autoStart = true
   /** How many hooks ran concurrently on one machine at most (must stay 1). */
   maxConcurrentHooksPerMachine = 0
@@ -125,7 +127,8 @@ export class UnitWorld {
       hookDurationMs: options.hookDurationMs ?? (() => 0),
       clockDrift: options.clockDrift ?? (() => 0)
     }
-    this.controller.onChange(units => {
+    this.model = new ModelFixture({ clock: this.sim.clock, trace: line => { this.sim.trace(line) } })
+    this.model.onChange(units => {
       for (const unit of units) this.#deliver(unit)
     })
   }
@@ -189,7 +192,7 @@ export class UnitWorld {
     assert(!this.#slots.has(unit), `world: unit "${unit}" already running`)
     const generation = (this.#generation.get(unit) ?? 0) + 1
     this.#generation.set(unit, generation)
-    const machine = this.controller.machineOf(unit)
+    const machine = this.model.machineOf(unit)
     this.#machines.set(unit, machine)
     const lock = this.#lockFor(machine)
     const world = this
@@ -207,7 +210,7 @@ export class UnitWorld {
     }
     const input: UnitInput = {
       unit,
-      remote: this.controller.remoteState(unit),
+      remote: this.model.remoteState(unit, this.#agentClock(machine).now()),
       seed: hashString32(unit, this.#options.seed),
       updateStatusIntervalMs: this.#options.updateStatusIntervalMs,
       automaticallyRetryHooks: this.#options.automaticallyRetryHooks
@@ -220,7 +223,7 @@ export class UnitWorld {
       next: () => { this.#progress++ },
       error: error => { this.#errors.push(error) }
     })
-    this.#slots.set(unit, { actor, subscription, generation })
+    this.#slots.set(unit, { actor, subscription, generation, machine })
     actor.start()
     return actor
   }
@@ -367,7 +370,8 @@ export class UnitWorld {
     }
     if (slot.actor.getSnapshot().status !== 'active') return
     // Like the real watcher, only announce a remote state that actually changed.
-    const remote = this.controller.remoteState(unit)
+    const remote = this.model.remoteStateIfPresent(unit, this.#agentClock(slot.machine).now())
+    if (remote === undefined) return
     const key = JSON.stringify(remote)
     if (this.#lastDelivered.get(unit) === key && slot.generation === this.#lastDeliveredGeneration.get(unit)) return
     this.#lastDelivered.set(unit, key)
@@ -380,16 +384,9 @@ export class UnitWorld {
     this.#progress++
     this.emitted.push({ unit, event })
     this.sim.trace(`${unit} ${event.type}${'hook' in event ? ' ' + describeHook(event.hook) : ''}`)
-    switch (event.type) {
-      case 'relation.enterScope': this.controller.enterScope(unit, event.relationId); break
-      case 'relation.leaveScope': this.controller.leaveScope(unit, event.relationId); break
-      case 'controller.clearResolved': this.controller.clearResolved(unit); break
-      case 'unit.destroy': this.controller.destroyUnit(unit); break
-      case 'unit.terminated': this.controller.unitTerminated(unit); break
-      case 'action.completed': this.controller.actionCompleted(unit, event.actionId); break
-      case 'command.completed': this.controller.commandCompleted(unit, event.commandId); break
-      default: break
-    }
+    // The request the real unit agent sends for this event, proposed as the unit.
+    const machine = this.#machines.get(unit)
+    this.model.applyEmitted(unit, event, machine === undefined ? this.sim.clock.now() : this.#agentClock(machine).now())
   }
 
   #storeFor (machine: MachineId): UnitStateStore {

@@ -8,12 +8,14 @@ import { join } from 'node:path'
 import { SystemClock } from '../agent/system-clock.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 import { ChildProcessRunner } from '../agent/child-process-runner.ts'
+import { NodeFileSystem } from '../agent/node-file-system.ts'
 import { SeededRandom } from '../runtime/random.ts'
-import type { ProcessExit, ProcessSpec } from '../runtime/process-runner.ts'
+import type { ProcessSpec } from '../runtime/process-runner.ts'
 import { clockCompliance } from './compliance/clock-compliance.ts'
 import { randomCompliance } from './compliance/random-compliance.ts'
 import { storageCompliance } from './compliance/storage-compliance.ts'
 import { processRunnerCompliance, type Behaviour } from './compliance/process-runner-compliance.ts'
+import { fileSystemCompliance } from './compliance/file-system-compliance.ts'
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'cantrip-compliance-')))
 // uvu gives no hook after the last suite of a file; remove the directory on the way out.
@@ -63,6 +65,7 @@ function script (behaviour: Behaviour): string {
       return `i=0\nwhile [ $i -lt ${behaviour.lines} ]; do printf '%s\\n' ${line}; i=$((i + 1)); done`
     }
     case 'missing': return ''
+    case 'echo-stdin': return 'cat'
   }
 }
 
@@ -80,7 +83,7 @@ processRunnerCompliance({
     outputBytesMax: 64 * 1024,
     ...overrides
   }),
-  settle: async (exit: Promise<ProcessExit>) => {
+  settle: async <T>(exit: Promise<T>): Promise<T> => {
     let guard: NodeJS.Timeout | undefined
     const stuck = new Promise<never>((_resolve, reject) => {
       guard = setTimeout(() => { reject(new Error('process did not exit within 15 s')) }, 15_000)
@@ -93,5 +96,26 @@ processRunnerCompliance({
   },
   wait: sleep,
   now: () => performance.now(),
-  slackMs: 400
+  slackMs: 400,
+  detached: {
+    spec: (behaviour, marker, logFile) => ({
+      command: behaviour.kind === 'missing' ? join(root, 'no-such-agent') : '/bin/sh',
+      args: ['-c', script(behaviour), 'sh', marker],
+      env: {},
+      cwd: root,
+      logFile
+    }),
+    logDir: root,
+    files: new NodeFileSystem()
+  }
+})
+
+let fileSystems = 0
+fileSystemCompliance({
+  name: 'NodeFileSystem',
+  create: () => {
+    const dir = join(root, `files-${fileSystems++}`)
+    new NodeFileSystem().makeDirectory(dir, { mode: 0o700 })
+    return { files: new NodeFileSystem(), root: dir }
+  }
 })

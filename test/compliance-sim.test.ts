@@ -7,7 +7,9 @@ import { SimClock } from '../sim/sim-clock.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
 import { SimProcessRunner, type SimProcessOutcome } from '../sim/sim-process-runner.ts'
 import { SeededRandom } from '../runtime/random.ts'
-import type { ProcessExit, ProcessSpec } from '../runtime/process-runner.ts'
+import type { DetachedProcessSpec, ProcessSpec } from '../runtime/process-runner.ts'
+import { SimFileSystem } from '../sim/sim-file-system.ts'
+import { fileSystemCompliance } from './compliance/file-system-compliance.ts'
 import { clockCompliance } from './compliance/clock-compliance.ts'
 import { randomCompliance } from './compliance/random-compliance.ts'
 import { storageCompliance } from './compliance/storage-compliance.ts'
@@ -52,13 +54,19 @@ function outcome (spec: ProcessSpec): SimProcessOutcome {
     case 'print-cwd': return { durationMs: 5, output: [spec.cwd] }
     case 'print-lines': return { durationMs: 5, output: new Array(behaviour.lines).fill('x'.repeat(behaviour.width - 1)) }
     case 'missing': return { durationMs: 0, spawnFailure: `cannot start ${JSON.stringify(spec.command)}: ENOENT`, missing: true }
+    case 'echo-stdin': {
+      const text = spec.stdin !== undefined && 'bytes' in spec.stdin ? new TextDecoder().decode(spec.stdin.bytes) : ''
+      return { durationMs: 5, output: text === '' ? [] : text.replace(/\n$/, '').split('\n') }
+    }
   }
 }
 
 const clock = new SimClock()
+const files = new SimFileSystem()
+files.makeDirectory('/var/log/cantrip', { mode: 0o700, recursive: true })
 processRunnerCompliance({
   name: 'SimProcessRunner',
-  runner: new SimProcessRunner(clock, outcome),
+  runner: new SimProcessRunner(clock, outcome, { files, detachedScript: (spec: DetachedProcessSpec) => outcome({ ...spec, timeoutMs: 1, outputBytesMax: 0 }) }),
   cwd: '/var/lib/cantrip/agents/unit-web-0/charm',
   spec: (behaviour, overrides = {}): ProcessSpec => ({
     command: behaviour.kind === 'missing' ? '/nonexistent/hook' : `/sim/${behaviour.kind}`,
@@ -69,7 +77,7 @@ processRunnerCompliance({
     outputBytesMax: 64 * 1024,
     ...overrides
   }),
-  settle: async (exit: Promise<ProcessExit>) => {
+  settle: async <T>(exit: Promise<T>): Promise<T> => {
     let settled = false
     void exit.then(() => { settled = true })
     await settleMicrotasks()
@@ -85,7 +93,27 @@ processRunnerCompliance({
     await settleMicrotasks()
   },
   now: () => clock.now(),
-  slackMs: 1
+  slackMs: 1,
+  detached: {
+    spec: (behaviour, marker, logFile) => ({
+      command: behaviour.kind === 'missing' ? '/nonexistent/agent' : `/sim/${behaviour.kind}`,
+      args: [JSON.stringify(behaviour), marker],
+      env: {},
+      cwd: '/var/lib/cantrip/machines/machine-0',
+      logFile
+    }),
+    logDir: '/var/log/cantrip',
+    files
+  }
+})
+
+fileSystemCompliance({
+  name: 'SimFileSystem',
+  create: () => {
+    const sim = new SimFileSystem()
+    sim.makeDirectory('/tmp/files', { mode: 0o700, recursive: true })
+    return { files: sim, root: '/tmp/files' }
+  }
 })
 
 transportCompliance({ name: 'SimTransport', create: async count => new SimNetworkWorld({ seed: 7, peers: count }), deliveryMs: 20, propagationMs: 0, unknownPeer: 'peer-never-started' })

@@ -45,12 +45,12 @@ test('prepare: a new hook gets the next run; the same pending hook keeps its run
 test('unit actor: a failed install retried by resolved runs under the same run number; the next hook gets the next', async () => {
   const world = new UnitWorld()
   world.failHook('kv/0', 'install')
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   assert.is(world.stateOf('kv/0'), 'hookError')
   const failedRun = world.durable.get('kv/0')?.operation.run
   assert.is(failedRun, 1)
-  world.controller.resolved('kv/0', 'retry-hooks')
+  world.model.resolved('kv/0', 'retry-hooks')
   await world.settle()
   assert.equal(world.hooks('kv/0').slice(0, 2), ['install', 'install'])
   const local = world.durable.get('kv/0')!

@@ -8,7 +8,8 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { LocalProvider, type LocalProviderOptions } from '../agent/providers/local-provider.ts'
+import { createLocalProvider, type RealLocalProviderOptions } from '../agent/create-local-provider.ts'
+import type { LocalProvider } from '../providers/local-provider.ts'
 import { createMemoryLogger, type LogRecord } from '../runtime/logger.ts'
 import type { InstanceSpec, StartProgress } from '../runtime/provider.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
@@ -47,8 +48,8 @@ function newWorld (): World {
   return { root, pidsFile: path.join(root, 'pids'), script, records: [], providers: [] }
 }
 
-function makeProvider (w: World, mode = 'normal', options: Partial<LocalProviderOptions> = {}): LocalProvider {
-  const provider = new LocalProvider({
+function makeProvider (w: World, mode = 'normal', options: Partial<RealLocalProviderOptions> = {}): LocalProvider {
+  const provider = createLocalProvider({
     home: path.join(w.root, 'machines'),
     logger: createMemoryLogger('local-provider', w.records),
     command: { file: process.execPath, args: (bootstrapFile, dataDir) => [w.script, bootstrapFile, dataDir, w.pidsFile, mode] },

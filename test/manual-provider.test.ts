@@ -13,7 +13,8 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { ManualProvider, shellQuote, type ManualProviderOptions } from '../agent/providers/manual-provider.ts'
+import { createManualProvider, type RealManualProviderOptions } from '../agent/create-manual-provider.ts'
+import { shellQuote } from '../providers/manual-provider.ts'
 import { encodeBootstrapData } from '../runtime/bootstrap-data.ts'
 import { ProviderError, type InstanceSpec, type StartProgress } from '../runtime/provider.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
@@ -177,7 +178,7 @@ if (reason !== undefined) {
     name: 'manual (real sshd on loopback, fake agent)',
     create: async () => {
       const root = join(work, `compliance-${++worldCount}`)
-      const provider = new ManualProvider(options({ stateFile: join(root, 'controller', 'state.json'), installRoot: join(root, 'host') }))
+      const provider = createManualProvider(options({ stateFile: join(root, 'controller', 'state.json'), installRoot: join(root, 'host') }))
       return {
         provider,
         close: async () => {
@@ -193,7 +194,7 @@ if (reason !== undefined) {
   })
 
   const test = suite('manual provider (real sshd on loopback)')
-  function options (extra: Partial<ManualProviderOptions> = {}): ManualProviderOptions {
+  function options (extra: Partial<RealManualProviderOptions> = {}): RealManualProviderOptions {
     return {
     stateFile: join(work, 'controller', 'manual-state.json'),
     sshKeyFile: sshd.clientKey,
@@ -212,13 +213,13 @@ if (reason !== undefined) {
   test.after(async () => {
     // Whatever a failed test left running, then the daemon.
     for (const pid of agentProcesses(work)) { try { process.kill(-pid, 'SIGKILL') } catch {} }
-    await new ManualProvider(options()).close()
+    await createManualProvider(options()).close()
     await stopSshd(sshd)
     rmSync(work, { recursive: true, force: true })
   })
 
   test('a missing or malformed placement is invalid, with one line that says what is expected', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     for (const bad of [undefined, 'host', 'ssh:host', 'ssh:root@', 'ssh:root@-oProxyCommand=x', 'ssh:root@h:99999', "ssh:ro'ot@h", 'ssh:root@h;reboot']) {
       const error = await rejection(provider.startInstance(spec('1', 't-bad', bad)))
       assert.is(error.failure, 'invalid', String(bad))
@@ -229,7 +230,7 @@ if (reason !== undefined) {
   })
 
   test('start provisions the agent: pid alive, token, bootstrap 0600, progress allocated then deploying', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     const progress: StartProgress[] = []
     const started = await provider.startInstance(spec('1', 'token-1', placement), p => progress.push(p))
     assert.is(started.instanceId, `manual:${user}@127.0.0.1:${sshd.port}/machine-1`)
@@ -248,7 +249,7 @@ if (reason !== undefined) {
   })
 
   test('the same token answers the same instance and starts no second agent', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     const dir = join(work, 'host-root', 'machine-1')
     const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
     const progress: StartProgress[] = []
@@ -263,7 +264,7 @@ if (reason !== undefined) {
   })
 
   test('a different token for a machine whose agent runs is refused, retryably', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     const error = await rejection(provider.startInstance(spec('1', 'token-other', placement)))
     assert.is(error.failure, 'transient')
     assert.match(error.message, /another start/)
@@ -271,7 +272,7 @@ if (reason !== undefined) {
   })
 
   test('allInstances asks the hosts, also from a new provider over the same state file; a dead agent is failed', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     let all = await provider.allInstances()
     assert.equal(all.map(i => [i.instanceId, i.machineId, i.token, i.status]), [[`manual:${user}@127.0.0.1:${sshd.port}/machine-1`, '1', 'token-1', 'running']])
     const dir = join(work, 'host-root', 'machine-1')
@@ -309,7 +310,7 @@ if (reason !== undefined) {
   })
 
   test('stop kills the agent and removes its directory, not the host; unknown ids are fine', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     const dir = join(work, 'host-root', 'machine-1')
     const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
     const child = Number(readFileSync(join(dir, 'agent', 'child.pid'), 'utf8'))
@@ -326,7 +327,7 @@ if (reason !== undefined) {
   })
 
   test('an agent that exits at once is a failed deployment that leaves nothing behind', async () => {
-    const provider = new ManualProvider(options({ agentCommand: () => ['sh', '-c', 'echo "no such thing" >&2; exit 7'] }))
+    const provider = createManualProvider(options({ agentCommand: () => ['sh', '-c', 'echo "no such thing" >&2; exit 7'] }))
     const error = await rejection(provider.startInstance(spec('2', 'token-2', placement)))
     assert.is(error.failure, 'deployment-failed')
     assert.match(error.message, /no such thing/)
@@ -336,23 +337,23 @@ if (reason !== undefined) {
   test('a tarball source is unpacked on the host as the code', async () => {
     const archive = join(work, 'agent.tar.gz')
     assert.is(spawnSync('tar', ['-cz', '-f', archive, '-C', join(work, 'source'), '.']).status, 0)
-    const provider = new ManualProvider(options({ source: { kind: 'tarball', path: archive }, installRoot: join(work, 'tarball-root') }))
+    const provider = createManualProvider(options({ source: { kind: 'tarball', path: archive }, installRoot: join(work, 'tarball-root') }))
     const started = await provider.startInstance(spec('7', 'token-7', placement))
     const pid = Number(readFileSync(join(work, 'tarball-root', 'machine-7', 'pid'), 'utf8'))
     assert.ok(alive(pid))
     await provider.stopInstances([started.instanceId])
     assert.not.ok(alive(pid))
-    const missing = new ManualProvider(options({ source: { kind: 'tarball', path: join(work, 'no-such.tar') }, sourceVersion: 'v-missing', installRoot: join(work, 'tarball-root') }))
+    const missing = createManualProvider(options({ source: { kind: 'tarball', path: join(work, 'no-such.tar') }, sourceVersion: 'v-missing', installRoot: join(work, 'tarball-root') }))
     const error = await rejection(missing.startInstance(spec('8', 'token-8', placement)))
     assert.is(error.failure, 'deployment-failed', error.message)
     assert.match(error.message, /no-such\.tar/)
     // Without a given version the archive is read to name one: a missing one needs a person.
-    const unversioned = new ManualProvider(options({ source: { kind: 'tarball', path: join(work, 'no-such.tar') }, installRoot: join(work, 'tarball-root') }))
+    const unversioned = createManualProvider(options({ source: { kind: 'tarball', path: join(work, 'no-such.tar') }, installRoot: join(work, 'tarball-root') }))
     assert.is((await rejection(unversioned.startInstance(spec('8', 'token-8', placement)))).failure, 'invalid')
   })
 
   test('an unreachable host is a retryable failure within a bounded time', async () => {
-    const provider = new ManualProvider(options({ connectTimeoutMs: 1_000, commandTimeoutMs: 5_000 }))
+    const provider = createManualProvider(options({ connectTimeoutMs: 1_000, commandTimeoutMs: 5_000 }))
     const closed = await sparePort()
     for (const where of [`ssh:${user}@127.0.0.1:${closed}`, `ssh:${user}@192.0.2.1:22`]) {
       const begun = Date.now()
@@ -366,14 +367,14 @@ if (reason !== undefined) {
   test('a refused key needs a person: invalid', async () => {
     const other = join(work, 'other_key')
     assert.is(spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]).status, 0)
-    const provider = new ManualProvider(options({ sshKeyFile: other, stateFile: join(work, 'other-state.json'), knownHostsFile: join(work, 'controller', 'known_hosts') }))
+    const provider = createManualProvider(options({ sshKeyFile: other, stateFile: join(work, 'other-state.json'), knownHostsFile: join(work, 'controller', 'known_hosts') }))
     const error = await rejection(provider.startInstance(spec('4', 'token-4', placement)))
     assert.is(error.failure, 'invalid', error.message)
     assert.match(error.message, /Permission denied/)
   })
 
   test('remote arguments are quoted: a token with shell characters is stored as given', async () => {
-    const provider = new ManualProvider(options())
+    const provider = createManualProvider(options())
     const token = `t'$(touch ${work}/pwned)"; rm -rf /nope \`id\``
     await provider.startInstance(spec('5', token, placement))
     assert.is(readFileSync(join(work, 'host-root', 'machine-5', 'token'), 'utf8'), token)
@@ -389,7 +390,7 @@ if (reason !== undefined) {
       console.log('manual-provider: cantripd has no --bootstrap yet; the real-agent start is not tested')
       return
     }
-    const provider = new ManualProvider(options({
+    const provider = createManualProvider(options({
       source: undefined,
       agentCommand: undefined,
       installRoot: join(work, 'real-root'),
@@ -399,7 +400,7 @@ if (reason !== undefined) {
       // cantripd answers TERM only after its registration round ends (lead: agent/cantripd.ts), so keep the grace short.
       stopGraceMs: 3_000,
       installTimeoutMs: 120_000
-    } as unknown as Partial<ManualProviderOptions>))
+    } as unknown as Partial<RealManualProviderOptions>))
     const begun = Date.now()
     const started = await provider.startInstance(spec('6', 'token-6', placement))
     const installMs = Date.now() - begun

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert'
 import type { InstanceSpec, StartedInstance, StartProgress } from '../runtime/provider.ts'
 import { SeededRandom } from '../runtime/random.ts'
 import { SimClock } from '../sim/sim-clock.ts'
-import { SimProvider, type SimNodeTransition, type SimProviderOptions } from '../sim/sim-provider.ts'
+import { SimProvider, type SimNodeTransition, type SimProviderOptions } from '../providers/sim-provider.ts'
 import { assertProviderError, providerCompliance } from './compliance/provider-compliance.ts'
 
 const settleMicrotasks = (): Promise<void> => new Promise(resolve => setImmediate(resolve))

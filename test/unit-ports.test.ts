@@ -60,7 +60,7 @@ test('two unit actors share the one unit machine, and each one\'s effects reach 
 
 test('units of a simulated world, restarted too, all run the shared unit machine', async () => {
   const world = new UnitWorld({ seed: 3 })
-  world.controller.deploy({ name: 'web' }, 3, ['0', '0', '1'])
+  world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' } }, 3, ['0', '0', '1'])
   await world.advance(1_000)
   world.restart('web/1')
   await world.advance(1_000)

@@ -1,11 +1,12 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { fixtureLeaseDurationMs, fixtureLeaseRenewEveryMs } from '../sim/fixture-leadership.ts'
 import { UnitWorld } from '../sim/unit-world.ts'
 import { expectHooks } from './support/hook-order.ts'
 
 async function deployed (count = 2): Promise<UnitWorld> {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv' }, count)
+  world.model.deploy({ name: 'kv' }, count)
   await world.settle()
   return world
 }
@@ -15,7 +16,7 @@ const config = suite('uniter: configuration (§2.8)')
 config('a real change runs config-changed once on every unit', async () => {
   const world = await deployed(2)
   const mark = world.mark()
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), ['config-changed'])
   assert.equal(world.hooksSince('kv/1', mark), ['config-changed'])
@@ -23,35 +24,35 @@ config('a real change runs config-changed once on every unit', async () => {
 
 config('setting the same value again runs nothing (hash unchanged)', async () => {
   const world = await deployed(1)
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   await world.settle()
   const mark = world.mark()
-  world.controller.setConfig('kv', 'config-1')
-  world.actor('kv/0').send({ type: 'remote.changed', remote: world.controller.remoteState('kv/0') })
+  world.model.setConfig('kv', { setting: 'config-1' })
+  world.actor('kv/0').send({ type: 'remote.changed', remote: world.model.remoteState('kv/0') })
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), [])
 })
 
 config('several edits while a hook runs coalesce into one later config-changed', async () => {
   const world = await deployed(1)
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   world.holdHook('kv/0', 'config-changed')
   await world.settle()
   const mark = world.mark()
-  world.controller.setConfig('kv', 'config-2')
-  world.controller.setConfig('kv', 'config-3')
-  world.controller.setConfig('kv', 'config-4')
+  world.model.setConfig('kv', { setting: 'config-2' })
+  world.model.setConfig('kv', { setting: 'config-3' })
+  world.model.setConfig('kv', { setting: 'config-4' })
   await world.settle()
   world.releaseHook('kv/0')
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), ['config-changed'], 'one more run for the three edits')
-  assert.is(world.durable.get('kv/0')!.configHash, 'config-4')
+  assert.is(world.durable.get('kv/0')!.configHash, world.model.remoteState('kv/0').configHash, 'the last edit is the one seen')
 })
 
 config('a change of machine addresses runs config-changed', async () => {
   const world = await deployed(1)
   const mark = world.mark()
-  world.controller.setAddresses('kv/0', 'addr-1')
+  world.model.setMachineAddresses(world.model.machineOf('kv/0'), ['10.0.0.1'])
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), ['config-changed'])
 })
@@ -61,7 +62,7 @@ const leadership = suite('uniter: leadership (§2.9)')
 leadership('leader-set runs leader-settings-changed on non-leaders only', async () => {
   const world = await deployed(3)
   const mark = world.mark()
-  world.controller.leaderSet('kv')
+  world.model.leaderSet('kv')
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), [])
   assert.equal(world.hooksSince('kv/1', mark), ['leader-settings-changed'])
@@ -71,7 +72,7 @@ leadership('leader-set runs leader-settings-changed on non-leaders only', async 
 leadership('leadership moves: the new leader runs leader-elected, the old resigns silently then sees settings', async () => {
   const world = await deployed(2)
   const mark = world.mark()
-  world.controller.setLeader('kv', 'kv/1')
+  world.model.setLeader('kv', 'kv/1')
   await world.settle()
   assert.equal(world.hooksSince('kv/1', mark), ['leader-elected'])
   assert.equal(world.hooksSince('kv/0', mark), ['leader-settings-changed'], 'no leader-deposed; 3.x runs leader-settings-changed')
@@ -82,14 +83,14 @@ leadership('leadership moves: the new leader runs leader-elected, the old resign
 leadership('becoming leader while in hook error waits until the error is resolved', async () => {
   const world = await deployed(2)
   world.failHook('kv/1', 'config-changed')
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   await world.settle()
   assert.is(world.stateOf('kv/1'), 'hookError')
   const mark = world.mark()
-  world.controller.setLeader('kv', 'kv/1')
+  world.model.setLeader('kv', 'kv/1')
   await world.settle()
   assert.equal(world.hooksSince('kv/1', mark), [], 'no leader-elected while in error')
-  world.controller.resolved('kv/1', 'retry-hooks')
+  world.model.resolved('kv/1', 'retry-hooks')
   await world.settle()
   assert.equal(world.hooksSince('kv/1', mark), ['config-changed', 'leader-elected'])
 })
@@ -97,8 +98,11 @@ leadership('becoming leader while in hook error waits until the error is resolve
 leadership('after the leader is removed another unit is elected; do not assert on the others', async () => {
   const world = await deployed(3)
   const mark = world.mark()
-  world.controller.removeUnit('kv/0')
+  world.model.removeUnit('kv/0')
   await world.settle()
+  // The dying leader resigns at once; its lease is not renewed, so another unit is granted
+  // it once it runs out (juju-semantics §2.9) and the fixture's next renewal round claims.
+  await world.advance(fixtureLeaseDurationMs + fixtureLeaseRenewEveryMs)
   assert.ok(world.hooksSince('kv/1', mark).includes('leader-elected'))
   assert.not.ok(world.hooksSince('kv/2', mark).includes('leader-elected'))
   assert.not.ok(world.running('kv/0') && world.stateOf('kv/0') !== 'terminated')
@@ -108,7 +112,7 @@ const updateStatus = suite('uniter: update-status (§2.12)')
 
 updateStatus('runs on the timer when idle, without showing executing', async () => {
   const world = new UnitWorld({ updateStatusIntervalMs: 60_000 })
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   const mark = world.mark()
   const statuses: string[] = []
@@ -122,10 +126,10 @@ updateStatus('runs on the timer when idle, without showing executing', async () 
 
 updateStatus('a tick that happens while another hook is pending is absorbed by that hook', async () => {
   const world = new UnitWorld({ updateStatusIntervalMs: 60_000 })
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   world.holdHook('kv/0', 'config-changed')
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   await world.settle()
   // The config-changed operation was created before the tick: the tick is not absorbed by it…
   await world.advance(60_000, 60_000)
@@ -138,21 +142,21 @@ updateStatus('a tick that happens while another hook is pending is absorbed by t
 
 updateStatus('suppressed before install, in error and while dying', async () => {
   const world = new UnitWorld({ updateStatusIntervalMs: 60_000 })
-  world.controller.deploy({ name: 'pg', storage: { data: 'filesystem' } }, 1)
+  world.model.deploy({ name: 'pg', storage: { data: 'filesystem' } }, 1)
   await world.settle()
   await world.advance(180_000, 60_000)
   assert.equal(world.hooks('pg/0'), [], 'not before install')
   world.failHook('pg/0', 'config-changed')
-  world.controller.attachStorage('pg/0')
+  world.model.attachStorage('pg/0')
   await world.settle()
   assert.is(world.stateOf('pg/0'), 'hookError')
   const mark = world.mark()
   await world.advance(180_000, 60_000)
   assert.equal(world.hooksSince('pg/0', mark), [], 'not in error')
-  world.controller.removeUnit('pg/0')
+  world.model.removeUnit('pg/0')
   await world.advance(180_000, 60_000)
   assert.equal(world.hooksSince('pg/0', mark), [], 'dying in error waits for resolution, no update-status')
-  world.controller.resolved('pg/0', 'no-hooks')
+  world.model.resolved('pg/0', 'no-hooks')
   await world.settle()
   // The skipped config-changed still queues start (§6), and queued hooks run before teardown.
   expectHooks(world.hooksSince('pg/0', mark), ['start', 'data-storage-detaching data/0', 'stop', 'remove'])

@@ -15,16 +15,16 @@ const subject = 'kv/0'
 type Step = (world: UnitWorld) => void
 
 const script: Array<[string, Step]> = [
-  ['deploy', w => { w.controller.deploy({ name: 'kv', peers: ['cluster'] }, 2); w.controller.deploy({ name: 'db' }, 1) }],
-  ['integrate', w => { w.controller.relate('kv:db', 'db:server') }],
-  ['action', w => { w.controller.enqueueAction(subject, 'backup') }],
-  ['config fails, resolved --no-retry', w => { w.failHook(subject, 'config-changed'); w.controller.setConfig('kv', 'config-1') }],
-  ['resolve', w => { w.controller.resolved(subject, 'no-hooks') }],
-  ['remote settings', w => { w.controller.relationSet('db/0', w.controller.relationIds()[1]!) }],
-  ['refresh', w => { w.controller.refresh('kv', 'local:kv-1') }],
-  ['lose leadership', w => { w.controller.setLeader('kv', 'kv/1') }],
-  ['regain leadership', w => { w.controller.setLeader('kv', subject) }],
-  ['remove unit', w => { w.controller.removeUnit(subject) }]
+  ['deploy', w => { w.model.deploy({ name: 'kv', peers: ['cluster'], requires: { db: 'db' } }, 2); w.model.deploy({ name: 'db', provides: { server: 'db' } }, 1) }],
+  ['integrate', w => { w.model.relate('kv:db', 'db:server') }],
+  ['action', w => { w.model.enqueueAction(subject, 'backup') }],
+  ['config fails, resolved --no-retry', w => { w.failHook(subject, 'config-changed'); w.model.setConfig('kv', { setting: 'config-1' }) }],
+  ['resolve', w => { w.model.resolved(subject, 'no-hooks') }],
+  ['remote settings', w => { w.model.relationSet('db/0', w.model.relationIds()[1]!) }],
+  ['refresh', w => { w.model.refresh('kv', 'local:kv-1') }],
+  ['lose leadership', w => { w.model.setLeader('kv', 'kv/1') }],
+  ['regain leadership', w => { w.model.setLeader('kv', subject) }],
+  ['remove unit', w => { w.model.removeUnit(subject) }]
 ]
 
 interface RunResult {
@@ -53,7 +53,7 @@ async function recoverAfterCrash (world: UnitWorld, label: string): Promise<void
     // §2.11: crashed mid-hook → treated as a failed hook → error state, nothing runs.
     assert.is(world.stateOf(subject), 'hookError', `${label}: a pending hook after a crash is an error`)
     assert.equal(after, [], `${label}: nothing runs in error`)
-    world.controller.resolved(subject, 'retry-hooks')
+    world.model.resolved(subject, 'retry-hooks')
     await world.settle()
     assert.is(world.hooksSince(subject, mark)[0], describeHook(op.hook!), `${label}: resolved re-runs the failed hook first`)
   } else if (op.kind === 'run-hook' && op.step === 'queued') {
@@ -82,7 +82,7 @@ async function runScript (crash?: { at: number, write: boolean }): Promise<RunRe
     }
     step(world)
     await world.settle()
-    if (crash !== undefined && !crashed && world.persistCountOf(subject) >= crash.at && !world.running(subject) && !world.controller.removedUnits.includes(subject)) {
+    if (crash !== undefined && !crashed && world.persistCountOf(subject) >= crash.at && !world.running(subject) && !world.model.removedUnits.includes(subject)) {
       crashed = true
       const op = world.durable.get(subject)?.operation
       crashedAt = op === undefined ? 'nothing persisted' : `${op.kind}/${op.step}`

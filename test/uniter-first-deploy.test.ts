@@ -7,7 +7,7 @@ const firstDeploy = suite('uniter: first deploy (§2.1)')
 
 firstDeploy('leader runs install, leader-elected, config-changed, start', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   expectHooks(world.hooks('kv/0'), startupHooks(true))
   assert.is(world.stateOf('kv/0'), 'idle')
@@ -16,7 +16,7 @@ firstDeploy('leader runs install, leader-elected, config-changed, start', async 
 
 firstDeploy('non-leader runs leader-settings-changed instead of leader-elected', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv' }, 3)
+  world.model.deploy({ name: 'kv' }, 3)
   await world.settle()
   expectHooks(world.hooks('kv/0'), startupHooks(true))
   expectHooks(world.hooks('kv/1'), startupHooks(false))
@@ -25,7 +25,7 @@ firstDeploy('non-leader runs leader-settings-changed instead of leader-elected',
 
 firstDeploy('peer relation: created after install, then joins only after start', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv', peers: ['cluster'] }, 2)
+  world.model.deploy({ name: 'kv', peers: ['cluster'] }, 2)
   await world.settle()
   expectHooks(world.hooks('kv/0'), [...startupHooks(true, ['cluster-relation-created']), 'cluster-relation-joined kv/1', 'cluster-relation-changed kv/1'])
   expectHooks(world.hooks('kv/1'), [...startupHooks(false, ['cluster-relation-created']), 'cluster-relation-joined kv/0', 'cluster-relation-changed kv/0'])
@@ -33,7 +33,7 @@ firstDeploy('peer relation: created after install, then joins only after start',
 
 firstDeploy('a single unit never sees its peer relation joined', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv', peers: ['cluster'] }, 1)
+  world.model.deploy({ name: 'kv', peers: ['cluster'] }, 1)
   await world.settle()
   expectHooks(world.hooks('kv/0'), startupHooks(true, ['cluster-relation-created']))
 })
@@ -41,11 +41,11 @@ firstDeploy('a single unit never sees its peer relation joined', async () => {
 firstDeploy('several existing relations: every -created before leadership hooks, in any order', async () => {
   const world = new UnitWorld()
   world.autoStart = false
-  world.controller.deploy({ name: 'db' }, 1)
-  world.controller.deploy({ name: 'cache' }, 1)
-  world.controller.deploy({ name: 'web', peers: ['ring'] }, 1)
-  world.controller.relate('web:db', 'db:server')
-  world.controller.relate('web:cache', 'cache:client')
+  world.model.deploy({ name: 'db', provides: { server: 'db' } }, 1)
+  world.model.deploy({ name: 'cache', provides: { client: 'cache' } }, 1)
+  world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' }, peers: ['ring'] }, 1)
+  world.model.relate('web:db', 'db:server')
+  world.model.relate('web:cache', 'cache:client')
   world.start('web/0')
   await world.settle()
   expectHooks(world.hooks('web/0'), startupHooks(true, ['db-relation-created', 'cache-relation-created', 'ring-relation-created']))
@@ -53,10 +53,10 @@ firstDeploy('several existing relations: every -created before leadership hooks,
 
 firstDeploy('joined/changed of units already in scope come after start, in either pair order', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'db' }, 2)
+  world.model.deploy({ name: 'db', provides: { server: 'db' } }, 2)
   await world.settle()
-  world.controller.deploy({ name: 'web' }, 1)
-  world.controller.relate('web:db', 'db:server')
+  world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' } }, 1)
+  world.model.relate('web:db', 'db:server')
   await world.settle()
   expectHooks(world.hooks('web/0'), [
     ...startupHooks(true, ['db-relation-created']),
@@ -66,14 +66,14 @@ firstDeploy('joined/changed of units already in scope come after start, in eithe
 
 firstDeploy('storage-attached runs before install, and install waits for storage', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'pg', storage: { data: 'filesystem', logs: 'filesystem' } }, 1)
+  world.model.deploy({ name: 'pg', storage: { data: 'filesystem', logs: 'filesystem' } }, 1)
   await world.settle()
   assert.equal(world.hooks('pg/0'), [], 'no hook before the storage is provisioned')
   assert.is(world.stateOf('pg/0'), 'waiting')
-  world.controller.attachStorage('pg/0', 'data/0')
+  world.model.attachStorage('pg/0', 'data/0')
   await world.settle()
   assert.equal(world.hooks('pg/0'), ['data-storage-attached data/0'], 'install still waits for logs/1')
-  world.controller.attachStorage('pg/0', 'logs/1')
+  world.model.attachStorage('pg/0', 'logs/1')
   await world.settle()
   expectHooks(world.hooks('pg/0'), ['data-storage-attached data/0', 'logs-storage-attached logs/1', ...startupHooks(true)])
 })
@@ -81,7 +81,7 @@ firstDeploy('storage-attached runs before install, and install waits for storage
 firstDeploy('workload status: installing charm software during install, unknown after a silent start', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'install')
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   const during = world.actor('kv/0').getSnapshot().context.status
   assert.equal(during.workload, { status: 'maintenance', message: 'installing charm software' })
@@ -96,7 +96,7 @@ firstDeploy('workload status: installing charm software during install, unknown 
 firstDeploy('a charm that set its status keeps it through start', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'start')
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   world.actor('kv/0').send({ type: 'workload.statusSet', status: 'active', message: 'serving' })
   world.releaseHook('kv/0')
@@ -107,8 +107,8 @@ firstDeploy('a charm that set its status keeps it through start', async () => {
 firstDeploy('actions queued at deploy wait for install, and may run before config-changed', async () => {
   const world = new UnitWorld()
   world.autoStart = false
-  world.controller.deploy({ name: 'kv' }, 1)
-  const id = world.controller.enqueueAction('kv/0', 'backup')
+  world.model.deploy({ name: 'kv' }, 1)
+  const id = world.model.enqueueAction('kv/0', 'backup')
   world.start('kv/0')
   await world.settle()
   const completed = world.emitted.filter(e => e.event.type === 'action.completed')
@@ -121,9 +121,9 @@ firstDeploy('actions queued at deploy wait for install, and may run before confi
 
 firstDeploy('subordinate: deployed beside its principal, container relation joined with it only', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'web' }, 2)
-  world.controller.deploy({ name: 'logship', subordinate: true }, 0)
-  world.controller.relate('web:juju-info', 'logship:host')
+  world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' } }, 2)
+  world.model.deploy({ name: 'logship', subordinate: true, requires: { host: { interface: 'juju-info', scope: 'container' } } }, 0)
+  world.model.relate('web:juju-info', 'logship:host')
   await world.settle()
   expectHooks(world.hooks('logship/0'), [...startupHooks(true, ['host-relation-created']), 'host-relation-joined web/0', 'host-relation-changed web/0'])
   expectHooks(world.hooks('logship/1'), [...startupHooks(false, ['host-relation-created']), 'host-relation-joined web/1', 'host-relation-changed web/1'])

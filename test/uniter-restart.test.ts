@@ -5,7 +5,7 @@ import { startupHooks, expectHooks } from './support/hook-order.ts'
 
 async function deployed (count: number): Promise<UnitWorld> {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv' }, count)
+  world.model.deploy({ name: 'kv' }, count)
   await world.settle()
   return world
 }
@@ -37,7 +37,7 @@ restart('machine rebooted and unit had started: start once, plus the non-leader 
   assert.equal(world.hooksSince('kv/0', mark), ['start'])
   assert.equal(world.hooksSince('kv/1', mark), ['start', 'leader-settings-changed'])
   const again = world.mark()
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   await world.settle()
   assert.equal(world.hooksSince('kv/0', again), ['config-changed'], 'start ran once only')
 })
@@ -45,7 +45,7 @@ restart('machine rebooted and unit had started: start once, plus the non-leader 
 restart('config changed while the agent was down: config-changed (hashes are persisted)', async () => {
   const world = await deployed(1)
   world.crash('kv/0')
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   await world.settle()
   const mark = world.mark()
   world.start('kv/0')
@@ -56,7 +56,7 @@ restart('config changed while the agent was down: config-changed (hashes are per
 restart('a hook was queued (leader-elected after accepting leadership): the chain continues', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'leader-elected')
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   // Crash while leader-elected is still queued: the accept-leadership commit is durable.
   world.crash('kv/0')
@@ -74,7 +74,7 @@ restart('a hook was queued (leader-elected after accepting leadership): the chai
 
 restart('a queued hook found at start runs first, then the chain continues', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   // Stop exactly when install is queued (the deploy commit) and before it starts.
   world.crashAtPersist(3, true, 'kv/0')
   await world.settle()
@@ -88,7 +88,7 @@ restart('a queued hook found at start runs first, then the chain continues', asy
 restart('graceful stop while a hook runs: the hook is killed, re-queued and re-run without error', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'config-changed')
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   await world.stop('kv/0')
   assert.equal(world.durable.get('kv/0')!.operation, { kind: 'run-hook', step: 'queued', hook: { kind: 'config-changed' } })
@@ -103,8 +103,8 @@ restart('graceful stop while a hook runs: the hook is killed, re-queued and re-r
 restart('graceful stop while waiting for the machine hook lock stops at once (found by the simulator, seed 1)', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'install')
-  world.controller.deploy({ name: 'kv' }, 1, ['0'])
-  world.controller.deploy({ name: 'web' }, 1, ['0'])
+  world.model.deploy({ name: 'kv' }, 1, ['0'])
+  world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' } }, 1, ['0'])
   await world.settle()
   assert.equal(world.heldHooks(), [{ unit: 'kv/0', hook: 'install' }])
   assert.equal(world.hooks('web/0'), [], 'web/0 waits for the lock kv/0 holds')
@@ -119,9 +119,9 @@ restart('graceful stop while waiting for the machine hook lock stops at once (fo
 
 restart('graceful stop while the prepared step is being saved: the hook never starts and is re-queued', async () => {
   const world = new UnitWorld()
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
-  world.controller.setConfig('kv', 'config-1')
+  world.model.setConfig('kv', { setting: 'config-1' })
   // remote.changed has been handled synchronously: the unit is saving the prepared step now.
   const value = JSON.stringify(world.actor('kv/0').getSnapshot().value)
   assert.match(value, 'preparing')
@@ -137,7 +137,7 @@ restart('graceful stop while the prepared step is being saved: the hook never st
 restart('crash mid-hook: the hook is left pending and the unit comes back in error', async () => {
   const world = new UnitWorld()
   world.holdHook('kv/0', 'config-changed')
-  world.controller.deploy({ name: 'kv' }, 1)
+  world.model.deploy({ name: 'kv' }, 1)
   await world.settle()
   world.crash('kv/0')
   const mark = world.mark()
@@ -146,7 +146,7 @@ restart('crash mid-hook: the hook is left pending and the unit comes back in err
   assert.is(world.stateOf('kv/0'), 'hookError')
   assert.equal(world.hooksSince('kv/0', mark), [])
   assert.is(world.actor('kv/0').getSnapshot().context.status.agent.message, 'hook failed: "config-changed"')
-  world.controller.resolved('kv/0')
+  world.model.resolved('kv/0')
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), ['config-changed', 'start'])
 })
@@ -154,7 +154,7 @@ restart('crash mid-hook: the hook is left pending and the unit comes back in err
 restart('in hook error before restart: still in error, nothing runs', async () => {
   const world = new UnitWorld()
   world.failHook('kv/0', 'start')
-  world.controller.deploy({ name: 'kv' }, 2)
+  world.model.deploy({ name: 'kv' }, 2)
   await world.settle()
   const mark = world.mark()
   world.restart('kv/0')
@@ -167,7 +167,7 @@ restart('crash mid-action: the action is failed on restart, not re-run', async (
   const world = await deployed(1)
   let actionStarted = false
   world.crashAtPersist(1, true, 'kv/0')
-  const actionId = world.controller.enqueueAction('kv/0', 'backup')
+  const actionId = world.model.enqueueAction('kv/0', 'backup')
   await world.settle()
   actionStarted = world.durable.get('kv/0')!.operation.kind === 'run-action'
   assert.ok(actionStarted, 'the crash came with the action pending')
@@ -183,7 +183,7 @@ restart('crash mid-action: the action is failed on restart, not re-run', async (
 restart('crash after an action finished but before its commit: committed, neither re-run nor failed', async () => {
   const world = await deployed(1)
   world.crashAtPersist(2, true, 'kv/0')
-  world.controller.enqueueAction('kv/0', 'backup')
+  world.model.enqueueAction('kv/0', 'backup')
   await world.settle()
   assert.is(world.durable.get('kv/0')!.operation.step, 'done')
   world.start('kv/0')

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { defaultModelName } from '../../runtime/ids.ts'
 import type { ControllerEntry } from '../cli/cli-home.ts'
-import { modelMachinesHome } from '../providers/local-provider.ts'
+import { modelMachinesHome } from '../../providers/local-provider.ts'
 import { inspectUrlFile } from './agent-inspection.ts'
 
 export interface InspectEndpoint {

@@ -2,7 +2,7 @@
  * `cantripd --provider-config FILE`: the provider's settings on a controller, as JSON:
  *
  *   { "credentials": { ... },            // the cloud's credentials: kept by the provider, never sent anywhere
- *     "faults": { "allocate": 1, ... },  // failures to inject per step (agent/providers/fault-injecting-provider.ts)
+ *     "faults": { "allocate": 1, ... },  // failures to inject per step (providers/fault-injecting-provider.ts)
  *     "retryDelayMs": [1000, 30000] }    // the provisioner's back-off after a failed start or stop (default 10 s to 5 min)
  *
  * Credentials stay on the controllers: nothing built from this file reaches bootstrap
@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { InvalidInputError } from '../../runtime/errors.ts'
-import { faultSteps, type FaultStep } from './fault-injecting-provider.ts'
+import { faultSteps, type FaultStep } from '../../providers/fault-injecting-provider.ts'
 
 const component = 'provider config'
 

@@ -429,7 +429,7 @@ export interface Tombstone {
 export interface ModelCounters {
   readonly relation: number
   readonly machine: number
-  /** Actions and `juju exec` commands share one sequence, as in the scripted controller. */
+  /** Actions and `juju exec` commands share one sequence: action ids `N`, command ids `cmd-N`. */
   readonly task: number
   readonly storage: number
 }

@@ -10,8 +10,8 @@ import type { UnitWorld } from '../unit-world.ts'
 export function convergenceProblems (world: UnitWorld): string[] {
   const problems: string[] = []
   if (world.heldHooks().length > 0) problems.push(`held hooks: ${world.heldHooks().map(h => h.hook).join(', ')}`)
-  for (const unit of world.controller.units()) {
-    const remote = world.controller.remoteState(unit)
+  for (const unit of world.model.units()) {
+    const remote = world.model.remoteState(unit)
     const local = world.durable.get(unit)
     if (remote.life !== 'alive') { problems.push(`${unit}: still ${remote.life}`); continue }
     if (!world.running(unit)) { problems.push(`${unit}: agent not running`); continue }

@@ -64,7 +64,7 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
   const check = (): string | undefined => {
     for (; checked < world.emitted.length; checked++) {
       const { unit, event } = world.emitted[checked]!
-      checker.event(unit, event, world.controller.unitLife(unit) ?? 'dead')
+      checker.event(unit, event, world.model.unitLife(unit) ?? 'dead')
     }
     if (checker.violations.length > 0) return formatViolations(checker.violations)
     if (world.maxConcurrentHooksPerMachine > 1) return `${world.maxConcurrentHooksPerMachine} hooks ran at once on machine ${machine}`
@@ -85,9 +85,9 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
   })
 
   try {
-    world.controller.deploy({ name: 'kv', peers: ['cluster'] }, 3, [machine, machine, machine])
-    world.controller.deploy({ name: 'web' }, 2, [machine, machine])
-    world.controller.relate('web:kv', 'kv:api')
+    world.model.deploy({ name: 'kv', peers: ['cluster'], provides: { api: 'kv' } }, 3, [machine, machine, machine])
+    world.model.deploy({ name: 'web', requires: { kv: 'kv' } }, 2, [machine, machine])
+    world.model.relate('web:kv', 'kv:api')
     await world.advance(1_000)
     const steps = options.steps ?? stepsDefault
     for (let step = 0; step < steps; step++) {
@@ -106,9 +106,9 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
     const deadline = sim.clock.now() + budget
     for (;;) {
       restartStopped(world)
-      for (const unit of world.controller.units()) {
+      for (const unit of world.model.units()) {
         const local = world.durable.get(unit)
-        if (world.running(unit) && local !== undefined && inHookError(local)) world.controller.resolved(unit, 'retry-hooks')
+        if (world.running(unit) && local !== undefined && inHookError(local)) world.model.resolved(unit, 'retry-hooks')
       }
       await world.advance(10_000)
       const problem = firstViolation ?? check()
@@ -125,20 +125,20 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
 
 /** Restart every unit whose agent is down (crashed or stopped), telling the checker what the disk says. */
 function restartStopped (world: UnitWorld): void {
-  for (const unit of world.controller.units()) {
+  for (const unit of world.model.units()) {
     if (!world.running(unit)) world.start(unit)
   }
 }
 
 /** Draw and apply one workload or fault step; returns its description for the trace. */
 async function act (world: UnitWorld, workload: Random, faults: Random, step: number, checker: HookOrderChecker, check: () => unknown): Promise<string> {
-  const units = world.controller.units().filter(unit => world.controller.unitLife(unit) === 'alive')
+  const units = world.model.units().filter(unit => world.model.unitLife(unit) === 'alive')
   const pick = <T>(list: readonly T[]): T | undefined => list.length === 0 ? undefined : list[workload.int(0, list.length - 1)]
   const unit = pick(units)
   const roll = faults.next()
   if (roll < 0.12) {
     // kill -9 of the whole machine agent: every unit actor on it stops where it is.
-    const running = world.controller.units().filter(u => world.running(u))
+    const running = world.model.units().filter(u => world.running(u))
     for (const u of running) {
       // Stopping one unit releases the machine hook lock to the next: drain its events first.
       check()
@@ -150,7 +150,7 @@ async function act (world: UnitWorld, workload: Random, faults: Random, step: nu
     return `crash machine agent (${running.length} units)`
   }
   if (roll < 0.18) {
-    const running = world.controller.units().filter(u => world.running(u))
+    const running = world.model.units().filter(u => world.running(u))
     for (const u of running) await world.stop(u)
     for (const u of running) world.start(u)
     return `stop and restart machine agent (${running.length} units)`
@@ -162,60 +162,60 @@ async function act (world: UnitWorld, workload: Random, faults: Random, step: nu
     return 'pause and resume machine agent'
   }
   if (roll < 0.34) {
-    const inError = world.controller.units().filter(u => world.running(u) && inHookError(world.durable.get(u) ?? { operation: { kind: 'continue', step: 'pending' } } as never))
+    const inError = world.model.units().filter(u => world.running(u) && inHookError(world.durable.get(u) ?? { operation: { kind: 'continue', step: 'pending' } } as never))
     const target = pick(inError)
     if (target !== undefined) {
       const mode = workload.next() < 0.7 ? 'retry-hooks' : 'no-hooks'
-      world.controller.resolved(target, mode)
+      world.model.resolved(target, mode)
       return `resolved ${target} ${mode}`
     }
   }
   const choice = workload.int(0, 9)
   switch (choice) {
-    case 0: world.controller.setConfig('kv', `config-${step}`); return 'config kv'
-    case 1: world.controller.setConfig('web', `config-${step}`); return 'config web'
-    case 2: world.controller.leaderSet('kv'); return 'leader-set kv'
+    case 0: world.model.setConfig('kv', { setting: `config-${step}` }); return 'config kv'
+    case 1: world.model.setConfig('web', { setting: `config-${step}` }); return 'config web'
+    case 2: return world.model.leaderSet('kv') ? 'leader-set kv' : 'leader-set kv (no leader)'
     case 3: {
       if (unit === undefined) return 'noop'
-      const ids = world.controller.relationIds()
+      const ids = world.model.relationIds()
       const id = pick(ids)
       if (id === undefined) return 'noop'
-      try { world.controller.relationSet(unit, id) } catch { return `relation-set ${unit} not in scope of ${id}` }
+      try { world.model.relationSet(unit, id) } catch { return `relation-set ${unit} not in scope of ${id}` }
       return `relation-set ${unit} on ${id}`
     }
     case 4: {
       const app = workload.next() < 0.5 ? 'kv' : 'web'
       const candidates = units.filter(u => applicationOf(u) === app)
       const leader = pick(candidates)
-      world.controller.setLeader(app, leader)
+      world.model.setLeader(app, leader)
       return `leader of ${app} → ${leader ?? 'none'}`
     }
     case 5: {
       if (unit === undefined) return 'noop'
-      world.controller.enqueueAction(unit, 'backup')
+      world.model.enqueueAction(unit, 'backup')
       return `action on ${unit}`
     }
     case 6: {
       const app = workload.next() < 0.5 ? 'kv' : 'web'
-      if (world.controller.units().filter(u => applicationOf(u) === app).length >= 4) return 'noop'
-      const added = world.controller.addUnit(app, machine)
+      if (world.model.units().filter(u => applicationOf(u) === app).length >= 4) return 'noop'
+      const added = world.model.addUnit(app, machine)
       return `add unit ${added}`
     }
     case 7: {
       const removable = units.filter(u => units.filter(x => applicationOf(x) === applicationOf(u)).length > 1)
       const target = pick(removable)
       if (target === undefined) return 'noop'
-      world.controller.removeUnit(target)
+      world.model.removeUnit(target)
       return `remove unit ${target}`
     }
     case 8: {
-      if (unit === undefined) return 'noop'
-      world.controller.setAddresses(unit, `addr-${step}`)
-      return `addresses of ${unit}`
+      // Addresses belong to the machine: every unit on it sees them change.
+      world.model.setMachineAddresses(machine, [`10.0.0.${step + 1}`])
+      return `addresses of machine ${machine}`
     }
     default: {
       if (workload.next() < 0.3) {
-        world.controller.refresh('kv', `local:kv-${step}`)
+        world.model.refresh('kv', `local:kv-${step + 1}`)
         return 'refresh kv'
       }
       return 'idle'

@@ -22,7 +22,7 @@ import { tableValues } from '../../runtime/model/table.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
 import { ControllerGroup } from '../controller-group.ts'
-import { SimProvider } from '../sim-provider.ts'
+import { SimProvider } from '../../providers/sim-provider.ts'
 import { Simulation } from '../simulation.ts'
 
 export interface ProvisioningScenarioOptions {

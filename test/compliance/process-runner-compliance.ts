@@ -6,7 +6,8 @@
  */
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { ProcessExit, ProcessRunner, ProcessSpec } from '../../runtime/process-runner.ts'
+import type { FileSystem } from '../../runtime/file-system.ts'
+import type { DetachedProcessSpec, ProcessExit, ProcessRunner, ProcessSpec } from '../../runtime/process-runner.ts'
 
 export type Behaviour =
   | { kind: 'exit', exitCode: number, stdout?: string[], stderr?: string[] }
@@ -22,6 +23,8 @@ export type Behaviour =
   | { kind: 'print-lines', lines: number, width: number }
   /** A command that does not exist. */
   | { kind: 'missing' }
+  /** Copies stdin to stdout. */
+  | { kind: 'echo-stdin' }
 
 export interface ProcessRunnerHarness {
   name: string
@@ -30,12 +33,18 @@ export interface ProcessRunnerHarness {
   cwd: string
   spec (behaviour: Behaviour, overrides?: Partial<ProcessSpec>): ProcessSpec
   /** Drives time as needed and returns the exit; fails if it never comes. */
-  settle (exit: Promise<ProcessExit>): Promise<ProcessExit>
+  settle <T> (exit: Promise<T>): Promise<T>
   /** Lets `ms` pass on the runner's clock. */
   wait (ms: number): Promise<void>
   now (): number
   /** How much later than the ideal a real process may end (spawning, signals). */
   slackMs: number
+  /** Detached processes: specs carry `marker` as an argument, and log into `logDir` on `files`. */
+  detached: {
+    spec (behaviour: Behaviour, marker: string, logFile: string): DetachedProcessSpec
+    logDir: string
+    files: FileSystem
+  }
 }
 
 interface Captured { stream: 'stdout' | 'stderr', line: string }
@@ -105,6 +114,14 @@ export function processRunnerCompliance (harness: ProcessRunnerHarness): void {
     assert.equal(output, [])
   })
 
+  test('stdin bytes reach the process, and without them stdin is empty', async () => {
+    const given = await run({ kind: 'echo-stdin' }, { stdin: { bytes: new TextEncoder().encode('bootstrap line\nsecond\n') } })
+    assert.equal(stdout(given.output), ['bootstrap line', 'second'])
+    const none = await run({ kind: 'echo-stdin' })
+    assert.equal(stdout(none.output), [])
+    assert.is(none.exit.kind, 'exited')
+  })
+
   test('a process that ends before its timeout is not timed out', async () => {
     const started = harness.now()
     const { exit } = await run({ kind: 'sleep-then-exit', ms: 50, exitCode: 4 }, { timeoutMs: 5000 })
@@ -151,6 +168,46 @@ export function processRunnerCompliance (harness: ProcessRunnerHarness): void {
       assert.is(exit.missing, true, 'a command that does not exist is reported as missing')
     }
     running.kill(0)
+  })
+
+  let markers = 0
+  const detached = (behaviour: Behaviour): { spec: DetachedProcessSpec, marker: string } => {
+    const marker = `cantrip-compliance-marker-${markers++}-${harness.name.replace(/\W/g, '')}`
+    return { spec: harness.detached.spec(behaviour, marker, `${harness.detached.logDir}/${marker}.log`), marker }
+  }
+
+  test('a detached process runs until signalled, and the process table knows it meanwhile', async () => {
+    const { spec, marker } = detached({ kind: 'hang' })
+    const started = harness.runner.startDetached(spec)
+    const pid = started.pid
+    assert.type(pid, 'number')
+    if (pid === undefined) return
+    await harness.wait(50)
+    const identity = harness.runner.identify(pid)
+    assert.is(identity?.pid, pid)
+    assert.equal(harness.runner.identify(pid), identity, 'the same process is identified the same way twice')
+    assert.equal(harness.runner.findByArgument(marker), [pid])
+    harness.runner.signalGroup(pid, 'SIGTERM')
+    assert.equal(await harness.settle(started.exit), { kind: 'signalled', signal: 'SIGTERM' })
+    assert.is(harness.runner.identify(pid), undefined, 'an ended process is not identified')
+    assert.equal(harness.runner.findByArgument(marker), [])
+    harness.runner.signalGroup(pid, 'SIGKILL')
+  })
+
+  test('a detached process writes its output to its log file and its exit is reported', async () => {
+    const { spec } = detached({ kind: 'exit', exitCode: 3, stdout: ['agent: bad bootstrap'], stderr: ['agent: giving up'] })
+    const started = harness.runner.startDetached(spec)
+    assert.equal(await harness.settle(started.exit), { kind: 'exited', exitCode: 3 })
+    const log = new TextDecoder().decode(harness.detached.files.readFile(spec.logFile))
+    assert.is(log, 'agent: bad bootstrap\nagent: giving up\n')
+  })
+
+  test('a detached process that cannot start has no pid and says why', async () => {
+    const started = harness.runner.startDetached(detached({ kind: 'missing' }).spec)
+    assert.is(started.pid, undefined)
+    const exit = await harness.settle(started.exit)
+    assert.is(exit.kind, 'spawn-failed')
+    if (exit.kind === 'spawn-failed') assert.is(exit.missing, true)
   })
 
   test.run()

@@ -1,6 +1,7 @@
 /**
  * The `Provider` contract (runtime/provider.ts), run against SimProvider, the local
- * provider and the manual provider. The suite knows nothing of any of them: the harness
+ * provider and the manual provider, the last two both on the real host and on the
+ * simulator (simulated processes, files and ssh hosts). The suite knows nothing of any of them: the harness
  * makes a fresh provider per test, says what bootstrap bytes it accepts, and lets that
  * provider's time pass.
  *

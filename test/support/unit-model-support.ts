@@ -6,6 +6,7 @@ import type { ActionOutcome, CommandOutcome, DeployOutcome, HookOutcome } from '
 import type { Life, RemoteRelation, RemoteState } from '../../actors/unit/remote-state.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
 import { unitMachine, type UnitContext, type UnitEvent, type UnitInput, type UnitSnapshot } from '../../actors/unit/unit-machine.ts'
+import { tableValues } from '../../runtime/model/table.ts'
 import { SeededRandom, type Random } from '../../runtime/random.ts'
 import { UnitWorld, type HookRun } from '../../sim/unit-world.ts'
 
@@ -740,22 +741,27 @@ function pick<T> (rng: Random, items: readonly T[]): T | undefined {
 }
 
 function unitsOf (world: UnitWorld, app?: string): string[] {
-  return world.controller.units().filter(unit => app === undefined || unit.startsWith(`${app}/`))
+  return world.model.units().filter(unit => app === undefined || unit.startsWith(`${app}/`))
 }
 
 function aliveUnits (world: UnitWorld): string[] {
-  return unitsOf(world).filter(unit => world.controller.unitLife(unit) === 'alive')
+  return unitsOf(world).filter(unit => world.model.unitLife(unit) === 'alive')
 }
 
 function activeUnits (s: WalkState): string[] {
   return unitsOf(s.world).filter(unit => s.world.running(unit) && s.world.actor(unit).getSnapshot().status === 'active')
 }
 
+/** Does the model hold a relation (alive or dying) between applications `a` and `b`? */
+function relatedInModel (world: UnitWorld, a: string, b: string): boolean {
+  return tableValues(world.model.context.relations).some(rel => rel.endpoints.some(ep => ep.application === a) && rel.endpoints.some(ep => ep.application === b))
+}
+
 /** Relation ids with who is in scope, as the units' watchers see it. */
 function relationsSeen (world: UnitWorld): Map<number, { peer: boolean, life: Life, members: Set<string>, apps: Set<string> }> {
   const seen = new Map<number, { peer: boolean, life: Life, members: Set<string>, apps: Set<string> }>()
-  for (const unit of world.controller.units()) {
-    for (const rel of Object.values(world.controller.remoteState(unit).relations)) {
+  for (const unit of world.model.units()) {
+    for (const rel of Object.values(world.model.remoteState(unit).relations)) {
       const entry = seen.get(rel.id) ?? { peer: rel.peer, life: rel.life, members: new Set<string>(), apps: new Set<string>() }
       for (const member of Object.keys(rel.members)) entry.members.add(member)
       entry.apps.add(unit.split('/')[0]!)
@@ -786,9 +792,9 @@ const walkActions: WalkAction[] = [
     weight: 3,
     run: s => {
       if (s.deadApps.has('db') || s.deadApps.has('web')) return undefined
-      const related = [...relationsSeen(s.world).values()].some(rel => !rel.peer && rel.life === 'alive' && rel.apps.has('db'))
-      if (related) return undefined
-      const id = s.world.controller.relate('web:db', 'db:server')
+      // The model refuses a second relation between the same endpoints, even while one is dying.
+      if (relatedInModel(s.world, 'web', 'db')) return undefined
+      const id = s.world.model.relate('web:db', 'db:server')
       return `relate web:db db:server (relation ${id})`
     }
   },
@@ -800,8 +806,8 @@ const walkActions: WalkAction[] = [
       if (app === undefined) return undefined
       // Sometimes beside an existing unit: the machine lock serialises them.
       const beside = s.rng.next() < 0.3 ? pick(s.rng, unitsOf(s.world)) : undefined
-      const machine = beside === undefined ? undefined : s.world.controller.machineOf(beside)
-      const unit = s.world.controller.addUnit(app, machine)
+      const machine = beside === undefined ? undefined : s.world.model.machineOf(beside)
+      const unit = s.world.model.addUnit(app, machine)
       s.live.add(unit)
       return `addUnit ${app}${machine === undefined ? '' : ` on machine ${machine}`} → ${unit}`
     }
@@ -812,7 +818,7 @@ const walkActions: WalkAction[] = [
     run: s => {
       const unit = pick(s.rng, aliveUnits(s.world))
       if (unit === undefined) return undefined
-      s.world.controller.removeUnit(unit)
+      s.world.model.removeUnit(unit)
       return `removeUnit ${unit}`
     }
   },
@@ -822,7 +828,7 @@ const walkActions: WalkAction[] = [
     run: s => {
       const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
-      s.world.controller.setConfig(app, `config-${++s.counter}`)
+      s.world.model.setConfig(app, { setting: `config-${++s.counter}` })
       return `config ${app}`
     }
   },
@@ -832,8 +838,8 @@ const walkActions: WalkAction[] = [
     run: s => {
       const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
-      const unit = s.rng.next() < 0.2 ? undefined : pick(s.rng, unitsOf(s.world, app).filter(u => s.world.controller.unitLife(u) === 'alive'))
-      s.world.controller.setLeader(app, unit)
+      const unit = s.rng.next() < 0.2 ? undefined : pick(s.rng, unitsOf(s.world, app).filter(u => s.world.model.unitLife(u) === 'alive'))
+      s.world.model.setLeader(app, unit)
       return `setLeader ${app} ${unit ?? '(none)'}`
     }
   },
@@ -843,19 +849,19 @@ const walkActions: WalkAction[] = [
     run: s => {
       const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
-      s.world.controller.leaderSet(app)
-      return `leaderSet ${app}`
+      return s.world.model.leaderSet(app) ? `leaderSet ${app}` : `leaderSet ${app} (no leader)`
     }
   },
   {
     name: 'relationSet',
     weight: 4,
     run: s => {
-      const pairs = [...relationsSeen(s.world)].flatMap(([id, rel]) => [...rel.members].filter(u => s.world.controller.units().includes(u)).map(u => [u, id] as const))
+      const pairs = [...relationsSeen(s.world)].flatMap(([id, rel]) => [...rel.members].filter(u => s.world.model.units().includes(u)).map(u => [u, id] as const))
       const pair = pick(s.rng, pairs)
       if (pair === undefined) return undefined
-      const application = s.rng.next() < 0.3
-      s.world.controller.relationSet(pair[0], pair[1], { application })
+      // Only the leader may write its application's bag.
+      const application = s.rng.next() < 0.3 && s.world.model.leaderOf(pair[0].slice(0, pair[0].indexOf('/'))) === pair[0]
+      s.world.model.relationSet(pair[0], pair[1], { application })
       return `relationSet ${pair[0]} relation ${pair[1]}${application ? ' (app bag)' : ''}`
     }
   },
@@ -865,7 +871,7 @@ const walkActions: WalkAction[] = [
     run: s => {
       const id = pick(s.rng, [...relationsSeen(s.world)].filter(([, rel]) => !rel.peer && rel.life === 'alive').map(([id]) => id))
       if (id === undefined) return undefined
-      s.world.controller.removeRelation(id)
+      s.world.model.removeRelation(id)
       return `removeRelation ${id}`
     }
   },
@@ -887,7 +893,7 @@ const walkActions: WalkAction[] = [
       const unit = pick(s.rng, activeUnits(s).filter(u => s.world.stateOf(u) === 'hookError'))
       if (unit === undefined) return undefined
       const mode = s.rng.next() < 0.5 ? 'retry-hooks' : 'no-hooks'
-      s.world.controller.resolved(unit, mode)
+      s.world.model.resolved(unit, mode)
       return `resolved ${unit} ${mode}`
     }
   },
@@ -897,7 +903,7 @@ const walkActions: WalkAction[] = [
     run: s => {
       const unit = pick(s.rng, unitsOf(s.world))
       if (unit === undefined) return undefined
-      s.world.controller.enqueueAction(unit, 'backup')
+      s.world.model.enqueueAction(unit, 'backup')
       return `enqueueAction ${unit}`
     }
   },
@@ -907,18 +913,12 @@ const walkActions: WalkAction[] = [
     run: s => {
       const unit = pick(s.rng, unitsOf(s.world))
       if (unit === undefined) return undefined
-      const storage = Object.values(s.world.controller.remoteState(unit).storage)
-      const unattached = storage.filter(st => !st.attached)
-      if (unattached.length > 0) { s.world.controller.attachStorage(unit); return `attachStorage ${unit}` }
-      const attached = storage.filter(st => st.attached && st.life === 'alive')
-      if (attached.length > 0 && s.rng.next() < 0.4) {
-        const st = pick(s.rng, attached)!
-        s.world.controller.detachStorage(unit, st.id)
-        return `detachStorage ${unit} ${st.id}`
-      }
-      if (storage.length >= 3) return undefined
-      const id = s.world.controller.addStorage(unit, 'logs')
-      return `addStorage ${unit} ${id}`
+      // The model has no add-storage or detach-storage command yet: the walk attaches what
+      // the unit was deployed with; detaching is walked by the statechart model above.
+      const storage = Object.values(s.world.model.remoteState(unit).storage)
+      if (!storage.some(st => !st.attached)) return undefined
+      s.world.model.attachStorage(unit)
+      return `attachStorage ${unit}`
     }
   },
   {
@@ -982,7 +982,7 @@ const walkActions: WalkAction[] = [
     name: 'startCrashed',
     weight: 3,
     run: s => {
-      const unit = pick(s.rng, [...s.down].filter(u => s.world.controller.units().includes(u) && !s.world.running(u)))
+      const unit = pick(s.rng, [...s.down].filter(u => s.world.model.units().includes(u) && !s.world.running(u)))
       if (unit === undefined) return undefined
       const rebooted = s.rng.next() < 0.3
       s.world.start(unit, { rebooted })
@@ -1000,7 +1000,7 @@ const walkActions: WalkAction[] = [
       disarmCrash(s)
       s.live.delete(unit)
       await s.world.stop(unit)
-      if (!s.world.controller.units().includes(unit)) return `graceful stop ${unit} (gone)`
+      if (!s.world.model.units().includes(unit)) return `graceful stop ${unit} (gone)`
       s.world.start(unit)
       s.live.add(unit)
       return `graceful stop and start ${unit}`
@@ -1012,7 +1012,7 @@ const walkActions: WalkAction[] = [
     run: s => {
       const app = pick(s.rng, liveApps(s))
       if (app === undefined) return undefined
-      s.world.controller.refresh(app, `local:${app}-${++s.counter}`)
+      s.world.model.refresh(app, `local:${app}-${++s.counter}`)
       return `refresh ${app}`
     }
   },
@@ -1023,12 +1023,11 @@ const walkActions: WalkAction[] = [
       // A subordinate beside every web unit, through a container-scoped juju-info relation (§2.6).
       if (s.deadApps.has('web') || s.deadApps.has('ntp')) return undefined
       if (!s.subordinateDeployed) {
-        s.world.controller.deploy({ name: 'ntp', subordinate: true }, 0)
+        s.world.model.deploy({ name: 'ntp', subordinate: true, requires: { 'juju-info': { interface: 'juju-info', scope: 'container' } } }, 0)
         s.subordinateDeployed = true
       }
-      const related = [...relationsSeen(s.world).values()].some(rel => rel.life === 'alive' && rel.apps.has('ntp'))
-      if (related) return undefined
-      const id = s.world.controller.relate('web:juju-info', 'ntp:juju-info')
+      if (relatedInModel(s.world, 'web', 'ntp')) return undefined
+      const id = s.world.model.relate('web:juju-info', 'ntp:juju-info')
       return `relate web:juju-info ntp:juju-info (subordinate, relation ${id})`
     }
   },
@@ -1038,7 +1037,7 @@ const walkActions: WalkAction[] = [
     run: s => {
       const app = pick(s.rng, liveApps(s).filter(a => a !== 'web'))
       if (app === undefined || s.steps.length < 8) return undefined
-      s.world.controller.removeApplication(app)
+      s.world.model.removeApplication(app)
       s.deadApps.add(app)
       return `removeApplication ${app}`
     }
@@ -1056,26 +1055,17 @@ function consumeEmitted (s: WalkState): void {
 }
 
 /**
- * Records, for every unit the controller makes dying, the position in `world.emitted` at
- * that moment, so each hook event is judged with the life its unit had (units die from
- * the walk's actions and, mid-settle, from a subordinate destroying itself).
+ * Records, for every unit the model makes dying, the position in `world.emitted` at that
+ * moment (each command is seen as it is applied, before any unit hears of it), so each
+ * hook event is judged with the life its unit had (units die from the walk's actions
+ * and, mid-settle, from a subordinate destroying itself).
  */
 function trackDeaths (s: WalkState): void {
-  const controller = s.world.controller
-  const wrap = (name: 'removeUnit' | 'removeApplication' | 'destroyUnit'): void => {
-    const original = controller[name].bind(controller)
-    controller[name] = (target: string) => {
-      const before = s.world.emitted.length
-      const alive = aliveUnits(s.world)
-      original(target)
-      for (const unit of alive) {
-        if (controller.unitLife(unit) !== 'alive' && !s.dyingFrom.has(unit)) s.dyingFrom.set(unit, before)
-      }
+  s.world.model.onCommandApplied(() => {
+    for (const unit of s.world.model.units()) {
+      if (s.world.model.unitLife(unit) !== 'alive' && !s.dyingFrom.has(unit)) s.dyingFrom.set(unit, s.world.emitted.length)
     }
-  }
-  wrap('removeUnit')
-  wrap('removeApplication')
-  wrap('destroyUnit')
+  })
 }
 
 /** One seeded walk: a small model, then `length` random controller/agent actions, checked after each. */
@@ -1115,7 +1105,7 @@ export async function randomWalk (seed: number, length: number): Promise<WalkRes
   // other hook of the unit or of its machine is running (property a, in real time).
   world.rule((unit, hook) => {
     const run = world.runs[world.runs.length - 1]!
-    const machine = world.controller.units().includes(unit) ? world.controller.machineOf(unit) : `(${unit} gone)`
+    const machine = world.model.units().includes(unit) ? world.model.machineOf(unit) : `(${unit} gone)`
     s.openRuns = s.openRuns.filter(open => open.run.outcome === undefined && !s.crashedRuns.has(open.run))
     for (const open of s.openRuns) {
       if (open.run.unit === unit || open.machine === machine) {
@@ -1139,13 +1129,13 @@ export async function randomWalk (seed: number, length: number): Promise<WalkRes
 
   const setup = rng.stream('setup')
   const withStorage = setup.next() < 0.3
-  const webUnits = world.controller.deploy({ name: 'web', peers: ['cluster'], ...(withStorage ? { storage: { data: 'filesystem' as const } } : {}) }, setup.int(1, 2))
+  const webUnits = world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' }, peers: ['cluster'], ...(withStorage ? { storage: { data: 'filesystem' as const } } : {}) }, setup.int(1, 2))
   const colocate = setup.next() < 0.3
-  const dbUnits = world.controller.deploy({ name: 'db' }, 1, colocate ? [world.controller.machineOf(webUnits[0]!)] : undefined)
+  const dbUnits = world.model.deploy({ name: 'db', provides: { server: 'db' } }, 1, colocate ? [world.model.machineOf(webUnits[0]!)] : undefined)
   for (const unit of [...webUnits, ...dbUnits]) s.live.add(unit)
   s.steps.push(`deploy web×${webUnits.length}${withStorage ? ' with storage' : ''}, db×1${colocate ? ' beside web/0' : ''}`)
   if (setup.next() < 0.5) {
-    world.controller.relate('web:db', 'db:server')
+    world.model.relate('web:db', 'db:server')
     s.steps.push('relate web:db db:server')
   }
 
@@ -1164,7 +1154,7 @@ export async function randomWalk (seed: number, length: number): Promise<WalkRes
     for (const unit of [...s.live]) {
       if (!world.running(unit)) {
         // A crash injected at a persist (crashAtPersist) or a terminated unit leaving the model.
-        if (world.controller.units().includes(unit)) {
+        if (world.model.units().includes(unit)) {
           noteCrash(s, unit)
           if (s.crashArmed === unit) s.crashArmed = undefined
         } else {

@@ -11,35 +11,48 @@
  * the provider knows is on disk, so a provider built later on the same home — a new
  * controller leader — adopts the instances of the previous one by their pid files.
  *
- * Agents are spawned detached (each leads its own process group) and unref'd: they
- * outlive the controller, as instances outlive a cloud API client. The watchdog
- * (`start()`/`stop()`) restarts an agent that died, with the same bootstrap file and data
- * directory, backing off per consecutive crash (limits.localProviderRestartDelayMs*).
- * Run it only where the provisioner runs (the controller-lease holder): two watchdogs on
- * one home could both restart the same dead agent.
+ * Agents are started detached (each leads its own process group): they outlive the
+ * controller, as instances outlive a cloud API client. The watchdog (`start()`/`stop()`)
+ * restarts an agent that died, with the same bootstrap file and data directory, backing
+ * off per consecutive crash (limits.localProviderRestartDelayMs*). Run it only where the
+ * provisioner runs (the controller-lease holder): two watchdogs on one home could both
+ * restart the same dead agent.
+ *
+ * Written over the runtime contracts only (`ProcessRunner`, `FileSystem`, `Clock`,
+ * `Logger`), so the simulator runs this very code with simulated processes and files
+ * (test/sim-local-provider.test.ts); agent/create-local-provider.ts wires the real ones.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import * as fs from 'node:fs'
-import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { assert } from '../../runtime/assert.ts'
-import { isMachineId } from '../../runtime/ids.ts'
-import { limits } from '../../runtime/limits.ts'
-import type { Logger } from '../../runtime/logger.ts'
-import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../../runtime/provider.ts'
+import { assert } from '../runtime/assert.ts'
+import type { Clock } from '../runtime/clock.ts'
+import { joinPath, type DirectoryEntry, type FileSystem } from '../runtime/file-system.ts'
+import { isMachineId } from '../runtime/ids.ts'
+import { limits } from '../runtime/limits.ts'
+import type { Logger } from '../runtime/logger.ts'
+import type { DetachedExit, ProcessIdentity, ProcessRunner } from '../runtime/process-runner.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
 
-/** How the agent process is run: `file` with `args(bootstrapFile, dataDir)`. */
+/** How the agent process is run: `file` with `args(bootstrapFile, dataDir)` and exactly `env`. */
 export interface LocalAgentCommand {
   readonly file: string
   readonly args: (bootstrapFile: string, dataDir: string) => string[]
+  /** The agent's whole environment (default: empty). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export interface LocalProviderOptions {
-  /** Where instance directories live, e.g. `<controller data dir>/machines`. */
+  /** Where instance directories live, e.g. `<controller data dir>/machines`; absolute. */
   readonly home: string
   readonly logger: Logger
-  /** Defaults to `node --import tsx <repo>/agent/cantripd.ts --bootstrap FILE --data-dir DIR`. */
-  readonly command?: LocalAgentCommand
+  readonly command: LocalAgentCommand
+  readonly processes: ProcessRunner
+  readonly files: FileSystem
+  /** Start checks, stop graces and the restart back-off. */
+  readonly clock: Clock
+  /**
+   * The watchdog's timer (default `clock`). The real controller passes a clock whose
+   * timers do not keep the process alive, so a finished controller is not held up by it.
+   */
+  readonly watchdogClock?: Clock
   readonly watchIntervalMs?: number
   /** First restart delay of a crashed agent; doubles per consecutive crash up to `restartDelayMsMax`. */
   readonly restartDelayMs?: number
@@ -63,16 +76,6 @@ const pollMs = 50
 /** After SIGKILL, how long to wait for the kernel to take the process away. */
 const killWaitMs = 2_000
 
-/** The repository's own cantripd, run through tsx with the node running this controller. */
-export function defaultLocalAgentCommand (): LocalAgentCommand {
-  const repo = fileURLToPath(new URL('../../', import.meta.url))
-  let tsx = 'tsx'
-  // An absolute loader URL keeps the agent independent of its working directory.
-  try { tsx = import.meta.resolve('tsx') } catch { /* resolved against the cwd (the instance dir) instead */ }
-  const cantripd = path.join(repo, 'agent', 'cantripd.ts')
-  return { file: process.execPath, args: (bootstrapFile, dataDir) => ['--import', tsx, cantripd, '--bootstrap', bootstrapFile, '--data-dir', dataDir] }
-}
-
 /**
  * Where another model's machines live: `<machines dir>/m-<name>/machine-N`, so machine
  * "0" of two models never shares a directory (the default model's stay at the top). The
@@ -80,7 +83,7 @@ export function defaultLocalAgentCommand (): LocalAgentCommand {
  * of a unix socket path; it never collides with `machine-N` or `manual-hosts.json`.
  */
 export function modelMachinesHome (machinesHome: string, model: string): string {
-  return path.join(machinesHome, `m-${model}`)
+  return joinPath(machinesHome, `m-${model}`)
 }
 
 /** `3` → `machine-3`, `0/lxd/1` → `machine-0-lxd-1` (Juju's machine tags). */
@@ -105,11 +108,8 @@ function isLocalMachineId (machineId: string): boolean {
     machineIdOfDirName(localInstanceDirName(machineId)) === machineId
 }
 
-interface PidRecord {
-  readonly pid: number
-  /** /proc start time (clock ticks since boot); absent off Linux. */
-  readonly startTime?: string
-}
+/** What `agent.pid` holds: the pid and, where the system tells it, the process's start time. */
+type PidRecord = ProcessIdentity
 
 interface RestartState {
   failures: number
@@ -125,6 +125,10 @@ export class LocalProvider implements Provider {
   readonly #home: string
   readonly #logger: Logger
   readonly #command: LocalAgentCommand
+  readonly #processes: ProcessRunner
+  readonly #files: FileSystem
+  readonly #clock: Clock
+  readonly #watchdogClock: Clock
   readonly #extraArgs: readonly string[]
   readonly #watchIntervalMs: number
   readonly #restartDelayMsMin: number
@@ -136,13 +140,19 @@ export class LocalProvider implements Provider {
   readonly #locks = new Map<string, Promise<void>>()
   readonly #phase = new Map<string, 'starting' | 'stopping'>()
   readonly #restart = new Map<string, RestartState>()
-  #timer: NodeJS.Timeout | undefined
+  #watching = false
+  #timer: unknown
   #tick: Promise<void> | undefined
 
   constructor (options: LocalProviderOptions) {
-    this.#home = path.resolve(options.home)
+    assert(options.home.startsWith('/'), `local provider: home must be an absolute path, got ${JSON.stringify(options.home)}`)
+    this.#home = options.home.length > 1 && options.home.endsWith('/') ? options.home.slice(0, -1) : options.home
     this.#logger = options.logger
-    this.#command = options.command ?? defaultLocalAgentCommand()
+    this.#command = options.command
+    this.#processes = options.processes
+    this.#files = options.files
+    this.#clock = options.clock
+    this.#watchdogClock = options.watchdogClock ?? options.clock
     this.#extraArgs = options.extraArgs ?? []
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
     this.#restartDelayMsMin = options.restartDelayMs ?? limits.localProviderRestartDelayMsMin
@@ -157,20 +167,15 @@ export class LocalProvider implements Provider {
 
   /** Starts the watchdog; idempotent. */
   start (): void {
-    if (this.#timer !== undefined) return
-    this.#timer = setInterval(() => {
-      if (this.#tick !== undefined) return
-      this.#tick = this.#watch().catch(err => {
-        this.#logger.log('error', 'watchdog pass failed', { error: String(err) })
-      }).finally(() => { this.#tick = undefined })
-    }, this.#watchIntervalMs)
-    // The controller's own work keeps it running; the watchdog must not keep a finished one alive.
-    this.#timer.unref()
+    if (this.#watching) return
+    this.#watching = true
+    this.#armWatchdog()
   }
 
   /** Stops the watchdog (the agents keep running) and waits for a pass under way. */
   async stop (): Promise<void> {
-    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#watching = false
+    if (this.#timer !== undefined) this.#watchdogClock.clearTimeout(this.#timer)
     this.#timer = undefined
     await this.#tick
   }
@@ -182,7 +187,7 @@ export class LocalProvider implements Provider {
 
   /** The instance directory of a machine (tests and `cantrip` diagnostics). */
   instanceDir (machineId: string): string {
-    return path.join(this.#home, localInstanceDirName(machineId))
+    return joinPath(this.#home, localInstanceDirName(machineId))
   }
 
   async startInstance (spec: InstanceSpec, onProgress?: (progress: StartProgress) => void): Promise<StartedInstance> {
@@ -194,8 +199,8 @@ export class LocalProvider implements Provider {
       this.#phase.set(machineId, 'starting')
       try {
         const dir = this.instanceDir(machineId)
-        if (fs.existsSync(dir)) {
-          const token = readText(path.join(dir, files.token))
+        if (this.#files.exists(dir)) {
+          const token = this.#readText(joinPath(dir, files.token))
           const pid = this.#livePid(dir)
           if (token === spec.token) {
             if (pid !== undefined) return { instanceId, addresses: ['127.0.0.1'] }
@@ -212,7 +217,7 @@ export class LocalProvider implements Provider {
           // A dead instance made under another token (an abandoned attempt): it never
           // reached the model, so it is released and replaced.
           this.#logger.log('warning', 'replacing a dead instance made with another token', { machineId, instanceId })
-          fs.rmSync(dir, { recursive: true, force: true })
+          this.#files.remove(dir)
         }
         this.#create(spec, dir)
         onProgress?.({ type: 'allocated', instanceId })
@@ -221,10 +226,10 @@ export class LocalProvider implements Provider {
           await this.#launch(machineId, dir, true)
         } catch (err) {
           // Released, so a later start (same token or not) begins afresh; the log's last line is in the error.
-          fs.rmSync(dir, { recursive: true, force: true })
+          this.#files.remove(dir)
           throw err
         }
-        this.#restart.set(machineId, { failures: 0, nextAt: 0, restarts: 0, launchedAt: Date.now(), backingOffLogged: false })
+        this.#restart.set(machineId, { failures: 0, nextAt: 0, restarts: 0, launchedAt: this.#clock.now(), backingOffLogged: false })
         this.#logger.log('info', 'started instance', { machineId, instanceId })
         return { instanceId, addresses: ['127.0.0.1'] }
       } finally {
@@ -243,12 +248,12 @@ export class LocalProvider implements Provider {
     // Concurrently: ten stuck agents take one grace period, not ten.
     await Promise.all([...machineIds].map(async machineId => await this.#serial(machineId, async () => {
       const dir = this.instanceDir(machineId)
-      if (!fs.existsSync(dir)) return
+      if (!this.#files.exists(dir)) return
       this.#phase.set(machineId, 'stopping')
       try {
         const record = this.#livePidRecord(dir)
         if (record !== undefined) await this.#kill(record)
-        fs.rmSync(dir, { recursive: true, force: true })
+        this.#files.remove(dir)
         this.#restart.delete(machineId)
         this.#logger.log('info', 'stopped instance', { machineId, pid: record?.pid })
       } catch (err) {
@@ -263,7 +268,7 @@ export class LocalProvider implements Provider {
     const result: InstanceInfo[] = []
     for (const { machineId, dir } of this.#scan()) {
       const instanceId = instancePrefix + localInstanceDirName(machineId)
-      const token = readText(path.join(dir, files.token))
+      const token = this.#readText(joinPath(dir, files.token))
       const phase = this.#phase.get(machineId)
       const base = { instanceId, machineId, token: token ?? '', addresses: ['127.0.0.1'] }
       if (phase === 'stopping') { result.push({ ...base, status: 'stopping', message: 'stopping agent process' }); continue }
@@ -275,8 +280,9 @@ export class LocalProvider implements Provider {
         continue
       }
       const state = this.#restart.get(machineId)
-      const restarting = this.#timer !== undefined
-        ? `; restart ${state !== undefined && state.nextAt > Date.now() ? `in ${Math.ceil((state.nextAt - Date.now()) / 1000)} s` : 'due'}`
+      const now = this.#clock.now()
+      const restarting = this.#watching
+        ? `; restart ${state !== undefined && state.nextAt > now ? `in ${Math.ceil((state.nextAt - now) / 1000)} s` : 'due'}`
         : ''
       result.push({ ...base, status: 'failed', message: `agent process not running${restarting}` })
     }
@@ -287,29 +293,28 @@ export class LocalProvider implements Provider {
 
   #create (spec: InstanceSpec, dir: string): void {
     try {
-      fs.mkdirSync(this.#home, { recursive: true, mode: 0o700 })
-      fs.mkdirSync(dir, { mode: 0o700 })
-      fs.writeFileSync(path.join(dir, files.bootstrap), spec.bootstrap, { mode: 0o600 })
-      fs.writeFileSync(path.join(dir, files.token), spec.token, { mode: 0o600 })
-      fs.mkdirSync(path.join(dir, files.data), { mode: 0o700 })
+      this.#files.makeDirectory(this.#home, { mode: 0o700, recursive: true })
+      this.#files.makeDirectory(dir, { mode: 0o700 })
+      this.#files.writeFile(joinPath(dir, files.bootstrap), spec.bootstrap, 0o600)
+      this.#files.writeFile(joinPath(dir, files.token), spec.token, 0o600)
+      this.#files.makeDirectory(joinPath(dir, files.data), { mode: 0o700 })
     } catch (err) {
-      fs.rmSync(dir, { recursive: true, force: true })
+      this.#files.remove(dir)
       throw new ProviderError(providerName, 'transient', `cannot create instance directory "${dir}": ${String(err)}`, { cause: err })
     }
   }
 
   #scan (): Array<{ machineId: string, dir: string }> {
-    let entries: fs.Dirent[]
+    let entries: DirectoryEntry[] | undefined
     try {
-      entries = fs.readdirSync(this.#home, { withFileTypes: true })
+      entries = this.#files.list(this.#home)
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
       throw new ProviderError(providerName, 'transient', `cannot list "${this.#home}": ${String(err)}`, { cause: err })
     }
     const found: Array<{ machineId: string, dir: string }> = []
-    for (const entry of entries) {
-      const machineId = entry.isDirectory() ? machineIdOfDirName(entry.name) : undefined
-      if (machineId !== undefined) found.push({ machineId, dir: path.join(this.#home, entry.name) })
+    for (const entry of entries ?? []) {
+      const machineId = entry.kind === 'directory' ? machineIdOfDirName(entry.name) : undefined
+      if (machineId !== undefined) found.push({ machineId, dir: joinPath(this.#home, entry.name) })
     }
     return found
   }
@@ -324,78 +329,148 @@ export class LocalProvider implements Provider {
 
   /** The live agent's pid record, or undefined. With no pid file, looks for an agent spawned just before a crash. */
   #livePidRecord (dir: string): PidRecord | undefined {
-    const record = readPidRecord(path.join(dir, files.pid))
-    if (record !== undefined) return isAlive(record) ? record : undefined
-    if (readText(path.join(dir, files.token)) === undefined) return undefined
-    const orphan = findProcessUsing(dir)
+    const record = this.#readPidRecord(joinPath(dir, files.pid))
+    if (record !== undefined) return this.#isAlive(record) ? record : undefined
+    if (this.#readText(joinPath(dir, files.token)) === undefined) return undefined
+    const orphan = this.#processes.findByArgument(dir + '/')[0]
     if (orphan === undefined) return undefined
-    writePidRecord(path.join(dir, files.pid), orphan)
+    const found = this.#writePidRecord(joinPath(dir, files.pid), orphan)
     this.#logger.log('warning', 'found an agent without a pid file', { dir, pid: orphan })
-    return { pid: orphan, ...optional(processStartTime(orphan)) }
+    return found
   }
 
   #livePid (dir: string): number | undefined {
     return this.#livePidRecord(dir)?.pid
   }
 
+  #readText (file: string): string | undefined {
+    try {
+      const bytes = this.#files.readFile(file)
+      return bytes === undefined ? undefined : new TextDecoder().decode(bytes)
+    } catch {
+      return undefined
+    }
+  }
+
+  #readPidRecord (file: string): PidRecord | undefined {
+    const text = this.#readText(file)
+    const match = text === undefined ? null : /^(\d+)(?: (\d+))?\s*$/.exec(text)
+    if (match === null) return undefined
+    const pid = Number(match[1])
+    if (!Number.isSafeInteger(pid) || pid <= 1) return undefined
+    return { pid, ...optional(match[2]) }
+  }
+
+  /** Records the pid with its start time as the system tells it now. */
+  #writePidRecord (file: string, pid: number): PidRecord {
+    const startTime = this.#processes.identify(pid)?.startTime
+    this.#files.writeFile(file, startTime === undefined ? `${pid}\n` : `${pid} ${startTime}\n`, 0o600)
+    return { pid, ...optional(startTime) }
+  }
+
+  /** Live, and the same process as recorded: a pid reused by another process does not count. */
+  #isAlive (record: PidRecord): boolean {
+    const now = this.#processes.identify(record.pid)
+    return now !== undefined && (record.startTime === undefined || record.startTime === now.startTime)
+  }
+
   // ---- processes ----
 
-  /** Spawns the agent; with `check`, resolves only once it has stayed up for the start check. */
+  /** Starts the agent; with `check`, resolves only once it has stayed up for the start check. */
   async #launch (machineId: string, dir: string, check: boolean): Promise<number> {
     const instanceId = instancePrefix + localInstanceDirName(machineId)
-    const bootstrapFile = path.join(dir, files.bootstrap)
-    const dataDir = path.join(dir, files.data)
-    const logFile = path.join(dir, files.log)
-    let child: ChildProcess
-    const logFd = fs.openSync(logFile, 'a', 0o600)
-    try {
-      child = spawn(this.#command.file, [...this.#command.args(bootstrapFile, dataDir), ...this.#extraArgs], {
-        cwd: dir, detached: true, stdio: ['ignore', logFd, logFd]
-      })
-    } finally {
-      fs.closeSync(logFd)
-    }
-    const exited = new Promise<string>(resolve => {
-      child.once('error', err => { resolve(`cannot run "${this.#command.file}": ${err.message}`) })
-      child.once('exit', (code, signal) => { resolve(signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`) })
+    const bootstrapFile = joinPath(dir, files.bootstrap)
+    const dataDir = joinPath(dir, files.data)
+    const logFile = joinPath(dir, files.log)
+    const child = this.#processes.startDetached({
+      command: this.#command.file,
+      args: [...this.#command.args(bootstrapFile, dataDir), ...this.#extraArgs],
+      env: this.#command.env ?? {},
+      cwd: dir,
+      logFile
     })
-    child.unref()
+    const exited = child.exit.then(exit => this.#describeExit(exit))
     const pid = child.pid
     if (pid === undefined) {
       const why = await exited
       throw new ProviderError(providerName, 'deployment-failed', `cannot start instance "${instanceId}": ${why}`)
     }
-    writePidRecord(path.join(dir, files.pid), pid)
+    this.#writePidRecord(joinPath(dir, files.pid), pid)
     if (!check) return pid
-    let timer: NodeJS.Timeout | undefined
-    const why = await Promise.race([exited, new Promise<undefined>(resolve => { timer = setTimeout(() => { resolve(undefined) }, this.#startCheckMs) })])
-    clearTimeout(timer)
-    if (why !== undefined || !isAlive({ pid })) {
+    let timer: unknown
+    const why = await Promise.race([exited, new Promise<undefined>(resolve => { timer = this.#clock.setTimeout(() => { resolve(undefined) }, this.#startCheckMs) })])
+    this.#clock.clearTimeout(timer)
+    if (why !== undefined || this.#processes.identify(pid) === undefined) {
       throw new ProviderError(providerName, 'deployment-failed',
-        `cannot start instance "${instanceId}": agent exited at once (${why ?? 'gone'}): ${logTail(logFile)}`)
+        `cannot start instance "${instanceId}": agent exited at once (${why ?? 'gone'}): ${this.#logTail(logFile)}`)
     }
     return pid
   }
 
+  #describeExit (exit: DetachedExit): string {
+    switch (exit.kind) {
+      case 'exited': return `exit code ${exit.exitCode}`
+      case 'signalled': return `killed by ${exit.signal}`
+      case 'spawn-failed': return `cannot run "${this.#command.file}": ${exit.reason}`
+    }
+  }
+
   /** SIGTERM to the agent's process group, SIGKILL after the grace, bounded waits. */
   async #kill (record: PidRecord): Promise<void> {
-    signalGroup(record.pid, 'SIGTERM')
-    if (!await waitDead(record, this.#stopGraceMs)) {
+    this.#processes.signalGroup(record.pid, 'SIGTERM')
+    if (!await this.#waitDead(record, this.#stopGraceMs)) {
       this.#logger.log('warning', 'agent ignored SIGTERM; killing', { pid: record.pid, graceMs: this.#stopGraceMs })
     }
     // Also reaches whatever the agent left in its group (hooks, workloads it started).
-    signalGroup(record.pid, 'SIGKILL')
-    if (!await waitDead(record, killWaitMs)) throw new Error(`process ${record.pid} survived SIGKILL`)
+    this.#processes.signalGroup(record.pid, 'SIGKILL')
+    if (!await this.#waitDead(record, killWaitMs)) throw new Error(`process ${record.pid} survived SIGKILL`)
+  }
+
+  async #waitDead (record: PidRecord, timeoutMs: number): Promise<boolean> {
+    const deadline = this.#clock.now() + timeoutMs
+    while (this.#isAlive(record)) {
+      if (this.#clock.now() >= deadline) return false
+      await new Promise<void>(resolve => { this.#clock.setTimeout(resolve, pollMs) })
+    }
+    return true
+  }
+
+  /** The last meaningful line of the agent's log (skipping stack frames and Node's version footer), bounded. */
+  #logTail (file: string): string {
+    let bytes: Uint8Array | undefined
+    try {
+      bytes = this.#files.readTail(file, limits.localProviderLogTailBytes)
+    } catch {
+      bytes = undefined
+    }
+    if (bytes === undefined) return '(no log)'
+    const lines = new TextDecoder().decode(bytes).split('\n').map(line => line.trimEnd())
+      .filter(line => line.trim() !== '' && !/^\s+at /.test(line) && !/^Node\.js v\d/.test(line))
+    const line = lines.at(-1)?.trim() ?? '(no output)'
+    return line.length > messageLineLengthMax ? `${line.slice(0, messageLineLengthMax)}…` : line
   }
 
   // ---- watchdog ----
 
+  /** One pass per interval; a pass still under way when the next falls due skips it, as setInterval would. */
+  #armWatchdog (): void {
+    this.#timer = this.#watchdogClock.setTimeout(() => {
+      this.#timer = undefined
+      if (!this.#watching) return
+      this.#armWatchdog()
+      if (this.#tick !== undefined) return
+      this.#tick = this.#watch().catch(err => {
+        this.#logger.log('error', 'watchdog pass failed', { error: String(err) })
+      }).finally(() => { this.#tick = undefined })
+    }, this.#watchIntervalMs)
+  }
+
   async #watch (): Promise<void> {
-    const now = Date.now()
+    const now = this.#clock.now()
     for (const { machineId, dir } of this.#scan()) {
       if (this.#phase.has(machineId) || this.#locks.has(machineId)) continue
       // No pid file yet: a start in flight elsewhere or one that crashed midway; a start with its token finishes it.
-      if (readPidRecord(path.join(dir, files.pid)) === undefined) continue
+      if (this.#readPidRecord(joinPath(dir, files.pid)) === undefined) continue
       let state = this.#restart.get(machineId)
       if (state === undefined) {
         state = { failures: 0, nextAt: 0, restarts: 0, backingOffLogged: false }
@@ -405,7 +480,9 @@ export class LocalProvider implements Provider {
         state.lastAliveAt = now
         continue
       }
-      const ran = state.launchedAt !== undefined && state.lastAliveAt !== undefined ? state.lastAliveAt - state.launchedAt : undefined
+      // An agent never seen alive since its launch ran for no time: it counts as a crash,
+      // not as a healthy run (without this, one dying between two passes never backs off).
+      const ran = state.launchedAt !== undefined ? (state.lastAliveAt ?? state.launchedAt) - state.launchedAt : undefined
       if (ran === undefined || ran >= this.#healthyAfterMs) {
         if (state.failures > 0) this.#logger.log('debug', 'agent ran long enough; back-off reset', { machineId })
         state.failures = 0
@@ -417,24 +494,26 @@ export class LocalProvider implements Provider {
         continue
       }
       const s = state
-      await this.#serial(machineId, async () => {
-        // Stopped or restarted by someone else while this pass waited.
-        if (!fs.existsSync(dir) || this.#livePid(dir) !== undefined) return
-        const delay = Math.min(this.#restartDelayMsMin * 2 ** Math.min(s.failures, 30), this.#restartDelayMsMax)
-        assert(delay <= this.#restartDelayMsMax, `local provider: restart delay ${delay} ms above its maximum ${this.#restartDelayMsMax} ms`)
-        s.failures++
-        s.restarts++
-        s.nextAt = Date.now() + delay
-        s.launchedAt = Date.now()
-        s.lastAliveAt = undefined
-        s.backingOffLogged = false
-        try {
-          const pid = await this.#launch(machineId, dir, false)
-          this.#logger.log('warning', 'agent process died; restarted', { machineId, pid, restarts: s.restarts, nextRestartDelayMs: delay })
-        } catch (err) {
-          this.#logger.log('error', 'agent process died; restart failed', { machineId, error: String(err), nextRestartDelayMs: delay })
-        }
-      })
+      await this.#serial(machineId, async () => { await this.#restartDead(machineId, dir, s) })
+    }
+  }
+
+  async #restartDead (machineId: string, dir: string, s: RestartState): Promise<void> {
+    // Stopped or restarted by someone else while this pass waited.
+    if (!this.#files.exists(dir) || this.#livePid(dir) !== undefined) return
+    const delay = Math.min(this.#restartDelayMsMin * 2 ** Math.min(s.failures, 30), this.#restartDelayMsMax)
+    assert(delay <= this.#restartDelayMsMax, `local provider: restart delay ${delay} ms above its maximum ${this.#restartDelayMsMax} ms`)
+    s.failures++
+    s.restarts++
+    s.nextAt = this.#clock.now() + delay
+    s.launchedAt = this.#clock.now()
+    s.lastAliveAt = undefined
+    s.backingOffLogged = false
+    try {
+      const pid = await this.#launch(machineId, dir, false)
+      this.#logger.log('warning', 'agent process died; restarted', { machineId, pid, restarts: s.restarts, nextRestartDelayMs: delay })
+    } catch (err) {
+      this.#logger.log('error', 'agent process died; restart failed', { machineId, error: String(err), nextRestartDelayMs: delay })
     }
   }
 
@@ -451,117 +530,6 @@ export class LocalProvider implements Provider {
   }
 }
 
-// ---- helpers (process identity is checked by pid and start time, as a pid can be reused) ----
-
 function optional (startTime: string | undefined): { startTime?: string } {
   return startTime === undefined ? {} : { startTime }
-}
-
-function readText (file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8')
-  } catch {
-    return undefined
-  }
-}
-
-function readPidRecord (file: string): PidRecord | undefined {
-  const text = readText(file)
-  const match = text === undefined ? null : /^(\d+)(?: (\d+))?\s*$/.exec(text)
-  if (match === null) return undefined
-  const pid = Number(match[1])
-  if (!Number.isSafeInteger(pid) || pid <= 1) return undefined
-  return { pid, ...optional(match[2]) }
-}
-
-function writePidRecord (file: string, pid: number): void {
-  const startTime = processStartTime(pid)
-  fs.writeFileSync(file, startTime === undefined ? `${pid}\n` : `${pid} ${startTime}\n`, { mode: 0o600 })
-}
-
-/** `/proc/<pid>/stat` after the command name: state, then field 22 (start time) at index 19. */
-function procStat (pid: number): { state: string, startTime: string } | undefined {
-  const text = readText(`/proc/${pid}/stat`)
-  if (text === undefined) return undefined
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  const state = fields[0]
-  const startTime = fields[19]
-  return state === undefined || startTime === undefined ? undefined : { state, startTime }
-}
-
-function processStartTime (pid: number): string | undefined {
-  return procStat(pid)?.startTime
-}
-
-export function isAlive (record: PidRecord): boolean {
-  try {
-    process.kill(record.pid, 0)
-  } catch {
-    // ESRCH: gone. EPERM: a process of another user, so not our agent.
-    return false
-  }
-  const stat = procStat(record.pid)
-  if (stat === undefined) return fs.existsSync('/proc/self/stat') ? false : true
-  if (stat.state === 'Z' || stat.state === 'X') return false
-  return record.startTime === undefined || record.startTime === stat.startTime
-}
-
-/** A process whose command line names a file under `dir` (Linux only; elsewhere none is found). */
-function findProcessUsing (dir: string): number | undefined {
-  let entries: string[]
-  try {
-    entries = fs.readdirSync('/proc')
-  } catch {
-    return undefined
-  }
-  const needle = dir + path.sep
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue
-    const cmdline = readText(`/proc/${entry}/cmdline`)
-    if (cmdline === undefined || !cmdline.includes(needle)) continue
-    const pid = Number(entry)
-    if (isAlive({ pid })) return pid
-  }
-  return undefined
-}
-
-function signalGroup (pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // Not a group leader after all (an adopted process from an older layout): the process alone.
-    try { process.kill(pid, signal) } catch { /* already gone */ }
-  }
-}
-
-async function waitDead (record: PidRecord, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (isAlive(record)) {
-    if (Date.now() >= deadline) return false
-    await new Promise(resolve => setTimeout(resolve, pollMs))
-  }
-  return true
-}
-
-/** The last meaningful line of the agent's log (skipping stack frames and Node's version footer), bounded. */
-function logTail (file: string): string {
-  let text = ''
-  try {
-    const fd = fs.openSync(file, 'r')
-    try {
-      const size = fs.fstatSync(fd).size
-      const length = Math.min(size, limits.localProviderLogTailBytes)
-      const buffer = Buffer.alloc(length)
-      fs.readSync(fd, buffer, 0, length, size - length)
-      text = buffer.toString('utf8')
-    } finally {
-      fs.closeSync(fd)
-    }
-  } catch {
-    return '(no log)'
-  }
-  const lines = text.split('\n').map(line => line.trimEnd())
-    .filter(line => line.trim() !== '' && !/^\s+at /.test(line) && !/^Node\.js v\d/.test(line))
-  const line = lines.at(-1)?.trim() ?? '(no output)'
-  return line.length > messageLineLengthMax ? `${line.slice(0, messageLineLengthMax)}…` : line
 }

@@ -25,18 +25,23 @@
  * shell, with a bounded timeout; remote commands are one `sh -c` script whose arguments
  * are single-quoted, so no input is ever parsed as shell code. The login shell of the
  * remote user must be POSIX-like (sh, bash, dash, zsh).
+ *
+ * Written over the runtime contracts (`ProcessRunner` runs ssh and tar, `FileSystem`
+ * holds the host list and stages the code archive, `Clock`), so the simulator can run it
+ * against simulated hosts; agent/create-manual-provider.ts wires the real ones, the
+ * default code source and its version stamp.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { createReadStream, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
-import type { Writable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
-import { limits } from '../../runtime/limits.ts'
-import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../../runtime/provider.ts'
+import type { Clock } from '../runtime/clock.ts'
+import { joinPath, type FileSystem } from '../runtime/file-system.ts'
+import { limits } from '../runtime/limits.ts'
+import type { ProcessInput, ProcessRunner } from '../runtime/process-runner.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
+import { hashString32 } from '../runtime/random.ts'
 
 const providerName = 'manual'
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+/** Bytes of ssh's stdout and stderr kept per call: the remote script answers in a few lines. */
+const stdoutBytesMax = 1_048_576
+const stderrBytesMax = 65_536
 
 /** What is copied to a host as the agent code. */
 export type ManualSource =
@@ -56,7 +61,17 @@ export interface AgentPaths {
 }
 
 export interface ManualProviderOptions {
-  /** Hosts this provider has provisioned (JSON), so `allInstances` survives a restart. */
+  readonly processes: ProcessRunner
+  readonly files: FileSystem
+  readonly clock: Clock
+  /** Absolute paths of the local ssh and tar. */
+  readonly sshCommand: string
+  readonly tarCommand: string
+  /** The environment ssh and tar run in (an ssh agent's socket, HOME for ~/.ssh). */
+  readonly env: Readonly<Record<string, string>>
+  /** Tells this controller's temporary files from another's beside the same state file (its pid). */
+  readonly writerId: string
+  /** Hosts this provider has provisioned (JSON), so `allInstances` survives a restart; absolute. */
   readonly stateFile: string
   /** The controller's private key for ssh (`-i`); never copied anywhere. Default: ssh's own. */
   readonly sshKeyFile?: string
@@ -68,10 +83,13 @@ export interface ManualProviderOptions {
   readonly strictHostKeyChecking?: 'accept-new' | 'yes'
   /** Directory on the host (default `~/.cantrip`). */
   readonly installRoot?: string
-  /** The agent code (default: this project directory, node_modules included). */
-  readonly source?: ManualSource
-  /** Names the code version on hosts (default: a hash of the source's names, sizes and times). */
-  readonly sourceVersion?: string
+  /** The agent code. */
+  readonly source: ManualSource
+  /**
+   * Names the code version on hosts: given, or computed on first use (a hash of the
+   * source's names, sizes and times; agent/manual-source-stamp.ts).
+   */
+  readonly sourceVersion: string | (() => string)
   /** node on the host (default `node`). */
   readonly remoteNode?: string
   /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it). */
@@ -252,9 +270,9 @@ export class ManualProvider implements Provider {
 
   constructor (options: ManualProviderOptions) {
     this.#options = options
-    for (const host of readState(options.stateFile)) this.#hosts.add(host)
+    for (const host of readState(options.files, options.stateFile)) this.#hosts.add(host)
     // ssh records a new host key only where its directory exists.
-    mkdirSync(dirname(this.#knownHostsFile()), { recursive: true, mode: 0o700 })
+    options.files.makeDirectory(dirname(this.#knownHostsFile()), { recursive: true, mode: 0o700 })
   }
 
   async startInstance (spec: InstanceSpec, onProgress?: (progress: StartProgress) => void): Promise<StartedInstance> {
@@ -317,7 +335,7 @@ export class ManualProvider implements Provider {
     const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
     const result = await this.#ssh(host, 'start', [dirName, spec.token, spec.machineId, stamp, String(checkTenths), ...argv], {
       what: `start the agent of machine ${spec.machineId} on ${hostKey}`,
-      stdin: spec.bootstrap,
+      stdin: { bytes: spec.bootstrap },
       allowExit: [3]
     })
     if (result.code === 3) {
@@ -351,12 +369,12 @@ export class ManualProvider implements Provider {
       for (const line of result.stdout.split('\n')) {
         const [word, status, machineHex, tokenHex] = line.trim().split(' ')
         if (word !== 'machine' || machineHex === undefined || tokenHex === undefined) continue
-        const machineId = Buffer.from(machineHex, 'hex').toString('utf8')
+        const machineId = fromHex(machineHex)
         if (!machineIdPattern.test(machineId)) continue
         all.push({
           instanceId: `${providerName}:${hostKey}/${machineDirName(machineId)}`,
           machineId,
-          token: Buffer.from(tokenHex, 'hex').toString('utf8'),
+          token: fromHex(tokenHex),
           status: status === 'running' ? 'running' : 'failed',
           addresses: [bareHost(host.host)],
           message: status === 'running' ? `agent running on ${hostKey}` : `agent not running on ${hostKey}`
@@ -383,62 +401,65 @@ export class ManualProvider implements Provider {
   }
 
   #sourceStamp (): string {
-    if (this.#options.sourceVersion !== undefined) {
-      if (!/^[A-Za-z0-9._-]{1,64}$/.test(this.#options.sourceVersion)) throw new ProviderError(providerName, 'invalid', `sourceVersion ${JSON.stringify(this.#options.sourceVersion)} must be 1 to 64 of [A-Za-z0-9._-]`)
-      return this.#options.sourceVersion
+    const version = this.#options.sourceVersion
+    if (typeof version === 'string') {
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(version)) throw new ProviderError(providerName, 'invalid', `sourceVersion ${JSON.stringify(version)} must be 1 to 64 of [A-Za-z0-9._-]`)
+      return version
     }
     // Computed once per provider: the controller ships the code it was started with.
     if (this.#stamp === undefined) {
-      const source = this.#source()
       try {
-        this.#stamp = stampOf(source)
+        this.#stamp = version()
       } catch (error) {
         if (error instanceof ProviderError) throw error
-        throw new ProviderError(providerName, 'invalid', `cannot read the agent code in "${source.path}": ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+        throw new ProviderError(providerName, 'invalid', `cannot read the agent code in "${this.#options.source.path}": ${error instanceof Error ? error.message : String(error)}`, { cause: error })
       }
     }
     return this.#stamp
   }
 
-  #source (): ManualSource {
-    return this.#options.source ?? { kind: 'directory', path: projectRoot, exclude: ['./.git', './test', './node_modules/.cache'] }
-  }
-
+  /**
+   * A directory is packed by tar into an archive beside the state file first, then that
+   * file is ssh's stdin: a packing error is told apart from a transfer error, and no
+   * byte of the archive passes through this process's memory.
+   */
   async #install (host: Host, stamp: string): Promise<void> {
-    const source = this.#source()
+    const source = this.#options.source
     const gzip = source.kind === 'tarball' && /\.(tgz|tar\.gz)$/.test(source.path)
-    let tar: ChildProcess | undefined
-    let tarError = ''
-    // tar writes straight into ssh's stdin pipe (and an archive file is ssh's stdin itself):
-    // no bytes pass through this process, so none can be lost or reordered on the way.
-    const feed = (sshStdin: Writable): void => {
-      if (source.kind === 'directory') {
-        tar = spawn('tar', ['-c', '-C', source.path, ...(source.exclude ?? ['./.git', './test']).map(pattern => `--exclude=${pattern}`), '.'], { stdio: ['ignore', sshStdin, 'pipe'] })
-        tar.stderr!.on('data', (chunk: Buffer) => { if (tarError.length < 65_536) tarError += chunk.toString() })
-        tar.once('error', error => { tarError = error.message })
-        sshStdin.destroy()
-      } else {
-        const file = createReadStream(source.path)
-        file.once('error', error => { tarError = error.message; sshStdin.end() })
-        file.pipe(sshStdin)
-      }
+    let archive = source.path
+    if (source.kind === 'directory') {
+      archive = joinPath(dirname(this.#options.stateFile), `.code-${stamp}.${this.#options.writerId}.tar`)
+      await this.#pack(source, archive)
+    } else if (!this.#options.files.exists(source.path)) {
+      throw new ProviderError(providerName, 'deployment-failed', `cannot read the agent code archive ${source.path}: no such file`)
     }
     try {
       await this.#ssh(host, 'install', [stamp, gzip ? 'z' : ''], {
         what: `install the agent code on ${hostString(host)}`,
-        stdin: feed,
+        stdin: { file: archive },
         timeoutMs: this.#options.installTimeoutMs ?? 300_000
       })
-    } catch (error) {
-      tar?.kill('SIGKILL')
-      if (tarError !== '') throw new ProviderError(providerName, 'deployment-failed', `cannot pack the agent code in ${source.path}: ${tarError.trim().split('\n').pop()!}`, { cause: error })
-      throw error
+    } finally {
+      if (archive !== source.path) this.#options.files.remove(archive)
     }
-    const packer = tar
-    if (packer !== undefined && packer.exitCode === null) await new Promise(resolve => packer.once('close', resolve))
-    if (packer !== undefined && packer.exitCode !== 0) {
-      throw new ProviderError(providerName, 'deployment-failed', `cannot pack the agent code in ${source.path}: ${tarError.trim().split('\n').pop() ?? `tar exited ${String(packer.exitCode)}`}`)
-    }
+  }
+
+  async #pack (source: ManualSource & { kind: 'directory' }, archive: string): Promise<void> {
+    this.#options.files.makeDirectory(dirname(archive), { recursive: true, mode: 0o700 })
+    const errors: string[] = []
+    const exit = await this.#options.processes.start({
+      command: this.#options.tarCommand,
+      args: ['-c', '-f', archive, '-C', source.path, ...(source.exclude ?? ['./.git', './test']).map(pattern => `--exclude=${pattern}`), '.'],
+      env: this.#options.env,
+      cwd: '/',
+      timeoutMs: this.#options.installTimeoutMs ?? 300_000,
+      outputBytesMax: stderrBytesMax,
+      onOutput: (_stream, line) => { errors.push(line) }
+    }).exit
+    if (exit.kind === 'exited' && exit.exitCode === 0) return
+    this.#options.files.remove(archive)
+    const why = exit.kind === 'spawn-failed' ? exit.reason : errors.filter(Boolean).pop() ?? (exit.kind === 'exited' ? `tar exited ${exit.exitCode}` : `tar ${exit.kind}`)
+    throw new ProviderError(providerName, 'deployment-failed', `cannot pack the agent code in ${source.path}: ${why}`)
   }
 
   /** Ends the ssh master connections this provider made (with `controlDir`). */
@@ -448,9 +469,9 @@ export class ManualProvider implements Provider {
     this.#masters.clear()
     // Every socket in the directory, also those an earlier provider left there: `-O exit`
     // talks only to the socket, so the host named is a placeholder.
-    const sockets = existsSync(dir) ? readdirSync(dir).filter(name => /^[0-9a-f]{16}$/.test(name)) : []
+    const sockets = (this.#options.files.list(dir) ?? []).map(entry => entry.name).filter(name => /^[0-9a-f]{16}$/.test(name)).sort()
     for (const name of sockets) {
-      await runBounded(spawn('ssh', ['-S', join(dir, name), '-O', 'exit', 'cantrip-manual-host'], { stdio: 'ignore' }), this.#connectTimeoutMs() + 1_000)
+      await this.#runSsh(['-S', joinPath(dir, name), '-O', 'exit', 'cantrip-manual-host'], this.#connectTimeoutMs() + 1_000)
     }
   }
 
@@ -468,27 +489,28 @@ export class ManualProvider implements Provider {
     if (dir === undefined) return
     const hostKey = hostString(host)
     const path = controlPath(dir, hostKey, this.#options.sshKeyFile)
-    if (existsSync(path)) return
+    const files = this.#options.files
+    if (files.exists(path)) return
     const failedAt = this.#masterFailedAt.get(hostKey)
-    if (failedAt !== undefined && Date.now() - failedAt < 30_000) return
+    if (failedAt !== undefined && this.#options.clock.now() - failedAt < 30_000) return
     const making = this.#masters.get(hostKey)
-    if (making !== undefined && !existsSync(path)) {
+    if (making !== undefined && !files.exists(path)) {
       await making
-      if (existsSync(path)) return
+      if (files.exists(path)) return
     }
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    // `-f` backgrounds the master once authenticated; no pipes, so nothing waits on it.
-    const attempt = runBounded(spawn('ssh', ['-M', '-N', '-f', '-S', path, '-o', 'ControlPersist=60', ...this.#sshArgs(host)], { stdio: 'ignore' }), this.#connectTimeoutMs() + 2_000)
+    files.makeDirectory(dir, { recursive: true, mode: 0o700 })
+    // `-f` backgrounds the master once authenticated, its stdio on /dev/null, so nothing waits on it.
+    const attempt = this.#runSsh(['-M', '-N', '-f', '-S', path, '-o', 'ControlPersist=60', ...this.#sshArgs(host)], this.#connectTimeoutMs() + 2_000)
       .then(code => {
         if (code === 0) this.#masterFailedAt.delete(hostKey)
-        else this.#masterFailedAt.set(hostKey, Date.now())
+        else this.#masterFailedAt.set(hostKey, this.#options.clock.now())
       })
     this.#masters.set(hostKey, attempt)
     await attempt
   }
 
   #knownHostsFile (): string {
-    return this.#options.knownHostsFile ?? join(dirname(this.#options.stateFile), 'known_hosts')
+    return this.#options.knownHostsFile ?? joinPath(dirname(this.#options.stateFile), 'known_hosts')
   }
 
   #sshArgs (host: Host): string[] {
@@ -517,32 +539,32 @@ export class ManualProvider implements Provider {
    * refused, timed out) are `transient`; a refused key or a changed host key needs a
    * person (`invalid`); any other non-zero exit is a failed deployment.
    */
-  async #ssh (host: Host, action: string, args: readonly string[], options: { what: string, stdin?: Uint8Array | ((sshStdin: Writable) => void), timeoutMs?: number, allowExit?: readonly number[] }): Promise<{ code: number, stdout: string }> {
+  async #ssh (host: Host, action: string, args: readonly string[], options: { what: string, stdin?: ProcessInput, timeoutMs?: number, allowExit?: readonly number[] }): Promise<{ code: number, stdout: string }> {
     const root = this.#options.installRoot ?? '~/.cantrip'
     const remote = ['sh', '-c', remoteScript, 'sh', root, action, ...args].map(shellQuote).join(' ')
     const timeoutMs = options.timeoutMs ?? this.#options.commandTimeoutMs ?? 30_000
     await this.#master(host)
     const control = this.#options.controlDir === undefined ? [] : ['-S', controlPath(this.#options.controlDir, hostString(host), this.#options.sshKeyFile), '-o', 'ControlMaster=no']
-    const child = spawn('ssh', [...control, ...this.#sshArgs(host), remote], { stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => { if (stdout.length < 1_048_576) stdout += chunk.toString() })
-    child.stderr.on('data', (chunk: Buffer) => { if (stderr.length < 65_536) stderr += chunk.toString() })
-    child.stdin.on('error', () => {}) // ssh gone before it read everything: its exit says why
-    if (options.stdin instanceof Uint8Array) child.stdin.end(options.stdin)
-    else if (options.stdin !== undefined) options.stdin(child.stdin)
-    else child.stdin.end()
-    let timedOut = false
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, timeoutMs)
-    const code = await new Promise<number>((resolve, reject) => {
-      child.once('error', reject)
-      child.once('close', (exit: number | null) => resolve(exit ?? -1))
-    }).catch((error: unknown) => {
-      throw new ProviderError(providerName, 'transient', `cannot ${options.what}: cannot run ssh`, { cause: error })
-    }).finally(() => clearTimeout(timer))
+    const exit = await this.#options.processes.start({
+      command: this.#options.sshCommand,
+      args: [...control, ...this.#sshArgs(host), remote],
+      env: this.#options.env,
+      cwd: '/',
+      timeoutMs,
+      outputBytesMax: stdoutBytesMax + stderrBytesMax,
+      onOutput: (stream, line) => {
+        if (stream === 'stdout' && stdout.length < stdoutBytesMax) stdout += `${line}\n`
+        if (stream === 'stderr' && stderr.length < stderrBytesMax) stderr += `${line}\n`
+      },
+      ...(options.stdin === undefined ? {} : { stdin: options.stdin })
+    }).exit
+    if (exit.kind === 'spawn-failed') throw new ProviderError(providerName, 'transient', `cannot ${options.what}: cannot run ssh: ${exit.reason}`)
+    if (exit.kind === 'timed-out') throw new ProviderError(providerName, 'transient', `cannot ${options.what}: no answer in ${timeoutMs}ms`)
+    const code = exit.kind === 'exited' ? exit.exitCode : -1
     // The last few lines: a tool's summary line alone ("Exiting with failure status") says little.
     const why = stderr.trim().split('\n').filter(Boolean).slice(-3).join('; ').slice(-400) || `exit ${code}`
-    if (timedOut) throw new ProviderError(providerName, 'transient', `cannot ${options.what}: no answer in ${timeoutMs}ms`)
     if (code === 0 || options.allowExit?.includes(code) === true) return { code, stdout }
     if (code === 255) {
       const needsPerson = /Permission denied|Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr)
@@ -551,10 +573,18 @@ export class ManualProvider implements Provider {
     throw new ProviderError(providerName, 'deployment-failed', `cannot ${options.what}: ${why}`)
   }
 
+  /** An ssh call whose output does not matter; resolves with its exit code (-1 when it did not exit by itself). */
+  async #runSsh (args: readonly string[], timeoutMs: number): Promise<number> {
+    const exit = await this.#options.processes.start({
+      command: this.#options.sshCommand, args, env: this.#options.env, cwd: '/', timeoutMs, outputBytesMax: 0
+    }).exit
+    return exit.kind === 'exited' ? exit.exitCode : -1
+  }
+
   #remember (hostKey: string): void {
     if (this.#hosts.has(hostKey)) return
     this.#hosts.add(hostKey)
-    writeState(this.#options.stateFile, this.#hosts)
+    this.#writeState()
   }
 
   #forget (hostKey: string): void {
@@ -563,29 +593,40 @@ export class ManualProvider implements Provider {
       return match !== null && hostString({ user: match[1]!, host: match[2]!, port: match[3] === undefined ? (this.#options.sshPort ?? 22) : Number(match[3]) }) === hostKey
     })
     if (starting || !this.#hosts.delete(hostKey)) return
-    writeState(this.#options.stateFile, this.#hosts)
+    this.#writeState()
+  }
+
+  #writeState (): void {
+    const { files, stateFile, writerId } = this.#options
+    files.makeDirectory(dirname(stateFile), { recursive: true, mode: 0o700 })
+    const temporary = `${stateFile}.${writerId}.new`
+    files.writeFile(temporary, JSON.stringify({ hosts: [...this.#hosts].sort() }, null, 2) + '\n', 0o600)
+    files.rename(temporary, stateFile)
   }
 }
 
 /**
  * Hashed: a socket path must stay under ~100 bytes whatever the host is called. The key
  * file is part of it, so a provider with another key never rides an existing master.
+ * Two FNV-1a hashes with different bases make the 64 bits of the name.
  */
 function controlPath (dir: string, hostKey: string, keyFile: string | undefined): string {
-  return join(dir, createHash('sha256').update(`${hostKey}\0${keyFile ?? ''}`).digest('hex').slice(0, 16))
+  const text = `${hostKey}\0${keyFile ?? ''}`
+  const hex = (value: number): string => value.toString(16).padStart(8, '0')
+  return joinPath(dir, hex(hashString32(text)) + hex(hashString32(text, 0x01000193)))
 }
 
-/** Resolves with the exit code (-1 when it had to be killed after `timeoutMs`). */
-async function runBounded (child: ChildProcess, timeoutMs: number): Promise<number> {
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-  try {
-    return await new Promise<number>(resolve => {
-      child.once('error', () => resolve(-1))
-      child.once('exit', code => resolve(code ?? -1))
-    })
-  } finally {
-    clearTimeout(timer)
-  }
+/** The parent directory of an absolute path. */
+function dirname (path: string): string {
+  const slash = path.lastIndexOf('/')
+  return slash <= 0 ? '/' : path.slice(0, slash)
+}
+
+/** Hex bytes (as the remote `od` prints them) back to UTF-8 text. */
+function fromHex (hex: string): string {
+  const bytes = new Uint8Array(Math.floor(hex.length / 2))
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16)
+  return new TextDecoder().decode(bytes)
 }
 
 function machineDirName (machineId: string): string {
@@ -628,50 +669,12 @@ function lines (stdout: string): Map<string, string> {
   return facts
 }
 
-/** A version for the code: the archive's bytes, or the tree's names, sizes and mtimes. */
-function stampOf (source: ManualSource): string {
-  const hash = createHash('sha256')
-  if (source.kind === 'tarball') {
-    hash.update(readFileSync(source.path))
-  } else {
-    const excluded = new Set((source.exclude ?? ['./.git', './test']).map(pattern => resolve(source.path, pattern)))
-    // An explicit stack, not recursion: the tree is on disk (CONVENTIONS: bounds).
-    const stack = [source.path]
-    let files = 0
-    while (stack.length > 0) {
-      const dir = stack.pop()!
-      for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
-        const path = join(dir, entry.name)
-        if (excluded.has(path)) continue
-        if (entry.isDirectory()) { stack.push(path); continue }
-        const stat = statSync(path, { throwIfNoEntry: false })
-        if (stat === undefined) continue
-        if (++files > limits.manualSourceFilesMax) throw new ProviderError(providerName, 'invalid', `the agent code in ${source.path} has more than ${limits.manualSourceFilesMax} files`)
-        hash.update(`${relative(source.path, path).split(sep).join('/')}\0${stat.size}\0${stat.mtimeMs}\n`)
-      }
-    }
-  }
-  return hash.digest('hex').slice(0, 16)
-}
-
-function readState (file: string): string[] {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
-  const state = JSON.parse(text) as { hosts?: unknown }
+function readState (files: FileSystem, file: string): string[] {
+  const bytes = files.readFile(file)
+  if (bytes === undefined) return []
+  const state = JSON.parse(new TextDecoder().decode(bytes)) as { hosts?: unknown }
   if (!Array.isArray(state.hosts) || !state.hosts.every(h => typeof h === 'string' && hostKeyPattern.test(h))) {
     throw new ProviderError(providerName, 'invalid', `the state file ${file} does not hold a list of hosts`)
   }
   return state.hosts as string[]
-}
-
-function writeState (file: string, hosts: ReadonlySet<string>): void {
-  mkdirSync(dirname(file), { recursive: true })
-  const temporary = `${file}.${process.pid}.new`
-  writeFileSync(temporary, JSON.stringify({ hosts: [...hosts].sort() }, null, 2) + '\n', { mode: 0o600 })
-  renameSync(temporary, file)
 }

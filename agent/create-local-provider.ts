@@ -1,0 +1,53 @@
+/**
+ * The local provider (providers/local-provider.ts) on the real host: child processes,
+ * node:fs and the system clock, with the repository's own cantripd as the agent.
+ */
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { LocalProvider, type LocalAgentCommand, type LocalProviderOptions } from '../providers/local-provider.ts'
+import { ChildProcessRunner } from './child-process-runner.ts'
+import { NodeFileSystem } from './node-file-system.ts'
+import { SystemClock } from './system-clock.ts'
+
+/**
+ * The repository's own cantripd, run through tsx with the node running this controller,
+ * in this process's environment (a controller's CANTRIP_* settings reach its machines).
+ */
+export function defaultLocalAgentCommand (): LocalAgentCommand {
+  const repo = fileURLToPath(new URL('../', import.meta.url))
+  let tsx = 'tsx'
+  // An absolute loader URL keeps the agent independent of its working directory.
+  try { tsx = import.meta.resolve('tsx') } catch { /* resolved against the cwd (the instance dir) instead */ }
+  const cantripd = path.join(repo, 'agent', 'cantripd.ts')
+  return {
+    file: process.execPath,
+    args: (bootstrapFile, dataDir) => ['--import', tsx, cantripd, '--bootstrap', bootstrapFile, '--data-dir', dataDir],
+    // Read at each start, as a spawn that inherits the environment would.
+    get env () { return definedOnly(process.env) }
+  }
+}
+
+export type RealLocalProviderOptions = Omit<LocalProviderOptions, 'processes' | 'files' | 'clock' | 'watchdogClock' | 'command'> & {
+  /** Defaults to `defaultLocalAgentCommand()`. */
+  readonly command?: LocalAgentCommand
+}
+
+/** `home` may be relative (to this process's working directory). */
+export function createLocalProvider (options: RealLocalProviderOptions): LocalProvider {
+  return new LocalProvider({
+    ...options,
+    home: path.resolve(options.home),
+    command: options.command ?? defaultLocalAgentCommand(),
+    processes: new ChildProcessRunner(),
+    files: new NodeFileSystem(),
+    clock: new SystemClock(),
+    // The controller's own work keeps it running; the watchdog must not keep a finished one alive.
+    watchdogClock: new SystemClock({ unrefTimers: true })
+  })
+}
+
+function definedOnly (env: NodeJS.ProcessEnv): Record<string, string> {
+  const result: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) result[name] = value
+  return result
+}
