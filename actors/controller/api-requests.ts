@@ -9,6 +9,7 @@ import { decode, encode } from '../../runtime/codec.ts'
 import { describeValue } from '../../runtime/errors.ts'
 import type { ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { RequestOptions, Transport } from '../../runtime/transport.ts'
 import type { AddControllerReply } from './api-add-controller.ts'
 import type { ControllerStatusReply } from './api-controller-status.ts'
 import type { ControllersReply } from './api-controllers.ts'
@@ -143,4 +144,15 @@ export function decodeApiReply<Op extends ApiOp> (op: Op, bytes: Uint8Array, com
     throw new Error(`${component}: expected a reply {ok, ...} to ${JSON.stringify(op)}, got ${describeValue(reply)}`)
   }
   return reply as ApiReplies[Op]
+}
+
+/**
+ * Sends `request` to `peer` over `protocol` (the API's, or a model's: model-scope.ts) and
+ * reads the reply its op gets. Transport failures reject; a refusal is an `ok: false` reply.
+ */
+export async function requestApi<Op extends ApiOp> (
+  transport: Pick<Transport, 'request'>, peer: string, protocol: string, request: ApiRequests[Op] & { readonly op: Op }, options: RequestOptions & { component: string }
+): Promise<ApiReplies[Op]> {
+  const data = await transport.request(peer, protocol, encodeApiRequest(request, options.component), { timeoutMs: options.timeoutMs })
+  return decodeApiReply(request.op, data, options.component)
 }
