@@ -1,5 +1,8 @@
+import { describeValue } from '../../errors.ts'
 import type { Entity, ModelCommand } from '../model-types.ts'
-import { q } from './refusal.ts'
+
+// Not refusal.ts's q: that module imports this one.
+const q = describeValue
 
 /**
  * How messages and request keys name an entity and a command.
