@@ -15,6 +15,7 @@
  */
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { FatalError, type Worker } from '../../runtime/supervisor.ts'
 
 const component = 'machiner'
@@ -41,7 +42,7 @@ export class Machiner implements Worker {
   /** Set once `done` resolved by itself. */
   outcome: MachinerOutcome | undefined
   readonly #o: MachinerOptions
-  #requests = 0
+  readonly #proposer: CommandProposer
   #unsubscribe: (() => void) | undefined
   #seen = false
   #markingDead = false
@@ -51,6 +52,10 @@ export class Machiner implements Worker {
 
   constructor (options: MachinerOptions) {
     this.#o = options
+    this.#proposer = new CommandProposer({
+      proposer: { kind: 'machine', id: options.machineId },
+      requestPrefix: `machine-${options.machineId}/${options.incarnation}`
+    })
     this.done = new Promise<void>((resolve, reject) => { this.#resolve = resolve; this.#reject = reject })
   }
 
@@ -93,8 +98,8 @@ export class Machiner implements Worker {
       .then(() => { this.outcome = 'dead'; this.#finish('dead') }, error => { this.#fail(error) })
   }
 
-  async #command (body: Record<string, unknown>): Promise<void> {
-    const command = { ...body, requestId: `machine-${this.#o.machineId}/${this.#o.incarnation}/${++this.#requests}`, proposer: { kind: 'machine', id: this.#o.machineId } } as unknown as ModelCommand
+  async #command (body: ModelCommandBody): Promise<void> {
+    const command = this.#proposer.command(body)
     let result: CommandResult
     try {
       result = await this.#o.controller.submit(command)
@@ -103,7 +108,7 @@ export class Machiner implements Worker {
       if (message.includes('permission denied')) throw new FatalError(`${component} of machine ${this.#o.machineId}: the controllers refuse this agent: ${message}`)
       throw error
     }
-    if (!result.ok) throw new Error(`${component} of machine ${this.#o.machineId}: ${body.type as string} refused: ${result.error}`)
+    if (!result.ok) throw new Error(`${component} of machine ${this.#o.machineId}: ${body.type} refused: ${result.error}`)
   }
 
   #finish (outcome: MachinerOutcome): void {

@@ -11,6 +11,7 @@ import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ApplicationStatusReply, StatusEntry } from '../../runtime/model/application-status.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { CommandResult, ConfigValue, ModelCommand, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
 import { keys } from '../../runtime/model/keys.ts'
 import { tableGet } from '../../runtime/model/table.ts'
@@ -79,7 +80,8 @@ export class UnitHookContext implements HookContext {
   readonly #appSettings = new Map<number, Record<string, string>>()
   #ports: BufferedPorts = { open: [], close: [] }
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
-  #requests = 0
+  /** Immediate writes (status, leader settings) and the commit: request ids `<contextId>/<n>`. */
+  readonly #proposer: CommandProposer
   /** Remote bags as first read in this run (settings key → values): later reads see the same (§5.3). */
   readonly #remoteBags = new Map<string, Record<string, string> | undefined>()
   /** Action results and failure, reported when the action ends. */
@@ -90,6 +92,7 @@ export class UnitHookContext implements HookContext {
   constructor (options: UnitHookContextOptions) {
     this.#o = options
     this.unit = options.unit
+    this.#proposer = new CommandProposer({ proposer: { kind: 'unit', name: options.unit }, requestPrefix: options.contextId })
     this.application = options.unit.split('/')[0]!
     this.kind = options.kind
     this.name = options.name
@@ -349,9 +352,8 @@ export class UnitHookContext implements HookContext {
     return local
   }
 
-  async #submit (body: Record<string, unknown>): Promise<void> {
-    const command = { ...body, requestId: `${this.#o.contextId}/${++this.#requests}`, proposer: { kind: 'unit', name: this.unit } } as unknown as ModelCommand
-    const result = await this.#o.controller.submit(command)
+  async #submit (body: ModelCommandBody): Promise<void> {
+    const result = await this.#proposer.submit(this.#o.controller, body)
     if (!result.ok) throw new HookToolError(1, result.error)
   }
 }
