@@ -46,7 +46,8 @@
  */
 import '../runtime/polyfill.ts'
 import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { controllerApiProtocol, type RegisterReply } from '../actors/controller/controller-api.ts'
+import { controllerApiProtocol } from '../actors/controller/controller-api.ts'
+import { requestApi } from '../actors/controller/api-requests.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import { FaultInjectingProvider } from '../providers/fault-injecting-provider.ts'
@@ -55,7 +56,6 @@ import { createLocalProvider } from './create-local-provider.ts'
 import type { ManualProvider } from '../providers/manual-provider.ts'
 import { createManualProvider } from './create-manual-provider.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
-import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -383,7 +383,7 @@ async function followControllers (mesh: Libp2pTransport, model: string, controll
       let reply: ControllersReply
       try {
         // Asked of its own model's group: the controllers know this agent there.
-        reply = decode(await mesh.request(controller, modelProtocol(controllerApiProtocol, model), encode({ op: 'controllers' }, 'cantripd'), { timeoutMs: followTimeoutMs }), 'cantripd') as ControllersReply
+        reply = await requestApi(mesh, controller, modelProtocol(controllerApiProtocol, model), { op: 'controllers' }, { component: 'cantripd', timeoutMs: followTimeoutMs })
       } catch {
         continue
       }
@@ -437,7 +437,7 @@ async function registerMachineAgent (transport: Transport, boot: BootstrapData, 
       // A stop while registering ends the attempt at once (SIGTERM must not wait out the rounds).
       if (stopping()) throw new Error(`machine ${boot.machineId}: stopped while registering`)
       try {
-        const reply = decode(await transport.request(controller.peerId, controllerApiProtocol, encode({ op: 'register', machine: boot.machineId, secret: boot.secret }, 'cantripd'), { timeoutMs: 5_000 }), 'cantripd') as RegisterReply
+        const reply = await requestApi(transport, controller.peerId, controllerApiProtocol, { op: 'register', machine: boot.machineId, secret: boot.secret }, { component: 'cantripd', timeoutMs: 5_000 })
         if (reply.ok) {
           logger.log('info', `registered as the agent of machine ${boot.machineId}`)
           return

@@ -7,11 +7,10 @@
  * grown group's quorum is refused (etcd's strict reconfiguration check).
  */
 import { describeValue } from '../../runtime/errors.ts'
-import { apiPermits, apiRefusal } from './api-policy.ts'
 import { NotLeaderError } from '../../runtime/raft/raft-host.ts'
 import { quorumSize } from '../../runtime/raft/quorum.ts'
-import type { IncomingRequest } from '../../runtime/transport.ts'
-import type { IdentifyPeer } from './controller-api.ts'
+import type { Invalid, WireBody } from './api-operations.ts'
+import type { ApiRequests } from './api-requests.ts'
 import type { ControllerNode } from './controller-node.ts'
 
 const component = 'controller api'
@@ -22,13 +21,17 @@ export type AddControllerReply =
   | { ok: true, voters: string[] }
   | { ok: false, error: string, leader?: string }
 
-export async function addController (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, body: { peer?: unknown }): Promise<AddControllerReply> {
-  const caller = identify(request.from)
-  if (!apiPermits('add-controller', caller)) return { ok: false, error: apiRefusal(component, 'add-controller', request.from) }
+/** The wire body as an `add-controller` request: a peer id. */
+export function parseAddController (body: WireBody): ApiRequests['add-controller'] | Invalid {
   const peer = body.peer
   if (typeof peer !== 'string' || peer.length === 0 || peer.length > peerIdLengthMax || !/^[1-9A-HJ-NP-Za-km-z]+$/.test(peer)) {
-    return { ok: false, error: `${component}: expected {op: "add-controller", peer} with a peer id, got ${describeValue(peer)}` }
+    return { invalid: `${component}: expected {op: "add-controller", peer} with a peer id, got ${describeValue(peer)}` }
   }
+  return { op: 'add-controller', peer }
+}
+
+/** The caller was admitted by the policy table (admins only). */
+export async function addController (node: ControllerNode, { peer }: ApiRequests['add-controller']): Promise<AddControllerReply> {
   if (node.host.role !== 'leader') return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": not the leader`, leader: node.host.leader }
   if (node.host.voters.includes(peer)) return { ok: true, voters: [...node.host.voters] }
   // etcd's strict reconfiguration check: never add a voter that, if it does not come up,

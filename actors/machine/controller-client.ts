@@ -22,7 +22,8 @@ import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/mo
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
-import { controllerApiProtocol, type ApplicationStatusReply, type CharmReply, type MachineModelReply } from '../controller/controller-api.ts'
+import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
+import { encodeApiRequest, requestApi } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/controller-node.ts'
 
 const component = 'controller client'
@@ -241,7 +242,7 @@ export class ControllerClient {
   async charmArchive (hash: string): Promise<Uint8Array | undefined> {
     for (let attempt = 0; attempt < this.#o.controllers.length * 2; attempt++) {
       try {
-        const reply = decode(await this.#o.transport.request(this.#controller(), controllerApiProtocol, encode({ op: 'charm-archive', hash }, component), { timeoutMs: this.#timeoutMs() }), component) as CharmReply
+        const reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'charm-archive', hash }, { component, timeoutMs: this.#timeoutMs() })
         if (reply.ok && reply.bytes !== null) return reply.bytes
       } catch {
         // Try the next controller.
@@ -260,7 +261,7 @@ export class ControllerClient {
     for (let attempt = 0; attempt < this.#o.controllers.length; attempt++) {
       const target = this.#controller()
       try {
-        const reply = decode(await this.#o.transport.request(target, controllerApiProtocol, encode({ op: 'application-status', unit }, component), { timeoutMs: this.#timeoutMs() }), component) as ApplicationStatusReply
+        const reply = decode(await this.#o.transport.request(target, controllerApiProtocol, encodeApiRequest({ op: 'application-status', unit }, component), { timeoutMs: this.#timeoutMs() }), component)
         if (isApplicationStatusReply(reply)) return reply
         last = `controller "${target}" sent a malformed reply`
       } catch (error) {
@@ -308,7 +309,7 @@ export class ControllerClient {
     let reply: MachineModelReply
     this.counters.fetches++
     try {
-      reply = decode(await this.#o.transport.request(this.#controller(), controllerApiProtocol, encode({ op: 'machine-model', machine: this.#o.machine }, component), { timeoutMs: this.#timeoutMs() }), component) as MachineModelReply
+      reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'machine-model', machine: this.#o.machine }, { component, timeoutMs: this.#timeoutMs() })
     } catch {
       return false
     }

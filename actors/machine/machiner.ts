@@ -13,10 +13,10 @@
  * restarts the machiner after its back-off); a refusal of who this agent is
  * (`PermissionDeniedError`) is fatal, since no restart can change the agent's identity.
  */
-import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { ModelLink } from '../../runtime/model/model-link.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { FatalError, type Worker } from '../../runtime/supervisor.ts'
 
 const component = 'machiner'
@@ -48,7 +48,10 @@ export class Machiner implements Worker {
 
   constructor (options: MachinerOptions) {
     this.#o = options
-    this.#proposer = new CommandProposer({ proposer: { kind: 'machine', id: options.machineId }, requestPrefix: `machine-${options.machineId}/${options.incarnation}` })
+    this.#proposer = new CommandProposer({
+      proposer: { kind: 'machine', id: options.machineId },
+      requestPrefix: `machine-${options.machineId}/${options.incarnation}`
+    })
     this.done = new Promise<void>((resolve, reject) => { this.#resolve = resolve; this.#reject = reject })
   }
 
@@ -92,9 +95,10 @@ export class Machiner implements Worker {
   }
 
   async #command (body: ModelCommandBody): Promise<void> {
+    const command = this.#proposer.command(body)
     let result: CommandResult
     try {
-      result = await this.#proposer.submit(this.#o.controller, body)
+      result = await this.#o.controller.submit(command)
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)
       if (message.includes('permission denied')) throw new FatalError(`${component} of machine ${this.#o.machineId}: the controllers refuse this agent: ${message}`)

@@ -33,6 +33,7 @@ import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { CommandResult, MachineRecord, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { InstanceInfo, Provider } from '../../runtime/provider.ts'
@@ -42,6 +43,9 @@ import { provisionerMachine, type ProvisionerActorRef } from './provisioner-mach
 import type { MachinePolicy, StartInstanceInput, StartInstanceOutput, StopInstanceInput } from '../machine/machine-types.ts'
 
 const component = 'provisioner'
+
+/** The commands the provisioner proposes: each about one machine. */
+type MachineCommandBody = Extract<ModelCommandBody, { machine: string }>
 
 export interface ProvisionerOptions {
   /** This controller: the proposer of every command, and part of every request id. */
@@ -95,7 +99,7 @@ export class Provisioner {
   #running = false
   #again = false
   #stopped = false
-  #requests = 0
+  readonly #proposer: CommandProposer
   /** Commands this incarnation has in flight, by a key naming what they do (so each is sent once at a time). */
   readonly #inFlight = new Set<string>()
   #lastPassAt = Number.NEGATIVE_INFINITY
@@ -110,6 +114,10 @@ export class Provisioner {
 
   constructor (options: ProvisionerOptions) {
     this.#o = options
+    this.#proposer = new CommandProposer({
+      proposer: { kind: 'controller', id: options.controllerId },
+      requestPrefix: `${component}/${options.controllerId}/${options.incarnation}`
+    })
     this.#machineLogic = this.#provideMachineLogic()
     const inspect = options.inspect?.('provisioner', 'provisioner')
     this.worker = createActor(provisionerMachine, { clock: options.clock, input: { controllerId: options.controllerId }, ...(inspect === undefined ? {} : { inspect }) })
@@ -366,15 +374,14 @@ export class Provisioner {
   }
 
   /** Submits once at a time per key; a failure is logged and retried by a later pass. */
-  #command (key: string, body: Record<string, unknown>, onApplied?: () => void): void {
+  #command (key: string, body: MachineCommandBody, onApplied?: () => void): void {
     if (this.#inFlight.has(key) || this.#stopped) return
     this.#inFlight.add(key)
-    const command = { ...body, requestId: `${component}/${this.#o.controllerId}/${this.#o.incarnation}/${++this.#requests}`, proposer: { kind: 'controller', id: this.#o.controllerId } } as unknown as ModelCommand
-    void this.#o.submit(command).then(result => {
+    void this.#o.submit(this.#proposer.command(body)).then(result => {
       if (result.ok) onApplied?.()
       else this.#o.logger.log('warning', `${component}: ${result.error}`)
     }, (error: unknown) => {
-      this.#o.logger.log('warning', `${component}: ${String(body.type)} for machine ${String(body.machine)} not committed: ${error instanceof Error ? error.message : String(error)}`)
+      this.#o.logger.log('warning', `${component}: ${body.type} for machine ${body.machine} not committed: ${error instanceof Error ? error.message : String(error)}`)
     }).finally(() => { this.#inFlight.delete(key) })
   }
 }

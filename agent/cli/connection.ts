@@ -8,8 +8,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import type { CharmReply, FullModelReply } from '../../actors/controller/controller-api.ts'
+import type { FullModelReply } from '../../actors/controller/controller-api.ts'
 import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
+import { requestApi, type ApiReplies, type ApiReplyBase, type ApiRequests, type ApiSuccess } from '../../actors/controller/api-requests.ts'
+import type { ApiOp } from '../../actors/controller/api-policy.ts'
 import type { ControllerStatusReply } from '../../actors/controller/api-controller-status.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
 import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
@@ -17,7 +19,8 @@ import { modelProtocol } from '../../actors/controller/model-scope.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
-import type { CommandResult, ModelCommand } from '../../runtime/model/model-types.ts'
+import type { CommandResult } from '../../runtime/model/model-types.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { Libp2pTransport } from '../mesh/libp2p-transport.ts'
 import { readNetworkKey } from '../mesh/network-key.ts'
 import { readPeerKey } from '../mesh/peer-identity.ts'
@@ -41,6 +44,8 @@ export class Connection {
   #leader = ''
   /** The model commands, reads and watches go to: each model is a Raft group of its own. */
   #model = defaultModelName
+  /** The admin's commands: request ids `cli/<uuid>/<n>`, one per command, kept across its retries. */
+  readonly #proposer = new CommandProposer({ proposer: { kind: 'user', name: 'admin' }, requestPrefix: `cli/${randomUUID()}` })
 
   private constructor (transport: Libp2pTransport, members: string[]) {
     this.transport = transport
@@ -71,8 +76,8 @@ export class Connection {
   }
 
   /** Commits `body` as the admin; resolves with the model's answer (which may be a refusal). */
-  async submit (body: Record<string, unknown>): Promise<CommandResult> {
-    const command = { ...body, requestId: `cli/${randomUUID()}`, proposer: { kind: 'user', name: 'admin' } } as unknown as ModelCommand
+  async submit (body: ModelCommandBody): Promise<CommandResult> {
+    const command = this.#proposer.command(body)
     let last = 'no controller answered'
     for (let attempt = 0; attempt < submitAttemptsMax; attempt++) {
       const target = this.#leader !== '' ? this.#leader : this.#members[attempt % this.#members.length]!
@@ -89,32 +94,33 @@ export class Connection {
       }
       await new Promise(resolve => setTimeout(resolve, 200))
     }
-    throw new CantripError(`${component}: the controllers did not commit ${String(body.type)}: ${last}`)
+    throw new CantripError(`${component}: the controllers did not commit ${body.type}: ${last}`)
   }
 
   /** One API request, to each member in turn until one answers. */
-  async api<T extends { ok: boolean }> (body: Record<string, unknown>): Promise<T> {
+  async api<Op extends ApiOp> (request: ApiRequests[Op] & { readonly op: Op }): Promise<ApiSuccess<Op>> {
     let last = 'no controller answered'
     for (let attempt = 0; attempt < this.#members.length * 5; attempt++) {
       const target = this.#members[attempt % this.#members.length]!
       try {
-        const reply = decode(await this.transport.request(target, modelProtocol(controllerApiProtocol, this.#model), encode(body, component), { timeoutMs: requestTimeoutMs }), component) as T
-        if (reply.ok) return reply
-        last = (reply as unknown as { error: string }).error
+        const reply = await this.apiTo<Op>(target, request)
+        if (isSuccess(reply)) return reply
+        const refused: ApiReplyBase = reply
+        if (!refused.ok) last = refused.error
       } catch (error) {
         last = error instanceof Error ? error.message : String(error)
       }
       await new Promise(resolve => setTimeout(resolve, 200))
     }
-    throw new CantripError(`${component}: ${String(body.op)} failed: ${last}`)
+    throw new CantripError(`${component}: ${request.op} failed: ${last}`)
   }
 
   async model (): Promise<FullModel> {
-    return { ...await this.api<FullModel>({ op: 'model' }), modelName: this.#model }
+    return { ...await this.api({ op: 'model' }), modelName: this.#model }
   }
 
   async putCharm (bytes: Uint8Array): Promise<string> {
-    const reply = await this.api<Extract<CharmReply, { ok: true }>>({ op: 'put-charm', bytes })
+    const reply = await this.api({ op: 'put-charm', bytes })
     if (reply.hash === undefined) throw new CantripError(`${component}: the controller stored the charm but gave no hash`)
     return reply.hash
   }
@@ -127,17 +133,17 @@ export class Connection {
    * One API request to one controller (`peer`), dialling `address` first when given (a
    * member this connection was not opened with). Resolves with the reply as it is, ok or not.
    */
-  async apiTo<T extends { ok: boolean }> (peer: string, body: Record<string, unknown>, options: { address?: string, timeoutMs?: number } = {}): Promise<T> {
+  async apiTo<Op extends ApiOp> (peer: string, request: ApiRequests[Op] & { readonly op: Op }, options: { address?: string, timeoutMs?: number } = {}): Promise<ApiReplies[Op]> {
     const timeoutMs = options.timeoutMs ?? requestTimeoutMs
     if (options.address !== undefined && !this.transport.connectedPeers().includes(peer)) await this.transport.dial(options.address, { timeoutMs })
-    return decode(await this.transport.request(peer, modelProtocol(controllerApiProtocol, this.#model), encode(body, component), { timeoutMs }), component) as T
+    return await requestApi<Op>(this.transport, peer, modelProtocol(controllerApiProtocol, this.#model), request, { component, timeoutMs })
   }
 
   /** Each member's own `controller-status`, asked in parallel; an error (one line) for a member that did not answer. */
   async controllerStatuses (members: ReadonlyArray<{ peer: string, address?: string }>, timeoutMs = 3_000): Promise<Map<string, ControllerStatus | { ok: false, error: string }>> {
     const answers = await Promise.all(members.map(async ({ peer, address }) => {
       try {
-        return [peer, await this.apiTo<ControllerStatusReply>(peer, { op: 'controller-status' }, { timeoutMs, ...(address === undefined ? {} : { address }) })] as const
+        return [peer, await this.apiTo(peer, { op: 'controller-status' }, { timeoutMs, ...(address === undefined ? {} : { address }) })] as const
       } catch (error) {
         return [peer, { ok: false as const, error: error instanceof Error ? error.message : String(error) }] as const
       }
@@ -154,13 +160,13 @@ export class Connection {
    * last one while it answers; the reply names who answered, for the caller to notice a change.
    */
   async debugLog (query: Omit<DebugLogRequest, 'op'>): Promise<Extract<DebugLogReply, { ok: true }>> {
-    const body = encode({ ...query, op: 'debug-log' }, component)
+    const request: DebugLogRequest = { ...query, op: 'debug-log' }
     let last = 'no controller answered'
     const order = [...new Set([this.#logController, ...this.#members].filter(m => m !== ''))]
     for (let attempt = 0; attempt < order.length * 3; attempt++) {
       const target = order[attempt % order.length]!
       try {
-        const reply = decode(await this.transport.request(target, modelProtocol(controllerApiProtocol, this.#model), body, { timeoutMs: requestTimeoutMs }), component) as DebugLogReply
+        const reply = await requestApi(this.transport, target, modelProtocol(controllerApiProtocol, this.#model), request, { component, timeoutMs: requestTimeoutMs })
         if (reply.ok) {
           this.#logController = target
           return reply
@@ -198,4 +204,10 @@ export class Connection {
   get members (): readonly string[] {
     return this.#members
   }
+}
+
+/** Narrows a reply of any one op to its success. */
+function isSuccess<Op extends ApiOp> (reply: ApiReplies[Op]): reply is ApiSuccess<Op> {
+  const base: ApiReplyBase = reply
+  return base.ok
 }

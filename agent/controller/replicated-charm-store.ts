@@ -13,7 +13,7 @@
  */
 import { charmArchiveHash } from '../charm/charm-archive.ts'
 import { controllerApiProtocol, type CharmArchives, type CharmReply } from '../../actors/controller/controller-api.ts'
-import { decode, encode } from '../../runtime/codec.ts'
+import { requestApi } from '../../actors/controller/api-requests.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
@@ -94,8 +94,7 @@ export class ReplicatedCharmStore implements CharmArchives {
   async #ask (peer: PeerId, hash: string): Promise<Uint8Array | undefined> {
     let reply: CharmReply
     try {
-      const data = await this.#o.transport.request(peer, controllerApiProtocol, encode({ op: 'charm-archive', hash, local: true }, component), { timeoutMs: this.#o.timeoutMs ?? limits.charmFetchPeerTimeoutMs })
-      reply = decode(data, component) as CharmReply
+      reply = await requestApi(this.#o.transport, peer, controllerApiProtocol, { op: 'charm-archive', hash, local: true }, { component, timeoutMs: this.#o.timeoutMs ?? limits.charmFetchPeerTimeoutMs })
     } catch (error) {
       this.#o.logger?.log('debug', `cannot fetch charm archive "${hash}" from controller "${peer}"`, { hash, peer, error: error instanceof Error ? error.message : String(error) })
       return undefined

@@ -10,9 +10,9 @@
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ApplicationStatusReply, StatusEntry } from '../../runtime/model/application-status.ts'
 import { applicationOf } from '../../runtime/ids.ts'
-import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { CommandResult, ConfigValue, ModelCommand, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
 import { keys } from '../../runtime/model/keys.ts'
 import { tableGet } from '../../runtime/model/table.ts'
@@ -81,8 +81,8 @@ export class UnitHookContext implements HookContext {
   readonly #appSettings = new Map<number, Record<string, string>>()
   #ports: BufferedPorts = { open: [], close: [] }
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
-  /** Request ids of immediate writes: `<context id>/<n>`. */
-  #proposer: CommandProposer | undefined
+  /** Immediate writes (status, leader settings) and the commit: request ids `<contextId>/<n>`. */
+  readonly #proposer: CommandProposer
   /** Remote bags as first read in this run (settings key → values): later reads see the same (§5.3). */
   readonly #remoteBags = new Map<string, Record<string, string> | undefined>()
   /** Action results and failure, reported when the action ends. */
@@ -93,6 +93,7 @@ export class UnitHookContext implements HookContext {
   constructor (options: UnitHookContextOptions) {
     this.#o = options
     this.unit = options.unit
+    this.#proposer = new CommandProposer({ proposer: { kind: 'unit', name: options.unit }, requestPrefix: options.contextId })
     this.application = applicationOf(options.unit)
     this.kind = options.kind
     this.name = options.name
@@ -353,7 +354,6 @@ export class UnitHookContext implements HookContext {
   }
 
   async #submit (body: ModelCommandBody): Promise<void> {
-    this.#proposer ??= new CommandProposer({ proposer: { kind: 'unit', name: this.unit }, requestPrefix: this.#o.contextId })
     const result = await this.#proposer.submit(this.#o.controller, body)
     if (!result.ok) throw new HookToolError(1, result.error)
   }

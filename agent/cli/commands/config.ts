@@ -8,6 +8,7 @@
 import { stringify } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
+import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { tableGet } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import {
@@ -62,7 +63,7 @@ export function describeConfig (model: ModelContext, application: string): Recor
 }
 
 /** The set-config body for `request` against the model's charm. */
-export function configCommand (model: ModelContext, application: string, request: Extract<ConfigRequest, { kind: 'set' }>): Record<string, unknown> {
+export function configCommand (model: ModelContext, application: string, request: Extract<ConfigRequest, { kind: 'set' }>): Extract<ModelCommandBody, { type: 'set-config' }> {
   const app = applicationRecord(model, application)
   if (app === undefined) throw new InvalidInputError(component, 'an application in the model', application)
   const charm = tableGet(model.charms, app.charm)

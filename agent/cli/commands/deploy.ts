@@ -23,6 +23,7 @@ import { parse as parseYaml } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { CharmSummaryInput, ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
 import { tableValues } from '../../../runtime/model/table.ts'
+import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { packCharm } from '../../charm/charm-archive.ts'
 import { loadCharmDir } from '../../charm/load-charm.ts'
 import { type Bundle, isBundlePath, parseConstraintText, readBundle } from '../bundle.ts'
@@ -63,9 +64,9 @@ export type DeployStep =
   /** Upload the archive and add the charm (skipped when `exists`: the model has it). */
   | { readonly kind: 'charm', readonly charm: PreparedCharm, readonly url: string, readonly exists: boolean, readonly say: string }
   /** add-machine; its id stands for bundle machine `ref` in later placements. */
-  | { readonly kind: 'machine', readonly ref: string, readonly body: Record<string, unknown>, readonly say: string }
-  /** A model command; `placementRefs` (bundle machine refs) become its `placement`. */
-  | { readonly kind: 'submit', readonly body: Record<string, unknown>, readonly placementRefs?: readonly string[], readonly say: string }
+  | { readonly kind: 'machine', readonly ref: string, readonly body: Extract<ModelCommandBody, { type: 'add-machine' }>, readonly say: string }
+  /** A model command (none: only a line to say); `placementRefs` (bundle machine refs) become its `placement`. */
+  | { readonly kind: 'submit', readonly body?: ModelCommandBody, readonly placementRefs?: readonly string[], readonly say: string }
 
 export interface DeployPlan {
   readonly steps: readonly DeployStep[]
@@ -156,7 +157,7 @@ export function planDeploy (request: DeployRequest, charms: ReadonlyMap<string, 
     const config = configFromValues(`${component}: ${key}.options`, charm.name, charm.summary.config ?? {}, app.options)
     const existing = applicationRecord(model, app.name)
     if (existing !== undefined) {
-      if (existing.charm !== url) appSteps.push({ kind: 'submit', body: {}, say: `- application ${app.name} exists (charm ${existing.charm}); left as it is (use refresh)` })
+      if (existing.charm !== url) appSteps.push({ kind: 'submit', say: `- application ${app.name} exists (charm ${existing.charm}); left as it is (use refresh)` })
       if (!subordinate && existing.scale < numUnits) {
         appSteps.push({ kind: 'submit', body: { type: 'add-unit', application: app.name, numUnits: numUnits - existing.scale }, say: `- add ${numUnits - existing.scale} unit(s) to ${app.name}` })
       }
@@ -227,10 +228,10 @@ export async function executePlan (client: ModelClient, plan: DeployPlan, out: O
     } else if (step.kind === 'machine') {
       const result = expectOk(await client.submit(step.body))
       machines.set(step.ref, result.machines?.[0] ?? '')
-    } else if (step.body['type'] !== undefined) {
-      const body = step.placementRefs === undefined ? step.body : { ...step.body, placement: step.placementRefs.map(ref => machines.get(ref)!) }
+    } else if (step.body !== undefined) {
+      const body = step.placementRefs === undefined ? step.body : placed(step.body, step.placementRefs.map(ref => machines.get(ref)!))
       const result = expectOk(await client.submit(body))
-      if (body['type'] === 'deploy' || body['type'] === 'add-unit') {
+      if (body.type === 'deploy' || body.type === 'add-unit') {
         for (const unit of result.units ?? []) out(`  - unit ${unit}`)
       }
     }
@@ -295,7 +296,12 @@ export function deployRequest (target: string, application: string | undefined, 
 
 /** Whether the step sends anything to the controllers. */
 export function sends (step: DeployStep): boolean {
-  return step.kind === 'charm' ? !step.exists : step.kind === 'machine' || step.body['type'] !== undefined
+  return step.kind === 'charm' ? !step.exists : step.kind === 'machine' || step.body !== undefined
+}
+
+/** A unit-creating command placed on machines made earlier in the plan (no other command takes a placement). */
+function placed (body: ModelCommandBody, placement: string[]): ModelCommandBody {
+  return body.type === 'deploy' || body.type === 'add-unit' ? { ...body, placement } : body
 }
 
 function isRecord (value: unknown): value is Record<string, unknown> {

@@ -10,7 +10,6 @@
  */
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { AddControllerReply } from '../../../actors/controller/api-add-controller.ts'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { peerIdOfKey, readPeerKey } from '../../mesh/peer-identity.ts'
 import type { CliContext, RegisterCommand } from '../cli-context.ts'
@@ -63,7 +62,7 @@ async function enableHa (context: CliContext, connection: Connection, name: stri
         ...(entry.inspect === true ? { inspect: true } : {})
       })
       await waitUntil(step, `${label} to answer`, startTimeoutMs, async () => {
-        const reply = await connection.apiTo<{ ok: boolean }>(member['peer-id'], { op: 'controller-status' }, { address: member.addresses[0]!, timeoutMs: 3_000 })
+        const reply = await connection.apiTo(member['peer-id'], { op: 'controller-status' }, { address: member.addresses[0]!, timeoutMs: 3_000 })
         return reply.ok
       })
       step.update(`adding ${label} as a voter`)
@@ -102,7 +101,7 @@ async function addVoter (connection: Connection, entry: ControllerEntry, member:
       last = 'no leader among the members'
       return false
     }
-    const reply = await connection.apiTo<AddControllerReply>(group.leader.id, { op: 'add-controller', peer: member['peer-id'] }, { timeoutMs: addTimeoutMs / 2 })
+    const reply = await connection.apiTo(group.leader.id, { op: 'add-controller', peer: member['peer-id'] }, { timeoutMs: addTimeoutMs / 2 })
     if (!reply.ok) last = reply.error
     return reply.ok
   }, () => last)

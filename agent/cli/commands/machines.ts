@@ -3,11 +3,12 @@
  * `cantrip remove-machine M... [--force]`, as Juju's.
  */
 import { InvalidInputError } from '../../../runtime/errors.ts'
+import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { parseConstraintText } from '../bundle.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount } from './model-common.ts'
 
-export function addMachineCommand (placement: string | undefined, constraints: readonly string[]): Record<string, unknown> {
+export function addMachineCommand (placement: string | undefined, constraints: readonly string[]): Extract<ModelCommandBody, { type: 'add-machine' }> {
   const component = 'cantrip add-machine'
   if (placement !== undefined && !/^ssh:[A-Za-z0-9._-]+@[A-Za-z0-9.:_[\]-]+$/.test(placement)) {
     throw new InvalidInputError(component, 'a placement like ssh:user@host', placement)

@@ -4,7 +4,6 @@
  * alive/suspect/failed/left, its incarnation, when it was last heard and by whom, and the
  * version it reports. Asked of any controller that answers.
  */
-import type { MembersReply } from '../../../actors/controller/api-members.ts'
 import type { RegisterCommand } from '../cli-context.ts'
 import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
 
@@ -18,7 +17,7 @@ export const registerMembers: RegisterCommand = (program, context) => {
     .action(async (options: { format: string, controller?: string }) => {
       const format = parseFormat(component, options.format, ['tabular', 'yaml', 'json'])
       const connection = await context.connect(options.controller)
-      const reply = await connection.api<Extract<MembersReply, { ok: true }>>({ op: 'members' })
+      const reply = await connection.api({ op: 'members' })
       const now = Date.now()
       if (format !== 'tabular') {
         context.out(formatDocument(format, { observer: reply.observer, members: reply.members }))

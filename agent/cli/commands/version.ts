@@ -4,7 +4,6 @@
  * agent's (the version its presence heartbeats carry, as a controller heard them), with a
  * warning line on stderr for each that differs from the client's.
  */
-import type { MembersReply } from '../../../actors/controller/api-members.ts'
 import { cantripVersion, type RegisterCommand } from '../cli-context.ts'
 import { controllerEntry } from '../cli-home.ts'
 import { groupStatus } from '../group-status.ts'
@@ -28,7 +27,7 @@ export const registerVersion: RegisterCommand = (program, context) => {
       const { name, entry } = controllerEntry(options.controller)
       const connection = await context.connect(name)
       const group = await groupStatus(connection, entry)
-      const members = await connection.api<Extract<MembersReply, { ok: true }>>({ op: 'members' })
+      const members = await connection.api({ op: 'members' })
       const rows: Array<ReportedVersion & { kind: string, peer: string }> = [
         ...group.members.map((m, i) => ({ kind: 'controller', peer: m.peer, who: `controller c${i} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })),
         ...members.members.filter(m => m.role === 'machine').map(m => ({ kind: m.entity, peer: m.id, who: `${m.entity} (${m.id.slice(-8)})`, version: m.version }))

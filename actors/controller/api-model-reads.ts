@@ -1,0 +1,111 @@
+/**
+ * The API ops that read the model or propose to it for their caller: `model-summary`,
+ * `model`, `machine-model`, `application-status` and `register`. Each gets its request
+ * typed and its caller admitted by the operation table (api-operations.ts); what is left
+ * here is what needs the model.
+ */
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import { machineModelView } from '../../runtime/model/machine-view.ts'
+import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
+import type { MachineRecord } from '../../runtime/model/model-types.ts'
+import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
+import type { ApiContext } from './api-operations.ts'
+import { apiPermits, apiRefusal } from './api-policy.ts'
+import type { ApiRequests, FullModelReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
+
+const component = 'controller api'
+
+function failure (error: unknown): { ok: false, error: string } {
+  return { ok: false, error: error instanceof Error ? error.message : String(error) }
+}
+
+export async function summary ({ node, presence }: ApiContext): Promise<SummaryReply> {
+  try {
+    const model = await node.read()
+    const reader = readerOf(model)
+    const machines = tableKeys(model.machines).filter(id => reader.machine(id) !== undefined)
+    const machineStatus: Record<string, SummaryMachine> = {}
+    for (const id of machines) {
+      const machine = reader.machine(id)!
+      machineStatus[id] = { agent: machine.agent.status, life: machine.life, instance: machine.instance.status, message: machine.instance.message, instanceId: machine.instanceId }
+    }
+    const units: Record<string, SummaryUnit> = {}
+    for (const [name, unit] of tableEntries(model.units)) {
+      // A unit's agent is `lost` while its machine agent is not heard from (DESIGN.md §5).
+      const heard = presence?.(unit.machine)
+      units[name] = {
+        workload: unit.workload.status,
+        message: unit.workload.message,
+        agent: heard?.status === 'lost' ? 'lost' : unit.agent.status,
+        // Left out rather than sent as undefined, so a reader sees only what presence knows.
+        ...(heard?.since === undefined ? {} : { agentSince: heard.since }),
+        ...(heard?.heardBy === undefined ? {} : { agentHeardBy: heard.heardBy })
+      }
+    }
+    return { ok: true, revision: model.revision, machines, applications: tableKeys(model.applications), units, machineStatus }
+  } catch (error) {
+    return failure(error)
+  }
+}
+
+export async function fullModel ({ node, presence }: ApiContext): Promise<FullModelReply> {
+  try {
+    const model = await node.read()
+    const heard: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }> = {}
+    for (const id of tableKeys(model.machines)) {
+      const p = presence?.(id)
+      if (p !== undefined) heard[id] = { status: p.status, since: p.since ?? null, heardBy: p.heardBy ?? null }
+    }
+    // Registration secrets stay with the controllers, even from admins.
+    const machines = tableFrom<MachineRecord>([...tableEntries(model.machines)].map(([id, m]) => [id, m.provisioning === null ? m : { ...m, provisioning: { token: m.provisioning.token, secret: '' } }]))
+    return { ok: true, model: { ...model, machines }, presence: heard, leader: node.host.leader, term: node.host.term }
+  } catch (error) {
+    return failure(error)
+  }
+}
+
+/** The model checks the secret (runtime/model: `register-machine-agent`); this controller proposes it for the caller. */
+export async function register ({ node, request: { from } }: ApiContext, { machine, secret }: ApiRequests['register']): Promise<RegisterReply> {
+  try {
+    const result = await node.submit({
+      type: 'register-machine-agent',
+      machine,
+      peer: from,
+      secret,
+      // One id per peer, machine and secret: a retried registration applies once.
+      requestId: `register/${from}/${machine}/${secret.slice(0, 8)}`,
+      proposer: { kind: 'controller', id: node.id }
+    })
+    return result.ok ? { ok: true } : { ok: false, error: result.error }
+  } catch (error) {
+    return failure(error)
+  }
+}
+
+/**
+ * The machine's own agent, or a controller (which holds the whole model anyway; with
+ * `cantripd --role both` it is also the agent of its machine): the table admitted it.
+ */
+export async function machineModel ({ node }: ApiContext, { machine }: ApiRequests['machine-model']): Promise<MachineModelReply> {
+  try {
+    return { ok: true, model: machineModelView(await node.read(), machine) }
+  } catch (error) {
+    return failure(error)
+  }
+}
+
+/**
+ * The leader's application status. The table admitted the caller's kind; the model says
+ * whether the unit leads (on this controller's clock) and, for a machine agent, whether
+ * its machine hosts the unit. Any of these failing gets the table's one line.
+ */
+export async function applicationStatus ({ node, caller, request: { from } }: ApiContext, { unit }: ApiRequests['application-status']): Promise<ApplicationStatusReply> {
+  const refusal = { ok: false as const, error: apiRefusal(component, 'application-status', from, unit) }
+  if (!apiPermits('application-status', caller, unit)) return refusal
+  try {
+    const answer = leaderApplicationStatus(await node.read(), unit, node.clock.now(), caller?.kind === 'machine' ? caller.id : undefined)
+    return answer === undefined ? refusal : { ok: true, ...answer }
+  } catch (error) {
+    return failure(error)
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The controller API as a table of operations, one entry per op (api-policy.ts lists
+ * them and says who may call each): how the untyped wire body becomes the op's typed
+ * request (api-requests.ts), or one line naming the component, what was expected and
+ * what arrived; what the request is about, for the policy; and the handler, which gets
+ * only the typed request. The compiler proves every op has an entry.
+ */
+import { describeValue } from '../../runtime/errors.ts'
+import type { Entity } from '../../runtime/model/model-types.ts'
+import type { IncomingRequest } from '../../runtime/transport.ts'
+import { addController, parseAddController } from './api-add-controller.ts'
+import { controllerStatus } from './api-controller-status.ts'
+import { controllers } from './api-controllers.ts'
+import { parseDebugLogRequest, queryDebugLog } from './api-debug-log.ts'
+import { members } from './api-members.ts'
+import { applicationStatus, fullModel, machineModel, register, summary } from './api-model-reads.ts'
+import { apiRefusal, type ApiOp } from './api-policy.ts'
+import type { ApiReplies, ApiRequests, CharmReply } from './api-requests.ts'
+import type { ApiExtras, CharmArchives, IdentifyPeer, MachinePresence } from './controller-api.ts'
+import type { ControllerNode } from './controller-node.ts'
+
+const component = 'controller api'
+
+/** A request as it arrived: a map whose `op` named an operation. */
+export type WireBody = Readonly<Record<string, unknown>>
+
+/** Why a wire body is not the op's request: the one line the caller gets. */
+export interface Invalid {
+  readonly invalid: string
+}
+
+/** What a handler may use besides its request. */
+export interface ApiContext {
+  readonly node: ControllerNode
+  readonly identify: IdentifyPeer
+  readonly request: IncomingRequest
+  /** Who the caller is (`identify(request.from)`), admitted by the policy already. */
+  readonly caller: Entity | undefined
+  readonly charms: CharmArchives | undefined
+  readonly presence: MachinePresence | undefined
+  readonly extras: ApiExtras
+}
+
+export interface ApiOperation<Op extends ApiOp> {
+  /** What the request is about, for the policy (the machine, or the leader unit). */
+  readonly target?: (body: WireBody) => unknown
+  /** The wire body as the typed request; `peer` names the caller in a refusal. */
+  readonly parse: (body: WireBody, peer: string) => ApiRequests[Op] | Invalid
+  readonly answer: (context: ApiContext, request: ApiRequests[Op]) => ApiReplies[Op] | Promise<ApiReplies[Op]>
+}
+
+export function isInvalid<T extends object> (parsed: T | Invalid): parsed is Invalid {
+  return 'invalid' in parsed && typeof parsed.invalid === 'string'
+}
+
+const machineTarget = (body: WireBody): unknown => body.machine
+const unitTarget = (body: WireBody): unknown => body.unit
+
+export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
+  'machine-model': {
+    target: machineTarget,
+    // A target that is not a machine id is one the caller may not read: it learns nothing more.
+    parse: (body, peer) => typeof body.machine === 'string'
+      ? { op: 'machine-model', machine: body.machine }
+      : { invalid: apiRefusal(component, 'machine-model', peer, body.machine) },
+    answer: machineModel
+  },
+  'application-status': {
+    target: unitTarget,
+    parse: (body, peer) => typeof body.unit === 'string'
+      ? { op: 'application-status', unit: body.unit }
+      : { invalid: apiRefusal(component, 'application-status', peer, body.unit) },
+    answer: applicationStatus
+  },
+  'charm-archive': {
+    parse: body => {
+      if (typeof body.hash !== 'string') return { invalid: `${component}: expected a charm hash, got ${typeof body.hash}` }
+      if (body.local !== undefined && typeof body.local !== 'boolean') return { invalid: `${component}: expected "local" to be a boolean, got ${typeof body.local}` }
+      return { op: 'charm-archive', hash: body.hash, ...(body.local === undefined ? {} : { local: body.local }) }
+    },
+    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, bytes: (await store.get(request.hash, { local: request.local === true })) ?? null }))
+  },
+  'put-charm': {
+    parse: body => body.bytes instanceof Uint8Array
+      ? { op: 'put-charm', bytes: body.bytes }
+      : { invalid: `${component}: expected archive bytes, got ${typeof body.bytes}` },
+    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, bytes: null, hash: await store.put(request.bytes) }))
+  },
+  'model-summary': { parse: () => ({ op: 'model-summary' }), answer: summary },
+  register: {
+    parse: body => typeof body.machine === 'string' && typeof body.secret === 'string'
+      ? { op: 'register', machine: body.machine, secret: body.secret }
+      : { invalid: `${component}: expected {op: "register", machine, secret} as strings, got ${typeof body.machine} and ${typeof body.secret}` },
+    answer: register
+  },
+  model: { parse: () => ({ op: 'model' }), answer: fullModel },
+  'controller-status': {
+    parse: () => ({ op: 'controller-status' }),
+    answer: ({ node, identify, request, extras }) => controllerStatus(node, identify, request, extras.version)
+  },
+  members: {
+    parse: () => ({ op: 'members' }),
+    answer: ({ node, identify, request, extras }) => members(node, identify, request, extras.presenceTable)
+  },
+  'add-controller': {
+    parse: parseAddController,
+    answer: async ({ node }, request) => await addController(node, request)
+  },
+  controllers: {
+    parse: () => ({ op: 'controllers' }),
+    answer: ({ node, identify, request, extras }) => controllers(node, identify, request, extras.controllerAddresses)
+  },
+  'debug-log': {
+    parse: parseDebugLogRequest,
+    answer: ({ node, extras }, request) => queryDebugLog(node.id, request, extras.logs)
+  }
+}
+
+/** Any known agent may fetch an archive by its hash (it is checked again on unpacking); only admins may add one. */
+async function withCharms (charms: CharmArchives | undefined, use: (store: CharmArchives) => Promise<CharmReply>): Promise<CharmReply> {
+  if (charms === undefined) return { ok: false, error: `${component}: this controller keeps no charm archives` }
+  try {
+    return await use(charms)
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** The one line for a body that names no operation. */
+export function unknownOperation (body: unknown, ops: readonly string[]): string {
+  return `${component}: expected a request {op: ${ops.map(op => JSON.stringify(op)).join(' | ')}}, got ${describeValue(body)}`
+}

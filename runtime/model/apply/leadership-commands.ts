@@ -1,0 +1,130 @@
+import type { UnitName } from '../../ids.ts'
+import { limits } from '../../limits.ts'
+import { controllerLeaseHeld, validControllerLeaseDuration } from '../controller-leases.ts'
+import { keys } from '../keys.ts'
+import { leaseHeld, validLeaseDuration } from '../leases.ts'
+import type { ModelDraft } from '../model-draft.ts'
+import type { LeaseRecord, ControllerLeaseRecord } from '../model-types.ts'
+import { requireUnitAgent, requireController } from './authorisation.ts'
+import { changedBag } from './bags.ts'
+import { applicationName, unitName, controllerId, controllerLeaseName, clockReading, stringRecord } from './fields.ts'
+import { getApplication, unitOfApplication } from './lookups.ts'
+import { q, refuse, type HandlerTable } from './refusal.ts'
+import { removeKey } from './writes.ts'
+
+/**
+ * The lease commands: application leadership (and its settings) and the controllers' own leases.
+ */
+
+function extendLease (d: ModelDraft, lease: LeaseRecord, expiry: number): { holder: UnitName, expiry: number } {
+  // Never earlier: a holder's older copy must not outlive what the model believes.
+  if (expiry > lease.expiry) {
+    d.leases.set(lease.application, { ...lease, expiry })
+    d.touch(keys.leadership(lease.application))
+  }
+  return { holder: lease.holder, expiry: Math.max(expiry, lease.expiry) }
+}
+
+function extendControllerLease (d: ModelDraft, lease: ControllerLeaseRecord, expiry: number): { holder: string, expiry: number } {
+  // Never earlier: the holder may already be acting on the later expiry it was told.
+  if (expiry > lease.expiry) {
+    d.controllerLeases.set(lease.lease, { ...lease, expiry })
+    d.touch(keys.controllerLease(lease.lease))
+  }
+  return { holder: lease.holder, expiry: Math.max(expiry, lease.expiry) }
+}
+
+export const leadershipCommands: HandlerTable<'leader-settings' | 'claim-leadership' | 'extend-leadership' | 'release-leadership' | 'claim-controller-lease' | 'release-controller-lease'> = {
+  'leader-settings': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const app = getApplication(d, c, applicationName(c, c.application))
+    unitOfApplication(d, c, name, app.name)
+    if (d.lease(app.name)?.holder !== name) refuse(c, `unit ${q(name)} is not the leader`)
+    const values = changedBag(c, app.leaderSettings, stringRecord(c, 'settings', c.settings))
+    if (values === undefined) return {}
+    d.applications.set(app.name, { ...app, leaderSettings: values, leaderSettingsVersion: app.leaderSettingsVersion + 1 })
+    d.touch(keys.leaderSettings(app.name))
+    return {}
+  },
+
+  'claim-leadership': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const app = getApplication(d, c, applicationName(c, c.application))
+    const unit = unitOfApplication(d, c, name, app.name)
+    const now = clockReading(c, c.now)
+    if (!validLeaseDuration(c.durationMs)) refuse(c, `duration must be ${limits.leadershipLeaseDurationMsMin} to ${limits.leadershipLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+    if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
+    const lease = d.lease(app.name)
+    if (lease !== undefined && leaseHeld(lease, now)) {
+      if (lease.holder !== name) refuse(c, `${q(lease.holder)} holds it until ${lease.expiry}`)
+      return { lease: extendLease(d, lease, now + c.durationMs) }
+    }
+    const granted = { application: app.name, holder: name, start: now, expiry: now + c.durationMs, grantedAt: d.revision }
+    d.leases.set(app.name, granted)
+    d.touch(keys.leadership(app.name))
+    return { lease: { holder: name, expiry: granted.expiry } }
+  },
+
+  'extend-leadership': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const app = getApplication(d, c, applicationName(c, c.application))
+    const unit = unitOfApplication(d, c, name, app.name)
+    const now = clockReading(c, c.now)
+    if (!validLeaseDuration(c.durationMs)) refuse(c, `duration must be ${limits.leadershipLeaseDurationMsMin} to ${limits.leadershipLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+    const lease = d.lease(app.name)
+    if (lease === undefined || lease.holder !== name) refuse(c, `unit ${q(name)} does not hold the lease`)
+    if (!leaseHeld(lease, now)) refuse(c, `the lease expired at ${lease.expiry}; claim it again`)
+    // A dying unit is not renewed, so another unit can take over once the lease runs out.
+    if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
+    return { lease: extendLease(d, lease, now + c.durationMs) }
+  },
+
+  'release-leadership': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const app = getApplication(d, c, applicationName(c, c.application))
+    unitOfApplication(d, c, name, app.name)
+    const lease = d.lease(app.name)
+    if (lease === undefined) return {}
+    if (lease.holder !== name) refuse(c, `${q(lease.holder)} holds the lease`)
+    // The holder stopped believing before it proposed this, so the lease may go at once.
+    removeKey(d, keys.leadership(app.name))
+    d.leases.delete(app.name)
+    return {}
+  },
+
+  'claim-controller-lease': (d, c) => {
+    const controller = controllerId(c, c.controller)
+    requireController(c, controller)
+    const name = controllerLeaseName(c, c.lease)
+    const now = clockReading(c, c.now)
+    if (!validControllerLeaseDuration(c.durationMs)) {
+      refuse(c, `duration must be ${limits.controllerLeaseDurationMsMin} to ${limits.controllerLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+    }
+    const lease = d.controllerLease(name)
+    if (lease !== undefined && controllerLeaseHeld(lease, now)) {
+      if (lease.holder !== controller) refuse(c, `controller ${q(lease.holder)} holds it until ${lease.expiry}`)
+      return { lease: extendControllerLease(d, lease, now + c.durationMs) }
+    }
+    const granted: ControllerLeaseRecord = { lease: name, holder: controller, start: now, expiry: now + c.durationMs, grantedAt: d.revision }
+    d.controllerLeases.set(name, granted)
+    d.touch(keys.controllerLease(name))
+    return { lease: { holder: controller, expiry: granted.expiry } }
+  },
+
+  'release-controller-lease': (d, c) => {
+    const controller = controllerId(c, c.controller)
+    requireController(c, controller)
+    const name = controllerLeaseName(c, c.lease)
+    const lease = d.controllerLease(name)
+    if (lease === undefined) return {}
+    if (lease.holder !== controller) refuse(c, `controller ${q(lease.holder)} holds the lease`)
+    // The holder stopped its singular workers before it proposed this, so the lease may go at once.
+    removeKey(d, keys.controllerLease(name))
+    d.controllerLeases.delete(name)
+    return {}
+  }
+}
