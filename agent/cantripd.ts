@@ -207,11 +207,12 @@ async function main (): Promise<void> {
   // Heard by the others while it runs; a restart comes back with a higher incarnation.
   const incarnation = Date.now()
   const version = cantripVersion
-  // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
-  const presence = new PresenceAgent({ transport, clock }, {
-    modelUuid: model, role: role === 'machine' ? 'machine' : 'controller', incarnation, version, ...timings, controllers: () => new Set(controllers)
-  })
-  presence.start()
+  // The controller's heartbeat; a machine agent's is its machine role's (actors/machine/machine-agent.ts).
+  const presence = role === 'machine' ? undefined : new PresenceAgent({ transport, clock }, { modelUuid: model, role: 'controller', incarnation, version, ...timings })
+  presence?.start()
+  /** Each start of the machine role heartbeats, and its machiner proposes, under an incarnation above every earlier one. */
+  let lastIncarnation = incarnation - 1
+  const nextIncarnation = (): number => { lastIncarnation = Math.max(Date.now(), lastIncarnation + 1); return lastIncarnation }
   /** The controller's presence on another model's topic, so it hears that model's machine agents. */
   const presenceFor = (other: string): PresenceAgent => {
     const agent = new PresenceAgent({ transport, clock }, { modelUuid: other, role: 'controller', incarnation, version, ...timings })
@@ -244,7 +245,8 @@ async function main (): Promise<void> {
   const followTimer = role === 'machine'
     ? setInterval(() => { void followControllers(mesh, model, controllers, logger) }, controllerListRefreshMs)
     : undefined
-  if (role !== 'machine') {
+  // Only a controller (role controller or both) has a presence of its own here.
+  if (presence !== undefined) {
     const machinesHome = values['machines-dir'] ?? join(dataDir, '..', 'machines')
     const provisioning = providerName === 'none' ? undefined : localProvisioning(machinesHome)
     children.push({
@@ -296,7 +298,9 @@ async function main (): Promise<void> {
         // A provisioned agent first proves its one-time secret; the controllers then know its peer id.
         if (boot !== undefined) await registerMachineAgent(modelTransport(transport, model), boot, logger, () => stopping)
         machineRole = await MachineRole.start({
-          machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation,
+          machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation: nextIncarnation,
+          // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
+          presence: role === 'machine' ? { version, ...timings } : false,
           ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
         })
@@ -323,7 +327,7 @@ async function main (): Promise<void> {
     await supervisor.stop().catch(() => {})
     // The manual provider's shared ssh connections end with the agent.
     await Promise.all(manualProviders.map(async manual => { await manual.close().catch(() => {}) }))
-    await presence.leave()
+    await presence?.leave()
     shipper.stop()
     await transport.stop()
     await inspection?.stop().catch(() => {})

@@ -36,7 +36,8 @@ import { ensureToolClient } from '../agent/hook-tools/client/build-client.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 import { StreamLogger } from '../agent/stream-logger.ts'
 import { SystemClock } from '../agent/system-clock.ts'
-import { Deployer } from '../agent/uniter/deployer.ts'
+import type { Deployer } from '../actors/machine/deployer.ts'
+import { startProcessDeployer } from '../agent/uniter/deployer.ts'
 import { deployCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { naturalCompare } from '../runtime/ids.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
@@ -321,7 +322,7 @@ async function deploy (): Promise<{ webPort: number, kvCount: number }> {
   say(`deploy      kv ×${kvCount} (${kvCount === kvUnits ? `ports ${kvPorts.join(', ')}` : `port ${kvConfig.port}`}), web ×1 (port ${webPort}), cluster ×${clusterUnits}, logship (subordinate)`)
   say(`integrate   web:backend kv:website; logship:juju-info kv:juju-info (${(sub.units ?? []).join(', ')})`)
 
-  deployer = new Deployer({
+  deployer = startProcessDeployer({
     machineId: '0',
     dataDir: root!,
     controller,

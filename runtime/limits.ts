@@ -106,6 +106,11 @@ export const limits = {
   leadershipLeaseDurationMsDefault: 60_000,
   leadershipLeaseDurationMsMax: 300_000,
   /**
+   * A unit host looks at its remote state again six times per lease (leadership belief
+   * moves with time alone), but never more often than this.
+   */
+  unitRemoteRefreshMsMin: 1_000,
+  /**
    * Clock-drift margin of controller leases (the lease that lets one controller run the
    * singular workers): the holder stops running them this long before expiry on its own
    * clock, and another controller is granted the lease only after expiry on the proposing

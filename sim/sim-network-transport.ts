@@ -17,11 +17,11 @@ import { assert } from '../runtime/assert.ts'
 import type { TimerHandle } from '../runtime/clock.ts'
 import { InvalidInputError } from '../runtime/errors.ts'
 import { limits } from '../runtime/limits.ts'
+import { admitRequest, checkTransportPayload, RequestHandlerTable } from '../runtime/transport-arguments.ts'
 import {
   PeerUnreachableError,
   RemoteHandlerError,
   RequestTimeoutError,
-  TransportBusyError,
   TransportStoppedError,
   type IncomingRequest,
   type PeerId,
@@ -72,7 +72,7 @@ export class SimTransport implements Transport {
   #stopped = false
   readonly #subscriptions = new Map<string, Subscription[]>()
   readonly #validators = new Map<string, TopicValidator>()
-  readonly #handlers = new Map<string, RequestHandler>()
+  readonly #handlers = new RequestHandlerTable(component)
   readonly #pending = new Map<string, PendingRequest>()
   readonly #counters: TransportCounters = {
     published: 0, delivered: 0, rejected: 0, ignored: 0, requestsSent: 0, requestsServed: 0, requestsFailed: 0
@@ -128,7 +128,7 @@ export class SimTransport implements Transport {
     // scheduled in call order even when nobody awaits the returned promise.
     this.#assertRunning()
     checkName('a non-empty topic', topic)
-    checkPayload(data, 'message')
+    checkTransportPayload(component, data, 'message')
     this.#counters.published++
     this.#port.publish(this, { topic, from: this.peerId, id: this.#port.nextMessageId(this.peerId), data: data.slice() })
   }
@@ -136,32 +136,22 @@ export class SimTransport implements Transport {
   handle (protocol: string, handler: RequestHandler): void {
     this.#assertRunning()
     checkName('a non-empty protocol', protocol)
-    if (typeof handler !== 'function') throw new InvalidInputError(component, 'a request handler function', handler)
-    this.#handlers.set(protocol, handler)
+    this.#handlers.serve(protocol, handler)
   }
 
   unhandle (protocol: string): void {
-    // Harmless after stop: the handlers are gone already.
-    this.#handlers.delete(protocol)
+    this.#handlers.drop(protocol)
   }
 
   async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
     this.#assertRunning()
     checkName('a non-empty peer id', peer)
     checkName('a non-empty protocol', protocol)
-    checkPayload(data, 'request')
-    const timeoutMs = options?.timeoutMs
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new InvalidInputError(component, 'a request timeout in ms, finite and > 0', timeoutMs)
-    }
-    if (peer === this.peerId) throw new PeerUnreachableError(peer, 'a peer cannot send a request to itself')
+    const timeoutMs = admitRequest(component, this.peerId, peer, protocol, data, options, this.#pending.size)
     // A peer id this network never saw is refused at once: there is no address to dial.
     // A known peer that is stopped or cut off is not: the request times out, as it
     // would on a real network where nobody can tell a dead peer from a slow one.
     if (!this.#port.isKnown(peer)) throw new PeerUnreachableError(peer, 'no peer with this id was ever on the network')
-    if (this.#pending.size >= limits.transportRequestsInFlightMax) {
-      throw new TransportBusyError(peer, protocol, limits.transportRequestsInFlightMax)
-    }
     const id = this.#port.nextMessageId(this.peerId)
     const answer = new Promise<Uint8Array>((resolve, reject) => {
       const timer = this.#clock.setTimeout(() => {
@@ -306,9 +296,3 @@ function checkName (expected: string, value: unknown): void {
   if (typeof value !== 'string' || value.length === 0) throw new InvalidInputError(component, expected, value)
 }
 
-function checkPayload (data: unknown, what: string): void {
-  if (!(data instanceof Uint8Array)) throw new InvalidInputError(component, `${what} data as a Uint8Array`, data)
-  if (data.length > limits.transportMessageBytesMax) {
-    throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
-  }
-}

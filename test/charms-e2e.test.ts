@@ -21,7 +21,8 @@ import { ChildProcessRunner } from '../agent/child-process-runner.ts'
 import { LocalController } from '../agent/controller/local-controller.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 import { SystemClock } from '../agent/system-clock.ts'
-import { Deployer } from '../agent/uniter/deployer.ts'
+import type { Deployer } from '../actors/machine/deployer.ts'
+import { startProcessDeployer } from '../agent/uniter/deployer.ts'
 import { deployCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
 import { killUnitWorkloads } from './support/processes.ts'
@@ -98,7 +99,7 @@ test('kv and web run for real through the hook runner and the hook tools', async
     await controller.admin({ type: 'deploy', application: 'web', charm: 'local:web-0', config: { port: webPort }, constraints: {}, numUnits: 1, placement: ['0'] })
     await controller.admin({ type: 'integrate', a: 'web:backend', b: 'kv:website' })
 
-    deployer = new Deployer({
+    deployer = startProcessDeployer({
       machineId: '0',
       dataDir: root,
       controller,

@@ -13,7 +13,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ChildProcessRunner } from '../agent/child-process-runner.ts'
 import { SystemClock } from '../agent/system-clock.ts'
-import { Deployer } from '../agent/uniter/deployer.ts'
+import { startProcessDeployer } from '../agent/uniter/deployer.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
 import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
@@ -48,7 +48,7 @@ test('a unit agent whose actor fails is restarted after the back-off and carries
   const storage = new SimStorage()
   storage.failNextWrites(1)
   const logger = createMemoryLogger('machine', [], 10_000)
-  const deployer = new Deployer({
+  const deployer = startProcessDeployer({
     machineId: machine,
     dataDir: root,
     controller,
@@ -88,7 +88,7 @@ test('a unit whose hook tool service cannot start does not keep the other units 
   controller.run('add-unit', { application: 'quiet', numUnits: 1, placement: [machine] })
   assert.equal(readerOf(controller.context).machine(machine)?.units, ['quiet/0', 'quiet/1'])
   const logger = createMemoryLogger('machine', [], 10_000)
-  const deployer = new Deployer({
+  const deployer = startProcessDeployer({
     machineId: machine,
     dataDir: root,
     controller,

@@ -4,6 +4,8 @@ import type { ControllerNode } from '../actors/controller/controller-node.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import type { Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
 import { tableValues } from '../runtime/model/table.ts'
+import { decode } from '../runtime/codec.ts'
+import { parsePresenceMessage, presenceTopic } from '../runtime/presence/presence-agent.ts'
 import { ControllerGroup } from '../sim/controller-group.ts'
 import { HookOrderChecker, formatViolations } from '../sim/invariants/hook-order-checker.ts'
 import type { ScenarioCharm } from '../sim/scenario/scenario-types.ts'
@@ -15,8 +17,8 @@ import { systemConvergenceProblems } from '../sim/system/system-convergence.ts'
 
 /**
  * Simulated machine agents (sim/system/sim-machine-agent.ts) against three real
- * controllers on the simulator: the shipped ControllerClient, Machiner and unit actor,
- * hooks scripted per charm. Units of a peer application and a provides/requires pair
+ * controllers on the simulator: the shipped machine agent (ControllerClient, presence,
+ * Machiner, deployer and unit hosts), hooks scripted per charm. Units of a peer application and a provides/requires pair
  * converge (active/idle, relation members, one leader per application) — also when an
  * agent is killed mid-deploy, and when install fails twice — and a seed replays to the
  * same trace hash.
@@ -224,6 +226,33 @@ test('an agent killed mid-deploy and restarted resumes from its disk and converg
   invariants(w)
   // The agent's units installed once each as far as the model can tell: they are started and idle.
   assert.equal(victim.units().sort(), ['kv/1', 'web/1'])
+  await finish(w)
+})
+
+test('each simulated agent heartbeats its presence with the shipped PresenceAgent; a crash silences it, a restart comes back higher', async () => {
+  const w = await makeWorld(5, 2)
+  const heard: Array<{ sender: string, role: string, incarnation: number, atMs: number }> = []
+  const observer = w.group.network.transport('observer')
+  observer.subscribe(presenceTopic('default'), message => {
+    const parsed = parsePresenceMessage(decode(message.data, 'presence'))
+    if (parsed?.kind === 'heartbeat') heard.push({ sender: parsed.sender, role: parsed.role, incarnation: parsed.incarnation, atMs: w.sim.clock.now() })
+  })
+  await w.group.runFor(5_000)
+  for (const agent of w.agents) {
+    const beats = heard.filter(h => h.sender === agent.peerId)
+    assert.ok(beats.length >= 3, `${agent.peerId} heartbeat ${beats.length} times in 5 s`)
+    assert.ok(beats.every(h => h.role === 'machine'), `${agent.peerId} heartbeats as a machine`)
+  }
+  const victim = w.agents[0]!
+  const before = Math.max(...heard.filter(h => h.sender === victim.peerId).map(h => h.incarnation))
+  victim.crash()
+  const crashedAt = w.sim.clock.now()
+  await w.group.runFor(5_000)
+  assert.equal(heard.filter(h => h.sender === victim.peerId && h.atMs > crashedAt + 1_000), [], 'a crashed agent is silent')
+  await victim.start()
+  await w.group.runFor(3_000)
+  const after = heard.filter(h => h.sender === victim.peerId && h.atMs > crashedAt + 5_000)
+  assert.ok(after.length > 0 && after.every(h => h.incarnation > before), `the restarted agent heartbeats above incarnation ${before}: ${JSON.stringify(after.slice(0, 3))}`)
   await finish(w)
 })
 

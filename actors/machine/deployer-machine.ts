@@ -1,7 +1,7 @@
 import { assign, setup, type ActorRefFrom } from 'xstate'
 
 /**
- * The deployer worker of a machine agent (agent/uniter/deployer.ts) as a statechart, for
+ * The deployer worker of a machine agent (deployer.ts) as a statechart, for
  * the inspector and the diagrams: it reconciles the units the model assigns to its
  * machine with the unit agents it runs — starting each new one, forgetting each gone —
  * on every change of the model. Reconciliations may overlap (each change starts one);

@@ -13,19 +13,15 @@
  * restarts the machiner after its back-off); a refusal of who this agent is
  * (`PermissionDeniedError`) is fatal, since no restart can change the agent's identity.
  */
-import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import type { ModelLink } from '../../runtime/model/model-link.ts'
+import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { FatalError, type Worker } from '../../runtime/supervisor.ts'
 
 const component = 'machiner'
 
-export interface MachinerController {
-  model (): ModelContext
-  now (): number
-  onChange (listener: () => void): () => void
-  submit (command: ModelCommand): Promise<CommandResult>
-}
+export type MachinerController = ModelLink
 
 export interface MachinerOptions {
   machineId: string

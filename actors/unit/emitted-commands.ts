@@ -1,9 +1,8 @@
 /**
  * What a unit agent asks of the controllers for each event its unit actor emits: the
- * body of the model command (without request id and proposer, which the agent adds), or
- * undefined for events that stay on the machine (hook progress, logs). One mapping for
- * the real agent (agent/uniter/unit-agent.ts) and the simulated one (sim/system/), so
- * the simulator exercises what ships.
+ * body of the model command (without request id and proposer, which the unit host's
+ * CommandProposer adds), or undefined for events that stay on the machine (hook
+ * progress, logs). Used by the one unit host (unit-host.ts) of both worlds.
  */
 import type { ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { UnitEmitted } from './unit-effects.ts'

@@ -72,7 +72,7 @@ export interface LocalState {
   /** Hook runs prepared so far: the last one's number (PersistedOperation.run). */
   hookRuns?: number
   /**
-   * Chosen by the agent when this state is first created (agent/uniter/unit-agent.ts):
+   * Chosen by the unit host when this state is first created (unit-host.ts, UnitEffects.newStateId):
    * with `run`, it makes a hook commit's key unique even if the state were lost and the
    * runs counted from 1 again.
    */

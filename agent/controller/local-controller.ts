@@ -3,14 +3,15 @@
  * controller actor) on LevelDB in `dir`, with the system clock and a SoloTransport.
  * It is the real controller code path with a single member — what `npm start` and the
  * charm tests deploy against until agents on other machines join over the mesh — and it
- * serves unit agents in the same process (`UnitAgentController`).
+ * serves unit agents in the same process (`UnitControllerApi`, `UnitHostController`).
  */
 import { randomUUID } from 'node:crypto'
 import { ControllerNode } from '../../actors/controller/controller-node.ts'
 import type { CommandResult, CommandSucceeded, Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { SeededRandom } from '../../runtime/random.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
-import type { UnitAgentController } from '../uniter/unit-agent.ts'
+import type { UnitHostController } from '../../actors/unit/unit-host.ts'
+import type { UnitControllerApi } from '../uniter/unit-hook-context.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
 import { CharmStore } from './charm-store.ts'
@@ -18,7 +19,7 @@ import { SoloTransport } from './solo-transport.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 
-export class LocalController implements UnitAgentController {
+export class LocalController implements UnitControllerApi, UnitHostController {
   readonly node: ControllerNode
   /** Charm archives by content address, in the controller's own store. */
   readonly charms: CharmStore

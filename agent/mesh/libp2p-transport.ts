@@ -45,6 +45,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { Libp2p } from 'libp2p'
 import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
+import { admitRequest, checkTransportPayload, RequestHandlerTable } from '../../runtime/transport-arguments.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import {
   PeerUnreachableError,
@@ -162,7 +163,7 @@ export class Libp2pTransport implements Transport {
   #stopping: Promise<void> | undefined
   readonly #subscriptions = new Map<string, Subscription[]>()
   readonly #validators = new Map<string, TopicValidator>()
-  readonly #handlers = new Map<string, RequestHandler>()
+  readonly #handlers = new RequestHandlerTable(component)
   readonly #pending = new Set<PendingRequest>()
   /** Our open channel to each peer we send requests to; a closed one leaves at once. */
   readonly #channels = new Map<PeerId, RequestChannel>()
@@ -285,7 +286,7 @@ export class Libp2pTransport implements Transport {
   async publish (topic: string, data: Uint8Array): Promise<void> {
     this.#assertRunning()
     checkWireName(topic, 'topic')
-    checkPayload(data, 'message')
+    checkTransportPayload(component, data, 'message')
     // Encoded (copied) before the first await: the caller may reuse its buffer at once.
     const envelope = encodeGossipEnvelope(data)
     try {
@@ -300,33 +301,23 @@ export class Libp2pTransport implements Transport {
   handle (protocol: string, handler: RequestHandler): void {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    if (typeof handler !== 'function') throw new InvalidInputError(component, 'a request handler function', handler)
-    this.#handlers.set(protocol, handler)
+    this.#handlers.serve(protocol, handler)
   }
 
   unhandle (protocol: string): void {
-    // Harmless after stop: the handlers are gone already.
-    this.#handlers.delete(protocol)
+    this.#handlers.drop(protocol)
   }
 
   async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    checkPayload(data, 'request')
-    const timeoutMs = options?.timeoutMs
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new InvalidInputError(component, 'a request timeout in ms, finite and > 0', timeoutMs)
-    }
     let target: Libp2pPeerId
     try {
       target = peerIdFromString(peer)
     } catch (error) {
       throw new InvalidInputError(component, 'a libp2p peer id', peer, { cause: error })
     }
-    if (peer === this.peerId) throw new PeerUnreachableError(peer, 'a peer cannot send a request to itself')
-    if (this.#pending.size >= limits.transportRequestsInFlightMax) {
-      throw new TransportBusyError(peer, protocol, limits.transportRequestsInFlightMax)
-    }
+    const timeoutMs = admitRequest(component, this.peerId, peer, protocol, data, options, this.#pending.size)
     const envelope = encodeRequestEnvelope({ protocol, data })
     this.#counters.requestsSent++
     const answer = Promise.withResolvers<Uint8Array>()
@@ -737,12 +728,6 @@ function messageId (from: Libp2pPeerId, sequenceNumber: bigint): string {
   return `${from.toString()}/${sequenceNumber.toString(16).padStart(16, '0')}`
 }
 
-function checkPayload (data: unknown, what: string): void {
-  if (!(data instanceof Uint8Array)) throw new InvalidInputError(component, `${what} data as a Uint8Array`, data)
-  if (data.byteLength > limits.transportMessageBytesMax) {
-    throw new InvalidInputError(component, `a ${what} of at most ${limits.transportMessageBytesMax} bytes`, data)
-  }
-}
 
 function addressList (value: string | readonly string[], expected: string): Multiaddr[] {
   const list = typeof value === 'string' ? [value] : value

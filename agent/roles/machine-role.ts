@@ -1,17 +1,16 @@
 /**
- * The machine role of cantripd: the machine's view of the model through a
- * ControllerClient over the mesh (refreshed on every change notice), the deployer's unit
- * agents with their hooks and tools, charms fetched from the controllers' stores, and the
- * machiner, which reports the agent started and marks the machine dead once the model
- * has emptied and killed it. Unit agents and their state live in `<data dir>/machine`
- * (LevelDB) and resume from it after kill -9.
+ * The machine role of cantripd: the shared machine agent (actors/machine/machine-agent.ts:
+ * controller client, presence heartbeat, machiner, deployer) with the real world's
+ * effects — unit hooks and tools as processes, charms fetched from the controllers'
+ * stores, and the units' state in `<data dir>/machine` (LevelDB), from which they resume
+ * after kill -9.
  *
  * A Worker for the agent's supervisor: `done` resolves when the machine is dead or
- * removed (the agent's work is over) and rejects when the machiner fails.
+ * removed (the agent's work is over) and rejects when the machiner keeps failing.
  */
 import { join } from 'node:path'
-import { ControllerClient } from '../../actors/machine/controller-client.ts'
-import { Machiner, type MachinerOutcome } from '../../actors/machine/machiner.ts'
+import { MachineAgent, type MachinePresenceInit } from '../../actors/machine/machine-agent.ts'
+import type { MachinerOutcome } from '../../actors/machine/machiner.ts'
 import type { Clock } from '../../runtime/clock.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
@@ -20,7 +19,7 @@ import type { Transport } from '../../runtime/transport.ts'
 import { ChildProcessRunner } from '../child-process-runner.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { deployCharmArchive } from '../uniter/charm-fetch.ts'
-import { Deployer } from '../uniter/deployer.ts'
+import { ProcessUnitEffects } from '../uniter/process-unit-effects.ts'
 
 export interface MachineRoleOptions {
   machineId: string
@@ -31,8 +30,10 @@ export interface MachineRoleOptions {
   controllers: readonly string[]
   clock: Clock
   logger: Logger
-  /** Unique per start of the agent process (request ids of the machiner). */
-  incarnation: number
+  /** A fresh incarnation, above every one used before (presence and the machiner's request ids). */
+  incarnation: () => number
+  /** The machine's presence heartbeat; `false` when the process is a controller too (one peer, one presence). */
+  presence: MachinePresenceInit | false
   /** Each new view of the model, with its revision. */
   onView: (revision: number) => void
   /** Inspection of the unit and relation actors (`cantripd --inspect`). */
@@ -41,20 +42,16 @@ export interface MachineRoleOptions {
 
 export class MachineRole implements Worker {
   readonly done: Promise<void>
-  readonly client: ControllerClient
-  readonly deployer: Deployer
-  readonly machiner: Machiner
+  readonly agent: MachineAgent
   readonly #storage: LevelStorage
   #stopping: Promise<void> | undefined
 
-  private constructor (client: ControllerClient, deployer: Deployer, machiner: Machiner, storage: LevelStorage) {
-    this.client = client
-    this.deployer = deployer
-    this.machiner = machiner
+  private constructor (agent: MachineAgent, storage: LevelStorage) {
+    this.agent = agent
     this.#storage = storage
-    // A failed machiner ends the whole role (the supervisor then starts a fresh one):
-    // stop the rest first, so the restart finds the store unlocked.
-    this.done = machiner.done.catch(async (error: unknown) => {
+    // A failed agent has stopped its parts; close the store too, so the supervisor's
+    // restart finds it unlocked.
+    this.done = agent.done.catch(async (error: unknown) => {
       await this.stop()
       throw error
     })
@@ -62,53 +59,38 @@ export class MachineRole implements Worker {
 
   /** How the role ended by itself, once `done` resolved. */
   get outcome (): MachinerOutcome | undefined {
-    return this.machiner.outcome
+    return this.agent.outcome
   }
 
+  /** Resolves once the machine agent has its first view of the model. */
   static async start (options: MachineRoleOptions): Promise<MachineRole> {
     const { machineId, transport, clock, logger } = options
-    const client = new ControllerClient({ transport, clock, modelUuid: options.model, machine: machineId, controllers: options.controllers })
-    client.start()
-    let storage: LevelStorage
-    try {
-      await client.ready()
-      storage = await LevelStorage.open(join(options.dataDir, 'machine'))
-    } catch (error) {
-      client.stop()
-      throw error
-    }
-    const deployer = new Deployer({
+    const storage = await LevelStorage.open(join(options.dataDir, 'machine'))
+    const agent = MachineAgent.start({ transport, clock, logger, storage }, {
       machineId,
-      modelName: options.model,
-      dataDir: options.dataDir,
-      controller: client,
-      storage,
-      processRunner: new ChildProcessRunner(),
-      fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
-      logger,
-      clock,
+      model: options.model,
+      controllers: options.controllers,
+      incarnation: options.incarnation,
+      presence: options.presence,
+      unitEffects: client => new ProcessUnitEffects({
+        machineId,
+        modelName: options.model,
+        dataDir: options.dataDir,
+        controller: client,
+        processRunner: new ChildProcessRunner(),
+        fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
+        logger
+      }),
+      onView: options.onView,
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     })
-    let lastRevision = -1
-    const viewed = (): void => {
-      const revision = client.model().revision
-      if (revision === lastRevision) return
-      lastRevision = revision
-      options.onView(revision)
-    }
-    client.onChange(viewed)
-    // The first view arrived before anyone listened (ready() waited for it): report it now,
-    // or an agent whose model does not change again never says it has one.
-    viewed()
-    const machiner = Machiner.start({ machineId, controller: client, incarnation: options.incarnation })
-    return new MachineRole(client, deployer, machiner, storage)
+    await agent.ready()
+    return new MachineRole(agent, storage)
   }
 
   async stop (): Promise<void> {
     this.#stopping ??= (async () => {
-      await this.machiner.stop()
-      await this.deployer.stop()
-      this.client.stop()
+      await this.agent.stop()
       await this.#storage.close()
     })()
     await this.#stopping

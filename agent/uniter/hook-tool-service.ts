@@ -13,7 +13,7 @@ import { ensureToolClient, hookToolNames, installToolLinks } from '../hook-tools
 import type { HookContext } from '../hook-tools/hook-context.ts'
 import { runTool } from '../hook-tools/run-tool.ts'
 import { ToolServer } from '../hook-tools/transport/tool-server.ts'
-import type { HookToolService } from './unit-agent.ts'
+import type { HookToolService } from './process-unit-workspace.ts'
 import { unitSocketPath } from './unit-socket-path.ts'
 
 export interface ClosableHookToolService extends HookToolService {

@@ -9,6 +9,7 @@
  */
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ApplicationStatusReply, StatusEntry } from '../../runtime/model/application-status.ts'
+import { applicationOf } from '../../runtime/ids.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
@@ -93,7 +94,7 @@ export class UnitHookContext implements HookContext {
     this.#o = options
     this.unit = options.unit
     this.#proposer = new CommandProposer({ proposer: { kind: 'unit', name: options.unit }, requestPrefix: options.contextId })
-    this.application = options.unit.split('/')[0]!
+    this.application = applicationOf(options.unit)
     this.kind = options.kind
     this.name = options.name
     this.relation = options.relation

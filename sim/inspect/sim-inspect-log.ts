@@ -7,8 +7,8 @@ import type { InspectionEvent, Observer } from 'xstate'
  * the JSONL `cantripd --inspect-log` writes (one `@statelyai/inspect` wire message per
  * line with cantrip's `agent`, `actorKind`, `name`, and `at` — here the simulated time),
  * so `cantrip inspect --log FILE` (or `--sim REPORT.json`) opens a simulated run like a
- * recorded live one. The unit actors (sim/system/sim-unit-agent.ts) and their relation
- * actors are inspected; one run at a time (not a swarm). Values are not redacted: a
+ * recorded live one. The machine agents' actors (actors/machine/machine-agent.ts: the
+ * deployer, the unit and relation actors) are inspected; one run at a time (not a swarm). Values are not redacted: a
  * simulated model has no secrets.
  */
 

@@ -1,8 +1,7 @@
 /**
  * The seam between the whole-system world (system-world.ts: controllers, provisioner,
  * cloud, faults) and the simulated machine agents it boots on deployed instances
- * (sim-machine-agent.ts: ControllerClient, Machiner, and one unit actor per unit with
- * hooks scripted per charm). Both sides of `cantrip sim` meet here.
+ * (sim-machine-agent.ts: the shipped machine agent, with hooks scripted per charm). Both sides of `cantrip sim` meet here.
  */
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'

@@ -1,42 +1,37 @@
 /**
- * A machine agent on the simulator: the code that ships (ControllerClient, Machiner, the
- * unit actor) on a SimTransport, a drifting AgentClock and a SimStorage disk, with a
- * deployer that runs one SimUnitAgent per unit the model puts on the machine (principals
- * and subordinates), all sharing one machine-wide HookLock — what agent/roles/
- * machine-role.ts and agent/uniter/deployer.ts do for real (sim/ may not import agent/).
+ * A machine agent on the simulator: the shared machine agent that ships
+ * (actors/machine/machine-agent.ts: ControllerClient, presence heartbeat, Machiner and the
+ * deployer's unit hosts) with the simulated world's effects (sim-unit-effects.ts: scripted
+ * hooks, charms that deploy at once) on a SimTransport, a drifting AgentClock and a
+ * SimStorage disk. What is left here is the simulated process around it.
  *
  * kill -9 (`crash`) stops every actor where it is, loses the disk's unsynced writes and
  * drops the transport; `start` after it resumes from what the disk kept. SIGSTOP
  * (`pause`) holds the agent's timers, the change notices and replies that reach it and
  * the ends of its hooks until `resume`.
- *
- * Cost per agent stays proportional to its own units: the deployer looks only at its
- * machine's unit list, and each unit agent only at its own remote state.
  */
 import type { LocalState } from '../../actors/unit/local-state.ts'
-import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
-import { checkLocalState, createUnitStateStore, unitStateKey } from '../../actors/unit/unit-state-store.ts'
+import { checkLocalState, unitStateKey } from '../../actors/unit/unit-state-store.ts'
 import { decode } from '../../runtime/codec.ts'
-import { ControllerClient } from '../../actors/machine/controller-client.ts'
-import { Machiner } from '../../actors/machine/machiner.ts'
+import { MachineAgent } from '../../actors/machine/machine-agent.ts'
 import type { IdentifyPeer } from '../../actors/controller/controller-api.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
-import { HookLock } from '../../runtime/hook-lock.ts'
-import { limits } from '../../runtime/limits.ts'
+import type { Logger } from '../../runtime/logger.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import type { LeaseRecord } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { AgentClock } from '../agent-clock.ts'
+import { simInspectOption } from '../inspect/sim-inspect-log.ts'
 import { SimStorage } from '../sim-storage.ts'
 import type { AgentState, SimMachineAgentApi, SimMachineAgentOptions } from './machine-agent-types.ts'
-import { SimUnitAgent } from './sim-unit-agent.ts'
+import { SimUnitEffects } from './sim-unit-effects.ts'
 import { SimUnitHooks } from './sim-unit-hooks.ts'
 
-/** Back-off before a failed unit agent or machiner starts again (the real supervisor's first delay). */
-export const simAgentRestartDelayMs = 1_000
 /** Actor errors kept for the report; more are counted only. */
 const errorsKeptMax = 100
+/** The simulated agents log nowhere: the trace and the checkers say what happened. */
+const silent: Logger = { module: 'sim', log: () => {}, child: () => silent }
 
 /**
  * Who a simulated peer is, for the controllers' `agents.identify`: `machine-<id>` is the
@@ -68,11 +63,7 @@ class RunClock implements Clock {
 interface Run {
   readonly clock: RunClock
   readonly transport: Transport
-  readonly client: ControllerClient
-  readonly lock: HookLock
-  readonly units: Map<string, SimUnitAgent>
-  machiner: Machiner | undefined
-  unsubscribe: () => void
+  readonly agent: MachineAgent
 }
 
 export class SimMachineAgent implements SimMachineAgentApi {
@@ -82,16 +73,16 @@ export class SimMachineAgent implements SimMachineAgentApi {
   readonly #o: SimMachineAgentOptions
   readonly #clock: AgentClock
   readonly #hooks: SimUnitHooks
-  readonly #store
   #run: Run | undefined
   /** The lease holders of the last view read (believedLeaders), by view identity. */
   #leaseHoldersOf: { model: unknown, run: Run, units: number, holders: ReadonlyArray<{ unit: string, lease: LeaseRecord }> } | undefined
   /** Held work while paused (SIGSTOP); undefined while running. */
   #held: Array<() => void> | undefined
   #runs = 0
-  #machiners = 0
-  /** Unit agents started over the agent's life: their request ids never repeat. */
-  #unitStarts = 0
+  /** The last incarnation used (presence, machiner): each new one is above it. */
+  #incarnation = 0
+  /** Over the agent's life: unit starts and state ids never repeat. */
+  readonly #counters = { unitStarts: 0, stateIds: 0 }
   #finished = false
   readonly #errors: string[] = []
   #pastCounters = { notices: 0, fetches: 0, submitRequests: 0, commandsSubmitted: 0 }
@@ -101,14 +92,13 @@ export class SimMachineAgent implements SimMachineAgentApi {
     this.machineId = options.machineId
     this.peerId = `machine-${options.machineId}`
     this.#clock = new AgentClock(options.sim.clock, { drift: options.drift ?? 0 })
-    this.#store = createUnitStateStore(this.storage)
     this.#hooks = new SimUnitHooks({
       sim: options.sim,
       machineId: options.machineId,
       charms: options.charms,
       hookFaults: options.hookFaults,
       clock: () => this.#run?.clock ?? this.#clock,
-      controller: () => this.#run?.client,
+      controller: () => this.#run?.agent.client,
       whenRunning: fn => { this.#whenRunning(fn) },
       ...(options.onHook === undefined ? {} : { onHook: options.onHook })
     })
@@ -132,31 +122,37 @@ export class SimMachineAgent implements SimMachineAgentApi {
     const runNumber = ++this.#runs
     const clock = new RunClock(this.#clock)
     const transport = this.#gated(this.#o.network.transport(this.peerId))
-    const client = new ControllerClient({ transport, clock, modelUuid: this.#o.model, machine: this.machineId, controllers: this.#o.controllers })
-    const run: Run = { clock, transport, client, lock: new HookLock(`machine-${this.machineId}`), units: new Map(), machiner: undefined, unsubscribe: () => {} }
-    this.#run = run
     this.#o.sim.trace(`${this.peerId} starts (run ${runNumber})`)
-    client.start()
-    run.unsubscribe = client.onChange(() => { this.#reconcile(run) })
-    // As the real role does: nothing more until the first view of the model has arrived.
-    void client.ready().then(() => {
-      if (this.#run !== run) return
-      this.#startMachiner(run)
-      this.#reconcile(run)
+    const agent = MachineAgent.start({ transport, clock, logger: silent, storage: this.storage }, {
+      machineId: this.machineId,
+      model: this.#o.model,
+      controllers: this.#o.controllers,
+      // As the real agent's (the wall clock's milliseconds), above every earlier one.
+      incarnation: () => { this.#incarnation = Math.max(Math.floor(clock.now()), this.#incarnation + 1); return this.#incarnation },
+      presence: {},
+      unitEffects: () => new SimUnitEffects({ peerId: this.peerId, seed: this.#o.sim.seed, hooks: this.#hooks }, this.#counters),
+      ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
+      inspect: (kind, name) => simInspectOption(this.peerId, kind, name, () => clock.now()).inspect,
+      onUnitEvent: (unit, event) => { if (this.#run === run) this.#o.onUnitEvent?.(unit, event) },
+      onUnitFailed: (unit, reason, kind) => { this.#onUnitFailed(run, unit, reason, kind) }
     })
+    const run: Run = { clock, transport, agent }
+    this.#run = run
+    agent.done.then(() => { this.#onDone(run) }, (error: unknown) => { this.#onDone(run, error) })
   }
 
   crash (): void {
     const run = this.#run
     if (run === undefined) return
     this.#o.sim.trace(`${this.peerId} crashed`)
+    const units = this.units()
     this.#end(run)
-    for (const agent of run.units.values()) agent.kill()
+    run.agent.kill()
     this.#hooks.reset()
     this.#o.network.crash(this.peerId)
     this.storage.crash()
     this.#dropPause()
-    for (const unit of run.units.keys()) this.#o.onUnitRestart?.(unit, this.#durable(unit))
+    for (const unit of units) this.#o.onUnitRestart?.(unit, this.#durable(unit))
   }
 
   pause (): void {
@@ -180,22 +176,23 @@ export class SimMachineAgent implements SimMachineAgentApi {
   }
 
   units (): string[] {
-    return [...this.#run?.units.keys() ?? []]
+    return this.#run?.agent.deployer?.units() ?? []
   }
 
   unitState (unit: string): { running: boolean, state: string, local: LocalState | undefined } | undefined {
-    const agent = this.#run?.units.get(unit)
-    if (agent === undefined) return undefined
-    return { running: agent.running, state: agent.state, local: agent.local }
+    const host = this.#run?.agent.deployer?.agent(unit)
+    if (host === undefined) return undefined
+    return { running: host.running, state: host.state, local: host.local }
   }
 
   believedLeaders (): string[] {
     const run = this.#run
-    if (run === undefined) return []
+    const deployer = run?.agent.deployer
+    if (run === undefined || deployer === undefined) return []
     const now = run.clock.now()
     const out: string[] = []
     for (const { unit, lease } of this.#leaseHolders(run)) {
-      if (run.units.get(unit)?.running === true && believesLeader(lease, unit, now)) out.push(unit)
+      if (deployer.agent(unit)?.running === true && believesLeader(lease, unit, now)) out.push(unit)
     }
     return out
   }
@@ -206,23 +203,24 @@ export class SimMachineAgent implements SimMachineAgentApi {
    * every few simulated milliseconds and mostly only the clock has moved in between.
    */
   #leaseHolders (run: Run): ReadonlyArray<{ unit: string, lease: LeaseRecord }> {
-    const model = run.client.model()
+    const model = run.agent.client.model()
+    const units = this.units()
     const cached = this.#leaseHoldersOf
-    if (cached?.model === model && cached.run === run && cached.units === run.units.size) return cached.holders
+    if (cached?.model === model && cached.run === run && cached.units === units.length) return cached.holders
     const reader = readerOf(model)
     const holders: Array<{ unit: string, lease: LeaseRecord }> = []
-    for (const unit of run.units.keys()) {
+    for (const unit of units) {
       const record = reader.unit(unit)
       const lease = record === undefined ? undefined : reader.lease(record.application)
       if (record?.life === 'alive' && lease?.holder === unit) holders.push({ unit, lease })
     }
-    this.#leaseHoldersOf = { model, run, units: run.units.size, holders }
+    this.#leaseHoldersOf = { model, run, units: units.length, holders }
     return holders
   }
 
   /** Controller link counters over every run (notices, view fetches, submit requests, commands). */
   get controllerCounters (): { notices: number, fetches: number, submitRequests: number, commandsSubmitted: number } {
-    const now = this.#run?.client.counters
+    const now = this.#run?.agent.client.counters
     const c = this.#pastCounters
     return now === undefined ? { ...c } : { notices: c.notices + now.notices, fetches: c.fetches + now.fetches, submitRequests: c.submitRequests + now.submitRequests, commandsSubmitted: c.commandsSubmitted + now.commandsSubmitted }
   }
@@ -231,26 +229,53 @@ export class SimMachineAgent implements SimMachineAgentApi {
     return [...this.#errors]
   }
 
-  /** Orderly stop: every unit agent is told to stop (its hook is killed and re-queued). */
+  /**
+   * Orderly stop at the end of a run: every unit agent is told to stop (its hook is
+   * killed and re-queued). Nothing waits on simulated time, which no longer moves.
+   */
   async stop (): Promise<void> {
     const run = this.#run
     if (run === undefined) return
     this.resume()
     this.#o.sim.trace(`${this.peerId} stops`)
-    for (const agent of run.units.values()) agent.stop()
+    void run.agent.stop()
     this.#end(run)
     await run.transport.stop()
   }
 
   // -------------------------------------------------------------------------------
 
+  /** The process is gone: its clock stops, its counters are kept. */
   #end (run: Run): void {
     this.#pastCounters = this.controllerCounters
     this.#run = undefined
     run.clock.alive = false
-    run.unsubscribe()
-    run.client.stop()
-    void run.machiner?.stop()
+  }
+
+  /** The machine agent ended by itself: its machine is dead or gone, or it gave up (the process exits). */
+  #onDone (run: Run, error?: unknown): void {
+    if (this.#run !== run) return
+    const outcome = run.agent.outcome
+    if (error === undefined && outcome === undefined) return
+    if (error === undefined) {
+      this.#finished = true
+      this.#o.sim.trace(`${this.peerId} finished: machine ${outcome}`)
+    } else {
+      this.#o.sim.trace(`${this.peerId} exited: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    void run.agent.stop()
+    this.#end(run)
+  }
+
+  #onUnitFailed (run: Run, unit: string, reason: string, kind: 'failed' | 'error'): void {
+    if (this.#run !== run) return
+    if (kind === 'error') {
+      if (this.#errors.length < errorsKeptMax) this.#errors.push(`${unit}: ${reason}`)
+      return
+    }
+    // Its state could not be saved (a disk fault): its supervisor starts it again after a back-off.
+    this.#o.sim.trace(`${this.peerId} ${unit} agent failed; restarting`)
+    this.#o.onUnitRestart?.(unit, this.#durable(unit))
   }
 
   /** A crash ends a pause too: what was held died with the process. */
@@ -269,72 +294,6 @@ export class SimMachineAgent implements SimMachineAgentApi {
   #whenRunning (fn: () => void): void {
     if (this.#held !== undefined) this.#held.push(fn)
     else fn()
-  }
-
-  /** The machiner reports the agent started and marks the machine dead when its work is over. */
-  #startMachiner (run: Run): void {
-    const machiner = Machiner.start({ machineId: this.machineId, controller: run.client, incarnation: ++this.#machiners })
-    run.machiner = machiner
-    machiner.done.then(() => {
-      if (this.#run !== run || machiner.outcome === undefined) return
-      this.#finished = true
-      this.#o.sim.trace(`${this.peerId} finished: machine ${machiner.outcome}`)
-      this.#end(run)
-    }, () => {
-      // A refused or lost command: start it again after a back-off, as the supervisor would.
-      if (this.#run === run) run.clock.setTimeout(() => { if (this.#run === run) this.#startMachiner(run) }, simAgentRestartDelayMs)
-    })
-  }
-
-  /** The deployer: start agents for the machine's units, tell the others of the change, forget units gone. */
-  #reconcile (run: Run): void {
-    if (this.#run !== run || run.machiner === undefined) return
-    const model = run.client.model()
-    const reader = readerOf(model)
-    const assigned = reader.machine(this.machineId)?.units ?? []
-    for (const unit of assigned) {
-      const agent = run.units.get(unit)
-      if (agent !== undefined) agent.refresh(false)
-      else this.#startUnit(run, unit)
-    }
-    for (const [unit, agent] of run.units) {
-      if (!agent.running && reader.unit(unit) === undefined) run.units.delete(unit)
-    }
-  }
-
-  #startUnit (run: Run, unit: string): void {
-    const agent = SimUnitAgent.start({
-      unit,
-      seed: this.#o.sim.seed,
-      controller: run.client,
-      clock: run.clock,
-      store: this.#store,
-      hookLock: run.lock,
-      hooks: this.#hooks,
-      leaseDurationMs: this.#o.leaseDurationMs ?? limits.leadershipLeaseDurationMsDefault,
-      requestPrefix: `${unit}/${++this.#unitStarts}`,
-      onEmitted: event => { this.#onUnitEvent(run, unit, event) },
-      onError: error => {
-        if (this.#errors.length < errorsKeptMax) this.#errors.push(`${unit}: ${error instanceof Error ? error.message : String(error)}`)
-      },
-      onDone: failed => {
-        if (!failed || this.#run !== run) return
-        // Its state could not be saved (a disk fault): start it again after a back-off.
-        this.#o.sim.trace(`${this.peerId} ${unit} agent failed; restarting`)
-        this.#o.onUnitRestart?.(unit, this.#durable(unit))
-        run.clock.setTimeout(() => {
-          if (this.#run !== run || run.units.get(unit) !== agent) return
-          run.units.delete(unit)
-          this.#reconcile(run)
-        }, simAgentRestartDelayMs)
-      }
-    })
-    if (agent !== undefined) run.units.set(unit, agent)
-  }
-
-  #onUnitEvent (run: Run, unit: string, event: UnitEmitted): void {
-    if (this.#run !== run) return
-    this.#o.onUnitEvent?.(unit, event)
   }
 
   /** The transport as the paused process sees it: notices and replies wait for `resume`. */

@@ -13,6 +13,8 @@ import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { HookOutcome } from '../../actors/unit/operation.ts'
 import { hookOutcomeOf } from '../../actors/unit/hook-process.ts'
 import type { Clock } from '../../runtime/clock.ts'
+import { applicationOf } from '../../runtime/ids.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
@@ -160,18 +162,16 @@ export class SimUnitHooks {
 
   /** The hook exited 0: its tool calls, as a real hook's would take effect. */
   async #applyEffects (controller: HookController, unit: string, hook: HookInfo, name: string, local: LocalState, behaviour: HookBehaviour): Promise<HookOutcome> {
-    const contextId = `${unit}-${name}-${++this.#contexts}`
-    let requests = 0
-    const submit = async (body: Record<string, unknown>): Promise<string | undefined> => {
-      const command = { ...body, requestId: `${contextId}/${++requests}`, proposer: { kind: 'unit', name: unit } } as unknown as ModelCommand
+    const proposer = new CommandProposer({ proposer: { kind: 'unit', name: unit }, requestPrefix: `${unit}-${name}-${++this.#contexts}` })
+    const submit = async (body: ModelCommandBody): Promise<string | undefined> => {
       try {
-        const result = await controller.submit(command)
+        const result = await proposer.submit(controller, body)
         return result.ok ? undefined : result.error
       } catch (error) {
         return error instanceof Error ? error.message : String(error)
       }
     }
-    const application = unit.slice(0, unit.lastIndexOf('/'))
+    const application = applicationOf(unit)
     const problems: string[] = []
     if (behaviour.status !== undefined) {
       const problem = await submit({ type: 'set-unit-status', unit, status: behaviour.status.status, message: behaviour.status.message ?? '', now: Math.floor(controller.now()) })

@@ -1,0 +1,210 @@
+/**
+ * A machine agent, the same in cantripd's machine role and in the simulator: the
+ * machine's view of the model through a ControllerClient (refreshed on every change
+ * notice), its presence heartbeat on the model's presence topic, and — once the first
+ * view has arrived, not before — the machiner (which reports the agent started and marks
+ * the machine dead once the model has emptied and killed it) and the deployer (one unit
+ * host per unit assigned to the machine, all sharing the machine's store of uniter state
+ * and its machine-wide hook lock). The world supplies the transport, clock, logger and
+ * storage and the units' effects; the simulator also its process's crash and pause.
+ *
+ * A Worker for the agent's supervisor: `done` resolves when the machine is dead or
+ * removed (`outcome`; the agent's work is over) or the agent was stopped, and rejects
+ * when the machiner keeps failing or the controllers refuse who this agent is.
+ */
+import type { Clock } from '../../runtime/clock.ts'
+import { HookLock } from '../../runtime/hook-lock.ts'
+import type { ActorInspect } from '../../runtime/inspect-hook.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import { PresenceAgent, type PresenceAgentInit } from '../../runtime/presence/presence-agent.ts'
+import type { Storage } from '../../runtime/storage.ts'
+import { Supervisor, type SupervisorPolicy, type Worker } from '../../runtime/supervisor.ts'
+import type { Transport } from '../../runtime/transport.ts'
+import type { UnitEffects } from '../unit/unit-host-effects.ts'
+import { createUnitStateStore } from '../unit/unit-state-store.ts'
+import { ControllerClient } from './controller-client.ts'
+import { Deployer, type DeployerInit } from './deployer.ts'
+import { Machiner, type MachinerOutcome } from './machiner.ts'
+
+export interface MachineAgentComponents {
+  /** Scoped to the agent's model (its request protocols). */
+  transport: Transport
+  clock: Clock
+  logger: Logger
+  /** The machine's store: the uniter state of all its units, resumed after kill -9. */
+  storage: Storage
+}
+
+/** Presence heartbeat settings; the timings default to the limits'. */
+export type MachinePresenceInit = Pick<PresenceAgentInit, 'heartbeatIntervalMs' | 'suspectAfterMs' | 'failedAfterMs' | 'version'>
+
+export interface MachineAgentInit {
+  machineId: string
+  /** The model the machine belongs to: its change notices' and presence topics. */
+  model: string
+  /** The controllers' peer ids; read on every request, so a shared array may grow (enable-ha). */
+  controllers: readonly string[]
+  /**
+   * A fresh incarnation, above every one this machine's agent used before: one for the
+   * presence heartbeat of each start, one for each start of the machiner (its request ids).
+   */
+  incarnation: () => number
+  /** The units' effects, over the agent's controller link (hook tools ask it, charms come from it). */
+  unitEffects: (client: ControllerClient) => UnitEffects
+  /**
+   * The machine's presence heartbeat; `false` when the process already speaks for itself
+   * as a controller (cantripd --role both), since one peer has one presence.
+   */
+  presence: MachinePresenceInit | false
+  leaseDurationMs?: number
+  /** Back-off of a failing machiner; the supervisor's defaults otherwise. */
+  supervision?: SupervisorPolicy
+  inspect?: ActorInspect
+  /** Each new view of the model, with its revision. */
+  onView?: (revision: number) => void
+  onUnitEvent?: DeployerInit['onUnitEvent']
+  onUnitFailed?: DeployerInit['onUnitFailed']
+}
+
+export class MachineAgent implements Worker {
+  readonly done: Promise<void>
+  readonly machineId: string
+  readonly client: ControllerClient
+  /** Undefined when the process speaks for itself as a controller (`presence: false`). */
+  readonly presence: PresenceAgent | undefined
+  readonly hookLock: HookLock
+  readonly #c: MachineAgentComponents
+  readonly #o: MachineAgentInit
+  readonly #machiners: Supervisor
+  #machiner: Machiner | undefined
+  #deployer: Deployer | undefined
+  #outcome: MachinerOutcome | undefined
+  #ended = false
+  #stopping: Promise<void> | undefined
+  #resolve!: () => void
+  #reject!: (error: unknown) => void
+
+  private constructor (components: MachineAgentComponents, init: MachineAgentInit) {
+    this.#c = components
+    this.#o = init
+    this.machineId = init.machineId
+    this.hookLock = new HookLock(`machine-${init.machineId}`)
+    const { transport, clock } = components
+    this.client = new ControllerClient({ transport, clock, modelUuid: init.model, machine: init.machineId, controllers: init.controllers })
+    this.presence = init.presence === false
+      ? undefined
+      : new PresenceAgent({ transport, clock }, {
+        modelUuid: init.model, role: 'machine', incarnation: init.incarnation(), ...init.presence, controllers: () => new Set(init.controllers)
+      })
+    this.#machiners = new Supervisor({ clock, logger: components.logger.child('machiner') }, {
+      ...init.supervision,
+      name: `machine-${init.machineId}`,
+      children: [{ name: 'machiner', start: () => this.#startMachiner() }]
+    })
+    this.done = new Promise<void>((resolve, reject) => { this.#resolve = resolve; this.#reject = reject })
+    this.done.catch(() => {})
+  }
+
+  /** Starts the controller link and the heartbeat now, the machiner and the deployer once the first view arrives. */
+  static start (components: MachineAgentComponents, init: MachineAgentInit): MachineAgent {
+    const agent = new MachineAgent(components, init)
+    agent.client.start()
+    agent.presence?.start()
+    void agent.client.ready().then(() => { agent.#begin() })
+    return agent
+  }
+
+  /** Resolves once the first view of the model has arrived and the deployer runs. */
+  async ready (): Promise<void> {
+    await this.client.ready()
+  }
+
+  /** How the agent ended by itself, once `done` resolved. */
+  get outcome (): MachinerOutcome | undefined {
+    return this.#outcome
+  }
+
+  /** Undefined until the first view of the model arrives. */
+  get deployer (): Deployer | undefined {
+    return this.#deployer
+  }
+
+  get machiner (): Machiner | undefined {
+    return this.#machiner
+  }
+
+  /** Orderly stop: the machiner, then every unit agent (SIGTERM: running hooks are re-queued), then the link; the heartbeat says goodbye. */
+  async stop (): Promise<void> {
+    await this.#shutdown()
+    this.#resolve()
+  }
+
+  #shutdown (): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#ended = true
+      await this.#machiners.stop()
+      await this.#deployer?.stop()
+      this.client.stop()
+      await this.presence?.leave()
+    })()
+    return this.#stopping
+  }
+
+  /** kill -9 (the simulated process dies): everything stops where it is; nothing more is saved or sent. */
+  kill (): void {
+    this.#ended = true
+    this.#deployer?.kill()
+    void this.#machiners.stop()
+    this.client.stop()
+    this.presence?.stop()
+  }
+
+  #begin (): void {
+    if (this.#ended) return
+    let lastRevision = -1
+    const viewed = (): void => {
+      const revision = this.client.model().revision
+      if (revision === lastRevision) return
+      lastRevision = revision
+      this.#o.onView?.(revision)
+    }
+    this.client.onChange(viewed)
+    // The first view arrived before anyone listened (ready() waited for it): report it now,
+    // or an agent whose model does not change again never says it has one.
+    viewed()
+    this.#machiners.start()
+    // A machiner that keeps failing, or is refused for good, ends the agent.
+    this.#machiners.done.catch((error: unknown) => { void this.#fail(error) })
+    if (this.#ended) return
+    const init = this.#o
+    this.#deployer = new Deployer({ clock: this.#c.clock, logger: this.#c.logger }, {
+      machineId: init.machineId,
+      controller: this.client,
+      effects: init.unitEffects(this.client),
+      store: createUnitStateStore(this.#c.storage),
+      hookLock: this.hookLock,
+      ...(init.leaseDurationMs === undefined ? {} : { leaseDurationMs: init.leaseDurationMs }),
+      ...(init.inspect === undefined ? {} : { inspect: init.inspect }),
+      ...(init.onUnitEvent === undefined ? {} : { onUnitEvent: init.onUnitEvent }),
+      ...(init.onUnitFailed === undefined ? {} : { onUnitFailed: init.onUnitFailed })
+    })
+  }
+
+  /** One start of the machiner; when it ends by itself (the machine is dead or gone) the agent's work is over. */
+  #startMachiner (): Worker {
+    const machiner = Machiner.start({ machineId: this.machineId, controller: this.client, incarnation: this.#o.incarnation() })
+    this.#machiner = machiner
+    void machiner.done.then(() => {
+      if (machiner.outcome === undefined || this.#ended) return
+      this.#outcome = machiner.outcome
+      this.#ended = true
+      this.#resolve()
+    }, () => {})
+    return machiner
+  }
+
+  async #fail (error: unknown): Promise<void> {
+    await this.#shutdown().catch(() => {})
+    this.#reject(error)
+  }
+}

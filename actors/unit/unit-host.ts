@@ -1,0 +1,233 @@
+/**
+ * One unit's host, the same in the real agent and the simulator: the unit actor
+ * (unit-machine.ts) given its ports — local state in the machine's store, the
+ * machine-wide hook lock, and the world's effects (unit-host-effects.ts) — and wired to
+ * the controllers the way Juju's uniter is. The remote state it watches is projected from
+ * the machine's view of the model, on every change of the view (an unchanged projection
+ * is dropped) and on a timer, since leadership belief moves with time alone; what the
+ * actor emits (enter scope, clear resolved, action results, status, …) goes back as model
+ * commands, one after another in the order emitted; and the unit claims its
+ * application's leadership lease now and again every half lease, as Juju's leadership
+ * tracker does.
+ */
+import { applicationOf, type UnitName } from '../../runtime/ids.ts'
+import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import type { HookLock } from '../../runtime/hook-lock.ts'
+import type { InspectObserver } from '../../runtime/inspect-hook.ts'
+import { limits } from '../../runtime/limits.ts'
+import type { Logger } from '../../runtime/logger.ts'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
+import type { ModelLink } from '../../runtime/model/model-link.ts'
+import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
+import { plainEqual } from '../../runtime/plain-equal.ts'
+import type { RemoteState } from '../../runtime/unit-remote-state.ts'
+import { commandForEmitted } from './emitted-commands.ts'
+import { initialLocalState, type LocalState } from './local-state.ts'
+import type { UnitEmitted } from './unit-effects.ts'
+import type { UnitWorkspace } from './unit-host-effects.ts'
+import { createUnitActor, type UnitActorRef } from './unit-machine.ts'
+import type { UnitPorts } from './unit-ports.ts'
+import type { UnitStateStore } from './unit-state-store.ts'
+
+/** The machine's link to the controllers, as a unit host uses it (a ControllerClient). */
+export type UnitHostController = ModelLink
+
+export interface UnitHostOptions {
+  unit: UnitName
+  controller: UnitHostController
+  clock: Clock
+  logger: Logger
+  /** The machine's store (the uniter state of all its units). */
+  store: UnitStateStore
+  hookLock: HookLock
+  workspace: UnitWorkspace
+  seed: number
+  newStateId: () => string
+  requestPrefix: string
+  /** Leadership lease claims; default limits.leadershipLeaseDurationMsDefault. */
+  leaseDurationMs?: number
+  updateStatusIntervalMs?: number
+  /** The inspector's observer of the unit actor and its relation actors. */
+  inspect?: InspectObserver
+  /** Every event the actor emits, before it becomes a command (the simulator's hook-order checker). */
+  onEmitted?: (event: UnitEmitted) => void
+}
+
+export class UnitHost {
+  readonly unit: UnitName
+  readonly actor: UnitActorRef
+  readonly #o: UnitHostOptions
+  readonly #proposer: CommandProposer
+  #unsubscribe: () => void = () => {}
+  #leaseTimer: TimerHandle | undefined
+  #refreshTimer: TimerHandle | undefined
+  #stopped = false
+  /** The remote state last sent to the actor by a refresh. */
+  #lastRemote: RemoteState | undefined
+  /** Emitted effects still being sent to the controller, in order. */
+  #outbox: Promise<void> = Promise.resolve()
+
+  private constructor (options: UnitHostOptions, actor: UnitActorRef) {
+    this.unit = options.unit
+    this.#o = options
+    this.actor = actor
+    this.#proposer = new CommandProposer({ proposer: { kind: 'unit', name: options.unit }, requestPrefix: options.requestPrefix })
+  }
+
+  /** Whether the machine's view holds what the unit's actor needs to start (the unit and its application). */
+  static canStart (controller: UnitHostController, unit: UnitName): boolean {
+    return remoteStateFor(controller.model(), unit, controller.now()) !== undefined
+  }
+
+  /** Starts the unit's actor; throws when the view does not hold the unit (see `canStart`). */
+  static start (options: UnitHostOptions): UnitHost {
+    const { controller, store, hookLock, workspace } = options
+    const remote = remoteStateFor(controller.model(), options.unit, controller.now())
+    if (remote === undefined) throw new Error(`unit agent "${options.unit}": the unit is not in the model`)
+    const ports: UnitPorts = {
+      loadLocalState: async unit => withStateId(await store.load(unit), options.newStateId),
+      persistLocalState: async ({ unit, local }) => { await store.save(unit, local) },
+      acquireHookLock: (unit, acquired) => hookLock.acquire(unit, acquired),
+      runHook: async (input, signal) => await workspace.runHook(input, signal),
+      deployCharm: async (input, signal) => await workspace.deployCharm(input, signal),
+      runAction: async (input, signal) => await workspace.runAction(input, signal),
+      runCommand: async (input, signal) => await workspace.runCommand(input, signal)
+    }
+    const actor = createUnitActor(ports, {
+      clock: options.clock,
+      ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+      input: {
+        unit: options.unit,
+        remote,
+        seed: options.seed,
+        ...(options.updateStatusIntervalMs === undefined ? {} : { updateStatusIntervalMs: options.updateStatusIntervalMs })
+      }
+    })
+    const host = new UnitHost(options, actor)
+    host.#unsubscribe = controller.onChange(() => { host.#refresh(false) })
+    actor.on('*', event => { host.#onEmitted(event as UnitEmitted) })
+    actor.subscribe({ complete: () => { host.#dispose() }, error: () => { host.#dispose() } })
+    actor.start()
+    host.#claimLeadership()
+    host.#scheduleRefresh()
+    return host
+  }
+
+  get running (): boolean {
+    return this.actor.getSnapshot().status === 'active'
+  }
+
+  /** The uniter region's state: `idle`, `hookError`, `executing`… or the final state. */
+  get state (): string {
+    const value = this.actor.getSnapshot().value
+    if (typeof value === 'string') return value
+    const uniter = (value as { running?: { uniter?: unknown } }).running?.uniter
+    if (uniter === undefined) return Object.keys(value)[0] ?? 'unknown'
+    return typeof uniter === 'string' ? uniter : Object.keys(uniter as object)[0] ?? 'unknown'
+  }
+
+  get local (): LocalState | undefined {
+    return this.actor.getSnapshot().context.local
+  }
+
+  /** SIGTERM: the running hook is killed and re-queued; resolves when the actor has stopped and its commands are sent. */
+  async stop (): Promise<void> {
+    if (this.#stopped) return
+    this.#dispose()
+    const done = new Promise<void>(resolve => {
+      const sub = this.actor.subscribe({ complete: () => { sub.unsubscribe(); resolve() }, error: () => { sub.unsubscribe(); resolve() } })
+      if (this.actor.getSnapshot().status !== 'active') resolve()
+    })
+    this.actor.send({ type: 'agent.stop' })
+    await done
+    await this.#outbox
+  }
+
+  /** kill -9 (the simulated process dies): the actor stops where it is; nothing more is saved or sent. */
+  kill (): void {
+    this.#dispose()
+    this.actor.stop()
+  }
+
+  /** No more timers or view watching: the agent is stopping, or its actor has finished (the unit is gone). */
+  #dispose (): void {
+    this.#stopped = true
+    this.#unsubscribe()
+    if (this.#leaseTimer !== undefined) this.#o.clock.clearTimeout(this.#leaseTimer)
+    if (this.#refreshTimer !== undefined) this.#o.clock.clearTimeout(this.#refreshTimer)
+  }
+
+  // -------------------------------------------------------------------------------
+  // Remote state and leadership
+
+  /**
+   * Tells the actor the remote state. A change of the view that leaves this unit's remote
+   * state as it was is dropped (every unit of a machine recomputes on every view); the
+   * periodic and leadership refreshes always send (`always`), since leadership belief
+   * moves with time and a lost scope entry is asserted again on them.
+   */
+  #refresh (always = true): void {
+    if (this.#stopped) return
+    const remote = remoteStateFor(this.#o.controller.model(), this.unit, this.#o.controller.now())
+    if (remote === undefined) return
+    if (!always && this.#lastRemote !== undefined && plainEqual(remote, this.#lastRemote)) return
+    this.#lastRemote = remote
+    this.actor.send({ type: 'remote.changed', remote })
+  }
+
+  /** Leadership belief changes with time alone; look again a few times per lease. */
+  #scheduleRefresh (): void {
+    const every = Math.max(limits.unitRemoteRefreshMsMin, Math.floor(this.#leaseDurationMs() / 6))
+    this.#refreshTimer = this.#o.clock.setTimeout(() => {
+      this.#refresh()
+      if (!this.#stopped) this.#scheduleRefresh()
+    }, every)
+  }
+
+  #leaseDurationMs (): number {
+    return this.#o.leaseDurationMs ?? limits.leadershipLeaseDurationMsDefault
+  }
+
+  /** Claims (or extends) the lease now and again at half its duration, as Juju's tracker does. */
+  #claimLeadership (): void {
+    if (this.#stopped) return
+    const durationMs = this.#leaseDurationMs()
+    void this.#send({ type: 'claim-leadership', application: applicationOf(this.unit), unit: this.unit, now: Math.floor(this.#o.clock.now()), durationMs })
+      .finally(() => {
+        this.#refresh()
+        if (!this.#stopped) this.#leaseTimer = this.#o.clock.setTimeout(() => { this.#claimLeadership() }, Math.floor(durationMs / 2))
+      })
+  }
+
+  // -------------------------------------------------------------------------------
+  // What the actor asks of the controllers
+
+  #onEmitted (event: UnitEmitted): void {
+    this.#o.onEmitted?.(event)
+    if (event.type === 'hook.failed') this.#o.logger.log('error', `hook failed: ${event.reason}`)
+    const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
+    if (body !== undefined) this.#outbox = this.#outbox.then(async () => { await this.#send(body) })
+  }
+
+  /**
+   * A refused or lost command is logged and the host goes on: the actor's next change
+   * (or the periodic refresh) asks again for what still matters.
+   */
+  async #send (body: ModelCommandBody): Promise<void> {
+    try {
+      const result = await this.#proposer.submit(this.#o.controller, body)
+      if (!result.ok) this.#o.logger.log('debug', `controller refused ${body.type}: ${result.error}`)
+    } catch (error) {
+      this.#o.logger.log('warning', `cannot send ${body.type}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+}
+
+/**
+ * The unit's stored state, or a new one, with the id that makes its hook commits' keys
+ * unique (LocalState.stateId); a state saved before there were ids gets one now.
+ */
+function withStateId (stored: LocalState | undefined, newStateId: () => string): LocalState {
+  const local = stored ?? initialLocalState()
+  return local.stateId === undefined ? { ...local, stateId: newStateId() } : local
+}
