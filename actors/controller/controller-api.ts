@@ -15,8 +15,8 @@ import { describeValue } from '../../runtime/errors.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
-import type { Entity, MachineRecord, ModelContext } from '../../runtime/model/model-types.ts'
-import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
+import type { Entity, ModelContext } from '../../runtime/model/model-types.ts'
+import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { ControllerNode } from './controller-node.ts'
 import { addController, type AddControllerReply } from './api-add-controller.ts'
@@ -26,6 +26,7 @@ import { controllers, type ControllerAddresses, type ControllersReply } from './
 import { answerDebugLog, type DebugLogReply } from './api-debug-log.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { apiPermits, apiRefusal, isApiOp } from './api-policy.ts'
+import { fullModelView } from './full-model-view.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
@@ -199,15 +200,7 @@ async function fullModel (node: ControllerNode, identify: IdentifyPeer, request:
   const caller = identify(request.from)
   if (!apiPermits('model', caller)) return { ok: false, error: apiRefusal(component, 'model', request.from) }
   try {
-    const model = await node.read()
-    const heard: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }> = {}
-    for (const id of tableKeys(model.machines)) {
-      const p = presence?.(id)
-      if (p !== undefined) heard[id] = { status: p.status, since: p.since ?? null, heardBy: p.heardBy ?? null }
-    }
-    // Registration secrets stay with the controllers, even from admins.
-    const machines = tableFrom<MachineRecord>([...tableEntries(model.machines)].map(([id, m]) => [id, m.provisioning === null ? m : { ...m, provisioning: { token: m.provisioning.token, secret: '' } }]))
-    return { ok: true, model: { ...model, machines }, presence: heard, leader: node.host.leader, term: node.host.term }
+    return { ok: true, ...fullModelView(await node.read(), presence), leader: node.host.leader, term: node.host.term }
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) }
   }

@@ -27,6 +27,7 @@ import { believesLeader } from '../../runtime/model/leases.ts'
 import type { LeaseRecord } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { Transport } from '../../runtime/transport.ts'
+import { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
 import { AgentClock } from '../agent-clock.ts'
 import { SimStorage } from '../sim-storage.ts'
 import type { AgentState, SimMachineAgentApi, SimMachineAgentOptions } from './machine-agent-types.ts'
@@ -73,6 +74,8 @@ interface Run {
   readonly units: Map<string, SimUnitAgent>
   machiner: Machiner | undefined
   unsubscribe: () => void
+  /** STATUS-TRUTH TESTING ONLY (see `start`). */
+  presence: PresenceAgent | undefined
 }
 
 export class SimMachineAgent implements SimMachineAgentApi {
@@ -133,8 +136,18 @@ export class SimMachineAgent implements SimMachineAgentApi {
     const clock = new RunClock(this.#clock)
     const transport = this.#gated(this.#o.network.transport(this.peerId))
     const client = new ControllerClient({ transport, clock, modelUuid: this.#o.model, machine: this.machineId, controllers: this.#o.controllers })
-    const run: Run = { clock, transport, client, lock: new HookLock(`machine-${this.machineId}`), units: new Map(), machiner: undefined, unsubscribe: () => {} }
+    const run: Run = { clock, transport, client, lock: new HookLock(`machine-${this.machineId}`), units: new Map(), machiner: undefined, unsubscribe: () => {}, presence: undefined }
     this.#run = run
+    // --- STATUS-TRUTH TESTING ONLY: the machine agent's presence heartbeat, which the
+    // controllers' presence and the provisioner's machine actors need (sim/invariants/
+    // status-truth.ts). The shared machine agent moving to actors/ carries its own; when it
+    // lands, these lines go. Each run comes back above any earlier incarnation, as cantripd's
+    // clock-based one does.
+    run.presence = new PresenceAgent({ transport, clock }, {
+      modelUuid: this.#o.model, role: 'machine', incarnation: Math.floor(this.#clock.now()), controllers: () => new Set(this.#o.controllers)
+    })
+    run.presence.start()
+    // --- end STATUS-TRUTH TESTING ONLY
     this.#o.sim.trace(`${this.peerId} starts (run ${runNumber})`)
     client.start()
     run.unsubscribe = client.onChange(() => { this.#reconcile(run) })
@@ -249,6 +262,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
     this.#run = undefined
     run.clock.alive = false
     run.unsubscribe()
+    run.presence?.stop()
     run.client.stop()
     void run.machiner?.stop()
   }
