@@ -40,7 +40,7 @@
  *
  *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
  *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...]
- *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F]
+ *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F] [--agent-down-ms MS]
  *            [--provider local|none] [--machines-dir DIR] [--join]
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
  */
@@ -82,7 +82,7 @@ import { AgentInspection } from './inspect/agent-inspection.ts'
 import { inspectAgentName } from './inspect/inspect-endpoints.ts'
 import { parseInspectAddress, type InspectAddress } from './inspect/inspect-server.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -117,6 +117,7 @@ function parseOptions () {
       machine: { type: 'string', multiple: true },
       'machine-id': { type: 'string' },
       'presence-ms': { type: 'string' },
+      'agent-down-ms': { type: 'string' },
       bootstrap: { type: 'string' },
       provider: { type: 'string' },
       'machines-dir': { type: 'string' },
@@ -158,6 +159,7 @@ async function main (): Promise<void> {
     return [peer, machine] as const
   }))
   const timings = presenceTimings(values['presence-ms'])
+  const agentDownAfterMs = agentDownTiming(values['agent-down-ms'])
   let inspectAddress: InspectAddress | undefined
   try {
     inspectAddress = values.inspect === undefined ? undefined : parseInspectAddress(values.inspect)
@@ -287,6 +289,7 @@ async function main (): Promise<void> {
       networkKey,
       watchdog: local,
       ...(providerConfig.retryDelayMs === undefined ? {} : { retryDelayMs: providerConfig.retryDelayMs }),
+      ...(agentDownAfterMs === undefined ? {} : { agentDownAfterMs }),
       controllerAddresses: voters => controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned)
     }
   }
@@ -460,6 +463,14 @@ function presenceTimings (spec: string | undefined): { heartbeatIntervalMs?: num
   const [heartbeatIntervalMs, suspectAfterMs, failedAfterMs] = spec.split(',').map(Number)
   if (![heartbeatIntervalMs, suspectAfterMs, failedAfterMs].every(ms => Number.isSafeInteger(ms) && ms! > 0)) fail(`expected --presence-ms HEARTBEAT,SUSPECT,FAILED in milliseconds, got ${JSON.stringify(spec)}`)
   return { heartbeatIntervalMs: heartbeatIntervalMs!, suspectAfterMs: suspectAfterMs!, failedAfterMs: failedAfterMs! }
+}
+
+/** `--agent-down-ms MS`: a machine agent not heard from this long shows down (tests shorten it); limits.machineAgentDownAfterMs otherwise. */
+function agentDownTiming (spec: string | undefined): number | undefined {
+  if (spec === undefined) return undefined
+  const ms = Number(spec)
+  if (!Number.isSafeInteger(ms) || ms <= 0) fail(`expected --agent-down-ms in milliseconds, got ${JSON.stringify(spec)}`)
+  return ms
 }
 
 main().catch((error: unknown) => { fail(error instanceof Error ? error.message : String(error)) })

@@ -427,6 +427,13 @@ export const limits = {
   provisionerStartsInFlightMax: 8,
   /** Provisioner: a machine in provisioning error starts a new round of attempts after this (unless the provider called it invalid). */
   provisionerRetryRoundMs: 60_000,
+  /**
+   * Provisioner: how often its machine actors are told when the controller's presence
+   * last heard their agents (actors/provisioner/liveness-feed.ts) — at most one
+   * `agent.heartbeat` per machine per interval, not one per gossip heartbeat. Far below
+   * machineAgentDownAfterMs, so a healthy agent's down deadline is always pushed on in time.
+   */
+  provisionerLivenessFeedIntervalMs: 5_000,
   /** A provisioned machine agent's registration: rounds over every controller before its start fails (and its supervisor backs off). */
   registrationAttemptsMax: 30,
   /**

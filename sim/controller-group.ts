@@ -13,6 +13,7 @@
  */
 import { ControllerNode, type ControllerNodeOptions, type SingularWorkers } from '../actors/controller/controller-node.ts'
 import { assert } from '../runtime/assert.ts'
+import type { Clock } from '../runtime/clock.ts'
 import { limits } from '../runtime/limits.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
@@ -46,6 +47,12 @@ export interface ControllerGroupOptions {
   onStep?: () => void
   /** A bug planted in every controller's Raft core, for the simulator to find (never in the agent). */
   plantedBug?: PlantedBug
+  /**
+   * What else runs in the controller's process beside its node (its presence agent), on
+   * the same transport and clock: started before the node at each (re)start, stopped
+   * with it by a crash or stop.
+   */
+  companion?: (id: NodeId, transport: Transport, clock: Clock) => { stop: () => void }
 }
 
 /** Lets promise callbacks, and whatever they queue, run before time moves again. */
@@ -58,6 +65,8 @@ interface Seat {
   /** Requests held while the controller is paused. */
   held: Array<() => void> | undefined
   node: ControllerNode | undefined
+  /** The companion of the running node (ControllerGroupOptions.companion). */
+  companion: { stop: () => void } | undefined
   /** Started empty, to be added to a running group. */
   joiner: boolean
 }
@@ -138,6 +147,8 @@ export class ControllerGroup {
     const seat = this.#seats[i]!
     if (seat.node === undefined) return
     seat.node.crash()
+    seat.companion?.stop()
+    seat.companion = undefined
     this.network.crash(seat.id)
     seat.storage.crash()
     seat.node = undefined
@@ -155,12 +166,14 @@ export class ControllerGroup {
     if (running !== undefined) return running
     const seat = this.#seats[i]!
     const options = this.#options
+    const transport = this.#transportFor(seat)
+    seat.companion = options.companion?.(seat.id, transport, seat.clock)
     const node = await ControllerNode.start({
       id: seat.id,
       peers: this.founders,
       join: seat.joiner,
       storage: seat.storage,
-      transport: this.#transportFor(seat),
+      transport,
       clock: seat.clock,
       random: this.sim.random(`raft/${seat.id}`),
       tickMs: options.tickMs ?? 10,
@@ -268,6 +281,8 @@ export class ControllerGroup {
       this.resume(i)
       if (seat.node === undefined) continue
       await seat.node.stop()
+      seat.companion?.stop()
+      seat.companion = undefined
       this.network.crash(seat.id)
       seat.node = undefined
     }
@@ -277,7 +292,7 @@ export class ControllerGroup {
     const i = this.#seats.length
     const drift = this.#options.clockDriftMax ?? 0
     const clock = new AgentClock(this.sim.clock, { drift: drift === 0 ? 0 : (this.#clockRandom.next() * 2 - 1) * drift })
-    this.#seats.push({ id: `c${i}`, storage: new SimStorage(), clock, held: undefined, node: undefined, joiner })
+    this.#seats.push({ id: `c${i}`, storage: new SimStorage(), clock, held: undefined, node: undefined, companion: undefined, joiner })
     return i
   }
 

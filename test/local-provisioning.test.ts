@@ -5,7 +5,8 @@
  * each agent registers with its one-time secret and installs its unit. A provider
  * failure injected at each step (list, allocate, deploy, stop) is retried and its reason
  * shows in the machine's status. kill -9 of a machine agent gets it restarted by the
- * watchdog. Removing a unit leaves its machine (as Juju does); `remove-machine` stops
+ * watchdog. Healthy agents stay `started` past the machine actors' down timeout
+ * (shortened with `--agent-down-ms`). Removing a unit leaves its machine (as Juju does); `remove-machine` stops
  * the agent and removes its directory. A credential canary in the provider config
  * appears in no bootstrap data, agent directory, gossip message or agent log.
  */
@@ -22,6 +23,8 @@ import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluste
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
 const canary = `CANARY-${randomBytes(12).toString('hex')}`
+/** The machine actors' down timeout for this test (`cantripd --agent-down-ms`), instead of a minute. */
+const agentDownAfterMs = 4_000
 
 /** Every file under `dir`, read as text (bounded: agent trees are small). */
 function filesUnder (dir: string): Array<{ path: string, text: string }> {
@@ -51,7 +54,7 @@ test('local provider: deploy makes machines with running agents; failures retrie
   const machinesDir = join(cluster.root, 'machines')
   const config = join(cluster.root, 'provider.json')
   writeFileSync(config, JSON.stringify({ credentials: { token: canary }, faults: { list: 1, allocate: 1, deploy: 1, stop: 1 }, retryDelayMs: [1_000, 3_000] }))
-  cluster.extraArgs = ['--provider', 'local', '--machines-dir', machinesDir, '--provider-config', config, '--presence-ms', '300,1500,1500']
+  cluster.extraArgs = ['--provider', 'local', '--machines-dir', machinesDir, '--provider-config', config, '--presence-ms', '300,1500,1500', '--agent-down-ms', String(agentDownAfterMs)]
   const gossip: Uint8Array[] = []
   try {
     await cluster.prepare(1, 0)
@@ -81,6 +84,21 @@ test('local provider: deploy makes machines with running agents; failures retrie
     assert.match(seen, /injected: no instance quota left/, `the allocate failure shows in status: ${seen}`)
     assert.match(seen, /injected: the deployment of local:machine-\d+ failed/, `the deploy failure shows in status: ${seen}`)
     for (const m of ['0', '1', '2']) assert.ok(processAlive(agentPid(machinesDir, m)!), `machine ${m}'s agent runs`)
+
+    // Healthy agents stay started past the machine actors' down timeout: the controller's
+    // presence feeds them (actors/provisioner/liveness-feed.ts). Without it every machine
+    // read "agent not heard from for 4s" here (and for 1m0s a minute after a real deploy).
+    const watchUntil = Date.now() + 3 * agentDownAfterMs
+    while (Date.now() < watchUntil) {
+      last = await cluster.summary(controller)
+      assert.ok(last?.ok === true, describe())
+      for (const m of ['0', '1', '2']) {
+        const shown = last.ok ? last.machineStatus[m] : undefined
+        assert.is(shown?.agent, 'started', `machine ${m}: ${describe()}`)
+        assert.not.match(shown?.message ?? '', /not heard from/, `machine ${m} shows down while its agent runs: ${describe()}`)
+      }
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
 
     // kill -9 of a machine agent: the watchdog starts it again; its unit carries on.
     const before = agentPid(machinesDir, '1')!

@@ -1,6 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { decodeBootstrapData } from '../runtime/bootstrap-data.ts'
+import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
+import type { Transport } from '../runtime/transport.ts'
 import { SeededRandom } from '../runtime/random.ts'
 import { runScenario } from '../sim/scenario/run-scenario.ts'
 import type { FaultEvent, RunEvent, Scenario } from '../sim/scenario/scenario-types.ts'
@@ -20,7 +22,8 @@ import type { SystemParts } from '../sim/system/system-world.ts'
  *
  * The machine agents here are a test stand-in (`PowerOnlyAgent`): it stands for the
  * process on a deployed instance as far as power goes — boot, kill -9, SIGSTOP, clock
- * drift, a disk — and runs no units and no hooks; the real simulated agent
+ * drift, a disk, and the presence heartbeat that tells the controllers it runs (the
+ * status-truth check holds it to that) — and runs no units and no hooks; the real simulated agent
  * (sim/system/sim-machine-agent.ts) is wired in as the default factory separately.
  */
 
@@ -44,20 +47,41 @@ class PowerOnlyAgent implements SimMachineAgentApi {
     this.drift = options.drift ?? 0
   }
 
+  #transport: Transport | undefined
+  #presence: PresenceAgent | undefined
+
   async start (): Promise<void> {
     this.starts++
     this.state = 'up'
-    this.options.network.transport(this.peerId)
+    this.#transport = this.options.network.transport(this.peerId)
+    this.#heartbeat()
+  }
+
+  /** Heartbeats while it runs, each time above its earlier incarnations, as cantripd's do. */
+  #heartbeat (): void {
+    const clock = this.options.sim.clock
+    this.#presence = new PresenceAgent({ transport: this.#transport!, clock }, {
+      modelUuid: this.options.model, role: 'machine', incarnation: Math.floor(clock.now()), controllers: () => new Set(this.options.controllers)
+    })
+    this.#presence.start()
   }
 
   crash (): void {
     this.state = 'down'
+    this.#presence?.stop()
     this.options.network.crash(this.peerId)
     this.storage.crash()
   }
 
-  pause (): void { this.state = 'paused' }
-  resume (): void { this.state = 'up' }
+  pause (): void {
+    this.state = 'paused'
+    this.#presence?.stop()
+  }
+
+  resume (): void {
+    this.state = 'up'
+    this.#heartbeat()
+  }
   setDrift (rate: number): void { this.drift = rate }
   units (): string[] { return [] }
   unitState (): undefined { return undefined }
@@ -67,6 +91,7 @@ class PowerOnlyAgent implements SimMachineAgentApi {
   stateAtStop: AgentState | undefined
   async stop (): Promise<void> {
     this.stateAtStop = this.state
+    this.#presence?.stop()
     this.state = 'down'
   }
 }

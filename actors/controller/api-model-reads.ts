@@ -7,9 +7,9 @@
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
-import type { MachineRecord } from '../../runtime/model/model-types.ts'
-import { tableEntries, tableFrom, tableKeys } from '../../runtime/model/table.ts'
+import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
 import type { ApiContext } from './api-operations.ts'
+import { fullModelView } from './full-model-view.ts'
 import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { ApiRequests, FullModelReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
 
@@ -50,15 +50,7 @@ export async function summary ({ node, presence }: ApiContext): Promise<SummaryR
 
 export async function fullModel ({ node, presence }: ApiContext): Promise<FullModelReply> {
   try {
-    const model = await node.read()
-    const heard: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }> = {}
-    for (const id of tableKeys(model.machines)) {
-      const p = presence?.(id)
-      if (p !== undefined) heard[id] = { status: p.status, since: p.since ?? null, heardBy: p.heardBy ?? null }
-    }
-    // Registration secrets stay with the controllers, even from admins.
-    const machines = tableFrom<MachineRecord>([...tableEntries(model.machines)].map(([id, m]) => [id, m.provisioning === null ? m : { ...m, provisioning: { token: m.provisioning.token, secret: '' } }]))
-    return { ok: true, model: { ...model, machines }, presence: heard, leader: node.host.leader, term: node.host.term }
+    return { ok: true, ...fullModelView(await node.read(), presence), leader: node.host.leader, term: node.host.term }
   } catch (error) {
     return failure(error)
   }

@@ -40,6 +40,7 @@ import type { InstanceInfo, Provider } from '../../runtime/provider.ts'
 import { machineMachine } from '../machine/machine-machine.ts'
 import { machineStatus } from '../machine/machine-status.ts'
 import { provisionerMachine, type ProvisionerActorRef } from './provisioner-machine.ts'
+import { LivenessFeed, type AgentLiveness } from './liveness-feed.ts'
 import type { MachinePolicy, StartInstanceInput, StartInstanceOutput, StopInstanceInput } from '../machine/machine-types.ts'
 
 const component = 'provisioner'
@@ -75,6 +76,14 @@ export interface ProvisionerOptions {
   inspect?: ActorInspect
   /** Instance starts in flight at once; limits.provisionerStartsInFlightMax when absent (a cloud's API rate is the usual bound). */
   startsInFlightMax?: number
+  /**
+   * When this controller's presence last heard each machine's agent (actors/controller/
+   * machine-liveness.ts). Without it nothing tells the machine actors their agents are
+   * alive, and every started machine shows down agentDownAfterMs after it reported in.
+   */
+  liveness?: AgentLiveness
+  /** limits.provisionerLivenessFeedIntervalMs when absent. */
+  livenessFeedIntervalMs?: number
 }
 
 type MachineActor = ActorRefFrom<typeof machineMachine>
@@ -111,6 +120,8 @@ export class Provisioner {
 
   /** The worker's own statechart (provisioner-machine.ts): passes as the inspector sees them. */
   readonly worker: ProvisionerActorRef
+  /** Presence fed to the machine actors; undefined without `liveness`. */
+  readonly livenessFeed: LivenessFeed | undefined
 
   constructor (options: ProvisionerOptions) {
     this.#o = options
@@ -121,6 +132,14 @@ export class Provisioner {
     this.#machineLogic = this.#provideMachineLogic()
     const inspect = options.inspect?.('provisioner', 'provisioner')
     this.worker = createActor(provisionerMachine, { clock: options.clock, input: { controllerId: options.controllerId }, ...(inspect === undefined ? {} : { inspect }) })
+    this.livenessFeed = options.liveness === undefined
+      ? undefined
+      : new LivenessFeed({
+        clock: options.clock,
+        heard: options.liveness,
+        machines: () => [...this.#machines].map(([id, tracked]) => [id, tracked.actor] as const),
+        intervalMs: options.livenessFeedIntervalMs ?? limits.provisionerLivenessFeedIntervalMs
+      })
   }
 
   start (): void {
@@ -132,10 +151,12 @@ export class Provisioner {
       if (this.#o.model().machines !== this.#machinesSeen) this.#kickSoon()
     })
     this.#kick()
+    this.livenessFeed?.start()
   }
 
   stop (): void {
     this.#stopped = true
+    this.livenessFeed?.stop()
     this.worker.send({ type: 'provisioner.stop' })
     this.#unsubscribe?.()
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
@@ -275,7 +296,9 @@ export class Provisioner {
         actor.send({ type: 'machine.retryProvisioning', at: now })
       }
     }
-    if (machine.agent.status === 'started' && actor.getSnapshot().context.agentReportedAt === null) actor.send({ type: 'agent.started', at: now })
+    if (machine.agent.status === 'started' && actor.getSnapshot().context.agentReportedAt === null) {
+      actor.send({ type: 'agent.started', at: this.livenessFeed?.startedAt(id, now) ?? now })
+    }
     actor.send({ type: 'machine.unitsChanged', count: machine.units.length, at: now })
     if (machine.life !== 'alive' && actor.getSnapshot().context.life === 'alive') actor.send({ type: 'machine.destroy', at: now })
     this.#writeBack(machine, tracked)

@@ -12,7 +12,8 @@
  */
 import type { FullModel } from './connection.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
-import type { MachineRecord, ModelContext, StatusRecord, UnitRecord } from '../../runtime/model/model-types.ts'
+import type { MachineRecord, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
+import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 
 export interface StatusValue { current: string, message?: string, since?: string, version?: string }
@@ -65,14 +66,6 @@ function value (current: string, message: string, at: number | null): StatusValu
   return out
 }
 
-/** The unit's workload and agent as Juju shows them. */
-export function displayedUnit (unit: UnitRecord, machineLost: boolean): { workload: StatusRecord<string>, agent: StatusRecord<string> } {
-  if (unit.agent.status === 'error') {
-    return { workload: { ...unit.agent, status: 'error' }, agent: { ...unit.agent, status: 'idle', message: '' } }
-  }
-  return { workload: unit.workload, agent: machineLost ? { ...unit.agent, status: 'lost', message: 'agent lost, see \'cantrip show-status-log\'' } : unit.agent }
-}
-
 function charmRevision (url: string): number {
   const match = /-(\d+)$/.exec(url)
   return match === null ? 0 : Number(match[1])
@@ -107,7 +100,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
 
   const machines: StatusDocument['machines'] = {}
   for (const machine of tableValues(model.machines) as MachineRecord[]) {
-    const agent = lost(machine.id) && machine.agent.status === 'started' ? { ...machine.agent, status: 'down' } : machine.agent
+    const agent = displayedMachineAgent(machine, lost(machine.id))
     machines[machine.id] = {
       'juju-status': value(agent.status, agent.message, agent.since),
       ...(machine.addresses[0] === undefined ? {} : { 'dns-name': machine.addresses[0], 'ip-addresses': [...machine.addresses] }),

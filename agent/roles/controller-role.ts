@@ -75,6 +75,8 @@ export interface ControllerRoleOptions {
     controllerAddresses: (voters: readonly string[]) => BootstrapController[]
     /** The provisioner's back-off after a failed start or stop, [min, max] ms. */
     retryDelayMs?: readonly [number, number]
+    /** A machine agent not heard from for this long shows down (`--agent-down-ms`); limits.machineAgentDownAfterMs by default. */
+    agentDownAfterMs?: number
     /** Runs while the provisioner does (the local provider's restart watchdog). */
     watchdog?: { start: () => void, stop: () => Promise<void> }
   }

@@ -8,13 +8,15 @@
  */
 import { randomBytes } from 'node:crypto'
 import { ControllerNode } from '../../actors/controller/controller-node.ts'
-import type { MachinePresence } from '../../actors/controller/controller-api.ts'
+import { machineLiveness } from '../../actors/controller/machine-liveness.ts'
+import type { AgentLiveness } from '../../actors/provisioner/liveness-feed.ts'
 import type { ControllerAddresses } from '../../actors/controller/api-controllers.ts'
 import type { PresenceRow } from '../../actors/controller/api-members.ts'
 import { logTopic, machineMayLogAs, parseLogBatch } from '../../runtime/logs/log-entry.ts'
 import { LogRing } from '../../runtime/logs/log-ring.ts'
 import { modelTransport } from '../../actors/controller/model-scope.ts'
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
+import type { MachinePolicy } from '../../actors/machine/machine-types.ts'
 import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { defaultModelName, type ModelName } from '../../runtime/ids.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
@@ -22,7 +24,6 @@ import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
-import { unitAgentPresence } from '../../runtime/presence/membership.ts'
 import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
 import { SeededRandom } from '../../runtime/random.ts'
 import type { Transport } from '../../runtime/transport.ts'
@@ -113,13 +114,9 @@ export class ModelController {
       if (given !== undefined || nodeRef === undefined) return given
       return readerOf(nodeRef.host.state()).machine(machine)?.agentPeer ?? undefined
     }
-    const presenceOf: MachinePresence = machine => {
-      const peer = peerOfMachine(machine)
-      // A machine agent in this very process (role both) is heard whenever we run.
-      if (peer === id) return { status: 'alive', since: undefined, heardBy: id }
-      const seen = unitAgentPresence(peer === undefined ? undefined : presence.member(peer))
-      return { status: seen.status, since: seen.since, heardBy: seen.heardBy }
-    }
+    // What the API shows and what the provisioner's machine actors are fed, from one table.
+    const clock = new SystemClock()
+    const { presenceOf, heard } = machineLiveness({ self: id, peerOf: peerOfMachine, member: peer => presence.member(peer), now: () => clock.now() })
     const modelListeners = new Set<() => void>()
     const logger = options.logger.child(model)
     const logs = options.logs ?? new LogRing()
@@ -131,7 +128,7 @@ export class ModelController {
         ...(options.join === true ? { join: true } : {}),
         storage,
         transport,
-        clock: new SystemClock(),
+        clock,
         random: new SeededRandom(Number.parseInt(id.slice(-8).replace(/[^0-9a-f]/gi, '0'), 16) >>> 0),
         tickMs: 100,
         // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
@@ -142,7 +139,7 @@ export class ModelController {
           for (const listener of [...modelListeners]) listener()
         },
         ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
-        ...(options.provisioning === undefined ? {} : { singularWorkers: () => provisionerWorker(() => nodeRef, options, options.provisioning!, modelListeners) }),
+        ...(options.provisioning === undefined ? {} : { singularWorkers: () => provisionerWorker(() => nodeRef, options, options.provisioning!, modelListeners, heard) }),
         agents: {
           modelUuid: model,
           identify,
@@ -214,7 +211,7 @@ function receiveLogs (transport: Transport, model: ModelName, ring: LogRing, ide
 }
 
 /** The model's provisioner, while this controller runs its singular workers. */
-function provisionerWorker (node: () => ControllerNode | undefined, options: ModelControllerOptions, provisioning: Provisioning, modelListeners: Set<() => void>): { stop: () => void } {
+function provisionerWorker (node: () => ControllerNode | undefined, options: ModelControllerOptions, provisioning: Provisioning, modelListeners: Set<() => void>, liveness: AgentLiveness): { stop: () => void } {
   const current = node()
   if (current === undefined) return { stop: () => {} }
   const providers = [provisioning.provider, ...(provisioning.manual === undefined ? [] : [provisioning.manual])]
@@ -238,9 +235,12 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Mod
       return () => { modelListeners.delete(coalesced) }
     },
     submit: async command => await current.submit(command),
+    liveness,
+    ...(provisioning.agentDownAfterMs === undefined ? {} : { livenessFeedIntervalMs: Math.max(1, Math.floor(provisioning.agentDownAfterMs / 4)) }),
     // Machine N of two models are two actors: the other models' names carry the model.
     ...(options.inspect === undefined ? {} : { inspect: (kind, name) => options.inspect!(kind, options.model === defaultModelName ? name : `${options.model}:${name}`) }),
-    ...(provisioning.retryDelayMs === undefined ? {} : { policy: { retryDelayMsMin: provisioning.retryDelayMs[0], retryDelayMsMax: provisioning.retryDelayMs[1] }, retryRoundMs: provisioning.retryDelayMs[1] }),
+    ...machinePolicyOf(provisioning),
+    ...(provisioning.retryDelayMs === undefined ? {} : { retryRoundMs: provisioning.retryDelayMs[1] }),
     newToken: () => randomBytes(16).toString('hex'),
     newSecret: () => randomBytes(32).toString('hex'),
     bootstrapFor: (machine, secret) => encodeBootstrapData({
@@ -258,6 +258,17 @@ function provisionerWorker (node: () => ControllerNode | undefined, options: Mod
     stop: () => {
       provisioner.stop()
       void provisioning.watchdog?.stop()
+    }
+  }
+}
+
+/** The machine actors' timings when the controller was started with shorter ones (tests), as provisioner options. */
+function machinePolicyOf (provisioning: Provisioning): { policy?: Partial<MachinePolicy> } {
+  if (provisioning.retryDelayMs === undefined && provisioning.agentDownAfterMs === undefined) return {}
+  return {
+    policy: {
+      ...(provisioning.retryDelayMs === undefined ? {} : { retryDelayMsMin: provisioning.retryDelayMs[0], retryDelayMsMax: provisioning.retryDelayMs[1] }),
+      ...(provisioning.agentDownAfterMs === undefined ? {} : { agentDownAfterMs: provisioning.agentDownAfterMs })
     }
   }
 }

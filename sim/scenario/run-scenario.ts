@@ -97,6 +97,7 @@ export async function runScenario (scenario: Scenario, options: RunOptions, part
     const w = world
     const checks = new SystemInvariants(w)
     invariants = checks
+    options.observe?.(w, checks)
     const clients = new WriteClients(w, checks.raft)
     let leaderSeen: { id: string, term: number } = { id: '', term: -1 }
     w.observers.onStep = () => {

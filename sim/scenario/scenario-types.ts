@@ -11,6 +11,8 @@
  * network, clears loss/duplication/delay/drift, disk and provider failures, and lets held
  * hooks finish.
  */
+import type { SystemInvariants } from '../system/system-invariants.ts'
+import type { SystemWorld } from '../system/system-world.ts'
 
 /** Who a fault hits. `leader` is the controller that leads when the fault fires (none: the fault is skipped and traced). */
 export type FaultTarget =
@@ -204,6 +206,8 @@ export interface RunOptions {
   recordEvents?: boolean
   /** Where the scenario came from, for the replay command. */
   scenarioPath?: string
+  /** Tests: called once the world and its invariants exist, before the clock first runs, to look at them (the status-truth check's counts, say). */
+  observe?: (world: SystemWorld, invariants: SystemInvariants) => void
 }
 
 export interface RunRecord {

@@ -7,7 +7,7 @@ import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { UnitEmitted } from '../../actors/unit/unit-effects.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { ScenarioCharm } from '../scenario/scenario-types.ts'
-import type { SimNetwork } from '../sim-network.ts'
+import type { Transport } from '../../runtime/transport.ts'
 import type { SimStorage } from '../sim-storage.ts'
 import type { Simulation } from '../simulation.ts'
 
@@ -35,9 +35,15 @@ export interface HookRunRecord {
   outcome: 'succeeded' | 'failed' | 'missing' | 'terminated'
 }
 
+/** What a machine agent needs of the simulated network (SimNetwork): its transport, and to drop off it on a crash. */
+export interface MachineAgentNetwork {
+  transport (peerId: string): Transport
+  crash (peerId: string): void
+}
+
 export interface SimMachineAgentOptions {
   sim: Simulation
-  network: SimNetwork
+  network: MachineAgentNetwork
   machineId: string
   /** The model the agent belongs to ('default'). */
   model: string

@@ -23,6 +23,8 @@ import { HookOrderChecker } from '../invariants/hook-order-checker.ts'
 import { RaftSafetyChecker } from '../invariants/raft-safety.ts'
 import type { SimMachineAgentApi } from './machine-agent-types.ts'
 import type { SystemWorld } from './system-world.ts'
+import { StatusTruthChecker, statusTruthEveryMs } from '../invariants/status-truth.ts'
+import { statusTruthInput } from './status-truth-input.ts'
 
 /**
  * Simulated time between two checks of the agents' invariants. Hook concurrency and actor
@@ -34,13 +36,14 @@ export const agentChecksEveryMs = 10
 
 export interface Violation {
   t: number
-  check: 'raft' | 'leadership' | 'serial-hooks' | 'hook-order' | 'actor-error' | 'acknowledged-writes' | 'linearizability'
+  check: 'raft' | 'leadership' | 'serial-hooks' | 'hook-order' | 'actor-error' | 'acknowledged-writes' | 'linearizability' | 'status-truth'
   message: string
 }
 
 export class SystemInvariants {
   readonly raft: RaftSafetyChecker
   readonly hookOrder = new HookOrderChecker()
+  readonly statusTruth = new StatusTruthChecker()
   readonly #world: SystemWorld
   first: Violation | undefined
   /** Steps checked (Raft safety and hook order at each). */
@@ -48,6 +51,7 @@ export class SystemInvariants {
   /** Times the agents' invariants (leadership, serial hooks, actor errors) were checked. */
   agentChecks = 0
   #agentsCheckedAt = -Infinity
+  #statusCheckedAt = -Infinity
 
   constructor (world: SystemWorld) {
     this.#world = world
@@ -77,6 +81,11 @@ export class SystemInvariants {
     const agents = this.#world.agentList()
     const problem = leadershipProblem(agents) ?? serialHooksProblem(agents) ?? actorErrorProblem(agents)
     if (problem !== undefined) { this.#violate(problem.check, problem.message); return }
+    // What status shows against the truth: at most once per statusTruthEveryMs (it reads every machine).
+    if (now < this.#statusCheckedAt + statusTruthEveryMs) return
+    this.#statusCheckedAt = now
+    const lie = this.statusTruth.check(statusTruthInput(this.#world))
+    if (lie !== undefined) this.#violate('status-truth', lie)
   }
 
   onUnitEvent (unit: string, event: UnitEmitted): void {

@@ -12,11 +12,8 @@
  * faults of one kind compose: undoing one re-applies the others still active.
  */
 import type { IdentifyPeer } from '../../actors/controller/controller-api.ts'
-import { Provisioner } from '../../actors/provisioner/provisioner.ts'
-import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { StorageFailedError } from '../../runtime/errors.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
-import type { Logger } from '../../runtime/logger.ts'
 import type { CommandResult, Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { Entry, Message, NodeId } from '../../runtime/raft/raft-types.ts'
@@ -30,6 +27,9 @@ import type { FaultEvent, FaultTarget, Scenario, ScenarioCharm } from '../scenar
 import type { HookFaultBook, HookRunRecord, SimMachineAgentApi, SimMachineAgentOptions } from './machine-agent-types.ts'
 import type { ConvergenceMemo } from './system-convergence.ts'
 import type { RunRecorder } from './run-recorder.ts'
+import { SimControllerPresence } from './controller-presence.ts'
+import { startSimProvisioner } from './sim-provisioner.ts'
+import { describe, describePartition, forText } from './fault-text.ts'
 
 /** The parts of the system other files provide; the runner fills the defaults. */
 export interface SystemParts {
@@ -86,16 +86,13 @@ function raftMessageSize (scenario: Scenario): object {
 export const simSnapshotEveryEntries = 256
 
 const admin: Entity = { kind: 'user', name: 'admin' }
-const silent: Logger = { module: 'sim', log: () => {}, child: () => silent }
 /** Admin attempts at one command (each already retried inside ControllerNode.submit). */
 export const adminAttemptsMax = 20
 /** One admin attempt may take this long (a paused controller never answers). */
 const adminAttemptTimeoutMs = 8_000
 const adminRetryDelayMs = 500
-/** The mesh key in every instance's bootstrap data (the simulated network checks none). */
-const simNetworkKey = new Uint8Array([0x73, 0x69, 0x6d])
 
-type Resolved = { kind: 'controller', index: number, peer: string } | { kind: 'machine', id: string, peer: string, agent: SimMachineAgentApi | undefined }
+export type Resolved = { kind: 'controller', index: number, peer: string } | { kind: 'machine', id: string, peer: string, agent: SimMachineAgentApi | undefined }
 
 /** Outcome of applying one fault: what it did, or why it did nothing. */
 export interface FaultOutcome { text: string, skipped?: string }
@@ -113,6 +110,8 @@ export class SystemWorld {
   readonly hookFaults: HookFaultBook | undefined
   readonly observers: WorldObservers = {}
   readonly recorder: RunRecorder
+  /** Every controller's presence agent (controller-presence.ts). */
+  readonly presence: SimControllerPresence
   /** Machine agents by machine id, in boot order. */
   readonly agents = new Map<string, SimMachineAgentApi>()
   /** Errors outside any invariant (an agent failing to start): the run crashes on them. */
@@ -127,7 +126,8 @@ export class SystemWorld {
   readonly #diskFull = new Map<SimStorage, Set<number>>()
   #healed = false
 
-  private constructor (options: SystemWorldOptions, group: ControllerGroup, cloud: SimProvider) {
+  private constructor (options: SystemWorldOptions, group: ControllerGroup, cloud: SimProvider, presence: SimControllerPresence) {
+    this.presence = presence
     this.scenario = options.scenario
     this.sim = options.sim
     this.recorder = options.recorder
@@ -157,6 +157,7 @@ export class SystemWorld {
     const hex = (digits: number): string => Array.from({ length: digits }, () => tokens.int(0, 15).toString(16)).join('')
     const raft = raftTiming(scenario)
     const electionMs = raft.tickMs * raft.electionTicks
+    const presence = new SimControllerPresence(defaultModelName, () => sim.clock.now())
     const group = await ControllerGroup.create(sim, {
       size: scenario.controllers,
       ...raft,
@@ -165,7 +166,7 @@ export class SystemWorld {
       ...(scenario.bugs.includes('raft-commit-previous-term') ? { plantedBug: 'raft-commit-previous-term' as const } : {}),
       hostOptions: id => ({
         // The controller API for the machine agents, which are known by their peer ids.
-        agents: { modelUuid: defaultModelName, identify: identifySimPeer },
+        agents: { modelUuid: defaultModelName, identify: identifySimPeer, presenceOf: presence.liveness(id).presenceOf },
         // A few election timeouts: a client gives up on a cut-off leader and tries another.
         proposeTimeoutMs: 6 * electionMs,
         readTimeoutMs: 4 * electionMs,
@@ -177,9 +178,10 @@ export class SystemWorld {
       }),
       onRaftSend: (from, messages) => { world?.observers.onRaftSend?.(from, messages) },
       singularWorkers: controller => world === undefined ? { stop: () => {} } : world.#startProvisioner(controller, hex),
-      onStep: () => { world?.observers.onStep?.() }
+      onStep: () => { world?.observers.onStep?.() },
+      companion: (id, transport, clock) => presence.start(id, transport, clock)
     })
-    world = new SystemWorld(options, group, cloud)
+    world = new SystemWorld(options, group, cloud, presence)
     return world
   }
 
@@ -262,38 +264,21 @@ export class SystemWorld {
     const node = this.group.nodes().find(n => n.id === controller)
     if (node === undefined) return { stop: () => {} }
     const listeners = this.#listeners
-    const provisioner = new Provisioner({
-      controllerId: controller,
-      incarnation: `${node.host.term}`,
-      clock: node.clock,
-      logger: silent,
-      providerFor: () => this.cloud,
-      providers: [this.cloud],
-      model: () => node.host.state(),
+    const provisioner = startSimProvisioner({
+      node,
+      cloud: this.cloud,
+      controllers: this.group.ids,
+      hex,
       onModelChange: listener => {
         const set = listeners.get(controller) ?? new Set()
         listeners.set(controller, set)
         set.add(listener)
         return () => { set.delete(listener) }
       },
-      submit: async command => await node.submit(command),
-      newToken: () => hex(16),
-      newSecret: () => hex(32),
-      bootstrapFor: (machine, secret) => encodeBootstrapData({
-        version: 1,
-        modelUuid: defaultModelName,
-        machineId: machine.id,
-        controllers: this.group.ids.map(peerId => ({ peerId, addresses: [] })),
-        networkKey: simNetworkKey,
-        secret
-      }),
-      policy: { retryDelayMsMin: 200, retryDelayMsMax: 2_000, provisioningAttemptsMax: 3, stopAttemptsMax: 5 },
-      ...(this.scenario.provider.startsInFlight === undefined ? {} : { startsInFlightMax: this.scenario.provider.startsInFlight }),
-      reconcileIntervalMs: 1_000,
-      retryRoundMs: 3_000
+      liveness: this.presence.liveness(controller).heard,
+      startsInFlightMax: this.scenario.provider.startsInFlight
     })
     this.sim.trace(`provisioner starts on ${controller}`)
-    provisioner.start()
     return {
       stop: () => {
         this.sim.trace(`provisioner stops on ${controller}`)
@@ -801,25 +786,6 @@ const noHookFaults: HookFaultBook = {
   releaseAll: () => {},
   take: () => undefined,
   onRelease: () => () => {}
-}
-
-function describe (target: Resolved): string {
-  return target.kind === 'controller' ? `controller/${target.index} (${target.peer})` : `machine/${target.id}`
-}
-
-function forText (forMs: number | undefined): string {
-  return forMs === undefined ? '' : ` for ${forMs} ms`
-}
-
-export function describePartition (fault: Extract<FaultEvent, { kind: 'partition' }>): string {
-  switch (fault.shape) {
-    case 'isolate': return `isolate ${fault.target}`
-    case 'majority-minority': return `majority-minority ${fault.minority}`
-    case 'split': return `split ${fault.groups.map(g => g.join(',')).join(' | ')}`
-    case 'bridge': return `bridge via ${fault.bridge}`
-    case 'one-way': return `one-way ${fault.from}->${fault.to}`
-    case 'machines-from-controllers': return `machines-from-controllers ${fault.machines === 'all' ? 'all' : fault.machines.join(',')}`
-  }
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
