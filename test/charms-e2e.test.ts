@@ -5,7 +5,7 @@
  * what the workloads do: kv answers over HTTP and shares the leader's token, the web
  * front end follows its backends as kv units come and go, a juju exec and actions run
  * through the tools, and removing the applications runs the stop hooks that end the
- * workloads. (logship and cluster run in test/local-deploy.test.ts, through npm start.)
+ * workloads. (logship and cluster run in test/npm-start.test.ts, through npm start.)
  */
 import '../runtime/polyfill.ts'
 import { createServer } from 'node:net'
@@ -18,7 +18,7 @@ import * as assert from 'uvu/assert'
 import { packCharm } from '../agent/charm/charm-archive.ts'
 import { loadCharmDir } from '../agent/charm/load-charm.ts'
 import { ChildProcessRunner } from '../agent/child-process-runner.ts'
-import { LocalController } from '../agent/controller/local-controller.ts'
+import { OneControllerFixture } from './support/one-controller-fixture.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 import { SystemClock } from '../agent/system-clock.ts'
 import type { Deployer } from '../actors/machine/deployer.ts'
@@ -71,7 +71,7 @@ async function get (url: string, headers: Record<string, string> = {}): Promise<
 test('kv and web run for real through the hook runner and the hook tools', async () => {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
   const logger = createMemoryLogger('machine-0', [], 50_000)
-  let controller: LocalController | undefined
+  let controller: OneControllerFixture | undefined
   let storage: LevelStorage | undefined
   let deployer: Deployer | undefined
   const status = (unit: string): string => {
@@ -81,7 +81,7 @@ test('kv and web run for real through the hook runner and the hook tools', async
   const statuses = (): string => ['kv/0', 'kv/1', 'web/0', 'logship/0', 'cluster/0']
     .map(u => `${u}: ${status(u)}`).join('; ') + ' | ' + logger.records.filter(r => r.level === 'error' || r.level === 'warning').slice(-5).map(r => `${r.module} ${r.message}`).join(' / ')
   try {
-    controller = await LocalController.start(join(root, 'controller'))
+    controller = await OneControllerFixture.start(join(root, 'controller'))
     storage = await LevelStorage.open(join(root, 'machine-0'))
     await controller.admin({ type: 'add-machine' })
     await controller.asController({ type: 'set-machine-instance', machine: '0', instanceId: 'local-0', addresses: ['127.0.0.1'] })

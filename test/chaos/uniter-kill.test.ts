@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createUnitStateStore } from '../../actors/unit/unit-state-store.ts'
-import { LocalController } from '../../agent/controller/local-controller.ts'
+import { OneControllerFixture } from '../support/one-controller-fixture.ts'
 import { LevelStorage } from '../../agent/level-storage.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -143,7 +143,7 @@ test('after any sequence of kills: state readable, every queued hook run at leas
       for (const hook of ['install', 'config-changed', 'start']) assert.ok((runs[hook]?.ended ?? 0) >= 1, `trial ${trial}: ${hook} ran to its end at least once: ${JSON.stringify(runs)}`)
       figures['hookRunsStarted'] = Number(figures['hookRunsStarted']) + Object.values(runs).reduce((n, r) => n + r.started, 0)
       figures['hookRunsEnded'] = Number(figures['hookRunsEnded']) + Object.values(runs).reduce((n, r) => n + r.ended, 0)
-      const controller = await LocalController.start(join(root, 'controller'))
+      const controller = await OneControllerFixture.start(join(root, 'controller'))
       const state = readerOf(controller.model()).unit('slow/0')?.charmState ?? {}
       await controller.stop()
       for (const hook of ['install', 'start']) assert.is(state[`${hook}-count`], '1', `trial ${trial}: ${hook} committed exactly once: ${JSON.stringify(state)}, runs ${JSON.stringify(runs)}`)

@@ -1,46 +1,47 @@
 /**
- * A controller group of one, on this machine: a ControllerNode (Raft host, model,
- * controller actor) on LevelDB in `dir`, with the system clock and a SoloTransport.
- * It is the real controller code path with a single member — what `npm start` and the
- * charm tests deploy against until agents on other machines join over the mesh — and it
- * serves unit agents in the same process (`UnitControllerApi`, `UnitHostController`).
+ * Test fixture: a controller group of one in the test's own process — a ControllerNode
+ * (Raft host, model, controller actor) on LevelDB in `dir`, with the system clock and a
+ * SoloTransport — serving a deployer's unit hosts in the same process
+ * (`UnitControllerApi`, `UnitHostController`) without a mesh, for tests of the real
+ * hooks and charms. Deployments run cantripd processes over the mesh; this is not one.
  */
 import { randomUUID } from 'node:crypto'
+import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { ControllerNode } from '../../actors/controller/controller-node.ts'
-import type { CommandResult, CommandSucceeded, Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import type { CommandResult, CommandSucceeded, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { SeededRandom } from '../../runtime/random.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import type { UnitHostController } from '../../actors/unit/unit-host.ts'
-import type { UnitControllerApi } from '../uniter/unit-hook-context.ts'
-import { LevelStorage } from '../level-storage.ts'
-import { SystemClock } from '../system-clock.ts'
-import { CharmStore } from './charm-store.ts'
+import type { UnitControllerApi } from '../../agent/uniter/unit-hook-context.ts'
+import { LevelStorage } from '../../agent/level-storage.ts'
+import { SystemClock } from '../../agent/system-clock.ts'
+import { CharmStore } from '../../agent/controller/charm-store.ts'
 import { SoloTransport } from './solo-transport.ts'
 
-const admin = { kind: 'user', name: 'admin' } as const
-
-export class LocalController implements UnitControllerApi, UnitHostController {
+export class OneControllerFixture implements UnitControllerApi, UnitHostController {
   readonly node: ControllerNode
   /** Charm archives by content address, in the controller's own store. */
   readonly charms: CharmStore
   readonly #storage: LevelStorage
   readonly #clock: SystemClock
   readonly #listeners = new Set<() => void>()
-  #requests = 0
+  readonly #admin = new CommandProposer({ proposer: { kind: 'user', name: 'admin' }, requestPrefix: `admin/${randomUUID()}` })
+  readonly #self: CommandProposer
 
   private constructor (node: ControllerNode, storage: LevelStorage, clock: SystemClock) {
     this.node = node
     this.charms = new CharmStore(storage)
     this.#storage = storage
     this.#clock = clock
+    this.#self = new CommandProposer({ proposer: { kind: 'controller', id: node.id }, requestPrefix: `${node.id}/${randomUUID()}` })
   }
 
   /** Opens (or creates) the controller's store in `dir` and waits until it leads. */
-  static async start (dir: string, options: { id?: string, waitMs?: number } = {}): Promise<LocalController> {
+  static async start (dir: string, options: { id?: string, waitMs?: number } = {}): Promise<OneControllerFixture> {
     const id = options.id ?? 'controller-0'
     const storage = await LevelStorage.open(dir)
     const clock = new SystemClock()
-    let controller: LocalController | undefined
+    let controller: OneControllerFixture | undefined
     const node = await ControllerNode.start({
       id,
       peers: [id],
@@ -53,12 +54,12 @@ export class LocalController implements UnitControllerApi, UnitHostController {
       heartbeatTicks: 1,
       onApplied: () => { if (controller !== undefined) controller.#changed() }
     })
-    controller = new LocalController(node, storage, clock)
+    controller = new OneControllerFixture(node, storage, clock)
     const until = performance.now() + (options.waitMs ?? 5_000)
     while (node.host.role !== 'leader') {
       if (performance.now() > until) {
         await controller.stop()
-        throw new Error(`local controller: not leading its own group after ${options.waitMs ?? 5_000} ms`)
+        throw new Error(`one-controller fixture: not leading its own group after ${options.waitMs ?? 5_000} ms`)
       }
       await new Promise(resolve => setTimeout(resolve, 10))
     }
@@ -77,22 +78,22 @@ export class LocalController implements UnitControllerApi, UnitHostController {
   async applicationStatus (unit: string): Promise<ApplicationStatusReply> {
     const answer = leaderApplicationStatus(await this.node.read(), unit, this.#clock.now())
     return answer === undefined
-      ? { ok: false, error: `local controller: permission denied: unit ${JSON.stringify(unit)} does not hold its application's leadership` }
+      ? { ok: false, error: `one-controller fixture: permission denied: unit ${JSON.stringify(unit)} does not hold its application's leadership` }
       : { ok: true, ...answer }
   }
 
   /** Submits as the admin user with a fresh request id; throws on refusal. */
-  async admin (body: Record<string, unknown>): Promise<CommandSucceeded> {
-    return await this.#as(admin, body)
+  async admin (body: ModelCommandBody): Promise<CommandSucceeded> {
+    return await this.#as(this.#admin, body)
   }
 
   /** Submits as this controller itself (what its provisioner does); throws on refusal. */
-  async asController (body: Record<string, unknown>): Promise<CommandSucceeded> {
-    return await this.#as({ kind: 'controller', id: this.node.id }, body)
+  async asController (body: ModelCommandBody): Promise<CommandSucceeded> {
+    return await this.#as(this.#self, body)
   }
 
-  async #as (proposer: Entity, body: Record<string, unknown>): Promise<CommandSucceeded> {
-    const result = await this.submit({ ...body, requestId: `${proposer.kind}/${randomUUID()}/${++this.#requests}`, proposer } as unknown as ModelCommand)
+  async #as (proposer: CommandProposer, body: ModelCommandBody): Promise<CommandSucceeded> {
+    const result = await proposer.submit(this, body)
     if (!result.ok) throw new Error(result.error)
     return result
   }

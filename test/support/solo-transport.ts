@@ -1,7 +1,6 @@
 /**
- * The Transport of a controller that is alone: a one-member Raft group whose agents run
- * in the same process (the local deployment of `npm start` and the charm tests, until the
- * libp2p mesh carries agents on other machines). Requests to itself reach its own
+ * Test fixture: the Transport of a controller that is alone, a one-member Raft group whose
+ * agents run in the test's process (one-controller-fixture.ts). Requests to itself reach its own
  * handlers; every other peer is unreachable; publications reach its own subscribers only
  * if they are not its own (gossip never echoes), i.e. nobody.
  */
