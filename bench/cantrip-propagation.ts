@@ -1,6 +1,6 @@
 import '../runtime/polyfill.ts'
 import type { MembersReply } from '../actors/controller/api-members.ts'
-import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
+import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { CommandResult } from '../runtime/model/model-types.ts'
 import { admin, CantripdCluster } from '../test/support/cantripd-cluster.ts'

@@ -7,7 +7,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { controllerApiProtocol, serveApiRequest, type CharmReply } from '../actors/controller/controller-api.ts'
-import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import { charmArchiveHash } from '../agent/charm/charm-archive.ts'
 import { CharmStore } from '../agent/controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../agent/controller/replicated-charm-store.ts'
@@ -24,7 +24,7 @@ const test = suite('charm replication')
 const controllers = ['c0', 'c1', 'c2']
 const bytesOf = (text: string): Uint8Array => new TextEncoder().encode(text)
 // The charm operations never read the model.
-const noNode = {} as unknown as ControllerNode
+const noNode = {} as unknown as ModelReplica
 
 interface Controller {
   store: CharmStore

@@ -12,10 +12,10 @@ import type { AddControllerReply } from '../actors/controller/api-add-controller
 import type { ControllerStatusReply } from '../actors/controller/api-controller-status.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras } from '../actors/controller/controller-api.ts'
-import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { Entity } from '../runtime/model/model-types.ts'
-import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
 
 const test = suite('controller api ha')
@@ -24,7 +24,7 @@ const admin = { kind: 'user', name: 'admin' } as const
 const identify = (peer: string): Entity | undefined =>
   peer === 'admin' ? admin : /^c\d$/.test(peer) ? { kind: 'controller', id: peer } : peer === 'm' ? { kind: 'machine', id: '0' } : undefined
 
-async function ask<T> (g: ControllerGroup, node: ControllerNode, body: Record<string, unknown>, from = 'admin', extras: ApiExtras = {}): Promise<T> {
+async function ask<T> (g: SimControllerGroup, node: ModelReplica, body: Record<string, unknown>, from = 'admin', extras: ApiExtras = {}): Promise<T> {
   let reply: T | undefined
   void serveApiRequest(node, identify, { from, protocol: controllerApiProtocol, data: encode(body) }, undefined, undefined, extras)
     .then(data => { reply = decode(data, 'test') as T })
@@ -33,7 +33,7 @@ async function ask<T> (g: ControllerGroup, node: ControllerNode, body: Record<st
 }
 
 /** Runs the group until `promise` settles (the simulated clock moves only while it runs). */
-async function settle<T> (g: ControllerGroup, promise: Promise<T>, ms = 10_000): Promise<T> {
+async function settle<T> (g: SimControllerGroup, promise: Promise<T>, ms = 10_000): Promise<T> {
   let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
   promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
   assert.ok(await g.runUntil(() => outcome !== undefined, ms, 5), 'the promise settled')
@@ -45,8 +45,8 @@ function addMachine (id: string): never {
   return { type: 'add-machine', requestId: id, proposer: admin } as never
 }
 
-async function group (seed: number): Promise<ControllerGroup> {
-  const g = await ControllerGroup.create(new Simulation({ seed }), { size: 3 })
+async function group (seed: number): Promise<SimControllerGroup> {
+  const g = await SimControllerGroup.create(new Simulation({ seed }), { size: 3 })
   assert.ok(await g.runUntil(() => g.leader() !== undefined, 3_000), 'a leader was elected')
   return g
 }
@@ -94,7 +94,7 @@ test('add-controller refuses a voter that would leave the reachable voters short
 })
 
 test('add-controller grows a group of one, as etcd does, though the leader has not heard from its second voter yet', async () => {
-  const g = await ControllerGroup.create(new Simulation({ seed: 16 }), { size: 1 })
+  const g = await SimControllerGroup.create(new Simulation({ seed: 16 }), { size: 1 })
   assert.ok(await g.runUntil(() => g.leader() !== undefined, 3_000), 'a leader was elected')
   assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('first')))).ok)
   const seat = await g.addController()

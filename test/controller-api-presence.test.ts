@@ -6,7 +6,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { controllerApiProtocol, serveApiRequest, type MachinePresence, type SummaryReply } from '../actors/controller/controller-api.ts'
-import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
 import type { Entity } from '../runtime/model/model-types.ts'
@@ -27,7 +27,7 @@ function model (): MemoryController {
 const identify = (peer: string): Entity | undefined => peer === 'admin' ? { kind: 'user', name: 'admin' } : peer === 'm' ? { kind: 'machine', id: '0' } : undefined
 
 async function summary (c: MemoryController, presence: MachinePresence | undefined, from = 'admin'): Promise<SummaryReply> {
-  const node = { read: async () => c.context } as unknown as ControllerNode
+  const node = { read: async () => c.context } as unknown as ModelReplica
   const data = await serveApiRequest(node, identify, { from, protocol: controllerApiProtocol, data: encode({ op: 'model-summary' }) }, undefined, presence)
   return decode(data, 'test') as SummaryReply
 }

@@ -10,7 +10,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { changeTopic } from '../actors/controller/change-notices.ts'
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../actors/controller/controller-api.ts'
-import { controllerProposeProtocol } from '../actors/controller/controller-node.ts'
+import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { ControllerClient } from '../actors/machine/controller-client.ts'
 import { limits } from '../runtime/limits.ts'
 import { entityTag } from '../runtime/model/model-apply.ts'
@@ -20,15 +20,15 @@ import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
 import type { RemoteState } from '../runtime/unit-remote-state.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { Entity, ModelCommand } from '../runtime/model/model-types.ts'
-import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 const modelUuid = 'model-1'
 const identify = (peer: string): Entity | undefined => /^machine-\d+$/.test(peer) ? { kind: 'machine', id: peer.slice('machine-'.length) } : undefined
 
-async function setup (): Promise<{ group: ControllerGroup, submit: (body: Record<string, unknown>) => Promise<void> }> {
-  const group = await ControllerGroup.create(new Simulation({ seed: 3 }), { size: 3, hostOptions: () => ({ agents: { modelUuid, identify } }) })
+async function setup (): Promise<{ group: SimControllerGroup, submit: (body: Record<string, unknown>) => Promise<void> }> {
+  const group = await SimControllerGroup.create(new Simulation({ seed: 3 }), { size: 3, hostOptions: () => ({ agents: { modelUuid, identify } }) })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 3_000))
   let n = 0
   const submit = async (body: Record<string, unknown>): Promise<void> => {
@@ -48,7 +48,7 @@ async function setup (): Promise<{ group: ControllerGroup, submit: (body: Record
  * A machine agent's link as its unit agents use it: the ControllerClient's view, with
  * each unit's remote state projected from it and reported when it changes.
  */
-function watchMachine (group: ControllerGroup, machine: string, onChange: (unit: string, state: RemoteState | undefined) => void, catchUpMs?: number): ControllerClient {
+function watchMachine (group: SimControllerGroup, machine: string, onChange: (unit: string, state: RemoteState | undefined) => void, catchUpMs?: number): ControllerClient {
   const client = new ControllerClient({
     transport: group.network.transport(`machine-${machine}`),
     clock: group.sim.clock,
@@ -183,7 +183,7 @@ test('submitting through a controller: callers propose only as themselves (a mac
 
 const unitStatus = (unit: string, message: string, requestId: string): ModelCommand =>
   ({ type: 'set-unit-status', unit, status: 'active', message, now: 1, requestId, proposer: { kind: 'unit', name: unit } }) as unknown as ModelCommand
-const workloadMessage = (group: ControllerGroup, unit: string): string | undefined =>
+const workloadMessage = (group: SimControllerGroup, unit: string): string | undefined =>
   (tableGet(group.leader()!.state().units, unit) as unknown as { workload?: { message?: string } } | undefined)?.workload?.message
 
 test('a machine agent\'s unit agents share round trips: 40 concurrent submits go in one batched request, each with its own result', async () => {

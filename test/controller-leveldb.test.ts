@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { ControllerNode } from '../actors/controller/controller-node.ts'
+import { ModelReplica } from '../actors/controller/model-replica.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 import type { ModelCommand } from '../runtime/model/model-types.ts'
 import { SeededRandom } from '../runtime/random.ts'
@@ -24,7 +24,7 @@ const admin = { kind: 'user', name: 'admin' } as const
 /** Every wait in this test is bounded by this. */
 const waitMsMax = 15_000
 
-interface Seat { dir: string, storage: LevelStorage | undefined, node: ControllerNode | undefined }
+interface Seat { dir: string, storage: LevelStorage | undefined, node: ModelReplica | undefined }
 
 async function waitFor (what: string, condition: () => boolean): Promise<void> {
   const until = performance.now() + waitMsMax
@@ -46,10 +46,10 @@ test('controllers on LevelDB: forwarding, follower reads, compaction on disk, re
   const driver = setInterval(() => { clock.advanceTo(Math.max(clock.now(), performance.now() - started)) }, 2)
   const network = new SimNetwork({ clock, random: new SeededRandom(7), latency: { kind: 'uniform', minMs: 0, maxMs: 2 } })
   const seats: Seat[] = ids.map(id => ({ dir: join(root, id), storage: undefined, node: undefined }))
-  const start = async (i: number): Promise<ControllerNode> => {
+  const start = async (i: number): Promise<ModelReplica> => {
     const seat = seats[i]!
     seat.storage = await LevelStorage.open(seat.dir)
-    seat.node = await ControllerNode.start({
+    seat.node = await ModelReplica.start({
       id: ids[i]!,
       peers: ids,
       storage: seat.storage,
@@ -72,8 +72,8 @@ test('controllers on LevelDB: forwarding, follower reads, compaction on disk, re
     seat.node = undefined
     seat.storage = undefined
   }
-  const leader = (): ControllerNode | undefined => seats.map(s => s.node).find(n => n !== undefined && n.host.role === 'leader')
-  const follower = (): ControllerNode => seats.map(s => s.node).find(n => n !== undefined && n.host.role !== 'leader')!
+  const leader = (): ModelReplica | undefined => seats.map(s => s.node).find(n => n !== undefined && n.host.role === 'leader')
+  const follower = (): ModelReplica => seats.map(s => s.node).find(n => n !== undefined && n.host.role !== 'leader')!
   try {
     for (let i = 0; i < ids.length; i++) await start(i)
     await waitFor('a leader', () => leader() !== undefined)

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ModelHosts } from '../agent/roles/model-hosts.ts'
-import type { ModelController } from '../agent/roles/model-controller.ts'
+import type { HostedModel } from '../agent/roles/hosted-model.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
 import { applyCommand, emptyModel } from '../runtime/model/model-store.ts'
 import type { ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
@@ -42,7 +42,7 @@ test('a controller per registry model; removal stops it and deletes its data; st
     start: async (model, dir) => {
       mkdirSync(dir, { recursive: true })
       events.push(`start ${model} ${dir.slice(dataDir.length)}`)
-      return { model, stop: async () => { events.push(`stop ${model}`) } } as unknown as ModelController
+      return { model, stop: async () => { events.push(`stop ${model}`) } } as unknown as HostedModel
     },
     onRemoved: model => { events.push(`removed ${model}`) },
     logger: createMemoryLogger('test')

@@ -11,7 +11,7 @@ import { raftLogPrefix } from '../runtime/raft/durable-raft-storage.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { RangeOptions, Storage, StorageOperation, StorageValue, WriteOptions } from '../runtime/storage.ts'
-import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
 import { Simulation } from '../sim/simulation.ts'
 
@@ -55,10 +55,10 @@ const writesLogEntry = (operations: readonly StorageOperation[]): boolean => ope
 
 interface Sent { from: NodeId, message: Message }
 
-async function group (): Promise<{ g: ControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
+async function group (): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
   const stores = new Map<NodeId, HoldableStorage>()
   const sent: Sent[] = []
-  const g = await ControllerGroup.create(new Simulation({ seed: 3 }), {
+  const g = await SimControllerGroup.create(new Simulation({ seed: 3 }), {
     size: 3,
     hostOptions: id => {
       const store = new HoldableStorage()
@@ -75,7 +75,7 @@ async function group (): Promise<{ g: ControllerGroup, stores: Map<NodeId, Holda
 }
 
 /** Tracks a proposal's outcome as the group runs. */
-async function settled (g: ControllerGroup, promise: Promise<CommandResult>, ms = 1_000): Promise<{ done: boolean, result?: CommandResult, error?: unknown }> {
+async function settled (g: SimControllerGroup, promise: Promise<CommandResult>, ms = 1_000): Promise<{ done: boolean, result?: CommandResult, error?: unknown }> {
   const outcome: { done: boolean, result?: CommandResult, error?: unknown } = { done: false }
   promise.then(result => { outcome.done = true; outcome.result = result }, (error: unknown) => { outcome.done = true; outcome.error = error })
   await g.runUntil(() => outcome.done, ms, 1)

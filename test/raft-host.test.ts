@@ -9,7 +9,7 @@ import type { CommandResult, ModelCommand } from '../runtime/model/model-types.t
 import { tableHas } from '../runtime/model/table.ts'
 import { DurableRaftStorage, raftLogKey } from '../runtime/raft/durable-raft-storage.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
-import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
 import { Simulation } from '../sim/simulation.ts'
 
@@ -27,7 +27,7 @@ function deploy (name: string): ModelCommand {
 }
 
 /** Drives the group until `promise` settles (or `ms` pass); returns how it settled. */
-async function settle<T> (group: ControllerGroup, promise: Promise<T>, ms: number): Promise<{ ok: true, value: T } | { ok: false, error: unknown }> {
+async function settle<T> (group: SimControllerGroup, promise: Promise<T>, ms: number): Promise<{ ok: true, value: T } | { ok: false, error: unknown }> {
   let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
   promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
   await group.runUntil(() => outcome !== undefined, ms, 5)
@@ -38,7 +38,7 @@ async function settle<T> (group: ControllerGroup, promise: Promise<T>, ms: numbe
  * Proposes through whoever leads, retrying with the same request id (the model applies
  * a request id once) until it is acknowledged or the budget runs out.
  */
-async function proposeAcked (group: ControllerGroup, command: ModelCommand, budgetMs: number): Promise<CommandResult | undefined> {
+async function proposeAcked (group: SimControllerGroup, command: ModelCommand, budgetMs: number): Promise<CommandResult | undefined> {
   const until = group.sim.clock.now() + budgetMs
   while (group.sim.clock.now() < until) {
     const leader = group.leader()
@@ -53,7 +53,7 @@ async function proposeAcked (group: ControllerGroup, command: ModelCommand, budg
   return undefined
 }
 
-function leaders (group: ControllerGroup): ModelRaftHost[] {
+function leaders (group: SimControllerGroup): ModelRaftHost[] {
   return group.hosts().filter(host => host.status().role === 'leader')
 }
 
@@ -77,7 +77,7 @@ test('durable raft storage reads back what a Ready persisted and drops an overwr
 })
 
 test('3 controllers elect one leader and replicate 50 deploys', async () => {
-  const group = await ControllerGroup.create(new Simulation({ seed: 1 }), { size: 3 })
+  const group = await SimControllerGroup.create(new Simulation({ seed: 1 }), { size: 3 })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 2000), 'no leader elected')
   assert.is(leaders(group).length, 1)
   assert.is((await proposeAcked(group, addCharm, 2000))?.ok, true)
@@ -95,7 +95,7 @@ test('3 controllers elect one leader and replicate 50 deploys', async () => {
 })
 
 test('a new leader emerges after the leader crashes and keeps every acknowledged deploy', async () => {
-  const group = await ControllerGroup.create(new Simulation({ seed: 7 }), { size: 3 })
+  const group = await SimControllerGroup.create(new Simulation({ seed: 7 }), { size: 3 })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 2000))
   assert.is((await proposeAcked(group, addCharm, 2000))?.ok, true)
   const acknowledged: string[] = []
@@ -128,7 +128,7 @@ const firstSeed = Number(process.env.CANTRIP_SEED ?? 1000)
 test(`random faults keep election safety, monotonic terms and acknowledged deploys (${seeds} seeds)`, async () => {
   for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
     const sim = new Simulation({ seed, replay: `CANTRIP_SEED=${seed} RAFT_HOST_SEEDS=1 node --import tsx test/raft-host.test.ts` })
-    const group = await ControllerGroup.create(sim, { size: 3 })
+    const group = await SimControllerGroup.create(sim, { size: 3 })
     const faults = sim.random('faults')
     const leaderOfTerm = new Map<number, string>()
     const lastTerm = group.ids.map(() => 0)

@@ -8,7 +8,7 @@
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import { DurableRaftStorage, persistedLogChangesKept } from '../runtime/raft/durable-raft-storage.ts'
 import type { Entry, HardState, Ready, RaftSnapshot } from '../runtime/raft/raft-types.ts'
 import { RaftSafetyChecker } from '../sim/invariants/raft-safety.ts'
@@ -39,7 +39,7 @@ async function group (): Promise<{ nodes: FakeNode[], checker: RaftSafetyChecker
     const durable = await DurableRaftStorage.load(storage, { bootstrapVoters: ids })
     nodes.push({ storage, durable, role: 'follower', term: 1, commit: 0 })
   }
-  const asControllerNode = (n: FakeNode): ControllerNode => ({
+  const asControllerNode = (n: FakeNode): ModelReplica => ({
     host: {
       basicStatus: () => ({ role: n.role, term: n.term, commit: n.commit }),
       get role () { return n.role },
@@ -47,7 +47,7 @@ async function group (): Promise<{ nodes: FakeNode[], checker: RaftSafetyChecker
       persistedLog: () => n.durable
     },
     runsSingularWorkers: () => false
-  }) as unknown as ControllerNode
+  }) as unknown as ModelReplica
   const checker = new RaftSafetyChecker({
     ids,
     storages: nodes.map(n => n.storage),

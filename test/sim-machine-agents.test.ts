@@ -1,12 +1,12 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { ControllerNode } from '../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import type { Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
 import { tableValues } from '../runtime/model/table.ts'
 import { decode } from '../runtime/codec.ts'
 import { parsePresenceMessage, presenceTopic } from '../runtime/presence/presence-agent.ts'
-import { ControllerGroup } from '../sim/controller-group.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { HookOrderChecker, formatViolations } from '../sim/invariants/hook-order-checker.ts'
 import type { ScenarioCharm } from '../sim/scenario/scenario-types.ts'
 import { Simulation } from '../sim/simulation.ts'
@@ -53,7 +53,7 @@ const charms: Record<string, ScenarioCharm> = {
 
 interface World {
   sim: Simulation
-  group: ControllerGroup
+  group: SimControllerGroup
   agents: SimMachineAgent[]
   book: HookFaultBookImpl
   hooks: HookRunRecord[]
@@ -65,7 +65,7 @@ interface World {
 
 async function makeWorld (seed: number, machines: number): Promise<World> {
   const sim = new Simulation({ seed })
-  const group = await ControllerGroup.create(sim, { size: 3, hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }) })
+  const group = await SimControllerGroup.create(sim, { size: 3, hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }) })
   assert.ok(await group.runUntil(() => group.leaderNode() !== undefined, 20_000), 'a controller leads')
   const book = new HookFaultBookImpl()
   const hooks: HookRunRecord[] = []
@@ -85,7 +85,7 @@ async function makeWorld (seed: number, machines: number): Promise<World> {
   return { sim, group, agents, book, hooks, restarts, checker, model }
 }
 
-async function addCharm (group: ControllerGroup, name: string): Promise<void> {
+async function addCharm (group: SimControllerGroup, name: string): Promise<void> {
   const c = charms[name]!
   const endpoints = (map: Record<string, string>): Record<string, string> => ({ ...map })
   await submit(group, {
@@ -98,13 +98,13 @@ async function addCharm (group: ControllerGroup, name: string): Promise<void> {
   } as unknown as ModelCommand)
 }
 
-async function deploy (group: ControllerGroup, application: string, placement: string[]): Promise<void> {
+async function deploy (group: SimControllerGroup, application: string, placement: string[]): Promise<void> {
   await submit(group, { type: 'deploy', requestId: `deploy-${application}`, proposer: admin, application, charm: `local:${application}-0`, config: {}, constraints: {}, numUnits: placement.length, placement })
 }
 
-async function submit (group: ControllerGroup, command: ModelCommand): Promise<void> {
+async function submit (group: SimControllerGroup, command: ModelCommand): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const node: ControllerNode | undefined = group.leaderNode() ?? group.nodes()[0]
+    const node: ModelReplica | undefined = group.leaderNode() ?? group.nodes()[0]
     if (node !== undefined) {
       let outcome: { ok: boolean, error?: string } | { thrown: unknown } | undefined
       node.submit(command).then(result => { outcome = result.ok ? { ok: true } : { ok: false, error: result.error } }, (error: unknown) => { outcome = { thrown: error } })

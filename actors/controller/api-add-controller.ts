@@ -11,7 +11,7 @@ import { NotLeaderError } from '../../runtime/raft/raft-host.ts'
 import { quorumSize } from '../../runtime/raft/quorum.ts'
 import type { Invalid, WireBody } from './api-operations.ts'
 import type { ApiRequests } from './api-requests.ts'
-import type { ControllerNode } from './controller-node.ts'
+import type { ModelReplica } from './model-replica.ts'
 
 const component = 'controller api'
 /** libp2p peer ids are base58btc, about 52 characters; anything far longer is not one. */
@@ -31,7 +31,7 @@ export function parseAddController (body: WireBody): ApiRequests['add-controller
 }
 
 /** The caller was admitted by the policy table (admins only). */
-export async function addController (node: ControllerNode, { peer }: ApiRequests['add-controller']): Promise<AddControllerReply> {
+export async function addController (node: ModelReplica, { peer }: ApiRequests['add-controller']): Promise<AddControllerReply> {
   if (node.host.role !== 'leader') return { ok: false, error: `${component}: controller "${node.id}" cannot add "${peer}": not the leader`, leader: node.host.leader }
   if (node.host.voters.includes(peer)) return { ok: true, voters: [...node.host.voters] }
   // etcd's strict reconfiguration check: never add a voter that, if it does not come up,

@@ -8,7 +8,7 @@
 import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
-import type { ControllerNode } from './controller-node.ts'
+import type { ModelReplica } from './model-replica.ts'
 
 const component = 'controller api'
 
@@ -37,7 +37,7 @@ export type ControllerStatusReply =
   }
   | { ok: false, error: string }
 
-export function controllerStatus (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, version: string | undefined): ControllerStatusReply {
+export function controllerStatus (node: ModelReplica, identify: IdentifyPeer, request: IncomingRequest, version: string | undefined): ControllerStatusReply {
   const caller = identify(request.from)
   if (!apiPermits('controller-status', caller)) return { ok: false, error: apiRefusal(component, 'controller-status', request.from) }
   const status = node.host.status()

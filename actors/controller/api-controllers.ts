@@ -8,7 +8,7 @@ import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { BootstrapController } from '../../runtime/bootstrap-data.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
-import type { ControllerNode } from './controller-node.ts'
+import type { ModelReplica } from './model-replica.ts'
 
 const component = 'controller api'
 
@@ -19,7 +19,7 @@ export type ControllersReply =
   | { ok: true, controllers: BootstrapController[] }
   | { ok: false, error: string }
 
-export function controllers (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, addresses: ControllerAddresses | undefined): ControllersReply {
+export function controllers (node: ModelReplica, identify: IdentifyPeer, request: IncomingRequest, addresses: ControllerAddresses | undefined): ControllersReply {
   if (!apiPermits('controllers', identify(request.from))) return { ok: false, error: apiRefusal(component, 'controllers', request.from) }
   const voters = node.host.voters
   const known = new Map((addresses?.(voters) ?? []).map(c => [c.peerId, c.addresses]))

@@ -7,7 +7,7 @@
 import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import type { IdentifyPeer } from './controller-api.ts'
-import type { ControllerNode } from './controller-node.ts'
+import type { ModelReplica } from './model-replica.ts'
 
 const component = 'controller api'
 
@@ -36,7 +36,7 @@ export type MembersReply =
   | { ok: true, observer: string, members: MemberRow[] }
   | { ok: false, error: string }
 
-export function members (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, table: PresenceTable | undefined): MembersReply {
+export function members (node: ModelReplica, identify: IdentifyPeer, request: IncomingRequest, table: PresenceTable | undefined): MembersReply {
   const caller = identify(request.from)
   if (!apiPermits('members', caller)) return { ok: false, error: apiRefusal(component, 'members', request.from) }
   if (table === undefined) return { ok: false, error: `${component}: controller "${node.id}" keeps no presence table` }

@@ -17,7 +17,7 @@ import { applicationStatus, fullModel, machineModel, register, summary } from '.
 import { apiRefusal, type ApiOp } from './api-policy.ts'
 import type { ApiReplies, ApiRequests, CharmReply } from './api-requests.ts'
 import type { ApiExtras, CharmArchives, IdentifyPeer, MachinePresence } from './controller-api.ts'
-import type { ControllerNode } from './controller-node.ts'
+import type { ModelReplica } from './model-replica.ts'
 
 const component = 'controller api'
 
@@ -31,7 +31,7 @@ export interface Invalid {
 
 /** What a handler may use besides its request. */
 export interface ApiContext {
-  readonly node: ControllerNode
+  readonly node: ModelReplica
   readonly identify: IdentifyPeer
   readonly request: IncomingRequest
   /** Who the caller is (`identify(request.from)`), admitted by the policy already. */

@@ -5,7 +5,7 @@
  * authenticated peer id maps to (`IdentifyPeer`), or strangers.
  *
  * Commands proposed to the model (the propose protocol) are authorised twice elsewhere:
- * controller-node.ts checks that the caller speaks for the proposer, and the model
+ * model-replica.ts checks that the caller speaks for the proposer, and the model
  * (runtime/model) checks what that proposer may do.
  */
 import type { Entity } from '../../runtime/model/model-types.ts'

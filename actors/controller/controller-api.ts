@@ -13,7 +13,7 @@
 import { decode, encode } from '../../runtime/codec.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
-import type { ControllerNode } from './controller-node.ts'
+import type { ModelReplica } from './model-replica.ts'
 import type { ControllerAddresses } from './api-controllers.ts'
 import type { PresenceTable } from './api-members.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
@@ -50,11 +50,11 @@ export interface ApiExtras {
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */
 export type IdentifyPeer = (peerId: string) => Entity | undefined
 
-export async function serveApiRequest (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence, extras: ApiExtras = {}): Promise<Uint8Array> {
+export async function serveApiRequest (node: ModelReplica, identify: IdentifyPeer, request: IncomingRequest, charms?: CharmArchives, presence?: MachinePresence, extras: ApiExtras = {}): Promise<Uint8Array> {
   return encode(await answer(node, identify, request, charms, presence, extras), component)
 }
 
-async function answer (node: ControllerNode, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<ApiReply> {
+async function answer (node: ModelReplica, identify: IdentifyPeer, request: IncomingRequest, charms: CharmArchives | undefined, presence: MachinePresence | undefined, extras: ApiExtras): Promise<ApiReply> {
   let body: unknown
   try {
     body = decode(request.data, component)

@@ -24,7 +24,7 @@ import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
 import { encodeApiRequest, requestApi } from '../controller/api-requests.ts'
-import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/controller-node.ts'
+import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
 
 const component = 'controller client'
 

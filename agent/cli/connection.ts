@@ -14,7 +14,7 @@ import { requestApi, type ApiReplies, type ApiReplyBase, type ApiRequests, type 
 import type { ApiOp } from '../../actors/controller/api-policy.ts'
 import type { ControllerStatusReply } from '../../actors/controller/api-controller-status.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
-import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
 import { modelProtocol } from '../../actors/controller/model-scope.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
 import { decode, encode } from '../../runtime/codec.ts'

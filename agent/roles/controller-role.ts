@@ -13,7 +13,7 @@
  * restarts the process.
  */
 import { join } from 'node:path'
-import type { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import type { BootstrapController } from '../../runtime/bootstrap-data.ts'
 import { defaultModelName, type ModelName } from '../../runtime/ids.ts'
 import type { Logger } from '../../runtime/logger.ts'
@@ -22,7 +22,7 @@ import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
 import type { Provider } from '../../runtime/provider.ts'
 import { FatalError, type Worker } from '../../runtime/supervisor.ts'
 import type { Transport } from '../../runtime/transport.ts'
-import { ModelController } from './model-controller.ts'
+import { HostedModel } from './hosted-model.ts'
 import { ModelHosts } from './model-hosts.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 
@@ -96,13 +96,13 @@ const healthCheckIntervalMs = 500
 export class ControllerRole implements Worker {
   readonly done: Promise<void>
   /** The default model's controller: the bootstrap group, which holds the model registry. */
-  readonly node: ControllerNode
+  readonly node: ModelReplica
   readonly models: ModelHosts
-  readonly #default: ModelController
+  readonly #default: HostedModel
   readonly #timers: Array<ReturnType<typeof setInterval>>
   #stopping: Promise<void> | undefined
 
-  private constructor (controller: ModelController, models: ModelHosts, options: ControllerRoleOptions) {
+  private constructor (controller: HostedModel, models: ModelHosts, options: ControllerRoleOptions) {
     const node = this.node = controller.node
     this.#default = controller
     this.models = models
@@ -135,7 +135,7 @@ export class ControllerRole implements Worker {
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     }
     let hosts: ModelHosts | undefined
-    const controller = await ModelController.start({
+    const controller = await HostedModel.start({
       ...common,
       model: defaultModelName,
       dir: join(options.dataDir, 'controller'),
@@ -154,7 +154,7 @@ export class ControllerRole implements Worker {
       dataDir: options.dataDir,
       registry: () => controller.node.host.state(),
       presenceFor: options.presenceFor,
-      start: async (model, dir, modelPresence) => await ModelController.start({
+      start: async (model, dir, modelPresence) => await HostedModel.start({
         ...common,
         model,
         dir,

@@ -1,6 +1,6 @@
 /**
  * The controller group's other models, hosted in this controller process: one
- * ModelController per entry of the default model's registry (add-model), each with its
+ * HostedModel per entry of the default model's registry (add-model), each with its
  * own presence agent, LevelDB under `<data dir>/models/<name>-<created at>/controller`
  * (the creating revision in the name, so a model re-added under an old name never
  * starts from a stale log) and its own provisioner. When an entry leaves the registry
@@ -18,7 +18,7 @@ import type { Logger } from '../../runtime/logger.ts'
 import type { ModelContext, ModelRegistryRecord } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
-import type { ModelController } from './model-controller.ts'
+import type { HostedModel } from './hosted-model.ts'
 
 /** After a model's controller failed to start, how long until the next attempt. */
 const startRetryMs = 2_000
@@ -29,7 +29,7 @@ export interface ModelHostsOptions {
   registry: () => ModelContext
   /** A started presence agent for the model's topic. */
   presenceFor: (model: ModelName) => PresenceAgent
-  start: (model: ModelName, dir: string, presence: PresenceAgent) => Promise<ModelController>
+  start: (model: ModelName, dir: string, presence: PresenceAgent) => Promise<HostedModel>
   /** After a removed model's controller stopped and its data is gone (its machine directories, say). */
   onRemoved?: (model: ModelName) => void
   logger: Logger
@@ -37,7 +37,7 @@ export interface ModelHostsOptions {
 
 interface Hosted {
   readonly record: ModelRegistryRecord
-  readonly controller: ModelController
+  readonly controller: HostedModel
   readonly presence: PresenceAgent
   readonly dir: string
 }
@@ -56,7 +56,7 @@ export class ModelHosts {
   }
 
   /** The models served here now. */
-  get models (): ReadonlyMap<ModelName, ModelController> {
+  get models (): ReadonlyMap<ModelName, HostedModel> {
     return new Map([...this.#hosted].map(([name, hosted]) => [name, hosted.controller]))
   }
 

@@ -26,7 +26,7 @@
  *
  * Violations are collected as one-line strings; the scenario fails on the first.
  */
-import type { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import { decode } from '../../runtime/codec.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { raftHardStateKey, raftLogKey, raftSnapshotKey } from '../../runtime/raft/durable-raft-storage.ts'
@@ -37,7 +37,7 @@ import type { SimStorage } from '../sim-storage.ts'
 export interface CheckedGroup {
   readonly ids: readonly NodeId[]
   readonly storages: readonly SimStorage[]
-  node (i: number): ControllerNode | undefined
+  node (i: number): ModelReplica | undefined
   isPaused (i: number): boolean
 }
 
@@ -48,7 +48,7 @@ interface LeaderView {
   commit: number
 }
 
-type PersistedLog = ReturnType<ControllerNode['host']['persistedLog']>
+type PersistedLog = ReturnType<ModelReplica['host']['persistedLog']>
 
 /** One node's persisted log as the checker follows it from step to step. */
 interface FollowedLog {

@@ -1,7 +1,7 @@
 /**
  * The controller group under the simulator's whole fault vocabulary, one seed at a time.
  *
- * 3 or 5 controllers (ControllerNode: Raft host, model, controller actor with singular
+ * 3 or 5 controllers (ModelReplica: Raft host, model, controller actor with singular
  * workers) serve clients that write and linearizably read keys of one application's
  * config through any controller, while the fault schedule crashes controllers (losing
  * unsynced writes), pauses them, partitions the network every way (random split,
@@ -16,12 +16,12 @@
  * workers on that leader. Finally every acknowledged command must be in the applied log
  * at its index, and the clients' history must be linearizable (sim/linearizability).
  */
-import type { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import type { ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
-import { ControllerGroup } from '../controller-group.ts'
+import { SimControllerGroup } from '../sim-controller-group.ts'
 import { RaftSafetyChecker } from '../invariants/raft-safety.ts'
 import { checkLinearizable } from '../linearizability/check.ts'
 import { HistoryRecorder } from '../linearizability/history.ts'
@@ -90,7 +90,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
   let checker: RaftSafetyChecker | undefined
   let firstViolation: string | undefined
   let singularStarts = 0
-  const group = await ControllerGroup.create(sim, {
+  const group = await SimControllerGroup.create(sim, {
     size,
     tickMs: 10,
     electionTicks: 10,
@@ -229,7 +229,7 @@ function readKey (model: ModelContext, key: string): string | undefined {
  * had no effect).
  */
 async function runClient (
-  client: string, group: ControllerGroup, sim: Simulation, random: Random,
+  client: string, group: SimControllerGroup, sim: Simulation, random: Random,
   history: HistoryRecorder<KvInput, KvOutput>, checker: RaftSafetyChecker,
   stats: { acknowledged: number }, running: () => boolean, staleReads: boolean
 ): Promise<void> {
@@ -275,7 +275,7 @@ async function runClient (
 // ---------------------------------------------------------------------------------
 // Faults
 
-async function injectFault (group: ControllerGroup, random: Random, stats: { membershipChanges: number }): Promise<string> {
+async function injectFault (group: SimControllerGroup, random: Random, stats: { membershipChanges: number }): Promise<string> {
   const n = group.ids.length
   const i = random.int(0, n - 1)
   const id = group.ids[i]!
@@ -352,7 +352,7 @@ async function injectFault (group: ControllerGroup, random: Random, stats: { mem
   return 'quiet'
 }
 
-async function changeMembership (group: ControllerGroup, leaderId: NodeId, random: Random, stats: { membershipChanges: number }): Promise<string> {
+async function changeMembership (group: SimControllerGroup, leaderId: NodeId, random: Random, stats: { membershipChanges: number }): Promise<string> {
   const leaderNode = group.node(group.indexOf(leaderId))!
   const voters = leaderNode.host.status().config.voters
   const outsiders = group.ids.filter(id => !voters.includes(id) && group.isUp(group.indexOf(id)))
@@ -376,7 +376,7 @@ async function changeMembership (group: ControllerGroup, leaderId: NodeId, rando
 // Liveness
 
 /** Undefined once the healed group works; otherwise what is still wrong at the deadline. */
-async function liveness (group: ControllerGroup, deadline: number): Promise<string | undefined> {
+async function liveness (group: SimControllerGroup, deadline: number): Promise<string | undefined> {
   let problem = 'no leader'
   let marker = 0
   while (group.sim.clock.now() < deadline) {
@@ -401,7 +401,7 @@ async function liveness (group: ControllerGroup, deadline: number): Promise<stri
   return problem
 }
 
-function describeVoters (group: ControllerGroup, voters: readonly NodeId[]): string {
+function describeVoters (group: SimControllerGroup, voters: readonly NodeId[]): string {
   return voters.map(id => {
     const host = group.host(group.indexOf(id))
     if (host === undefined) return `${id} down`
@@ -410,14 +410,14 @@ function describeVoters (group: ControllerGroup, voters: readonly NodeId[]): str
   }).join('; ')
 }
 
-function singularOnlyOn (group: ControllerGroup, leader: ControllerNode): boolean {
+function singularOnlyOn (group: SimControllerGroup, leader: ModelReplica): boolean {
   return !leader.stopped && group.nodes().every(node => node.runsSingularWorkers() === (node === leader))
 }
 
 // ---------------------------------------------------------------------------------
 
 /** Runs the group until `promise` settles or `ms` pass; undefined if it did not resolve. */
-async function drive<T> (group: ControllerGroup, promise: Promise<T>, ms: number): Promise<T | undefined> {
+async function drive<T> (group: SimControllerGroup, promise: Promise<T>, ms: number): Promise<T | undefined> {
   let outcome: { value: T } | undefined
   let failed = false
   promise.then(value => { outcome = { value } }, () => { failed = true })
@@ -429,7 +429,7 @@ async function sleep (sim: Simulation, ms: number): Promise<void> {
   await new Promise<void>(resolve => { sim.clock.setTimeout(resolve, ms) })
 }
 
-function countSnapshotInstalls (group: ControllerGroup, seen: Map<NodeId, number>, stats: { snapshotsInstalled: number }): void {
+function countSnapshotInstalls (group: SimControllerGroup, seen: Map<NodeId, number>, stats: { snapshotsInstalled: number }): void {
   for (const node of group.nodes()) {
     const received = node.host.snapshotsReceived
     const before = seen.get(node.id) ?? 0
@@ -438,7 +438,7 @@ function countSnapshotInstalls (group: ControllerGroup, seen: Map<NodeId, number
   }
 }
 
-function countMaxTerm (group: ControllerGroup): number {
+function countMaxTerm (group: SimControllerGroup): number {
   let max = 0
   for (const node of group.nodes()) max = Math.max(max, node.host.term)
   return max

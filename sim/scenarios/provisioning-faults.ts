@@ -15,13 +15,13 @@
  * the cloud holds no instance that no machine of the model owns.
  */
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
-import type { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import type { Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
-import { ControllerGroup } from '../controller-group.ts'
+import { SimControllerGroup } from '../sim-controller-group.ts'
 import { SimProvider } from '../../providers/sim-provider.ts'
 import { Simulation } from '../simulation.ts'
 
@@ -75,14 +75,14 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
   const stats = { unknownStopped: 0, adopted: 0, leaderCrashes: 0, startsInFlightAtCrash: 0 }
   const provisioners = new Map<NodeId, Provisioner>()
   const listeners = new Map<NodeId, Set<() => void>>()
-  let group: ControllerGroup | undefined
+  let group: SimControllerGroup | undefined
   let safety: string | undefined
   const tokens = sim.random('tokens')
   const hex = (random: Random, digits: number): string => Array.from({ length: digits }, () => random.int(0, 15).toString(16)).join('')
 
-  const nodeOf = (id: NodeId): ControllerNode | undefined => group?.nodes().find(node => node.id === id)
+  const nodeOf = (id: NodeId): ModelReplica | undefined => group?.nodes().find(node => node.id === id)
   try {
-    group = await ControllerGroup.create(sim, {
+    group = await SimControllerGroup.create(sim, {
       size: 3,
       hostOptions: id => ({ onApplied: () => { for (const listener of [...listeners.get(id) ?? []]) listener() } }),
       singularWorkers: controller => {
@@ -188,12 +188,12 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
   }
 }
 
-async function submit (group: ControllerGroup, command: ModelCommand): Promise<void> {
+async function submit (group: SimControllerGroup, command: ModelCommand): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const node = group.leaderNode() ?? group.nodes()[0]
     if (node !== undefined) {
       // One driver of the clock at a time: the submit settles while the group runs.
-      let outcome: { result: Awaited<ReturnType<ControllerNode['submit']>> } | { error: unknown } | undefined
+      let outcome: { result: Awaited<ReturnType<ModelReplica['submit']>> } | { error: unknown } | undefined
       node.submit(command).then(result => { outcome = { result } }, (error: unknown) => { outcome = { error } })
       await group.runUntil(() => outcome !== undefined, 10_000)
       if (outcome !== undefined && 'result' in outcome) {
@@ -211,7 +211,7 @@ function startsInFlight (cloud: SimProvider): number {
 }
 
 /** What still keeps the run from converged, or undefined when every unit's machine has exactly its one instance. */
-function converged_ (group: ControllerGroup, cloud: SimProvider): string | undefined {
+function converged_ (group: SimControllerGroup, cloud: SimProvider): string | undefined {
   const leader = group.leaderNode()
   if (leader === undefined) return 'no leader'
   const model: ModelContext = leader.host.state()

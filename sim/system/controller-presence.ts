@@ -30,7 +30,7 @@ export class SimControllerPresence {
     this.#simNow = simNow
   }
 
-  /** ControllerGroupOptions.companion: the presence agent of controller `id` for one run of it. */
+  /** SimControllerGroupOptions.companion: the presence agent of controller `id` for one run of it. */
   start (id: NodeId, transport: Transport, clock: Clock): { stop: () => void } {
     const incarnation = Math.max(Math.floor(clock.now()), (this.#incarnations.get(id) ?? -1) + 1)
     this.#incarnations.set(id, incarnation)

@@ -2,7 +2,7 @@
  * The provisioner as the simulated controller leader runs it (its singular worker), against
  * the simulated cloud, with the machine actors fed from that controller's presence.
  */
-import type { ControllerNode } from '../../actors/controller/controller-node.ts'
+import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
 import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
@@ -16,7 +16,7 @@ const silent: Logger = { module: 'sim', log: () => {}, child: () => silent }
 const simNetworkKey = new Uint8Array([0x73, 0x69, 0x6d])
 
 export interface SimProvisionerOptions {
-  node: ControllerNode
+  node: ModelReplica
   cloud: SimProvider
   controllers: readonly NodeId[]
   /** Random hex of `digits` digits, from the run's "tokens" stream. */

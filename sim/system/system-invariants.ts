@@ -1,6 +1,6 @@
 /**
  * The safety invariants of a whole-system run, checked after every simulated step (the
- * ControllerGroup's onStep) and on every Raft message sent:
+ * SimControllerGroup's onStep) and on every Raft message sent:
  *
  * - Raft safety (sim/invariants/raft-safety.ts): election safety, append-only leaders,
  *   log matching, leader completeness, state-machine safety, durable votes and terms,

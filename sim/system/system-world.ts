@@ -1,5 +1,5 @@
 /**
- * The whole system of one `cantrip sim` run on one Simulation: a ControllerGroup of the
+ * The whole system of one `cantrip sim` run on one Simulation: a SimControllerGroup of the
  * scenario's controllers (Raft + model + controller actor), the Provisioner as their
  * singular worker against a SimProvider, and a machine agent booted on every instance
  * that reaches DEPLOYED (through an injected factory: the simulated machine agents live
@@ -19,7 +19,7 @@ import { tableValues } from '../../runtime/model/table.ts'
 import type { Entry, Message, NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Random } from '../../runtime/random.ts'
 import { AgentClock } from '../agent-clock.ts'
-import { ControllerGroup } from '../controller-group.ts'
+import { SimControllerGroup } from '../sim-controller-group.ts'
 import { SimProvider, type SimNodeTransition } from '../../providers/sim-provider.ts'
 import type { SimStorage } from '../sim-storage.ts'
 import type { Simulation } from '../simulation.ts'
@@ -58,7 +58,7 @@ export interface SystemWorldOptions extends SystemParts {
   recorder: RunRecorder
 }
 
-/** Raft timing of the real agent (agent/roles/model-controller.ts), used when the scenario gives none. */
+/** Raft timing of the real agent (agent/roles/hosted-model.ts), used when the scenario gives none. */
 export const agentRaftTiming = { tickMs: 100, electionTicks: 6, heartbeatTicks: 1 } as const
 
 export function raftTiming (scenario: Scenario): { tickMs: number, electionTicks: number, heartbeatTicks: number } {
@@ -86,7 +86,7 @@ function raftMessageSize (scenario: Scenario): object {
 export const simSnapshotEveryEntries = 256
 
 const admin: Entity = { kind: 'user', name: 'admin' }
-/** Admin attempts at one command (each already retried inside ControllerNode.submit). */
+/** Admin attempts at one command (each already retried inside ModelReplica.submit). */
 export const adminAttemptsMax = 20
 /** One admin attempt may take this long (a paused controller never answers). */
 const adminAttemptTimeoutMs = 8_000
@@ -103,7 +103,7 @@ type NetworkSettingKind = 'loss' | 'duplicate' | 'delay' | 'reorder'
 export class SystemWorld {
   readonly scenario: Scenario
   readonly sim: Simulation
-  readonly group: ControllerGroup
+  readonly group: SimControllerGroup
   readonly cloud: SimProvider
   readonly parts: SystemParts
   /** This run's hook faults; undefined when the run has none (hook faults are then skipped). */
@@ -126,7 +126,7 @@ export class SystemWorld {
   readonly #diskFull = new Map<SimStorage, Set<number>>()
   #healed = false
 
-  private constructor (options: SystemWorldOptions, group: ControllerGroup, cloud: SimProvider, presence: SimControllerPresence) {
+  private constructor (options: SystemWorldOptions, group: SimControllerGroup, cloud: SimProvider, presence: SimControllerPresence) {
     this.presence = presence
     this.scenario = options.scenario
     this.sim = options.sim
@@ -158,7 +158,7 @@ export class SystemWorld {
     const raft = raftTiming(scenario)
     const electionMs = raft.tickMs * raft.electionTicks
     const presence = new SimControllerPresence(defaultModelName, () => sim.clock.now())
-    const group = await ControllerGroup.create(sim, {
+    const group = await SimControllerGroup.create(sim, {
       size: scenario.controllers,
       ...raft,
       snapshotEveryEntries: scenario.raft?.snapshotEveryEntries ?? simSnapshotEveryEntries,

@@ -15,9 +15,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { apiOps, apiPermits, apiPolicy, apiRefusal, type ApiOp } from '../../actors/controller/api-policy.ts'
 import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
-import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
+import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
-import type { ControllerGroup } from '../../sim/controller-group.ts'
+import type { SimControllerGroup } from '../../sim/sim-controller-group.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
 import { presenceTopic } from '../../runtime/presence/presence-agent.ts'
 import { CantripdCluster, freePortRun, waitFor } from '../support/cantripd-cluster.ts'
@@ -27,7 +27,7 @@ import { admin, canaries, canaryGroup, strangers, type CanaryGroup } from './sup
 
 const test = suite('authorisation: the policy table, denials and the propose path')
 const figures: Record<string, number> = { triples: 0, permitted: 0, denied: 0, proposals: 0, proposalsDenied: 0 }
-let group: ControllerGroup
+let group: SimControllerGroup
 let peers: Map<string, Entity>
 let ask: CanaryGroup['ask']
 let keepLeader: CanaryGroup['keepLeader']

@@ -9,8 +9,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import fc from 'fast-check'
 import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
-import { controllerProposeProtocol } from '../../actors/controller/controller-node.ts'
-import type { ControllerGroup } from '../../sim/controller-group.ts'
+import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
+import type { SimControllerGroup } from '../../sim/sim-controller-group.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
 import { accepted, FuzzCrash, fuzz, rejected, tallyFigures } from './support/fuzz-harness.ts'
 import { wireInputs } from './support/fuzz-inputs.ts'
@@ -19,7 +19,7 @@ import { admin, canaryGroup, strangers, type CanaryGroup } from './support/hosti
 const count = chaosCount(100_000, 2_000)
 const test = suite('fuzz: controller request decoders')
 const figures: Record<string, number | string> = {}
-let group: ControllerGroup
+let group: SimControllerGroup
 let peers: CanaryGroup['peers']
 let ask: CanaryGroup['ask']
 

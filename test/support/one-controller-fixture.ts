@@ -1,5 +1,5 @@
 /**
- * Test fixture: a controller group of one in the test's own process — a ControllerNode
+ * Test fixture: a controller group of one in the test's own process — a ModelReplica
  * (Raft host, model, controller actor) on LevelDB in `dir`, with the system clock and a
  * SoloTransport — serving a deployer's unit hosts in the same process
  * (`UnitControllerApi`, `UnitHostController`) without a mesh, for tests of the real
@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
-import { ControllerNode } from '../../actors/controller/controller-node.ts'
+import { ModelReplica } from '../../actors/controller/model-replica.ts'
 import type { CommandResult, CommandSucceeded, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { SeededRandom } from '../../runtime/random.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
@@ -19,7 +19,7 @@ import { CharmStore } from '../../agent/controller/charm-store.ts'
 import { SoloTransport } from './solo-transport.ts'
 
 export class OneControllerFixture implements UnitControllerApi, UnitHostController {
-  readonly node: ControllerNode
+  readonly node: ModelReplica
   /** Charm archives by content address, in the controller's own store. */
   readonly charms: CharmStore
   readonly #storage: LevelStorage
@@ -28,7 +28,7 @@ export class OneControllerFixture implements UnitControllerApi, UnitHostControll
   readonly #admin = new CommandProposer({ proposer: { kind: 'user', name: 'admin' }, requestPrefix: `admin/${randomUUID()}` })
   readonly #self: CommandProposer
 
-  private constructor (node: ControllerNode, storage: LevelStorage, clock: SystemClock) {
+  private constructor (node: ModelReplica, storage: LevelStorage, clock: SystemClock) {
     this.node = node
     this.charms = new CharmStore(storage)
     this.#storage = storage
@@ -42,7 +42,7 @@ export class OneControllerFixture implements UnitControllerApi, UnitHostControll
     const storage = await LevelStorage.open(dir)
     const clock = new SystemClock()
     let controller: OneControllerFixture | undefined
-    const node = await ControllerNode.start({
+    const node = await ModelReplica.start({
       id,
       peers: [id],
       storage,

@@ -4,7 +4,7 @@
  * controller's reported Raft role with the time it arrived, and the read-back that
  * checks nothing acknowledged was lost and nothing applied twice. Every wait is bounded.
  */
-import { controllerProposeProtocol } from '../../../actors/controller/controller-node.ts'
+import { controllerProposeProtocol } from '../../../actors/controller/model-replica.ts'
 import { decode, encode } from '../../../runtime/codec.ts'
 import type { CommandResult } from '../../../runtime/model/model-types.ts'
 import { chaosFull } from './chaos-scale.ts'

@@ -10,7 +10,7 @@ import type { CharmArchives } from '../../../actors/controller/controller-api.ts
 import { decode, encode } from '../../../runtime/codec.ts'
 import { limits } from '../../../runtime/limits.ts'
 import type { Entity, ModelCommand } from '../../../runtime/model/model-types.ts'
-import { ControllerGroup } from '../../../sim/controller-group.ts'
+import { SimControllerGroup } from '../../../sim/sim-controller-group.ts'
 import { Simulation } from '../../../sim/simulation.ts'
 
 export const canaries = ['canaryapp', 'canarycharm', 'CANARY-CONFIG-7f3a', 'canarydb']
@@ -18,7 +18,7 @@ export const admin = { kind: 'user', name: 'admin' } as const
 export const strangers = ['stranger-peer']
 
 export interface CanaryGroup {
-  group: ControllerGroup
+  group: SimControllerGroup
   /** Peer id → entity, controllers included. */
   peers: Map<string, Entity>
   /**
@@ -43,7 +43,7 @@ export async function canaryGroup (seed = 12): Promise<CanaryGroup> {
     ['machine-1-peer', { kind: 'machine', id: '1' }],
     ['unit-peer', { kind: 'unit', name: 'canaryapp/0' }]
   ])
-  const group = await ControllerGroup.create(new Simulation({ seed }), { size: 3, hostOptions: () => ({ agents: { modelUuid: 'model-canary', identify: (peer: string) => peers.get(peer), charms } }) })
+  const group = await SimControllerGroup.create(new Simulation({ seed }), { size: 3, hostOptions: () => ({ agents: { modelUuid: 'model-canary', identify: (peer: string) => peers.get(peer), charms } }) })
   for (const id of group.ids) peers.set(id, { kind: 'controller', id })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 5_000), 'a leader')
   let n = 0

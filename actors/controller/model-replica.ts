@@ -28,7 +28,7 @@ const component = 'controller'
 /** Started when this controller begins to hold the singular lease as leader; `stop` is called when it stops. */
 export type SingularWorkers = (controller: NodeId) => { stop: () => void }
 
-export interface ControllerNodeOptions extends Omit<RaftHostOptions<ModelCommand, CommandResult, ModelContext>, 'onRoleChange' | 'stateMachine'> {
+export interface ModelReplicaOptions extends Omit<RaftHostOptions<ModelCommand, CommandResult, ModelContext>, 'onRoleChange' | 'stateMachine'> {
   /** Duration of each claim of the singular lease; default limits.controllerLeaseDurationMsDefault. */
   leaseDurationMs?: number
   singularWorkers?: SingularWorkers
@@ -90,24 +90,25 @@ function retryable (error: unknown): boolean {
 }
 
 /**
- * One controller: the Raft host (the replicated model), the controller actor (Raft role
+ * One controller's replica of one model (a ModelReplica): the Raft host (the replicated
+ * model), the controller actor (Raft role
  * and singular workers, as the inspector shows them), and the client side of the API:
  * `submit` commits a command from any controller (followers forward it to the leader,
  * and retries reuse the request id so it applies once), `read` is linearizable from any
  * controller. The agent and the simulator both run controllers through this class; it
  * touches nothing but the contracts it is given.
  */
-export class ControllerNode {
+export class ModelReplica {
   readonly id: NodeId
   readonly host: ModelRaftHost
   readonly actor: ControllerActor
-  readonly #options: ControllerNodeOptions
+  readonly #options: ModelReplicaOptions
   #claims = 0
   #stopped = false
 
   readonly #notifier: ChangeNotifier | undefined
 
-  private constructor (options: ControllerNodeOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined) {
+  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined) {
     this.id = options.id
     this.#options = options
     this.host = host
@@ -120,11 +121,11 @@ export class ControllerNode {
     return this.#notifier?.published ?? 0
   }
 
-  static async start (options: ControllerNodeOptions): Promise<ControllerNode> {
+  static async start (options: ModelReplicaOptions): Promise<ModelReplica> {
     const leaseDurationMs = options.leaseDurationMs ?? limits.controllerLeaseDurationMsDefault
     assert(leaseDurationMs > limits.controllerLeaseClockDriftMarginMs * 2,
       `${component}: lease duration ${leaseDurationMs} ms must exceed twice the drift margin of ${limits.controllerLeaseClockDriftMarginMs} ms`)
-    let node: ControllerNode | undefined
+    let node: ModelReplica | undefined
     const early: Array<{ role: ModelRaftHost['role'], leader: NodeId | '', term: number }> = []
     const notifier = options.agents === undefined
       ? undefined
@@ -169,7 +170,7 @@ export class ControllerNode {
         claimRetryMs: Math.max(options.tickMs * options.electionTicks, Math.floor(leaseDurationMs / 10))
       }
     })
-    node = new ControllerNode(options, host, actor, notifier)
+    node = new ModelReplica(options, host, actor, notifier)
     actor.start()
     for (const change of early) actor.send({ type: 'raft.role', ...change })
     options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.from, request.data))
@@ -364,7 +365,7 @@ export class ControllerNode {
  * clock. The belief lasts until the lease's expiry minus the drift margin, on the same
  * clock, counted from when the grant is known here.
  */
-async function claimSingularLease (node: ControllerNode, durationMs: number): Promise<ClaimOutcome> {
+async function claimSingularLease (node: ModelReplica, durationMs: number): Promise<ClaimOutcome> {
   const clock: Clock = node.clock
   const result = await node.host.propose({
     type: 'claim-controller-lease',

@@ -1,5 +1,5 @@
 /**
- * ControllerNode on the simulated controller group: a forwarded command whose reply is
+ * ModelReplica on the simulated controller group: a forwarded command whose reply is
  * lost applies once; the singular workers never run on two controllers, and move to a
  * new leader only once the old lease has run out; a server joins as a voter through a
  * RaftSnapshot and a voter is removed.
@@ -7,11 +7,11 @@
 import '../runtime/polyfill.ts'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { singularLease } from '../actors/controller/controller-node.ts'
+import { singularLease } from '../actors/controller/model-replica.ts'
 import { limits } from '../runtime/limits.ts'
 import type { ModelCommand } from '../runtime/model/model-types.ts'
 import { tableGet } from '../runtime/model/table.ts'
-import { ControllerGroup, type ControllerGroupOptions } from '../sim/controller-group.ts'
+import { SimControllerGroup, type SimControllerGroupOptions } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
 
 const test = suite('controller node')
@@ -22,14 +22,14 @@ function addMachine (id: string): ModelCommand {
   return { type: 'add-machine', requestId: id, proposer: admin }
 }
 
-async function group (seed: number, options: Partial<ControllerGroupOptions> = {}): Promise<ControllerGroup> {
-  const g = await ControllerGroup.create(new Simulation({ seed }), { size: 3, leaseDurationMs, ...options })
+async function group (seed: number, options: Partial<SimControllerGroupOptions> = {}): Promise<SimControllerGroup> {
+  const g = await SimControllerGroup.create(new Simulation({ seed }), { size: 3, leaseDurationMs, ...options })
   assert.ok(await g.runUntil(() => g.leader() !== undefined, 3_000), 'a leader was elected')
   return g
 }
 
 /** Runs the group until `promise` settles; fails the test if it does not within `ms`. */
-async function settle<T> (g: ControllerGroup, promise: Promise<T>, ms = 10_000): Promise<T> {
+async function settle<T> (g: SimControllerGroup, promise: Promise<T>, ms = 10_000): Promise<T> {
   let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
   promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
   assert.ok(await g.runUntil(() => outcome !== undefined, ms, 5), 'the promise settled')

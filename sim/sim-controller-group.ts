@@ -1,5 +1,5 @@
 /**
- * N controllers, each a ControllerNode (Raft host + controller actor) on its own
+ * N controllers, each a ModelReplica (Raft host + controller actor) on its own
  * SimStorage, AgentClock and SimTransport, on one Simulation. Crashes lose unsynced
  * writes (SimStorage.crash) and drop the node and its transport; a restart loads the node
  * again from what survived. A pause stops the controller's timers and holds every request
@@ -11,7 +11,7 @@
  * the simulated time it was made; `onStep` runs after every one of those steps, which is
  * where the safety checkers look.
  */
-import { ControllerNode, type ControllerNodeOptions, type SingularWorkers } from '../actors/controller/controller-node.ts'
+import { ModelReplica, type ModelReplicaOptions, type SingularWorkers } from '../actors/controller/model-replica.ts'
 import { assert } from '../runtime/assert.ts'
 import type { Clock } from '../runtime/clock.ts'
 import { limits } from '../runtime/limits.ts'
@@ -25,7 +25,7 @@ import { SimNetwork, type LatencyDistribution } from './sim-network.ts'
 import { SimStorage } from './sim-storage.ts'
 import type { Simulation } from './simulation.ts'
 
-export interface ControllerGroupOptions {
+export interface SimControllerGroupOptions {
   /** How many founding controllers, named `c0`, `c1`, ... */
   size: number
   tickMs?: number
@@ -40,7 +40,7 @@ export interface ControllerGroupOptions {
   leaseDurationMs?: number
   singularWorkers?: SingularWorkers
   /** Extra node options (timeouts, onApplied) per controller. */
-  hostOptions?: (id: NodeId) => Partial<ControllerNodeOptions>
+  hostOptions?: (id: NodeId) => Partial<ModelReplicaOptions>
   /** Raft messages a controller hands to its transport, before the network sees them. */
   onRaftSend?: (from: NodeId, messages: readonly Message[]) => void
   /** After every step of `runFor` (one timer and the promise callbacks it caused). */
@@ -64,21 +64,21 @@ interface Seat {
   clock: AgentClock
   /** Requests held while the controller is paused. */
   held: Array<() => void> | undefined
-  node: ControllerNode | undefined
-  /** The companion of the running node (ControllerGroupOptions.companion). */
+  node: ModelReplica | undefined
+  /** The companion of the running node (SimControllerGroupOptions.companion). */
   companion: { stop: () => void } | undefined
   /** Started empty, to be added to a running group. */
   joiner: boolean
 }
 
-export class ControllerGroup {
+export class SimControllerGroup {
   readonly sim: Simulation
   readonly network: SimNetwork
   readonly #seats: Seat[] = []
-  readonly #options: ControllerGroupOptions
+  readonly #options: SimControllerGroupOptions
   readonly #clockRandom
 
-  private constructor (sim: Simulation, options: ControllerGroupOptions) {
+  private constructor (sim: Simulation, options: SimControllerGroupOptions) {
     this.sim = sim
     this.#options = options
     this.network = new SimNetwork({
@@ -90,9 +90,9 @@ export class ControllerGroup {
     this.#clockRandom = sim.random('clock')
   }
 
-  static async create (sim: Simulation, options: ControllerGroupOptions): Promise<ControllerGroup> {
+  static async create (sim: Simulation, options: SimControllerGroupOptions): Promise<SimControllerGroup> {
     assert(Number.isSafeInteger(options.size) && options.size > 0, `controller group: size must be a positive integer, got ${String(options.size)}`)
-    const group = new ControllerGroup(sim, options)
+    const group = new SimControllerGroup(sim, options)
     for (let i = 0; i < options.size; i++) group.#addSeat(false)
     for (let i = 0; i < options.size; i++) await group.restart(i)
     return group
@@ -112,13 +112,13 @@ export class ControllerGroup {
   }
 
   /** The running node of controller `i`, or undefined while it is down. */
-  node (i: number): ControllerNode | undefined {
+  node (i: number): ModelReplica | undefined {
     const node = this.#seats[i]?.node
     return node === undefined || node.stopped ? undefined : node
   }
 
-  nodes (): ControllerNode[] {
-    return this.#seats.map((_, i) => this.node(i)).filter((node): node is ControllerNode => node !== undefined)
+  nodes (): ModelReplica[] {
+    return this.#seats.map((_, i) => this.node(i)).filter((node): node is ModelReplica => node !== undefined)
   }
 
   /** The running Raft host of controller `i`, or undefined while it is down. */
@@ -161,14 +161,14 @@ export class ControllerGroup {
   }
 
   /** Starts controller `i` (again) from what its storage holds; a no-op if it is up. */
-  async restart (i: number): Promise<ControllerNode> {
+  async restart (i: number): Promise<ModelReplica> {
     const running = this.node(i)
     if (running !== undefined) return running
     const seat = this.#seats[i]!
     const options = this.#options
     const transport = this.#transportFor(seat)
     seat.companion = options.companion?.(seat.id, transport, seat.clock)
-    const node = await ControllerNode.start({
+    const node = await ModelReplica.start({
       id: seat.id,
       peers: this.founders,
       join: seat.joiner,
@@ -240,7 +240,7 @@ export class ControllerGroup {
     return best
   }
 
-  leaderNode (): ControllerNode | undefined {
+  leaderNode (): ModelReplica | undefined {
     const leader = this.leader()
     return leader === undefined ? undefined : this.nodes().find(node => node.host === leader)
   }

@@ -1,5 +1,5 @@
 /**
- * One model's controller in this process: its Raft group member (LevelDB in `dir`), the
+ * One model as this controller process hosts it (a HostedModel): its replica (LevelDB in `dir`), the
  * propose protocol, the agents' API and change notices, all on the model's scoped
  * transport (actors/controller/model-scope.ts), and — while this member leads — the
  * model's provisioner. The "default" model's is started by the controller role itself;
@@ -7,7 +7,7 @@
  * the controllers, by their peer ids.
  */
 import { randomBytes } from 'node:crypto'
-import { ControllerNode } from '../../actors/controller/controller-node.ts'
+import { ModelReplica } from '../../actors/controller/model-replica.ts'
 import { machineLiveness } from '../../actors/controller/machine-liveness.ts'
 import type { AgentLiveness } from '../../actors/provisioner/liveness-feed.ts'
 import type { ControllerAddresses } from '../../actors/controller/api-controllers.ts'
@@ -38,7 +38,7 @@ const charmFetchPeerTimeoutMs = 1_500
 
 export type Provisioning = NonNullable<ControllerRoleOptions['provisioning']>
 
-export interface ModelControllerOptions {
+export interface HostedModelOptions {
   model: ModelName
   /** Its LevelDB directory. */
   dir: string
@@ -67,15 +67,15 @@ export interface ModelControllerOptions {
   inspect?: ActorInspect
 }
 
-export class ModelController {
+export class HostedModel {
   readonly model: ModelName
-  readonly node: ControllerNode
+  readonly node: ModelReplica
   readonly #storage: LevelStorage
   readonly #transport: Transport
   readonly #unsubscribeLogs: () => void
   #stopping: Promise<void> | undefined
 
-  private constructor (model: ModelName, node: ControllerNode, storage: LevelStorage, transport: Transport, unsubscribeLogs: () => void) {
+  private constructor (model: ModelName, node: ModelReplica, storage: LevelStorage, transport: Transport, unsubscribeLogs: () => void) {
     this.model = model
     this.node = node
     this.#storage = storage
@@ -83,11 +83,11 @@ export class ModelController {
     this.#unsubscribeLogs = unsubscribeLogs
   }
 
-  static async start (options: ModelControllerOptions): Promise<ModelController> {
+  static async start (options: HostedModelOptions): Promise<HostedModel> {
     const { id, controllers, admins, machines, presence, model } = options
     const transport = modelTransport(options.transport, model)
     const storage = await LevelStorage.open(options.dir)
-    let nodeRef: ControllerNode | undefined
+    let nodeRef: ModelReplica | undefined
     // Machine agents are known by registration (the model binds their peer ids) or by --machine.
     let registered = { revision: -1, byPeer: new Map<string, string>() }
     const registeredMachine = (peer: string): string | undefined => {
@@ -120,9 +120,9 @@ export class ModelController {
     const modelListeners = new Set<() => void>()
     const logger = options.logger.child(model)
     const logs = options.logs ?? new LogRing()
-    let node: ControllerNode
+    let node: ModelReplica
     try {
-      node = await ControllerNode.start({
+      node = await ModelReplica.start({
         id,
         peers: [...controllers],
         ...(options.join === true ? { join: true } : {}),
@@ -160,7 +160,7 @@ export class ModelController {
     }
     nodeRef = node
     const unsubscribeLogs = receiveLogs(transport, model, logs, identify, unit => readerOf(node.host.state()).unit(unit)?.machine)
-    return new ModelController(model, node, storage, transport, unsubscribeLogs)
+    return new HostedModel(model, node, storage, transport, unsubscribeLogs)
   }
 
   async stop (): Promise<void> {
@@ -211,7 +211,7 @@ function receiveLogs (transport: Transport, model: ModelName, ring: LogRing, ide
 }
 
 /** The model's provisioner, while this controller runs its singular workers. */
-function provisionerWorker (node: () => ControllerNode | undefined, options: ModelControllerOptions, provisioning: Provisioning, modelListeners: Set<() => void>, liveness: AgentLiveness): { stop: () => void } {
+function provisionerWorker (node: () => ModelReplica | undefined, options: HostedModelOptions, provisioning: Provisioning, modelListeners: Set<() => void>, liveness: AgentLiveness): { stop: () => void } {
   const current = node()
   if (current === undefined) return { stop: () => {} }
   const providers = [provisioning.provider, ...(provisioning.manual === undefined ? [] : [provisioning.manual])]
