@@ -18,22 +18,10 @@ import type { TimerHandle } from '../runtime/clock.ts'
 import { InvalidInputError } from '../runtime/errors.ts'
 import { limits } from '../runtime/limits.ts'
 import { admitRequest, checkTransportPayload, RequestHandlerTable } from '../runtime/transport-arguments.ts'
-import {
-  PeerUnreachableError,
-  RemoteHandlerError,
-  RequestTimeoutError,
-  TransportStoppedError,
-  type IncomingRequest,
-  type PeerId,
-  type RequestHandler,
-  type RequestOptions,
-  type TopicMessage,
-  type TopicValidator,
-  type Transport,
-  type TransportCounters,
-  type ValidationResult
-} from '../runtime/transport.ts'
+import { PeerUnreachableError, RemoteHandlerError, RequestTimeoutError, TransportStoppedError } from '../runtime/transport.ts'
+import type { IncomingRequest, PeerId, RequestHandler, RequestOptions, TopicMessage, TopicValidator, Transport, TransportCounters, ValidationResult } from '../runtime/transport.ts'
 import type { SimClock } from './sim-clock.ts'
+import { TopicSubscriptions } from '../runtime/topic-subscriptions.ts'
 
 const component = 'sim-network'
 
@@ -53,7 +41,6 @@ export interface SimNetworkPort {
   stopped (transport: SimTransport): void
 }
 
-interface Subscription { readonly onMessage: (message: TopicMessage) => void }
 
 interface PendingRequest {
   readonly peer: PeerId
@@ -70,7 +57,7 @@ export class SimTransport implements Transport {
   readonly #port: SimNetworkPort
   readonly #clock: SimClock
   #stopped = false
-  readonly #subscriptions = new Map<string, Subscription[]>()
+  readonly #subscriptions = new TopicSubscriptions()
   readonly #validators = new Map<string, TopicValidator>()
   readonly #handlers = new RequestHandlerTable(component)
   readonly #pending = new Map<string, PendingRequest>()
@@ -98,18 +85,8 @@ export class SimTransport implements Transport {
     this.#assertRunning()
     checkName('a non-empty topic', topic)
     if (typeof onMessage !== 'function') throw new InvalidInputError(component, 'a message callback', onMessage)
-    // A wrapper object, so the same callback subscribed twice unsubscribes one at a time.
-    const subscription: Subscription = { onMessage }
-    const list = this.#subscriptions.get(topic) ?? []
-    list.push(subscription)
-    this.#subscriptions.set(topic, list)
-    return () => {
-      const current = this.#subscriptions.get(topic)
-      const index = current?.indexOf(subscription) ?? -1
-      if (current === undefined || index < 0) return
-      current.splice(index, 1)
-      if (current.length === 0) this.#subscriptions.delete(topic)
-    }
+    const remove = this.#subscriptions.add(topic, onMessage)
+    return () => { remove() }
   }
 
   setTopicValidator (topic: string, validator: TopicValidator | undefined): void {
@@ -228,13 +205,9 @@ export class SimTransport implements Transport {
 
   /** Hands an accepted message to every subscriber of its topic, each with its own copy. */
   deliverTopicMessage (message: TopicMessage): void {
-    const subscriptions = [...(this.#subscriptions.get(message.topic) ?? [])]
     this.#counters.delivered++
-    for (const subscription of subscriptions) {
-      // A subscriber that unsubscribes another one from inside its callback wins.
-      if (this.#stopped || !this.#subscriptions.get(message.topic)?.includes(subscription)) continue
-      subscription.onMessage({ ...message, data: message.data.slice() })
-    }
+    // A throwing subscriber is a bug in the code under test: it surfaces, as before.
+    this.#subscriptions.deliver(message, () => !this.#stopped, error => { throw error })
   }
 
   /**

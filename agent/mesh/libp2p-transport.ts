@@ -79,6 +79,7 @@ import { createMeshNode, type MeshServices } from './libp2p-node.ts'
 export type { MeshServices } from './libp2p-node.ts'
 import { RequestChannel } from './request-channel.ts'
 import { ServingChannel } from './serving-channel.ts'
+import { TopicSubscriptions } from '../../runtime/topic-subscriptions.ts'
 
 const component = 'libp2p transport'
 
@@ -135,7 +136,6 @@ export interface Libp2pTransportOptions {
 }
 
 
-interface Subscription { readonly onMessage: (message: TopicMessage) => void }
 
 interface Seed {
   readonly address: Multiaddr
@@ -161,7 +161,7 @@ export class Libp2pTransport implements Transport {
   readonly #logger: Logger | undefined
   #stopped = false
   #stopping: Promise<void> | undefined
-  readonly #subscriptions = new Map<string, Subscription[]>()
+  readonly #subscriptions = new TopicSubscriptions()
   readonly #validators = new Map<string, TopicValidator>()
   readonly #handlers = new RequestHandlerTable(component)
   readonly #pending = new Set<PendingRequest>()
@@ -255,19 +255,10 @@ export class Libp2pTransport implements Transport {
     this.#assertRunning()
     checkWireName(topic, 'topic')
     if (typeof onMessage !== 'function') throw new InvalidInputError(component, 'a message callback', onMessage)
-    // A wrapper object, so the same callback subscribed twice unsubscribes one at a time.
-    const subscription: Subscription = { onMessage }
-    const list = this.#subscriptions.get(topic) ?? []
-    list.push(subscription)
-    this.#subscriptions.set(topic, list)
+    const remove = this.#subscriptions.add(topic, onMessage)
     this.#syncTopic(topic)
     return () => {
-      const current = this.#subscriptions.get(topic)
-      const index = current?.indexOf(subscription) ?? -1
-      if (current === undefined || index < 0) return
-      current.splice(index, 1)
-      if (current.length === 0) this.#subscriptions.delete(topic)
-      if (!this.#stopped) this.#syncTopic(topic)
+      if (remove() && !this.#stopped) this.#syncTopic(topic)
     }
   }
 
@@ -560,18 +551,9 @@ export class Libp2pTransport implements Transport {
     // Every subscribed topic has our validator, so an unvalidated message is one that
     // raced an unsubscribe; it is dropped rather than delivered unchecked.
     if (accepted === undefined) return
-    const subscriptions = this.#subscriptions.get(message.topic)
-    if (subscriptions === undefined || subscriptions.length === 0) return
+    if (!this.#subscriptions.has(message.topic)) return
     this.#counters.delivered++
-    for (const subscription of [...subscriptions]) {
-      // A subscriber that unsubscribes another one from inside its callback wins.
-      if (this.#stopped || !this.#subscriptions.get(message.topic)?.includes(subscription)) continue
-      try {
-        subscription.onMessage({ ...accepted, data: accepted.data.slice() })
-      } catch (error) {
-        this.#report(error, `subscriber of topic "${message.topic}" threw`)
-      }
-    }
+    this.#subscriptions.deliver(accepted, () => !this.#stopped, error => { this.#report(error, `subscriber of topic "${message.topic}" threw`) })
   }
 
   // ---------------------------------------------------------------------------------
