@@ -11,7 +11,7 @@ const cliRunMsMax = 240_000
 
 export async function cantrip (repoRoot: string, args: readonly string[], say: (line: string) => void): Promise<void> {
   say(`$ cantrip ${args.join(' ')}`)
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'agent', 'cli', 'cantrip.ts'), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bin', 'cantrip.ts'), ...args], {
     cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit']
   })
   let timedOut = false
