@@ -52,8 +52,8 @@ const controllers = ['c0']
 const admin: Entity = { kind: 'user', name: 'admin' }
 const hookFailureProbability = 0.08
 const stepsDefault = 40
-/** A short lease (the default is a minute): stops and crashes of seconds move leadership. */
-const leaseDurationMs = 15_000
+/** Half the default lease: stops and crashes of tens of seconds move leadership; its refresh timers (lease/6 per unit) stay cheap. */
+const leaseDurationMs = 30_000
 /** Raft timing of the real agent (agent/roles/model-controller.ts). */
 const raft = { tickMs: 100, electionTicks: 6, heartbeatTicks: 1 }
 /** Simulated time one admin command may take (one controller, never faulted: milliseconds). */
@@ -75,7 +75,9 @@ const charms: Record<string, ScenarioCharm> = {
     name: 'kv', provides: { api: 'kv' }, requires: {}, peers: { cluster: 'kv-peer' }, subordinate: false,
     hooks: {
       '*': { durationMs: [1, hookDurationMaxMs] },
+      // Also on config-changed: a `start` skipped by `resolved --no-hooks` never sets it.
       start: { status: { status: 'active', message: '' } },
+      'config-changed': { status: { status: 'active', message: '' } },
       'leader-elected': { leaderSet: { primary: '{unit}' } },
       'api-relation-joined': { relationSet: { host: '{unit}' } },
       'cluster-relation-joined': { relationSet: { peer: '{unit}' } }
@@ -86,6 +88,7 @@ const charms: Record<string, ScenarioCharm> = {
     hooks: {
       '*': { durationMs: [1, hookDurationMaxMs] },
       start: { status: { status: 'active', message: '' } },
+      'config-changed': { status: { status: 'active', message: '' } },
       'leader-elected': { leaderSet: { primary: '{unit}' } },
       'kv-relation-changed': { relationSet: { client: '{unit}' } }
     }
@@ -171,6 +174,9 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
     agent.resume()
     agent.setDrift(0)
     sim.trace('heal')
+    // The admin touches each application's config once: every unit runs config-changed, so
+    // a unit whose `start` was skipped (`resolved --no-hooks`) reports its status again.
+    for (const application of ['kv', 'web']) await submit({ type: 'set-config', application, config: { setting: 'healed' } })
     const budget = options.livenessBudgetMs ?? 3_600_000
     const deadline = sim.clock.now() + budget
     for (;;) {
