@@ -243,6 +243,26 @@ export class SimMachineAgent implements SimMachineAgentApi {
     await run.transport.stop()
   }
 
+  /**
+   * SIGTERM in the middle of a run: the agent stops in order — running hooks are killed
+   * and re-queued, their commands reach the controller — and then the process exits.
+   * The deployer stops forwarding unit events once it is stopping, so the observers
+   * learn what the units left behind from the disk, as after kill -9 (`onUnitRestart`).
+   * Unlike `stop`, it takes simulated time: the caller runs the clock until it resolves.
+   */
+  async terminate (): Promise<void> {
+    const run = this.#run
+    if (run === undefined) return
+    this.resume()
+    this.#o.sim.trace(`${this.peerId} terminated`)
+    const units = this.units()
+    await run.agent.stop()
+    if (this.#run !== run) return
+    this.#end(run)
+    await run.transport.stop()
+    for (const unit of units) this.#o.onUnitRestart?.(unit, this.#durable(unit))
+  }
+
   // -------------------------------------------------------------------------------
 
   /** The process is gone: its clock stops, its counters are kept. */

@@ -78,8 +78,7 @@ export class SystemInvariants {
     if (now < this.#agentsCheckedAt + agentChecksEveryMs) return
     this.#agentsCheckedAt = now
     this.agentChecks++
-    const agents = this.#world.agentList()
-    const problem = leadershipProblem(agents) ?? serialHooksProblem(agents) ?? actorErrorProblem(agents)
+    const problem = agentsProblem(this.#world.agentList())
     if (problem !== undefined) { this.#violate(problem.check, problem.message); return }
     // What status shows against the truth: at most once per statusTruthEveryMs (it reads every machine).
     if (now < this.#statusCheckedAt + statusTruthEveryMs) return
@@ -104,6 +103,11 @@ export class SystemInvariants {
     this.first = { t, check, message }
     this.#world.recorder.record({ kind: 'violation', check, message }, `violation ${check}: ${message}`)
   }
+}
+
+/** The agents' invariants: one believed leader per application, serial hooks per machine, no actor errors. */
+export function agentsProblem (agents: readonly SimMachineAgentApi[]): { check: 'leadership' | 'serial-hooks' | 'actor-error', message: string } | undefined {
+  return leadershipProblem(agents) ?? serialHooksProblem(agents) ?? actorErrorProblem(agents)
 }
 
 function leadershipProblem (agents: readonly SimMachineAgentApi[]): { check: 'leadership', message: string } | undefined {
