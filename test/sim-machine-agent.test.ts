@@ -8,13 +8,13 @@ import { runSwarm } from '../sim/swarm.ts'
  * MachineAgent with its deployer and unit hosts, through SimMachineAgent, against one
  * real controller on the simulated network; five units of two related applications,
  * random hook failures that get resolved, kill -9 / SIGTERM / SIGSTOP of the agent at
- * random points, clock drift. `npm test` runs 500 seeds; `npm run test:long` (CANTRIP_LONG=1)
- * 10,000 longer ones. CANTRIP_SEED=N replays one seed and prints its failure.
+ * random points, clock drift. `npm test` runs 500 seeds of 6 steps; `npm run test:long` (CANTRIP_LONG=1)
+ * 10,000 of 40. CANTRIP_SEED=N replays one seed and prints its failure.
  */
 const long = process.env['CANTRIP_LONG'] === '1'
 const only = process.env['CANTRIP_SEED']
 const seedCount = long ? 10_000 : 500
-const steps = long ? 40 : 10
+const steps = long ? 40 : 6
 
 if (only !== undefined) {
   test(`replay seed ${only}`, async () => {

@@ -4,7 +4,7 @@ import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { CommandResult, Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { Random } from '../../runtime/random.ts'
-import { ControllerGroup } from '../controller-group.ts'
+import { SimControllerGroup } from '../sim-controller-group.ts'
 import { HookOrderChecker, formatViolations } from '../invariants/hook-order-checker.ts'
 import type { ScenarioCharm } from '../scenario/scenario-types.ts'
 import { Simulation } from '../simulation.ts'
@@ -16,7 +16,7 @@ import { agentChecksEveryMs, agentsProblem } from '../system/system-invariants.t
 /**
  * The shipped machine agent (actors/machine/machine-agent.ts: ControllerClient, presence,
  * machiner, deployer and unit hosts, through SimMachineAgent) against ONE real controller
- * (a ControllerNode: Raft of one on SimStorage, the controller API, the model) on the
+ * (a ModelReplica: Raft of one on SimStorage, the controller API, the model) on the
  * simulated network. The agent hosts five units of two related applications (a
  * peer-replicated `kv` with three units and a `web` front end with two), under a workload
  * of config changes, relation changes, leadership moves (the leader removed, leases that
@@ -97,7 +97,7 @@ const charms: Record<string, ScenarioCharm> = {
 
 interface Harness {
   sim: Simulation
-  group: ControllerGroup
+  group: SimControllerGroup
   agent: SimMachineAgent
   model: () => ModelContext
   submit: (body: DistributiveOmit<ModelCommand, 'requestId' | 'proposer'>) => Promise<CommandResult>
@@ -132,7 +132,7 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
   })
 
   try {
-    const group = await ControllerGroup.create(sim, {
+    const group = await SimControllerGroup.create(sim, {
       size: 1,
       ...raft,
       hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }),

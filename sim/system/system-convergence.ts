@@ -6,7 +6,7 @@
  * members of every relation, leadership), its agent status is idle and its workload
  * status is one its charm's hooks set; and every application with units has exactly one
  * unit that believes it leads, the one holding the lease. One line per problem; empty
- * when converged. The counterpart of sim/invariants/convergence.ts for the UnitWorld.
+ * when converged.
  */
 import { inHookError } from '../../actors/unit/local-state.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
