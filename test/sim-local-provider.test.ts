@@ -15,8 +15,8 @@ import { SimFileSystem } from '../sim/sim-file-system.ts'
 import { SimProcessRunner, type SimProcessOutcome } from '../sim/sim-process-runner.ts'
 import { runLocalProviderFaults, type LocalProviderScenarioResult } from '../sim/scenarios/local-provider-faults.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
+import { flush, settle as settleClock } from './support/sim-settle.ts'
 
-const flush = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
 
 interface World {
   clock: SimClock
@@ -53,17 +53,8 @@ function world (): World {
   return { clock, files, processes, provider, records, outcomes }
 }
 
-/** Runs simulated time in small steps until the promise settles. */
 async function settle<T> (w: World, promise: Promise<T>, budgetMs = 60_000): Promise<T> {
-  let done = false
-  void promise.then(() => { done = true }, () => { done = true })
-  await flush()
-  for (let spent = 0; !done; spent += 50) {
-    if (spent > budgetMs) assert.unreachable(`not settled within ${budgetMs} simulated ms`)
-    w.clock.advance(50)
-    await flush()
-  }
-  return await promise
+  return await settleClock(w.clock, promise, 50, budgetMs)
 }
 
 async function advance (w: World, ms: number): Promise<void> {

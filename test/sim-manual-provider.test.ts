@@ -13,8 +13,8 @@ import { SimFileSystem } from '../sim/sim-file-system.ts'
 import { SimProcessRunner } from '../sim/sim-process-runner.ts'
 import { SimSshHosts } from '../sim/sim-ssh-hosts.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
+import { flush, settle as settleClock } from './support/sim-settle.ts'
 
-const flush = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
 
 interface World {
   clock: SimClock
@@ -53,15 +53,7 @@ function world (): World {
 }
 
 async function settle<T> (w: World, promise: Promise<T>, budgetMs = 60_000): Promise<T> {
-  let done = false
-  void promise.then(() => { done = true }, () => { done = true })
-  await flush()
-  for (let spent = 0; !done; spent += 10) {
-    if (spent > budgetMs) assert.unreachable(`not settled within ${budgetMs} simulated ms`)
-    w.clock.advance(10)
-    await flush()
-  }
-  return await promise
+  return await settleClock(w.clock, promise, 10, budgetMs)
 }
 
 async function rejection (w: World, promise: Promise<unknown>): Promise<ProviderError> {

@@ -4,7 +4,7 @@ import { controllerLeaseHeld, validControllerLeaseDuration } from '../controller
 import { keys } from '../keys.ts'
 import { leaseHeld, validLeaseDuration } from '../leases.ts'
 import type { ModelDraft } from '../model-draft.ts'
-import type { LeaseRecord, ControllerLeaseRecord } from '../model-types.ts'
+import type { ApplicationRecord, CommandOf, ControllerLeaseRecord, LeaseRecord, UnitRecord } from '../model-types.ts'
 import { requireUnitAgent, requireController } from './authorisation.ts'
 import { changedBag } from './bags.ts'
 import { applicationName, unitName, controllerId, controllerLeaseName, clockReading, stringRecord } from './fields.ts'
@@ -23,6 +23,17 @@ function extendLease (d: ModelDraft, lease: LeaseRecord, expiry: number): { hold
     d.touch(keys.leadership(lease.application))
   }
   return { holder: lease.holder, expiry: Math.max(expiry, lease.expiry) }
+}
+
+/** What a claim or an extension of an application's lease is checked for first: who asks, for which unit, when, for how long. */
+function leaseRequest (d: ModelDraft, c: CommandOf<'claim-leadership' | 'extend-leadership'>): { name: UnitName, app: ApplicationRecord, unit: UnitRecord, now: number } {
+  const name = unitName(c, c.unit)
+  requireUnitAgent(d, c, name)
+  const app = getApplication(d, c, applicationName(c, c.application))
+  const unit = unitOfApplication(d, c, name, app.name)
+  const now = clockReading(c, c.now)
+  if (!validLeaseDuration(c.durationMs)) refuse(c, `duration must be ${limits.leadershipLeaseDurationMsMin} to ${limits.leadershipLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+  return { name, app, unit, now }
 }
 
 function extendControllerLease (d: ModelDraft, lease: ControllerLeaseRecord, expiry: number): { holder: string, expiry: number } {
@@ -49,12 +60,7 @@ export const leadershipCommands: HandlerTable<'leader-settings' | 'claim-leaders
   },
 
   'claim-leadership': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const app = getApplication(d, c, applicationName(c, c.application))
-    const unit = unitOfApplication(d, c, name, app.name)
-    const now = clockReading(c, c.now)
-    if (!validLeaseDuration(c.durationMs)) refuse(c, `duration must be ${limits.leadershipLeaseDurationMsMin} to ${limits.leadershipLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+    const { name, app, unit, now } = leaseRequest(d, c)
     if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
     const lease = d.lease(app.name)
     if (lease !== undefined && leaseHeld(lease, now)) {
@@ -68,12 +74,7 @@ export const leadershipCommands: HandlerTable<'leader-settings' | 'claim-leaders
   },
 
   'extend-leadership': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const app = getApplication(d, c, applicationName(c, c.application))
-    const unit = unitOfApplication(d, c, name, app.name)
-    const now = clockReading(c, c.now)
-    if (!validLeaseDuration(c.durationMs)) refuse(c, `duration must be ${limits.leadershipLeaseDurationMsMin} to ${limits.leadershipLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
+    const { name, app, unit, now } = leaseRequest(d, c)
     const lease = d.lease(app.name)
     if (lease === undefined || lease.holder !== name) refuse(c, `unit ${q(name)} does not hold the lease`)
     if (!leaseHeld(lease, now)) refuse(c, `the lease expired at ${lease.expiry}; claim it again`)
