@@ -7,7 +7,6 @@
  */
 import { CommanderError, type Command } from 'commander'
 import { simExitCodes } from '../scenario/scenario-types.ts'
-import { simMain } from './sim-main.ts'
 
 export function registerSimCommand (program: Command): void {
   program.command('sim')
@@ -26,6 +25,8 @@ export function registerSimCommand (program: Command): void {
 /** simMain, with a failure outside a run (writing a report or a file) as one line and the crash code. */
 export async function runSimCommand (args: readonly string[]): Promise<number> {
   try {
+    // Loaded on use: every other cantrip command would otherwise pay for the simulator's modules.
+    const { simMain } = await import('./sim-main.ts')
     return await simMain(args)
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error)
