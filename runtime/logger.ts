@@ -19,6 +19,9 @@ export interface Logger {
   child (name: string): Logger
 }
 
+/** A logger that drops everything: the simulator's agents, whose trace and checkers say what happened. */
+export const silentLogger: Logger = { module: 'silent', log: () => {}, child: () => silentLogger }
+
 /** A logger that keeps records in memory, bounded; used by tests and the simulator. */
 export function createMemoryLogger (module: string, records: LogRecord[] = [], recordsMax = 10_000): Logger & { records: LogRecord[] } {
   return {

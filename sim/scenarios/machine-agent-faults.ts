@@ -11,6 +11,7 @@ import { Simulation } from '../simulation.ts'
 import { RandomHookFaults } from '../system/random-hook-faults.ts'
 import { SimMachineAgent, simIdentifyPeer } from '../system/sim-machine-agent.ts'
 import { systemConvergenceProblems } from '../system/system-convergence.ts'
+import { agentRaftTiming } from '../system/system-world.ts'
 import { agentChecksEveryMs, agentsProblem } from '../system/system-invariants.ts'
 
 /**
@@ -54,8 +55,6 @@ const hookFailureProbability = 0.08
 const stepsDefault = 40
 /** Half the default lease: stops and crashes of tens of seconds move leadership; its refresh timers (lease/6 per unit) stay cheap. */
 const leaseDurationMs = 30_000
-/** Raft timing of the real agent (agent/roles/model-controller.ts). */
-const raft = { tickMs: 100, electionTicks: 6, heartbeatTicks: 1 }
 /** Simulated time one admin command may take (one controller, never faulted: milliseconds). */
 const adminBudgetMs = 30_000
 /** Simulated time a SIGTERM may take (hooks killed, commands sent) before the run calls it hung. */
@@ -134,7 +133,7 @@ export async function runMachineAgentFaults (options: ScenarioOptions): Promise<
   try {
     const group = await SimControllerGroup.create(sim, {
       size: 1,
-      ...raft,
+      ...agentRaftTiming,
       hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }),
       onStep: check
     })

@@ -16,7 +16,7 @@
  */
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
 import type { ModelReplica } from '../../actors/controller/model-replica.ts'
-import type { Logger } from '../../runtime/logger.ts'
+import { silentLogger } from '../../runtime/logger.ts'
 import type { Entity, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
@@ -55,7 +55,6 @@ export interface ProvisioningScenarioResult {
 
 const admin: Entity = { kind: 'user', name: 'admin' }
 const failureRate = 0.1
-const silent: Logger = { module: 'sim', log: () => {}, child: () => silent }
 
 export async function runProvisioningFaults (options: ProvisioningScenarioOptions): Promise<ProvisioningScenarioResult> {
   const sim = new Simulation({ seed: options.seed, keepTrace: options.keepTrace ?? false })
@@ -92,7 +91,7 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
           controllerId: controller,
           incarnation: `${node.host.term}`,
           clock: node.clock,
-          logger: silent,
+          logger: silentLogger,
           providerFor: () => cloud,
           providers: [cloud],
           model: () => node.host.state(),

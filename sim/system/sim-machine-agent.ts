@@ -16,7 +16,7 @@ import { decode } from '../../runtime/codec.ts'
 import { MachineAgent } from '../../actors/machine/machine-agent.ts'
 import type { IdentifyPeer } from '../../actors/controller/controller-api.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
-import type { Logger } from '../../runtime/logger.ts'
+import { silentLogger } from '../../runtime/logger.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import type { LeaseRecord } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
@@ -30,8 +30,6 @@ import { SimUnitHooks } from './sim-unit-hooks.ts'
 
 /** Actor errors kept for the report; more are counted only. */
 const errorsKeptMax = 100
-/** The simulated agents log nowhere: the trace and the checkers say what happened. */
-const silent: Logger = { module: 'sim', log: () => {}, child: () => silent }
 
 /**
  * Who a simulated peer is, for the controllers' `agents.identify`: `machine-<id>` is the
@@ -123,7 +121,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
     const clock = new RunClock(this.#clock)
     const transport = this.#gated(this.#o.network.transport(this.peerId))
     this.#o.sim.trace(`${this.peerId} starts (run ${runNumber})`)
-    const agent = MachineAgent.start({ transport, clock, logger: silent, storage: this.storage }, {
+    const agent = MachineAgent.start({ transport, clock, logger: silentLogger, storage: this.storage }, {
       machineId: this.machineId,
       model: this.#o.model,
       controllers: this.#o.controllers,

@@ -6,12 +6,11 @@ import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import { Provisioner } from '../../actors/provisioner/provisioner.ts'
 import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
-import type { Logger } from '../../runtime/logger.ts'
+import { silentLogger } from '../../runtime/logger.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { AgentLiveness } from '../../actors/provisioner/liveness-feed.ts'
 import type { SimProvider } from '../../providers/sim-provider.ts'
 
-const silent: Logger = { module: 'sim', log: () => {}, child: () => silent }
 /** The mesh key in every instance's bootstrap data (the simulated network checks none). */
 const simNetworkKey = new Uint8Array([0x73, 0x69, 0x6d])
 
@@ -33,7 +32,7 @@ export function startSimProvisioner (o: SimProvisionerOptions): Provisioner {
     controllerId: node.id,
     incarnation: `${node.host.term}`,
     clock: node.clock,
-    logger: silent,
+    logger: silentLogger,
     providerFor: () => o.cloud,
     providers: [o.cloud],
     model: () => node.host.state(),
