@@ -3,25 +3,22 @@
  * node:fs and the system clock, with the repository's own cantripd as the agent.
  */
 import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { LocalProvider, type LocalAgentCommand, type LocalProviderOptions } from '../providers/local-provider.ts'
 import { ChildProcessRunner } from './child-process-runner.ts'
 import { NodeFileSystem } from './node-file-system.ts'
+import { cantripdProgram } from './package-root.ts'
 import { SystemClock } from './system-clock.ts'
 
 /**
- * The repository's own cantripd, run through tsx with the node running this controller,
- * in this process's environment (a controller's CANTRIP_* settings reach its machines).
+ * This installation's own cantripd (agent/package-root.ts), run with the node running
+ * this controller, in this process's environment (a controller's CANTRIP_* settings
+ * reach its machines).
  */
 export function defaultLocalAgentCommand (): LocalAgentCommand {
-  const repo = fileURLToPath(new URL('../', import.meta.url))
-  let tsx = 'tsx'
-  // An absolute loader URL keeps the agent independent of its working directory.
-  try { tsx = import.meta.resolve('tsx') } catch { /* resolved against the cwd (the instance dir) instead */ }
-  const cantripd = path.join(repo, 'agent', 'cantripd.ts')
+  const cantripd = cantripdProgram()
   return {
-    file: process.execPath,
-    args: (bootstrapFile, dataDir) => ['--import', tsx, cantripd, '--bootstrap', bootstrapFile, '--data-dir', dataDir],
+    file: cantripd.file,
+    args: (bootstrapFile, dataDir) => [...cantripd.args, '--bootstrap', bootstrapFile, '--data-dir', dataDir],
     // Read at each start, as a spawn that inherits the environment would.
     get env () { return definedOnly(process.env) }
   }

@@ -7,15 +7,15 @@
 import { createHash } from 'node:crypto'
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs'
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { limits } from '../runtime/limits.ts'
 import { ProviderError } from '../runtime/provider.ts'
 import { ManualProvider, type ManualProviderOptions, type ManualSource } from '../providers/manual-provider.ts'
 import { ChildProcessRunner } from './child-process-runner.ts'
 import { NodeFileSystem } from './node-file-system.ts'
+import { packageRoot } from './package-root.ts'
 import { SystemClock } from './system-clock.ts'
 
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const projectRoot = packageRoot
 
 export type RealManualProviderOptions =
   Omit<ManualProviderOptions, 'processes' | 'files' | 'clock' | 'sshCommand' | 'tarCommand' | 'env' | 'writerId' | 'source' | 'sourceVersion'> & {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { checkMermaid, toMermaid, type Statechart } from '../runtime/statechart-diagram.ts'
 import { statechartSvg } from './statecharts/statechart-svg.ts'
+import { packageRoot, runningBundled } from './package-root.ts'
 
 /**
  * Writes the statechart diagrams: per entry of actors/statecharts.ts one `<name>.mmd`
@@ -29,7 +30,7 @@ export const defaultOutDir = 'docs/statecharts'
 export const defaultReadme = 'README.md'
 
 /** The registry's location, for links in the README; the module is loaded from here too. */
-const registryPath = fileURLToPath(new URL('../actors/statecharts.ts', import.meta.url))
+const registryPath = path.join(packageRoot, 'actors', 'statecharts.ts')
 
 export interface ExportIo {
   /** Directory relative paths are resolved against. */
@@ -266,7 +267,8 @@ function argumentError (err: unknown): string {
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+// Run as a script from source only: inside the bundle, this module shares its file with the CLI.
+const invokedDirectly = !runningBundled && process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
 if (invokedDirectly) {
   process.exitCode = await exportStatecharts(process.argv.slice(2), {
     cwd: process.cwd(),

@@ -5,10 +5,10 @@
  * and agents.
  */
 import { readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { packageRoot } from './package-root.ts'
 
-const packageJson = join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json')
+const packageJson = join(packageRoot, 'package.json')
 
 function readPackageVersion (): string {
   const value = (JSON.parse(readFileSync(packageJson, 'utf8')) as { version?: unknown }).version

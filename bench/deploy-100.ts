@@ -56,7 +56,7 @@ const recheckMs = 1_000
 const cliRunMsMax = 240_000
 
 function cli (home: string, ...args: string[]): void {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'bin', 'cantrip.ts'), ...args], {
+  const run = spawnSync(process.execPath, [join(repoRoot, 'dist', 'cantrip.mjs'), ...args], {
     cwd: repoRoot, env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: cliRunMsMax
   })
   if (run.status !== 0) throw new Error(`deploy100 bench: expected "cantrip ${args.join(' ')}" to succeed, got exit ${String(run.status)}: ${run.stderr.trim()}`)

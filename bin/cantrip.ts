@@ -1,4 +1,3 @@
-#!/usr/bin/env -S node --import tsx
 /**
  * The `cantrip` executable: the composition root of the client. agent/ holds the
  * commands that speak to controllers and sim/ the simulator; neither may import the

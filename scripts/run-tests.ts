@@ -14,6 +14,8 @@
  *
  *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings]
  *
+ * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
+ *
  * PATTERN is uvu's (a case-insensitive regex on the path below test/). Lanes default to
  * CANTRIP_TEST_LANES, else 2. A job that runs past `jobSecondsMax` has its process group
  * killed and counts as failed.
@@ -22,6 +24,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildDist } from './build.ts'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
 const testDir = join(root, 'test')
@@ -176,6 +179,8 @@ async function main (): Promise<number> {
   }
   const queue = planJobs(files, readTimings())
   const started = Date.now()
+  // The processes the tests start run the bundles that ship, built from the tree as it is.
+  await buildDist()
   const results: JobResult[] = []
   const lane = async (): Promise<void> => {
     for (let job = queue.shift(); job !== undefined; job = queue.shift()) {

@@ -8,13 +8,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { distProgram } from './support/dist.ts'
 
 const root = join(import.meta.dirname, '..')
 
 test('CANTRIP_LOG_LEVEL that is not a level: one line, exit 1, nothing started', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cantripd-args-'))
   try {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'agent/cantripd.ts', '--role', 'machine', '--machine-id', '0', '--data-dir', join(dir, 'data'), '--network-key', join(dir, 'missing.key'), '--controllers', 'x'], {
+    const run = spawnSync(process.execPath, [distProgram('cantripd'), '--role', 'machine', '--machine-id', '0', '--data-dir', join(dir, 'data'), '--network-key', join(dir, 'missing.key'), '--controllers', 'x'], {
       cwd: root, env: { ...process.env, CANTRIP_LOG_LEVEL: 'loud' }, encoding: 'utf8', timeout: 60_000
     })
     const lines = run.stderr.trim().split('\n')

@@ -23,6 +23,7 @@ import { cantrip, cantripOk as ok } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { freePortRun, waitFor } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { distProgram } from './support/dist.ts'
 
 test('debug-log (replay, filter, follow), show-status-log and show-unit on a bootstrapped controller', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-logs-'))
@@ -60,7 +61,7 @@ test('debug-log (replay, filter, follow), show-status-log and show-unit on a boo
 
     // Following: a line logged after it started arrives (pushed, bounded wait).
     const out: string[] = []
-    follower = spawn(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', 'debug-log', '-n', '1', '--include', 'kv/0', '--include-module', 'unit.kv/0.juju-log'], {
+    follower = spawn(process.execPath, [distProgram('cantrip'), 'debug-log', '-n', '1', '--include', 'kv/0', '--include-module', 'unit.kv/0.juju-log'], {
       env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe']
     })
     follower.stdout!.setEncoding('utf8').on('data', (chunk: string) => { out.push(chunk) })

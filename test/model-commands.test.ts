@@ -220,6 +220,26 @@ provisioning('an agent registers once with the one-time secret; the secret is th
   model.refused('register-machine-agent', { machine: '2', peer: 'peer-b', secret }, /the registration secret is wrong or used/, controller)
 })
 
+provisioning('a start attempt after a failed one renews the secret: the released agent\'s binding goes, the new agent registers', () => {
+  const model = standard()
+  const token = 'ab'.repeat(8)
+  const first = 'cd'.repeat(16)
+  const second = 'ef'.repeat(16)
+  model.ok('set-machine-provisioning', { machine: '1', token, secret: first }, controller)
+  model.ok('register-machine-agent', { machine: '1', peer: 'peer-released', secret: first }, controller)
+  model.refused('set-machine-provisioning', { machine: '1', token: '12'.repeat(8), secret: second, renew: true }, /only the recorded provisioning token can be renewed/, controller)
+  model.refused('set-machine-provisioning', { machine: '1', token, secret: second, renew: true }, /permission denied/, admin)
+  model.ok('set-machine-provisioning', { machine: '1', token, secret: second, renew: true }, controller)
+  assert.equal(tableGet(model.context.machines, '1')!.provisioning, { token, secret: second })
+  assert.is(tableGet(model.context.machines, '1')!.agentPeer, null)
+  model.refused('register-machine-agent', { machine: '1', peer: 'peer-new', secret: first }, /the registration secret is wrong or used/, controller)
+  model.ok('register-machine-agent', { machine: '1', peer: 'peer-new', secret: second }, controller)
+  assert.is(tableGet(model.context.machines, '1')!.agentPeer, 'peer-new')
+  // Once an instance is recorded, its agent's binding stands.
+  model.ok('set-machine-instance', { machine: '1', instanceId: 'local:machine-1', addresses: [] }, machine('1'))
+  model.refused('set-machine-provisioning', { machine: '1', token, secret: first, renew: true }, /machine is provisioned as "local:machine-1" already/, controller)
+})
+
 provisioning.run()
 
 const relations = suite('model: relations and scope')

@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cantrip } from './support/cli-process.ts'
+import { ensureDist } from './support/dist.ts'
 import { parse, stringify } from 'yaml'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 
@@ -22,6 +23,7 @@ const runMsMax = 240_000
 interface Run { code: number | null, stdout: string, stderr: string }
 
 async function runStart (home: string): Promise<Run> {
+  ensureDist() // what `npm start` builds before it runs the demo
   const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], { env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''

@@ -10,6 +10,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parseScenario } from '../sim/scenario/parse-scenario.ts'
 import { runScenario } from '../sim/scenario/run-scenario.ts'
+import { distProgram } from './support/dist.ts'
 
 const root = new URL('..', import.meta.url).pathname
 const dir = join(root, 'examples/sim')
@@ -34,9 +35,9 @@ for (const file of examples) {
 }
 
 test('cantrip sim prints the trace hash, and the same seed gives it again', () => {
-  const cli = join(root, 'bin/cantrip.ts')
+  const cli = distProgram('cantrip')
   const run = (): { status: number | null, out: string } => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', cli, 'sim', join(dir, 'install-fails-twice.yaml'), '--seed', '7'], { encoding: 'utf8', timeout: 120_000, cwd: root })
+    const result = spawnSync(process.execPath, [cli, 'sim', join(dir, 'install-fails-twice.yaml'), '--seed', '7'], { encoding: 'utf8', timeout: 120_000, cwd: root })
     return { status: result.status, out: result.stdout + result.stderr }
   }
   const first = run()
@@ -45,6 +46,12 @@ test('cantrip sim prints the trace hash, and the same seed gives it again', () =
   assert.ok(hash !== undefined, first.out)
   const second = run()
   assert.match(second.out, `trace ${hash}`)
+})
+
+test('the installed cantrip runs a swarm on worker threads (the bundle\'s own worker and engine files)', () => {
+  const result = spawnSync(process.execPath, [distProgram('cantrip'), 'sim', join(dir, 'install-fails-twice.yaml'), '--seeds', '1..4', '--jobs', '2', '--quiet'], { encoding: 'utf8', timeout: 120_000, cwd: root })
+  assert.is(result.status, 0, result.stdout + result.stderr)
+  assert.match(result.stdout, /seeds 1\.\.4: 4 runs on 2 jobs in [\d.]+s wall \([\d.]+ seeds\/s\), 0 failing/)
 })
 
 test.run()

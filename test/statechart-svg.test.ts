@@ -15,6 +15,7 @@ import type { AnyStateMachine, AnyStateNode } from 'xstate'
 import { statecharts } from '../actors/statecharts.ts'
 import { statechartSvg } from '../agent/statecharts/statechart-svg.ts'
 import { eventLabel, invokeEventLabels, isInert, withGuard } from '../runtime/statechart-diagram.ts'
+import { distProgram } from './support/dist.ts'
 
 /** A strict check of the XML this renderer can write: declaration, one root, balanced tags, quoted attributes, known entities. */
 function xmlProblems (xml: string): string[] {
@@ -141,7 +142,7 @@ test('cantrip export-statecharts: svg files in --out, a bad --format refused wit
   const out = mkdtempSync(join(tmpdir(), 'statecharts-'))
   try {
     const run = (args: string[]): { status: number | null, stdout: string, stderr: string } =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', 'export-statecharts', ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } })
+      spawnSync(process.execPath, [distProgram('cantrip'), 'export-statecharts', ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } })
     const bad = run(['--format', 'png', '--out', out])
     assert.is(bad.status, 1)
     assert.equal(bad.stderr.trim().split('\n'), ['ERROR cantrip export-statecharts: expected --format mermaid, svg or mermaid,svg, got "png"'])

@@ -116,7 +116,7 @@ export class Provisioner {
   /** The machines table the last pass looked at. */
   #machinesSeen: ModelContext['machines'] | undefined
   /** Counters for tests, benchmarks and the inspector. */
-  readonly counters = { passes: 0, starts: 0, stops: 0, adopted: 0, unknownStopped: 0, failures: 0 }
+  readonly counters = { passes: 0, starts: 0, stops: 0, adopted: 0, unknownStopped: 0, failures: 0, secretsRenewed: 0 }
 
   /** The worker's own statechart (provisioner-machine.ts): passes as the inspector sees them. */
   readonly worker: ProvisionerActorRef
@@ -315,10 +315,11 @@ export class Provisioner {
         startInstance: fromPromise<StartInstanceOutput, StartInstanceInput>(async ({ input }) => {
           const current = readerOf(this.#o.model()).machine(input.machineId)
           if (current?.provisioning == null) throw new Error(`${component}: machine ${input.machineId} has no provisioning record`)
+          const bootstrap = await this.#bootstrapForAttempt(current) ?? input.bootstrapData ?? new Uint8Array()
           return await this.#providerOf(input.machineId).startInstance({
             machineId: input.machineId,
             token: current.provisioning.token,
-            bootstrap: input.bootstrapData ?? new Uint8Array(),
+            bootstrap,
             constraints: input.constraints,
             ...(current.placement === null ? {} : { placement: current.placement })
           }, progress => {
@@ -333,6 +334,21 @@ export class Provisioner {
         })
       }
     })
+  }
+
+  /**
+   * A start attempt after one whose agent registered (the secret is used) but whose
+   * instance was never recorded (it failed and was released) needs a fresh secret, or the
+   * new instance's agent would be refused: renewed through Raft first, and the bootstrap
+   * data made with it. Undefined when the recorded secret is still unused.
+   */
+  async #bootstrapForAttempt (machine: MachineRecord): Promise<Uint8Array | undefined> {
+    if (machine.provisioning === null || machine.provisioning.secret !== '' || machine.instanceId !== null) return undefined
+    const secret = this.#o.newSecret()
+    const result = await this.#o.submit(this.#proposer.command({ type: 'set-machine-provisioning', machine: machine.id, token: machine.provisioning.token, secret, renew: true }))
+    if (!result.ok) throw new Error(`${component}: cannot renew the registration secret of machine ${machine.id}: ${result.error}`)
+    this.counters.secretsRenewed++
+    return this.#o.bootstrapFor(machine, secret)
   }
 
   /** The provider of a machine: by its current record, or the one it had when tracked if it has left the model. */

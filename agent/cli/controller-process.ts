@@ -6,13 +6,11 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, openSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { freeLoopbackPort } from '../free-port.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../mesh/peer-identity.ts'
+import { cantripdProgram, packageRoot } from '../package-root.ts'
 import type { ControllerMember } from './cli-home.ts'
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** The most controllers a group may have (odd sizes only: 1, 3, 5, 7). */
 export const controllerGroupSizeMax = 7
@@ -54,8 +52,9 @@ export interface SpawnOptions {
 /** Starts `member` detached; sets and returns its pid. */
 export function spawnController (member: NewMember, options: SpawnOptions): number {
   const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a', 0o600)
-  const child = spawn(process.execPath, [
-    '--import', 'tsx', join(repoRoot, 'agent', 'cantripd.ts'),
+  const cantripd = cantripdProgram()
+  const child = spawn(cantripd.file, [
+    ...cantripd.args,
     '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
     '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', options.controllers.join(','),
     ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
@@ -63,7 +62,7 @@ export function spawnController (member: NewMember, options: SpawnOptions): numb
     '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
     ...(options.join === true ? ['--join'] : []),
     ...(options.inspect === true ? ['--inspect', '0'] : [])
-  ], { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] })
+  ], { cwd: packageRoot, detached: true, stdio: ['ignore', log, log] })
   child.unref()
   member.pid = child.pid ?? 0
   return member.pid

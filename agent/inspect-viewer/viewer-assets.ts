@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { packageRoot } from '../package-root.ts'
 
 /**
  * The page's assets, all from this repository and node_modules (no CDN): the HTML, the
@@ -9,8 +10,9 @@ import { fileURLToPath } from 'node:url'
  */
 
 const require = createRequire(import.meta.url)
-const appEntry = fileURLToPath(new URL('./browser/app.ts', import.meta.url))
-const stylesheet = fileURLToPath(new URL('./browser/viewer.css', import.meta.url))
+const viewerDir = join(packageRoot, 'agent', 'inspect-viewer')
+const appEntry = join(viewerDir, 'browser', 'app.ts')
+const stylesheet = join(viewerDir, 'browser', 'viewer.css')
 
 export interface ViewerAssets {
   html: string

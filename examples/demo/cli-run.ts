@@ -1,5 +1,5 @@
 /**
- * Runs the real `cantrip` CLI as its own process, as a user would, echoing the command
+ * Runs the real `cantrip` CLI (the built dist/cantrip.mjs, as installed) as its own process, as a user would, echoing the command
  * first (`$ cantrip …`). Output goes straight to this process's stdout and stderr.
  * Bounded: past `cliRunMsMax` the child is killed by its pid and the run fails.
  */
@@ -11,7 +11,7 @@ const cliRunMsMax = 240_000
 
 export async function cantrip (repoRoot: string, args: readonly string[], say: (line: string) => void): Promise<void> {
   say(`$ cantrip ${args.join(' ')}`)
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bin', 'cantrip.ts'), ...args], {
+  const child = spawn(process.execPath, [join(repoRoot, 'dist', 'cantrip.mjs'), ...args], {
     cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit']
   })
   let timedOut = false

@@ -572,8 +572,13 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'complete-command', readonly unit: UnitName, readonly commandId: string }
   | { readonly type: 'storage-attached', readonly unit: UnitName, readonly storageId: StorageId, readonly location?: string }
   | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string }
-  /** The provisioner records how it will start the machine's instance (controllers only). */
-  | { readonly type: 'set-machine-provisioning', readonly machine: MachineId, readonly token: string, readonly secret: string }
+  /**
+   * The provisioner records how it will start the machine's instance (controllers only).
+   * `renew`: a new start attempt after one whose agent registered but whose instance
+   * failed and was released: a fresh secret for the same token, and the released agent's
+   * binding dropped (Juju gives every StartInstance a fresh nonce for the same reason).
+   */
+  | { readonly type: 'set-machine-provisioning', readonly machine: MachineId, readonly token: string, readonly secret: string, readonly renew?: boolean }
   /** A new agent proved the machine's one-time secret: its peer id is now the machine's agent (controllers only). */
   | { readonly type: 'register-machine-agent', readonly machine: MachineId, readonly peer: string, readonly secret: string }
   | { readonly type: 'set-machine-instance', readonly machine: MachineId, readonly instanceId: string, readonly addresses: readonly string[] }

@@ -15,5 +15,9 @@ export interface SimEngine {
 
 export const engine: SimEngine = { runScenario, writeReport }
 
-/** The module workers import `engine` from; a test passes its stand-in's URL instead. */
-export const engineModuleUrl = import.meta.url
+/**
+ * The module workers import `engine` from; a test passes its stand-in's URL instead. In
+ * the bundle (scripts/build.ts: every file directly in dist/), this code may sit in a
+ * shared chunk, so workers import the engine's own entry point beside it.
+ */
+export const engineModuleUrl = import.meta.url.endsWith('.mjs') ? new URL('./sim-engine.mjs', import.meta.url).href : import.meta.url

@@ -46,11 +46,7 @@ async function runOne (run: SwarmRun, seed: number): Promise<RunResult> {
 
 function runWorker (data: SwarmWorkerData, collect: (result: RunResult) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    // Workers do not inherit the tsx loader: register it, then load the TypeScript worker.
-    const tsx = import.meta.resolve('tsx/esm/api')
-    const script = new URL('./sim-swarm-worker.ts', import.meta.url).href
-    const bootstrap = `import(${JSON.stringify(tsx)}).then(m => { m.register(); return import(${JSON.stringify(script)}) })`
-    const worker = new Worker(bootstrap, { eval: true, workerData: data })
+    const worker = swarmWorker(data)
     let received = 0
     worker.on('message', (result: RunResult) => { received++; collect(result) })
     worker.on('error', reject)
@@ -59,4 +55,17 @@ function runWorker (data: SwarmWorkerData, collect: (result: RunResult) => void)
       else reject(new Error(`sim: expected a swarm worker to run ${data.seeds.length} seeds, got exit code ${code} after ${received}`))
     })
   })
+}
+
+/**
+ * From the bundle (scripts/build.ts: every file directly in dist/), the worker's own
+ * entry point beside this code. From source, workers do not inherit the tsx loader:
+ * register it, then load the TypeScript worker.
+ */
+function swarmWorker (data: SwarmWorkerData): Worker {
+  if (import.meta.url.endsWith('.mjs')) return new Worker(new URL('./sim-swarm-worker.mjs', import.meta.url), { workerData: data })
+  const tsx = import.meta.resolve('tsx/esm/api')
+  const script = new URL('./sim-swarm-worker.ts', import.meta.url).href
+  const bootstrap = `import(${JSON.stringify(tsx)}).then(m => { m.register(); return import(${JSON.stringify(script)}) })`
+  return new Worker(bootstrap, { eval: true, workerData: data })
 }

@@ -18,6 +18,7 @@ import { generateNetworkKey, writeNetworkKey } from '../../agent/mesh/network-ke
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../agent/mesh/peer-identity.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
+import { distProgram } from './dist.ts'
 import { killUnitWorkloads } from './processes.ts'
 
 export const admin = { kind: 'user', name: 'admin' } as const
@@ -101,7 +102,7 @@ export class CantripdCluster {
           '--admin', peerIdOfKey(this.#clientKey!), ...machineAgents.flatMap(m => ['--machine', `${m.machineId!}=${m.id}`])]
       : ['--role', 'machine', '--machine-id', agent.machineId!]
     const [command, ...prefix] = [...this.launcher(agent), process.execPath]
-    const child = spawn(command!, [...prefix, '--import', 'tsx', 'agent/cantripd.ts', ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(command!, [...prefix, distProgram('cantripd'), ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
     agent.process = child
     agent.raftRole = ''
     let pending = ''

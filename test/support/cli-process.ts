@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import * as assert from 'uvu/assert'
+import { distProgram } from './dist.ts'
 
 export interface CliRun { status: number, stdout: string, stderr: string }
 
@@ -12,10 +13,10 @@ export interface CliRun { status: number, stdout: string, stderr: string }
 const cliRunTimeoutMs = 300_000
 const t0 = performance.now()
 
-/** `tree`: run the CLI of another source tree (e.g. test/support/stamped-tree.ts) instead of this one. */
+/** `tree`: run the CLI (dist/cantrip.mjs) of another tree (e.g. test/support/stamped-tree.ts) instead of this one. */
 export function cantrip (home: string, args: readonly string[], env: Readonly<Record<string, string>> = {}, tree?: string): CliRun {
   if (process.env['E2E_TRACE'] !== undefined) console.error(`${((performance.now() - t0) / 1000).toFixed(1)}s cantrip ${args.join(' ')}`)
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', ...args], {
+  const run = spawnSync(process.execPath, [distProgram('cantrip', tree), ...args], {
     env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', ...env }, encoding: 'utf8', timeout: cliRunTimeoutMs,
     ...(tree === undefined ? {} : { cwd: tree })
   })

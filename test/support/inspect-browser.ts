@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { distProgram } from './dist.ts'
 
 export const chromiumPath = '/usr/bin/chromium'
 /** `cantrip inspect` prints its URL within this long, even on a loaded machine. */
@@ -29,7 +30,7 @@ export interface ViewerProcess {
 
 /** Starts `cantrip inspect ARGS --no-open` and waits (bounded) for the URL it prints. */
 export async function startViewer (args: readonly string[], env: Readonly<Record<string, string>>): Promise<ViewerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/cantrip.ts', 'inspect', ...args, '--no-open'], {
+  const child = spawn(process.execPath, [distProgram('cantrip'), 'inspect', ...args, '--no-open'], {
     env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''

@@ -8,14 +8,16 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ensureDist } from './dist.ts'
 
 const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
 /** What a running cantrip needs of its tree: the code and the package description. */
-const copied = ['actors', 'runtime', 'providers', 'agent', 'sim', 'bin', 'package.json', 'tsconfig.json']
+const copied = ['actors', 'runtime', 'providers', 'agent', 'sim', 'bin', 'dist', 'package.json', 'tsconfig.json']
 
 export interface StampedTree { root: string, remove: () => void }
 
 export function stampedTree (version: string): StampedTree {
+  ensureDist()
   const root = mkdtempSync(join(tmpdir(), 'cantrip-stamped-'))
   for (const entry of copied) {
     if (existsSync(join(repoRoot, entry))) cpSync(join(repoRoot, entry), join(root, entry), { recursive: true })

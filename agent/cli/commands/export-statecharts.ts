@@ -6,7 +6,6 @@
  * project's README). A refusal or an out-of-date `--check` is one line and exit 1.
  */
 import process from 'node:process'
-import { exportStatecharts } from '../../export-statecharts.ts'
 import type { RegisterCommand } from '../cli-context.ts'
 
 const usage = 'usage: cantrip export-statecharts --format mermaid|svg|mermaid,svg --out DIR [--readme FILE] [--check]'
@@ -20,6 +19,8 @@ export const registerExportStatecharts: RegisterCommand = (program, context) => 
     .option('--check', 'write nothing; fail when a file is out of date')
     .action(async (options: { format: string, out: string, readme?: string, check?: boolean }) => {
       const errors: string[] = []
+      // Loaded on use: the layout engine (elkjs) is large, and no other command needs it.
+      const { exportStatecharts } = await import('../../export-statecharts.ts')
       const code = await exportStatecharts([
         '--format', options.format, '--out', options.out,
         ...(options.readme === undefined ? [] : ['--readme', options.readme]),

@@ -12,7 +12,7 @@ import { controllerEntry } from '../cli-home.ts'
 import { discoverInspectEndpoints } from '../../inspect/inspect-endpoints.ts'
 import { readRecordedLogs } from '../../inspect-viewer/recorded-log.ts'
 import { inspectPlan, mergeSources, type InspectOptions } from '../../inspect-viewer/viewer-plan.ts'
-import { startViewerServer, type ViewerSource } from '../../inspect-viewer/viewer-server.ts'
+import type { ViewerSource } from '../../inspect-viewer/viewer-server.ts'
 
 const component = 'cantrip inspect'
 
@@ -56,6 +56,8 @@ export const registerInspect: RegisterCommand = (program, context) => {
         if (agents.length === 0) throw new Error(`${component}: expected agents run with --inspect (cantrip bootstrap --inspect) or --agent, got none`)
       }
       const recorded = await readRecordedLogs(plan.logs)
+      // Loaded on use: the viewer's server and its assets' builder serve this command only.
+      const { startViewerServer } = await import('../../inspect-viewer/viewer-server.ts')
       const server = await startViewerServer({
         host: plan.host,
         port: plan.port,

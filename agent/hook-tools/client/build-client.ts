@@ -14,9 +14,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
 import { access, mkdir, readdir, readFile, rename, rm, stat, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { CantripError } from '../../../runtime/errors.ts'
 import { limits } from '../../../runtime/limits.ts'
+import { packageRoot } from '../../package-root.ts'
 import { hookToolNames } from './hook-tool-names.ts'
 
 export { hookToolNames, type HookToolName } from './hook-tool-names.ts'
@@ -33,8 +33,8 @@ export interface ToolClientBuildOptions {
   cacheDir?: string
 }
 
-export const toolClientSourcePath = fileURLToPath(new URL('./cantrip-tool.c', import.meta.url))
-export const toolClientCacheDir = fileURLToPath(new URL('../../../.cache/', import.meta.url))
+export const toolClientSourcePath = join(packageRoot, 'agent', 'hook-tools', 'client', 'cantrip-tool.c')
+export const toolClientCacheDir = join(packageRoot, '.cache')
 
 /** The file name the client is built under; the multiplexer form of the client matches this prefix. */
 const binaryPrefix = 'cantrip-tool-'

@@ -31,6 +31,13 @@ export const machineCommands: HandlerTable<'add-machine' | 'set-machine-provisio
     const token = text(c, 'token', c.token)
     const secret = text(c, 'secret', c.secret)
     if (!/^[0-9a-f]{16,128}$/.test(token) || !/^[0-9a-f]{32,128}$/.test(secret)) refuse(c, 'token and secret must be hex (16 to 128 and 32 to 128 digits)')
+    if (optionalBoolean(c, 'renew', c.renew) === true) {
+      if (machine.provisioning === null || machine.provisioning.token !== token) refuse(c, 'only the recorded provisioning token can be renewed')
+      if (machine.instanceId !== null) refuse(c, `machine is provisioned as ${q(machine.instanceId)} already`)
+      if (machine.life !== 'alive') refuse(c, `machine is ${machine.life}`)
+      putMachine(d, { ...machine, agentPeer: null, provisioning: { token, secret } })
+      return {}
+    }
     // The first record stands: a provisioner that lost the race (a new leader) reuses it.
     if (machine.provisioning !== null || machine.life !== 'alive') return {}
     putMachine(d, { ...machine, provisioning: { token, secret } })

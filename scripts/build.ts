@@ -1,0 +1,83 @@
+/**
+ * `npm run build` (also run by `npm ci` through `prepare`, and by `npm test` first, so
+ * the processes the tests start are the bundles that ship): bundles the client
+ * (`dist/cantrip.mjs`) and the agent (`dist/cantripd.mjs`) with esbuild, each with the
+ * libraries it uses, so that a command starts by reading a few files instead of
+ * resolving and transpiling hundreds. Code loaded on use (the simulator, the inspector,
+ * the diagram exporter) is split into chunks of its own, loaded only when a command
+ * needs it. Every file sits directly in dist/. The simulator's swarm worker and engine are entry points too, since worker
+ * threads load them by file.
+ *
+ * Left outside the bundle, resolved from node_modules at run time: packages with native
+ * or platform binaries (classic-level's LevelDB binding, msgpackr's optional native
+ * extension, esbuild itself, which the inspector's viewer runs) and the browser driver
+ * only tests use.
+ *
+ *   node --import tsx scripts/build.ts [--quiet]
+ */
+import { build, type BuildOptions } from 'esbuild'
+import { chmodSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
+export const distDir = join(root, 'dist')
+
+/** Entry points, by the file name each gets under dist/. */
+const entryPoints = {
+  cantrip: 'bin/cantrip.ts',
+  cantripd: 'agent/cantripd.ts',
+  'sim-engine': 'sim/cli/sim-engine.ts',
+  'sim-swarm-worker': 'sim/cli/sim-swarm-worker.ts'
+}
+
+/** Resolved from node_modules at run time: native bindings, platform binaries, test-only tools. */
+const external = ['classic-level', 'msgpackr-extract', 'esbuild', 'playwright-core']
+
+/**
+ * Every file starts as an executable script (a hashbang is valid in any ES module), and
+ * bundled CommonJS modules call `require`, which ESM output lacks, so each file gets one.
+ */
+const banner = "#!/usr/bin/env node\nimport { createRequire as __cantripCreateRequire } from 'node:module'; const require = __cantripCreateRequire(import.meta.url);"
+
+export const buildOptions: BuildOptions = {
+  absWorkingDir: root,
+  entryPoints: Object.entries(entryPoints).map(([out, path]) => ({ in: path, out })),
+  outdir: distDir,
+  outExtension: { '.js': '.mjs' },
+  // Flat: every bundled module's import.meta.url is in dist/, so siblings resolve alike from all.
+  chunkNames: '[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external,
+  banner: { js: banner },
+  sourcemap: 'linked',
+  logLevel: 'warning'
+}
+
+/**
+ * A chunk a running agent may still load on use is not deleted by the next build (a
+ * controller started from the last build outlives it): only chunks this build did not
+ * write and that are older than this.
+ */
+const staleChunkAgeMs = 24 * 3600_000
+
+export async function buildDist (): Promise<void> {
+  const result = await build({ ...buildOptions, metafile: true })
+  for (const bin of ['cantrip', 'cantripd']) chmodSync(join(distDir, `${bin}.mjs`), 0o755)
+  const written = new Set(Object.keys(result.metafile.outputs).map(output => join(root, output)))
+  for (const name of readdirSync(distDir)) {
+    const path = join(distDir, name)
+    if (!written.has(path) && Date.now() - statSync(path).mtimeMs > staleChunkAgeMs) rmSync(path, { force: true })
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]
+if (invokedDirectly) {
+  const started = performance.now()
+  await buildDist()
+  if (!process.argv.includes('--quiet')) process.stdout.write(`build: dist/ in ${Math.round(performance.now() - started)} ms\n`)
+}

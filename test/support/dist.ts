@@ -1,0 +1,45 @@
+/**
+ * The shipped programs (scripts/build.ts: dist/cantrip.mjs and dist/cantripd.mjs), which
+ * the real-process tests start as a user's install would. `npm test` builds dist/ before
+ * any test runs; a test file run on its own rebuilds it here, once, when a source file is
+ * newer than the bundle, so no test runs yesterday's code.
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
+/** The directories the bundle is built from, and the manifest it reads its version from. */
+const sources = ['bin', 'agent', 'runtime', 'actors', 'providers', 'sim', 'package.json']
+const buildTimeoutMs = 120_000
+
+function newestMtimeMs (path: string): number {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtimeMs(join(path, name))), stat.mtimeMs)
+}
+
+let checked = false
+
+/** dist/ built from the sources as they are now. */
+export function ensureDist (): void {
+  if (checked) return
+  const bundle = join(repoRoot, 'dist', 'cantrip.mjs')
+  const fresh = existsSync(bundle) && statSync(bundle).mtimeMs >= Math.max(...sources.map(s => newestMtimeMs(join(repoRoot, s))))
+  if (!fresh) {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'build.ts'), '--quiet'], { cwd: repoRoot, encoding: 'utf8', timeout: buildTimeoutMs })
+    if (run.status !== 0) throw new Error(`test: expected scripts/build.ts to build dist/, got exit ${String(run.status)}: ${run.stderr}`)
+  }
+  checked = true
+}
+
+/**
+ * `<root>/dist/<name>.mjs`, built if stale. `root` is this repository or a copy of it
+ * holding this dist/ (test/support/stamped-tree.ts); the bundle reads the version of the
+ * tree it sits in.
+ */
+export function distProgram (name: 'cantrip' | 'cantripd', root = repoRoot): string {
+  ensureDist()
+  return join(root, 'dist', `${name}.mjs`)
+}
