@@ -118,7 +118,8 @@ test('kv and web run for real through the hook runner and the hook tools', async
     assert.is(health.status, 200, 'kv answers /health')
     const token = readerOf(controller.model()).application('kv')!.leaderSettings.token
     assert.ok(token !== undefined && token.length > 0, 'the leader shared a token with leader-set')
-    assert.ok(readerOf(controller.model()).unit('kv/0')!.openedPorts.some(p => p.from === kvPort), 'open-port committed after the hook')
+    // status-set applies at once, open-port when the hook's changes commit: active may be seen first.
+    await waitFor('open-port committed after the hook', () => readerOf(controller!.model()).unit('kv/0')!.openedPorts.some(p => p.from === kvPort), statuses)
 
     // web found its backend through relation data and proxies to it.
     await waitFor('web/0 with one backend', () => status('web/0') === 'active 1 backends', statuses)
