@@ -27,7 +27,12 @@ export function bucketsOf (key: string): [number, number] {
 }
 
 export function emptyTable<T> (): Table<T> {
-  return { size: 0, buckets: Array.from({ length: tableFanout }, () => null) }
+  return { size: 0, buckets: emptyBuckets() }
+}
+
+/** `fill` rather than `Array.from` with a callback: every view fetch builds a dozen of these. */
+function emptyBuckets<B> (): Array<B | null> {
+  return new Array<B | null>(tableFanout).fill(null)
 }
 
 export function tableGet<T> (table: Table<T>, key: string): T | undefined {
@@ -171,7 +176,7 @@ export class TableDraft<T> {
       const outer = Math.floor(id / tableFanout)
       const inner = id % tableFanout
       if (!copiedOuter.has(outer)) {
-        buckets[outer] = buckets[outer]?.slice() ?? Array.from({ length: tableFanout }, () => null)
+        buckets[outer] = buckets[outer]?.slice() ?? emptyBuckets()
         copiedOuter.add(outer)
       }
       const middle = buckets[outer] as Array<Readonly<Record<string, T>> | null>
