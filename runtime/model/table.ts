@@ -48,27 +48,37 @@ export function tableHas<T> (table: Table<T>, key: string): boolean {
   return leaf != null && Object.hasOwn(leaf, key)
 }
 
-/** Every entry, in a deterministic order (bucket, then insertion). Sort where order matters. */
-export function * tableEntries<T> (table: Table<T>): Generator<[string, T]> {
-  for (const middle of table.buckets) {
-    if (middle === null) continue
-    for (const leaf of middle) {
-      if (leaf === null) continue
-      for (const key of Object.keys(leaf)) yield [key, leaf[key] as T]
-    }
-  }
+/**
+ * Every entry, in a deterministic order (bucket, then insertion). Sort where order matters.
+ * An array rather than a generator: tables are small and read on every view and
+ * remote-state projection, where resuming a generator per entry cost more than the reads.
+ */
+export function tableEntries<T> (table: Table<T>): Array<[string, T]> {
+  const entries: Array<[string, T]> = []
+  forEachEntry(table, (key, value) => { entries.push([key, value]) })
+  return entries
 }
 
 export function tableValues<T> (table: Table<T>): T[] {
   const values: T[] = []
-  for (const [, value] of tableEntries(table)) values.push(value)
+  forEachEntry(table, (_key, value) => { values.push(value) })
   return values
 }
 
 export function tableKeys<T> (table: Table<T>): string[] {
   const keys: string[] = []
-  for (const [key] of tableEntries(table)) keys.push(key)
+  forEachEntry(table, key => { keys.push(key) })
   return keys
+}
+
+function forEachEntry<T> (table: Table<T>, visit: (key: string, value: T) => void): void {
+  for (const middle of table.buckets) {
+    if (middle === null) continue
+    for (const leaf of middle) {
+      if (leaf === null) continue
+      for (const key of Object.keys(leaf)) visit(key, leaf[key] as T)
+    }
+  }
 }
 
 /** Builds a table from entries. */
