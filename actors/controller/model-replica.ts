@@ -15,7 +15,7 @@ import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras, type CharmArchives, type IdentifyPeer, type MachinePresence } from './controller-api.ts'
-import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent } from './controller-machine.ts'
+import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent, type ControllerSnapshot } from './controller-machine.ts'
 
 /** Followers forward client commands to the leader over this request protocol. */
 export const controllerProposeProtocol = 'controller/propose/1'
@@ -105,6 +105,9 @@ export class ModelReplica {
   readonly #options: ModelReplicaOptions
   #claims = 0
   #stopped = false
+  /** The snapshot `runsSingularWorkers` last looked at, and its answer. */
+  #singularSnapshot: ControllerSnapshot | undefined
+  #singular = false
 
   readonly #notifier: ChangeNotifier | undefined
 
@@ -197,7 +200,14 @@ export class ModelReplica {
 
   /** Whether the singular workers run here now. */
   runsSingularWorkers (): boolean {
-    return !this.stopped && runsSingularWorkers(this.actor.getSnapshot())
+    if (this.stopped) return false
+    // Asked after every simulated step and on every lease check; the answer changes only with the snapshot.
+    const snapshot = this.actor.getSnapshot()
+    if (snapshot !== this.#singularSnapshot) {
+      this.#singularSnapshot = snapshot
+      this.#singular = runsSingularWorkers(snapshot)
+    }
+    return this.#singular
   }
 
   /**

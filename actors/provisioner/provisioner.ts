@@ -299,7 +299,9 @@ export class Provisioner {
     if (machine.agent.status === 'started' && actor.getSnapshot().context.agentReportedAt === null) {
       actor.send({ type: 'agent.started', at: this.livenessFeed?.startedAt(id, now) ?? now })
     }
-    actor.send({ type: 'machine.unitsChanged', count: machine.units.length, at: now })
+    // Only a change: the event records the count and nothing else, and every pass over every
+    // machine sent it (a macrostep each) although counts rarely move.
+    if (actor.getSnapshot().context.unitCount !== machine.units.length) actor.send({ type: 'machine.unitsChanged', count: machine.units.length, at: now })
     if (machine.life !== 'alive' && actor.getSnapshot().context.life === 'alive') actor.send({ type: 'machine.destroy', at: now })
     this.#writeBack(machine, tracked)
   }

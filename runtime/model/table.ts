@@ -27,7 +27,12 @@ export function bucketsOf (key: string): [number, number] {
 }
 
 export function emptyTable<T> (): Table<T> {
-  return { size: 0, buckets: Array.from({ length: tableFanout }, () => null) }
+  return { size: 0, buckets: emptyBuckets() }
+}
+
+/** `fill` rather than `Array.from` with a callback: every view fetch builds a dozen of these. */
+function emptyBuckets<B> (): Array<B | null> {
+  return new Array<B | null>(tableFanout).fill(null)
 }
 
 export function tableGet<T> (table: Table<T>, key: string): T | undefined {
@@ -43,27 +48,37 @@ export function tableHas<T> (table: Table<T>, key: string): boolean {
   return leaf != null && Object.hasOwn(leaf, key)
 }
 
-/** Every entry, in a deterministic order (bucket, then insertion). Sort where order matters. */
-export function * tableEntries<T> (table: Table<T>): Generator<[string, T]> {
-  for (const middle of table.buckets) {
-    if (middle === null) continue
-    for (const leaf of middle) {
-      if (leaf === null) continue
-      for (const key of Object.keys(leaf)) yield [key, leaf[key] as T]
-    }
-  }
+/**
+ * Every entry, in a deterministic order (bucket, then insertion). Sort where order matters.
+ * An array rather than a generator: tables are small and read on every view and
+ * remote-state projection, where resuming a generator per entry cost more than the reads.
+ */
+export function tableEntries<T> (table: Table<T>): Array<[string, T]> {
+  const entries: Array<[string, T]> = []
+  forEachEntry(table, (key, value) => { entries.push([key, value]) })
+  return entries
 }
 
 export function tableValues<T> (table: Table<T>): T[] {
   const values: T[] = []
-  for (const [, value] of tableEntries(table)) values.push(value)
+  forEachEntry(table, (_key, value) => { values.push(value) })
   return values
 }
 
 export function tableKeys<T> (table: Table<T>): string[] {
   const keys: string[] = []
-  for (const [key] of tableEntries(table)) keys.push(key)
+  forEachEntry(table, key => { keys.push(key) })
   return keys
+}
+
+function forEachEntry<T> (table: Table<T>, visit: (key: string, value: T) => void): void {
+  for (const middle of table.buckets) {
+    if (middle === null) continue
+    for (const leaf of middle) {
+      if (leaf === null) continue
+      for (const key of Object.keys(leaf)) visit(key, leaf[key] as T)
+    }
+  }
 }
 
 /** Builds a table from entries. */
@@ -171,7 +186,7 @@ export class TableDraft<T> {
       const outer = Math.floor(id / tableFanout)
       const inner = id % tableFanout
       if (!copiedOuter.has(outer)) {
-        buckets[outer] = buckets[outer]?.slice() ?? Array.from({ length: tableFanout }, () => null)
+        buckets[outer] = buckets[outer]?.slice() ?? emptyBuckets()
         copiedOuter.add(outer)
       }
       const middle = buckets[outer] as Array<Readonly<Record<string, T>> | null>

@@ -36,6 +36,9 @@ const nodeIdLengthMax = 256
  * Counts and indexes must be safe integers below `Number.MAX_SAFE_INTEGER`, so that
  * adding one to any of them stays exact.
  */
+/** Optional fields that must be counts when present (one array for every message checked). */
+const countFields = ['index', 'logTerm', 'commit', 'rejectHint', 'rejectHintTerm'] as const
+
 export function messageProblem (value: unknown, self: string): string | undefined {
   if (typeof value !== 'object' || value === null) return 'not an object'
   const m = value as Partial<Message>
@@ -46,7 +49,7 @@ export function messageProblem (value: unknown, self: string): string | undefine
   if (!isCount(m.term)) return `term ${describeValue(m.term)} is not a safe integer`
   if (termlessTypes.has(m.type) !== (m.term === 0)) return `term ${m.term} is wrong for ${m.type}`
   for (const field of requiredFields[m.type]) if (m[field] === undefined) return `${m.type} lacks ${field}`
-  for (const field of ['index', 'logTerm', 'commit', 'rejectHint', 'rejectHintTerm'] as const) {
+  for (const field of countFields) {
     if (m[field] !== undefined && !isCount(m[field])) return `${field} ${describeValue(m[field])} is not a safe integer`
   }
   if (m.reject !== undefined && typeof m.reject !== 'boolean') return 'reject must be a boolean'
