@@ -231,6 +231,8 @@ export interface StatusHistoryEntry {
   readonly message: string
   /** The proposer's clock reading (ms); null for statuses the model set itself. */
   readonly since: number | null
+  /** The status's data when it has any (a hook error's hook, relation id and remote unit). */
+  readonly data?: Readonly<Record<string, string | number>>
 }
 
 export interface MachineRecord {
