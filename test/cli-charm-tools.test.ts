@@ -6,7 +6,8 @@
  *   `.git` directory, deploys and reaches active/idle: packing made its hooks executable
  *   and left out what Juju's archiver leaves out (internal/charm/charmdir.go), which its
  *   install hook checks in the unit's copy; the hook tools print nothing for an empty
- *   relation-ids and opened-ports (relation-list_test.go "no members");
+ *   relation-ids and opened-ports (relation-list_test.go "no members"); JUJU_MODEL_UUID is the
+ *   model's random v4 UUID, as `models` shows it;
  * - an action exiting 3 fails with `exit status 3` and `return-code: 3` and its output in
  *   the results, one exiting 0 has `return-code: 0` (runner.go updateActionResults);
  * - a pre-built .charm whose install hook is 0644 fails that hook as Juju does (the
@@ -47,6 +48,7 @@ function writePlainCharm (dir: string): void {
       'test -x "$CHARM_DIR/hooks/start"',
       'printf "%s|" "$(opened-ports)" "$(relation-ids nonexistent-endpoint 2>/dev/null || true)" > "$CHARM_DIR/../empty-answers"',
       'opened-ports --format json >> "$CHARM_DIR/../empty-answers"',
+      'printf "%s" "$JUJU_MODEL_UUID" > "$CHARM_DIR/../model-uuid"',
       ''
     ].join('\n'),
     'hooks/start': '#!/bin/bash\nstatus-set active ready\n',
@@ -84,6 +86,11 @@ test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in
     const agentDir = join(machinesDir, 'machine-0', 'agent', 'agents', 'unit-plain-0')
     // opened-ports and relation-ids of an endpoint without relations print nothing; json prints [].
     assert.is(readFileSync(join(agentDir, 'empty-answers'), 'utf8'), '||[]\n')
+    // JUJU_MODEL_UUID is the model's random v4 UUID, the one `models` shows.
+    const uuid = readFileSync(join(agentDir, 'model-uuid'), 'utf8')
+    assert.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    const models = JSON.parse(ok(home, 'models', '--format', 'json')) as { models: Array<{ 'short-name': string, 'model-uuid': string }> }
+    assert.is(models.models.find(m => m['short-name'] === 'default')?.['model-uuid'], uuid)
 
     // An action exiting 3: Juju's message and results.
     const failed = cantrip(home, ['run', 'plain/0', 'exit-nonzero', '--wait', '2m'])

@@ -108,7 +108,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
       charmDir: this.#charmDir,
       toolsDir: this.#o.tools.toolsDir,
       socketPath: this.#o.tools.socketPath,
-      modelUuid: 'cantrip-local',
+      modelUuid: model.uuid,
       modelName: this.#o.modelName ?? 'default',
       apiAddresses: [],
       machineId: this.#o.machineId,
