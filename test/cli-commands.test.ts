@@ -155,7 +155,7 @@ test('deploy: bad input is refused before anything is sent', async () => {
   const empty = mkdtempSync(join(scratch, 'nocharm-'))
   mkdirSync(join(empty, 'hooks'))
   await rejects(runDeploy(connect, empty, undefined, {}, out), /^cantrip deploy: expected a charm directory with metadata\.yaml, got ".*"$/)
-  await rejects(runDeploy(connect, '/nonexistent/charm', undefined, {}, out), /^cantrip deploy: expected a charm directory or a bundle \.yaml file/)
+  await rejects(runDeploy(connect, '/nonexistent/charm', undefined, {}, out), /^cantrip deploy: expected a charm directory, a \.charm file or a bundle \.yaml file/)
   await rejects(runDeploy(connect, kvDir, undefined, { n: '0' }, out), /^cantrip deploy: expected -n to be a whole number of at least 1, got "0"$/)
   await rejects(runDeploy(connect, kvDir, undefined, { n: 'abc' }, out), /got "abc"/)
   await rejects(runDeploy(connect, kvDir, undefined, { config: ['port'] }, out), /^cantrip deploy: expected --config key=value or --config file\.yaml, got "port"$/)

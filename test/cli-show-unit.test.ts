@@ -94,6 +94,24 @@ showUnit('bad input: refused before connecting; a unit not in the model: one lin
 
 const statusLog = suite('show-status-log')
 
+// Juju's cmd/juju/status/history.go: each entry's DetailedStatus.Data is shown as `data`
+// in yaml and json (omitted when empty); a hook error's data names the hook, relation and
+// remote unit (uniter: "hook", "relation-id", "remote-unit").
+statusLog('a hook error\'s data is in the yaml and json rows; entries without data have none', () => {
+  const c = model()
+  const at = Date.UTC(2026, 10, 24, 11, 2, 3)
+  c.run('set-agent-status', { unit: 'kv/0', status: 'error', message: 'hook failed: "website-relation-changed"', data: { hook: 'website-relation-changed', 'relation-id': 1, 'remote-unit': 'web/0' }, now: at }, { kind: 'machine', id: '0' })
+  c.run('set-agent-status', { unit: 'kv/0', status: 'idle', message: '', now: at + 1000 }, { kind: 'machine', id: '0' })
+  const rows = statusLogRows(c.context, 'kv/0', { type: 'juju-unit' })
+  const failed = rows.find(r => r.status === 'error')!
+  assert.equal(failed.data, { hook: 'website-relation-changed', 'relation-id': 1, 'remote-unit': 'web/0' })
+  assert.not.ok('data' in rows.at(-1)!, 'idle has no data')
+  const yaml = parse(renderStatusLog(rows, 'yaml')) as Array<Record<string, unknown>>
+  assert.equal(yaml.find(r => r.status === 'error')!.data, failed.data)
+  assert.match(renderStatusLog(rows, 'yaml'), /data:\n {4}hook: website-relation-changed\n {4}relation-id: 1\n {4}remote-unit: web\/0\n/)
+  assert.match(renderStatusLog(rows, 'tabular'), /juju-unit +error +hook failed: "website-relation-changed"\n/)
+})
+
 statusLog('the unit\'s history, oldest first, both types by default, -n the last N, Juju\'s table and time format', async () => {
   const c = model()
   const at = Date.UTC(2026, 10, 24, 11, 2, 3)

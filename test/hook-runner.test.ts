@@ -14,6 +14,7 @@ import { processAlive } from './support/processes.ts'
 import { ChildProcessRunner } from '../agent/child-process-runner.ts'
 import { HookRunner, hookEnvironment, locateHook, type HookRunSpec, type UnitHookSetup } from '../agent/uniter/hook-runner.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
+import { actionProcessResults } from '../agent/uniter/action-process-results.ts'
 
 const test = suite('hook runner')
 
@@ -109,7 +110,7 @@ test('dispatch runs for every hook when present; otherwise hooks/<name>; missing
     assert.equal(await r.run(plain.setup, install, never), { kind: 'succeeded' })
     const failed = await r.run(noExec.setup, install, never)
     assert.is(failed.kind, 'failed')
-    assert.match((failed as { reason: string }).reason, /is not executable/)
+    assert.match((failed as { reason: string }).reason, /^exec: ".*\/hooks\/install": permission denied$/)
     const missing = await r.run(noMetadata.setup, install, never)
     assert.is(missing.kind, 'failed')
     assert.match((missing as { reason: string }).reason, /charm missing from disk/)
@@ -122,7 +123,7 @@ test('a non-zero exit fails the hook; stdout goes to the unit log at DEBUG, stde
   const charm = makeCharm({ 'hooks/install': 'echo to-stdout; echo to-stderr >&2; exit 4' })
   try {
     const { runner: r, logger } = runner()
-    assert.equal(await r.run(charm.setup, install, never), { kind: 'failed', exitCode: 4, reason: 'hook "install" exited with status 4' })
+    assert.equal(await r.run(charm.setup, install, never), { kind: 'failed', exitCode: 4, reason: 'exit status 4' })
     const lines = (level: string): string[][] => logger.records.filter(x => x.level === level).map(x => [x.module, x.message])
     assert.equal(lines('debug'), [['unit.web/0.install', 'to-stdout']])
     assert.equal(lines('warning'), [['unit.web/0.install', 'to-stderr']])
@@ -182,5 +183,28 @@ test('an abort (the agent stopping) kills the hook and reports it terminated, fo
   }
 })
 
+
+// Juju's runner.go (runCharmProcessOnLocal, updateActionResults): an action's results get
+// `return-code` and its stdout and stderr; a non-zero exit fails it with Go's ExitError
+// text, "exit status N" (set by the hook context's Flush).
+test('an action exiting 3: "exit status 3", return-code 3, its stdout and stderr as results', async () => {
+  const charm = makeCharm({})
+  mkdirSync(join(charm.setup.charmDir, 'actions'))
+  writeFileSync(join(charm.setup.charmDir, 'actions', 'exit-nonzero'), '#!/bin/bash\necho one\necho two\necho oops >&2\nexit 3\n', { mode: 0o755 })
+  writeFileSync(join(charm.setup.charmDir, 'actions', 'quiet'), '#!/bin/bash\ntrue\n', { mode: 0o755 })
+  try {
+    const { runner: r } = runner()
+    const output = { stdout: [] as string[], stderr: [] as string[] }
+    const run: HookRunSpec = { kind: 'action', name: 'exit-nonzero', contextId: 'ctx-a', action: { id: '7' }, onOutput: (stream, line) => { output[stream].push(line) } }
+    const outcome = await r.run(charm.setup, run, never)
+    assert.equal(outcome, { kind: 'failed', exitCode: 3, reason: 'exit status 3' })
+    assert.equal(actionProcessResults(outcome, output), { 'return-code': 3, stdout: 'one\ntwo\n', stderr: 'oops\n' })
+    const quiet = await r.run(charm.setup, { kind: 'action', name: 'quiet', contextId: 'ctx-b', action: { id: '8' } }, never)
+    assert.equal(actionProcessResults(quiet, { stdout: [], stderr: [] }), { 'return-code': 0 })
+    assert.equal(actionProcessResults({ kind: 'missing' }, { stdout: [], stderr: [] }), {}, 'no process, no return-code')
+  } finally {
+    rmSync(charm.dir, { recursive: true, force: true })
+  }
+})
 
 test.run()

@@ -37,7 +37,7 @@ ports('open-port buffers the change for all endpoints until the hook succeeds', 
   ])
   assert.equal(context.immediate, [])
   // Not shown until committed.
-  assert.equal(await runFake(context, 'opened-ports'), ok('\n'))
+  assert.equal(await runFake(context, 'opened-ports'), ok(''))
   context.flush()
   assert.equal(await runFake(context, 'opened-ports'), ok('icmp\n80/tcp\n1000-2000/udp\n'))
 })
@@ -63,7 +63,7 @@ ports('close-port buffers a close; a failed hook discards it', async () => {
   assert.equal(await runFake(context, 'opened-ports'), ok('80/tcp\n'))
   await runFake(context, 'close-port', ['80'])
   context.flush()
-  assert.equal(await runFake(context, 'opened-ports'), ok('\n'))
+  assert.equal(await runFake(context, 'opened-ports'), ok(''))
 })
 
 ports('--format is accepted with Juju\'s deprecation warning', async () => {
@@ -119,8 +119,10 @@ opened('--endpoints shows (*) or the sorted endpoints', async () => {
     ok('icmp (*)\n80/tcp (*)\n8080/tcp (admin, metrics, website)\n1000-2000/udp (*)\n'))
 })
 
-opened('nothing open: an empty line (smart), [] (json)', async () => {
-  assert.equal(await runFake(new FakeHookContext(), 'opened-ports'), ok('\n'))
+// Juju's opened-ports.go writes an empty []string: nothing in smart format, [] in json and yaml.
+opened('nothing open: no output (smart), [] (json, yaml)', async () => {
+  assert.equal(await runFake(new FakeHookContext(), 'opened-ports'), ok(''))
+  assert.equal(await runFake(new FakeHookContext(), 'opened-ports', ['--format', 'yaml']), ok('[]\n'))
   assert.equal(await runFake(new FakeHookContext(), 'opened-ports', ['--format', 'json']), ok('[]\n'))
 })
 
@@ -287,7 +289,7 @@ storage('storage-list lists attached ids, optionally of one storage name', async
   assert.equal(await runFake(withStorage(), 'storage-list', ['data']), ok('data/0\ndata/1\n'))
   assert.equal(await runFake(withStorage(), 'storage-list', ['data', '--format', 'json']), ok('["data/0","data/1"]\n'))
   assert.equal(await runFake(withStorage(), 'storage-list', ['--format', 'yaml', 'cache']), ok('- cache/0\n'))
-  assert.equal(await runFake(withStorage(), 'storage-list', ['logs']), ok('\n'))
+  assert.equal(await runFake(withStorage(), 'storage-list', ['logs']), ok(''))
   assert.equal(await runFake(withStorage(), 'storage-list', ['logs', '--format', 'json']), ok('[]\n'))
   assert.equal(await runFake(withStorage(), 'storage-list', ['data', 'cache']), fails(2, 'unrecognized args: ["cache"]'))
 })

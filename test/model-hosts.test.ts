@@ -28,7 +28,8 @@ test('a controller per registry model; removal stops it and deletes its data; st
   const dataDir = mkdtempSync(join(tmpdir(), 'model-hosts-'))
   let context: ModelContext = emptyModel()
   const apply = (type: string, name: string): void => {
-    const command = { type, name, requestId: `r${context.revision}`, proposer: { kind: 'user', name: 'admin' } } as unknown as ModelCommand
+    const uuid = `00000000-0000-4000-8000-${String(context.revision).padStart(12, '0')}`
+    const command = { type, name, ...(type === 'add-model' ? { uuid } : {}), requestId: `r${context.revision}`, proposer: { kind: 'user', name: 'admin' } } as unknown as ModelCommand
     context = applyCommand(context, command, { index: context.revision + 1, term: 1 }).context
   }
   // Left by models removed while this controller was away: one created before the registry's revision, one after.

@@ -8,13 +8,16 @@ import type { CommandResult, Entity, ModelCommand, ModelContext } from '../runti
 import { tableGet, tableKeys } from '../runtime/model/table.ts'
 
 const admin: Entity = { kind: 'user', name: 'admin' }
+/** A valid v4 UUID per Raft index, so each add-model carries its own. */
+const uuidOf = (index: number): string => `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`
 
 class Registry {
   context: ModelContext = emptyModel()
   index = 0
 
   run (type: 'add-model' | 'destroy-model' | 'remove-model', name: unknown, proposer: Entity = admin): CommandResult {
-    const command = { type, name, requestId: `req-${this.index}`, proposer } as unknown as ModelCommand
+    const uuid = uuidOf(this.index + 1)
+    const command = { type, name, ...(type === 'add-model' ? { uuid } : {}), requestId: `req-${this.index}`, proposer } as unknown as ModelCommand
     const outcome = applyCommand(this.context, command, { index: ++this.index, term: 1 })
     this.context = outcome.context
     return outcome.result
@@ -33,7 +36,29 @@ const registry = suite('model registry')
 registry('add-model records an alive model at its revision', () => {
   const r = new Registry()
   assert.ok(r.run('add-model', 'staging').ok)
-  assert.equal(tableGet(r.context.models, 'staging'), { name: 'staging', life: 'alive', createdAt: 1 })
+  assert.equal(tableGet(r.context.models, 'staging'), { name: 'staging', life: 'alive', createdAt: 1, uuid: uuidOf(1) })
+})
+
+registry('a model\'s UUID: add-model carries a v4 UUID; set-model-uuid (controllers only) sets it once', () => {
+  const r = new Registry()
+  const apply = (command: Record<string, unknown>, proposer: Entity): CommandResult => {
+    const outcome = applyCommand(r.context, { ...command, requestId: `u-${r.index}`, proposer } as unknown as ModelCommand, { index: ++r.index, term: 1 })
+    r.context = outcome.context
+    return outcome.result
+  }
+  const refused = (result: CommandResult): string => result.ok ? assert.unreachable('accepted') as never : result.error
+  assert.match(refused(apply({ type: 'add-model', name: 'x', uuid: 'not-a-uuid' }, admin)), /^controller: cannot add model "x": uuid must be an RFC 4122 version 4 UUID in lower case, got "not-a-uuid"$/)
+  assert.match(refused(apply({ type: 'add-model', name: 'x', uuid: '00000000-0000-1000-8000-000000000000' }, admin)), /version 4 UUID/)
+  assert.match(refused(apply({ type: 'add-model', name: 'x' }, admin)), /uuid must be an RFC 4122 version 4 UUID in lower case, got undefined$/)
+  assert.is(r.context.uuid, '', 'no UUID until a controller sets one')
+  const controller: Entity = { kind: 'controller', id: 'c1' }
+  const uuid = 'f47ac10b-58cc-4372-a567-0e02b2c3d479'
+  assert.match(refused(apply({ type: 'set-model-uuid', uuid }, admin)), /only a controller sets the model's UUID/)
+  assert.ok(apply({ type: 'set-model-uuid', uuid }, controller).ok)
+  assert.is(r.context.uuid, uuid)
+  assert.ok(apply({ type: 'set-model-uuid', uuid }, controller).ok, 'the same UUID again changes nothing')
+  assert.match(refused(apply({ type: 'set-model-uuid', uuid: uuidOf(9) }, { kind: 'controller', id: 'c2' })), /the model's UUID is already "f47ac10b-58cc-4372-a567-0e02b2c3d479"/)
+  assert.is(restoreModel(decode(encode(snapshotModel(r.context), 'test'), 'test')).uuid, uuid, 'kept in snapshots')
 })
 
 registry('names are Juju\'s: lower-case letters, digits and hyphens, at most 63 characters', () => {

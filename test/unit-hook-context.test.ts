@@ -152,6 +152,35 @@ reads('relation-list: -joined U includes U, -departed U excludes U, other hooks 
   assert.equal(await tool(dbChanged(w), 'relation-list', '--app'), ok('mysql\n'))
 })
 
+// Juju's contextfactory.go (HookContext): a -departed hook removes its remote unit from the
+// relation's members, even when the unit leaving is this one (JUJU_DEPARTING_UNIT=self);
+// relation-list of the last -departed prints nothing (relation-list_test.go "no members").
+reads('relation-list in -departed: the remote unit is gone, also when this unit departs; the last prints nothing', async () => {
+  const w = world()
+  const relation = (remoteUnit: string, departingUnit: string): CurrentRelation => ({ id: w.db, endpoint: 'db', remoteUnit, remoteApplication: 'mysql', departingUnit })
+  const selfDeparting = context(w, { name: 'db-relation-departed', relation: relation('mysql/0', 'web/0') })
+  assert.equal(await tool(selfDeparting, 'relation-list'), ok('mysql/1\n'))
+  const last = context(w, { name: 'db-relation-departed', relation: relation('mysql/1', 'mysql/1'), dbMembers: ['mysql/1'] })
+  assert.equal(await tool(last, 'relation-list'), ok(''))
+  assert.equal(await tool(last, 'relation-list', '--format', 'json'), ok('[]\n'))
+})
+
+// Juju's contextfactory.go (getContextRelations): a relation that is not a peer relation,
+// is dying or suspended and has no members left is broken; relation-ids.go lists only
+// relations that are not broken (nor dead), so -relation-broken no longer sees its own.
+reads('relation-ids in -relation-broken after remove-relation no longer lists the relation', async () => {
+  const w = world()
+  w.c.run('remove-relation', { relationId: w.db })
+  const broken = context(w, { name: 'db-relation-broken', relation: { id: w.db, endpoint: 'db', remoteUnit: '', remoteApplication: 'mysql' }, dbMembers: [] })
+  assert.equal(await tool(broken, 'relation-ids'), ok(''))
+  assert.equal(await tool(broken, 'relation-ids', '--format', 'yaml'), ok('[]\n'))
+  assert.equal(await tool(broken, 'relation-ids', 'cluster'), ok(`cluster:${w.peer}\n`))
+  assert.equal(await tool(broken, 'relation-list'), ok(''))
+  // While remote units are still members (their -departed hooks to come), it is listed.
+  const departing = context(w, { name: 'db-relation-departed', relation: { id: w.db, endpoint: 'db', remoteUnit: 'mysql/0', remoteApplication: 'mysql', departingUnit: 'mysql/0' } })
+  assert.equal(await tool(departing, 'relation-ids'), ok(`db:${w.db}\n`))
+})
+
 reads('a departed unit: relation-get still reads its last settings from the machine view, relation-list omits it (§2.4)', async () => {
   const w = world()
   w.c.runAs('mysql/0', 'relation-settings', { unit: 'mysql/0', relationId: w.db, settings: { user: 'admin', password: 'pw' } })
@@ -271,7 +300,7 @@ buffered('open-port / close-port: close-then-open ends open; opened-ports shows 
   const w = world()
   const first = context(w)
   assert.equal(await tool(first, 'open-port', '8080'), ok())
-  assert.equal(await tool(first, 'opened-ports'), ok('\n'), 'not committed yet')
+  assert.equal(await tool(first, 'opened-ports'), ok(''), 'not committed yet')
   await first.flush()
 
   const ctx = context(w)

@@ -12,7 +12,9 @@ import type { HookOutcome } from './operation.ts'
 export function hookOutcomeOf (exit: ProcessExit, hookName: string): HookOutcome {
   switch (exit.kind) {
     case 'exited':
-      return exit.exitCode === 0 ? { kind: 'succeeded' } : { kind: 'failed', exitCode: exit.exitCode, reason: `hook "${hookName}" exited with status ${exit.exitCode}` }
+      // Juju's runner returns Go's exec.ExitError, whose text is "exit status N"; it is
+      // an action's failure message as it is (runner.go runCharmProcessOnLocal, Flush).
+      return exit.exitCode === 0 ? { kind: 'succeeded' } : { kind: 'failed', exitCode: exit.exitCode, reason: `exit status ${exit.exitCode}` }
     case 'spawn-failed':
       return exit.missing ? { kind: 'missing' } : { kind: 'failed', exitCode: null, reason: exit.reason }
     case 'timed-out':

@@ -22,6 +22,7 @@ import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
 import { plainEqual } from '../../runtime/plain-equal.ts'
 import type { RemoteState } from '../../runtime/unit-remote-state.ts'
 import { commandForEmitted } from './emitted-commands.ts'
+import { hookName } from './hook-info.ts'
 import { initialLocalState, type LocalState } from './local-state.ts'
 import type { UnitEmitted } from './unit-effects.ts'
 import type { UnitWorkspace } from './unit-host-effects.ts'
@@ -204,7 +205,8 @@ export class UnitHost {
 
   #onEmitted (event: UnitEmitted): void {
     this.#o.onEmitted?.(event)
-    if (event.type === 'hook.failed') this.#o.logger.log('error', `hook failed: ${event.reason}`)
+    // As Juju's uniter logs it: `hook "install" failed: exit status 1`.
+    if (event.type === 'hook.failed') this.#o.logger.log('error', `hook ${JSON.stringify(hookName(event.hook))} failed: ${event.reason}`)
     const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
     if (body !== undefined) this.#outbox = this.#outbox.then(async () => { await this.#send(body) })
   }

@@ -6,6 +6,7 @@ import { Packr } from 'msgpackr'
 import { InvalidCharmArchiveError } from '../../runtime/charm/charm-error.ts'
 import { describeValue } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
+import { JujuIgnore, JujuIgnoreError } from './jujuignore.ts'
 
 /**
  * A charm directory as one content-addressed byte string, and back.
@@ -19,8 +20,12 @@ import { limits } from '../../runtime/limits.ts'
  * Nothing else about a file is kept (no owner, no mtime), so the same content always
  * gives the same bytes and the same sha256, whatever the mtimes or readdir order.
  *
- * Packing refuses what cannot be represented rather than dropping it; the only names
- * skipped are version-control directories (`charmArchiveIgnoredNames`). Unpacking checks
+ * Packing a directory does what Juju's directory archiver does (internal/charm/
+ * charmdir.go): it leaves out what `.jujuignore` and Juju's default rules exclude
+ * (jujuignore.ts), makes every file directly in `hooks/` whose name is a hook of the
+ * charm executable (`hooks` option; Juju's Meta.Hooks), keeps symlinks as links, and
+ * carries a root `revision` file as the integer Juju reads from it. Anything else it
+ * cannot represent is refused rather than dropped. Unpacking checks
  * the hash, then the envelope, then every entry, all before writing anything, writes
  * into a temporary directory beside the destination and renames it into place, so a
  * refused or failed unpack leaves nothing behind.
@@ -29,8 +34,10 @@ import { limits } from '../../runtime/limits.ts'
 export const charmArchiveFormat = 'cantrip-charm'
 export const charmArchiveVersion = 1
 
-/** Version-control metadata, skipped wherever it appears: it is not part of the charm. */
-export const charmArchiveIgnoredNames: ReadonlySet<string> = new Set(['.git', '.hg', '.bzr', '.svn'])
+export interface PackCharmOptions {
+  /** The charm's hook names (charmHookNames): such files in `hooks/` are packed executable. */
+  readonly hooks?: ReadonlySet<string>
+}
 
 export type CharmArchiveEntry =
   | { readonly path: string, readonly dir: true }
@@ -61,7 +68,7 @@ export function charmArchiveHash (bytes: Uint8Array): string {
 }
 
 /** Packs the directory `dir`; throws InvalidCharmArchiveError for anything it cannot represent faithfully. */
-export async function packCharm (dir: string): Promise<PackedCharm> {
+export async function packCharm (dir: string, options: PackCharmOptions = {}): Promise<PackedCharm> {
   const root = resolve(dir)
   const subject = `cannot pack charm ${JSON.stringify(root)}`
   const fail: Fail = (entry, expected, got) => {
@@ -70,6 +77,7 @@ export async function packCharm (dir: string): Promise<PackedCharm> {
   const rootStat = await stat(root).catch((cause: unknown) => { throw new InvalidCharmArchiveError(subject, undefined, 'a directory', errorCode(cause), { cause }) })
   if (!rootStat.isDirectory()) fail(undefined, 'a directory', 'a file')
 
+  const ignore = await readJujuIgnore(root, fail)
   const entries: CharmArchiveEntry[] = []
   let totalBytes = 0
   const add = (entry: CharmArchiveEntry): void => {
@@ -100,11 +108,17 @@ export async function packCharm (dir: string): Promise<PackedCharm> {
         } catch {
           fail(posix.join(relativeDir, rawName.toString('latin1')), 'a file name in UTF-8', 'other bytes')
         }
-        if (charmArchiveIgnoredNames.has(name)) continue
         const path = relativeDir === '' ? name : `${relativeDir}/${name}`
         if (Buffer.byteLength(path) > limits.charmArchivePathBytesMax) fail(path, `a path of at most ${limits.charmArchivePathBytesMax} bytes`, `${Buffer.byteLength(path)} bytes`)
         const full = join(root, path)
         const info = await lstat(full)
+        // Juju writes the revision itself, from the integer it read (charmdir.go writeArchive).
+        if (path === 'revision' && info.isFile()) {
+          add({ path, mode: 0o644, data: await revisionFile(full, fail) })
+          continue
+        }
+        // An ignored directory is not descended into (charmdir.go: filepath.SkipDir).
+        if (ignore.ignores(path, info.isDirectory())) continue
         if (info.isDirectory()) {
           add({ path, dir: true })
           pending.push(path)
@@ -118,7 +132,8 @@ export async function packCharm (dir: string): Promise<PackedCharm> {
           const data = await readBounded(full, limits.charmArchiveBytesMax - totalBytes)
           if (data === undefined) fail(path, `a regular file within ${limits.charmArchiveBytesMax} bytes of files in the charm`, 'a file that changed while it was read')
           totalBytes += data.length
-          add({ path, mode: (info.mode & 0o111) !== 0 ? 0o755 : 0o644, data })
+          const hook = relativeDir === 'hooks' && options.hooks?.has(name) === true
+          add({ path, mode: (info.mode & 0o111) !== 0 || hook ? 0o755 : 0o644, data })
         } else {
           fail(path, 'a regular file, directory or symlink', info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : 'a device')
         }
@@ -253,6 +268,13 @@ export async function unpackCharm (bytes: Uint8Array, expectedHash: string, dest
   }
 }
 
+/** Entries read elsewhere (a pre-built .charm) as an archive; unpacking checks them as any other. */
+export function packEntries (entries: readonly CharmArchiveEntry[]): PackedCharm {
+  const sorted = [...entries].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  const bytes = encodeArchive(sorted)
+  return { bytes, hash: charmArchiveHash(bytes) }
+}
+
 function encodeArchive (entries: readonly CharmArchiveEntry[]): Uint8Array {
   // Fixed key order in every map: the encoding is a function of the entries alone.
   const files = entries.map(entry =>
@@ -266,7 +288,7 @@ function encodeArchive (entries: readonly CharmArchiveEntry[]): Uint8Array {
 }
 
 /** Why `path` is not a plain relative path inside the charm, or undefined. */
-function entryPathProblem (path: string): string | undefined {
+export function entryPathProblem (path: string): string | undefined {
   const expected = 'a relative path of plain names separated by "/" (no "", "." or ".." segments)'
   if (path === '' || path.includes('\0')) return expected
   if (Buffer.byteLength(path) > limits.charmArchivePathBytesMax) return `a path of at most ${limits.charmArchivePathBytesMax} bytes`
@@ -289,6 +311,31 @@ function linkTargetProblem (path: string, target: string): string | undefined {
   const firstName = segments.findIndex(segment => segment !== '..')
   if (firstName !== -1 && segments.slice(firstName).includes('..')) return `${expected}, with ".." only at its start`
   return undefined
+}
+
+/** Juju's defaults plus the charm's own `.jujuignore`, if it has one. */
+async function readJujuIgnore (root: string, fail: Fail): Promise<JujuIgnore> {
+  const path = join(root, '.jujuignore')
+  const info = await lstat(path).catch(() => undefined)
+  if (info === undefined) return JujuIgnore.parse(undefined)
+  if (!info.isFile()) fail('.jujuignore', 'a regular file', info.isDirectory() ? 'a directory' : 'another kind of file')
+  const data = await readBounded(path, limits.charmFileBytesMax)
+  if (data === undefined) fail('.jujuignore', `a file of at most ${limits.charmFileBytesMax} bytes`, 'a larger one')
+  try {
+    return JujuIgnore.parse(utf8.decode(data))
+  } catch (error) {
+    if (error instanceof JujuIgnoreError) fail('.jujuignore', `a glob pattern on line ${error.line} (${error.reason})`, JSON.stringify(error.rule))
+    fail('.jujuignore', 'UTF-8 text', 'other bytes')
+  }
+}
+
+/** The root `revision` file as Juju re-writes it: the integer it starts with (Go's fmt.Fscan). */
+async function revisionFile (path: string, fail: Fail): Promise<Uint8Array> {
+  const data = await readBounded(path, limits.charmFileBytesMax)
+  const text = data === undefined ? '' : new TextDecoder().decode(data)
+  const match = /^\s*([+-]?\d+)/.exec(text)
+  if (match === null) fail('revision', 'an integer (Juju: "invalid revision file")', JSON.stringify(text.slice(0, 40)))
+  return new TextEncoder().encode(String(Number(match[1])))
 }
 
 /** The file's bytes, or undefined if it holds more than `max` (it may grow after stat). */

@@ -25,6 +25,7 @@ import type { Transport } from '../../runtime/transport.ts'
 import { HostedModel } from './hosted-model.ts'
 import { ModelHosts } from './model-hosts.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
+import { tableGet } from '../../runtime/model/table.ts'
 
 export interface ControllerRoleOptions {
   id: string
@@ -158,6 +159,7 @@ export class ControllerRole implements Worker {
         ...common,
         model,
         dir,
+        uuid: tableGet(controller.node.host.state().models, model)?.uuid ?? '',
         presence: modelPresence,
         machines: new Map(),
         provisioning: options.provisioningFor?.(model)

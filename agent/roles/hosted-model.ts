@@ -32,6 +32,7 @@ import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
 import type { ControllerRoleOptions } from './controller-role.ts'
+import { modelUuidWorker } from './model-uuid-worker.ts'
 
 /** Per peer, while fetching a missing charm archive: below the machine agents' 2 s request timeout, so their first ask succeeds. */
 const charmFetchPeerTimeoutMs = 1_500
@@ -65,6 +66,8 @@ export interface HostedModelOptions {
   onApplied?: () => void
   /** Inspection of the Raft role and the provisioner's actors. */
   inspect?: ActorInspect
+  /** The model's UUID from the registry (hosted models); "default" gets a random one. */
+  uuid?: string
 }
 
 export class HostedModel {
@@ -139,7 +142,7 @@ export class HostedModel {
           for (const listener of [...modelListeners]) listener()
         },
         ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
-        ...(options.provisioning === undefined ? {} : { singularWorkers: () => provisionerWorker(() => nodeRef, options, options.provisioning!, modelListeners, heard) }),
+        singularWorkers: () => singularWorkers(() => nodeRef, options, modelListeners, heard),
         agents: {
           modelUuid: model,
           identify,
@@ -211,6 +214,20 @@ function receiveLogs (transport: Transport, model: ModelName, ring: LogRing, ide
 }
 
 /** The model's provisioner, while this controller runs its singular workers. */
+/** What the controller holding the model's singular lease runs: the UUID worker and the provisioner. */
+function singularWorkers (node: () => ModelReplica | undefined, options: HostedModelOptions, modelListeners: Set<() => void>, liveness: AgentLiveness): { stop: () => void } {
+  const current = node()
+  if (current === undefined) return { stop: () => {} }
+  const uuid = modelUuidWorker(current, options.id, options.uuid, modelListeners, options.logger.child(options.model))
+  const provisioner = options.provisioning === undefined ? undefined : provisionerWorker(node, options, options.provisioning, modelListeners, liveness)
+  return {
+    stop: () => {
+      uuid.stop()
+      provisioner?.stop()
+    }
+  }
+}
+
 function provisionerWorker (node: () => ModelReplica | undefined, options: HostedModelOptions, provisioning: Provisioning, modelListeners: Set<() => void>, liveness: AgentLiveness): { stop: () => void } {
   const current = node()
   if (current === undefined) return { stop: () => {} }

@@ -44,6 +44,8 @@ export interface HookRunSpec {
   relation?: { endpoint: string, id: number, remoteUnit: string, remoteApplication: string, departingUnit?: string }
   storage?: { id: string, location: string, kind: 'filesystem' | 'block' }
   action?: { id: string }
+  /** Also receives each line of output (an action keeps its stdout and stderr as results). */
+  onOutput?: (stream: 'stdout' | 'stderr', line: string) => void
 }
 
 /** The environment of §4.2, and nothing else. */
@@ -157,7 +159,9 @@ export class HookRunner {
     const located = locateHook(setup.charmDir, run)
     if (located.kind === 'missing') return { kind: 'missing' }
     if (located.kind === 'not-executable') {
-      return { kind: 'failed', exitCode: null, reason: `${run.kind} "${run.name}": ${located.path} is not executable` }
+      // Juju finds the hook with Go's exec.LookPath, which refuses a file without the
+      // execute bit as `exec: "<path>": permission denied` (runner/exec.go lookPath).
+      return { kind: 'failed', exitCode: null, reason: `exec: ${JSON.stringify(located.path)}: permission denied` }
     }
     const log = this.#options.logger.child(run.name)
     const running = this.#options.runner.start({
@@ -169,6 +173,7 @@ export class HookRunner {
       outputBytesMax: this.#options.outputBytesMax ?? limits.hookOutputBytesMax,
       onOutput: (stream, line) => {
         log.log(stream === 'stdout' ? 'debug' : 'warning', line)
+        run.onOutput?.(stream, line)
       }
     })
     const kill = (): void => { running.kill(limits.processKillGraceMs) }

@@ -12,6 +12,7 @@ import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import { hookCommitKey } from '../../actors/unit/operation-steps.ts'
 import type { ActionOutcome, CommandOutcome, DeployOutcome, HookOutcome } from '../../actors/unit/operation.ts'
+import { actionProcessResults } from './action-process-results.ts'
 import type { UnitWorkspace } from '../../actors/unit/unit-host-effects.ts'
 import type { DeployCharmInput, RunActionInput, RunCommandInput, RunHookInput } from '../../actors/unit/unit-machine.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -107,7 +108,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
       charmDir: this.#charmDir,
       toolsDir: this.#o.tools.toolsDir,
       socketPath: this.#o.tools.socketPath,
-      modelUuid: 'cantrip-local',
+      modelUuid: model.uuid,
       modelName: this.#o.modelName ?? 'default',
       apiAddresses: [],
       machineId: this.#o.machineId,
@@ -196,13 +197,15 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
       action: { name: action.name, id: action.id, params }
     })
     const close = this.#o.tools.open(contextId, context)
+    const output = { stdout: [] as string[], stderr: [] as string[] }
     let outcome: HookOutcome
     try {
-      outcome = await this.#runner.run(this.#setup(), { kind: 'action', name: action.name, contextId, action: { id: action.id } }, signal)
+      const onOutput = (stream: 'stdout' | 'stderr', line: string): void => { output[stream].push(line) }
+      outcome = await this.#runner.run(this.#setup(), { kind: 'action', name: action.name, contextId, action: { id: action.id }, onOutput }, signal)
     } finally {
       close()
     }
-    const results = { ...context.actionResults }
+    const results = { ...context.actionResults, ...actionProcessResults(outcome, output) }
     if (outcome.kind === 'missing') return { status: 'failed', message: `action not implemented on unit "${this.#o.unit}"`, results }
     if (outcome.kind !== 'succeeded') return { status: 'failed', message: outcome.kind === 'failed' ? outcome.reason : `action "${action.name}" was terminated`, results }
     if (context.actionFailure !== undefined) return { status: 'failed', message: context.actionFailure, results }

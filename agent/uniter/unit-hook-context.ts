@@ -121,6 +121,7 @@ export class UnitHookContext implements HookContext {
     for (const local of Object.values(this.#o.local.relations)) {
       if (local.implicit) continue
       const record = reader.relation(local.id)
+      if (relationBroken(local, record)) continue
       const endpoint = record?.endpoints.find(e => e.application === this.application && e.name === local.endpoint)
       out.push({ id: local.id, endpoint: local.endpoint, interface: endpoint?.interface ?? '', remoteApplication: local.remoteApplication })
     }
@@ -130,9 +131,13 @@ export class UnitHookContext implements HookContext {
   async relationUnits (relationId: number): Promise<string[]> {
     const local = this.#localRelation(relationId)
     const members = new Set(Object.keys(local.members))
-    // In -joined U the hook already sees U; in -departed U it no longer does (§5.3).
-    if (this.relation?.id === relationId && this.relation.remoteUnit !== '' && this.name.endsWith('-relation-joined')) members.add(this.relation.remoteUnit)
-    if (this.relation?.id === relationId && this.relation.departingUnit !== undefined) members.delete(this.relation.departingUnit)
+    // In -joined U the hook already sees U; in -departed U it no longer does (§5.3). The
+    // unit removed is the hook's remote unit, not JUJU_DEPARTING_UNIT, which names this
+    // unit when it is the one leaving (Juju's contextfactory.go: RemoveMember(RemoteUnit)).
+    if (this.relation?.id === relationId && this.relation.remoteUnit !== '') {
+      if (this.name.endsWith('-relation-joined')) members.add(this.relation.remoteUnit)
+      if (this.name.endsWith('-relation-departed')) members.delete(this.relation.remoteUnit)
+    }
     return [...members].sort(unitOrder)
   }
 
@@ -383,4 +388,17 @@ function isMap (value: unknown): value is Record<string, unknown> {
 /** `web/2` before `web/10`. */
 function unitOrder (a: string, b: string): number {
   return a.localeCompare(b, 'en', { numeric: true })
+}
+
+/**
+ * Whether relation-ids must leave the relation out, by Juju's rules: the context factory
+ * (internal/worker/uniter/runner/context/contextfactory.go, getContextRelations) calls a
+ * relation broken when it is not a peer relation, is dying or suspended, and has no
+ * members left; relation-ids.go also skips a dead one (here: gone from the model). So
+ * inside `-relation-broken` after remove-relation the relation is no longer listed.
+ */
+function relationBroken (local: LocalState['relations'][string], record: { life: string, suspended: boolean } | undefined): boolean {
+  if (record === undefined || record.life === 'dead') return true
+  const inactive = record.life !== 'alive' || record.suspended
+  return !local.peer && inactive && Object.keys(local.members).length === 0
 }

@@ -111,6 +111,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     revision: context.revision,
     term: context.term,
     counters: context.counters,
+    // Hooks see it as JUJU_MODEL_UUID.
+    uuid: context.uuid,
     machines: tableFrom(machines),
     applications: tableFrom(applications),
     relations: tableFrom(relations),

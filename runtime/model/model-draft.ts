@@ -59,6 +59,7 @@ export function emptyModel (): ModelContext {
     controllerLeases: emptyTable(),
     actions: emptyTable(),
     models: emptyTable(),
+    uuid: '',
     finishedActions: [],
     keyRevisions: emptyTable(),
     tombstones: [],
@@ -86,6 +87,7 @@ export class ModelDraft implements ModelReader {
   readonly actions: TableDraft<ActionRecord>
   readonly models: TableDraft<ModelRegistryRecord>
   counters: ModelCounters
+  uuid: string
   finishedActions: ChunkedList<string>
   /** Key → removed? in the order first touched. */
   readonly #touched = new Map<string, KeyScope | null>()
@@ -104,6 +106,7 @@ export class ModelDraft implements ModelReader {
     this.actions = new TableDraft(base.actions)
     this.models = new TableDraft(base.models)
     this.counters = base.counters
+    this.uuid = base.uuid
     this.finishedActions = base.finishedActions
   }
 
@@ -170,6 +173,7 @@ export class ModelDraft implements ModelReader {
       controllerLeases: this.controllerLeases.finish(),
       actions: this.actions.finish(),
       models: this.models.finish(),
+      uuid: this.uuid,
       finishedActions: this.finishedActions,
       keyRevisions: revisions.finish(),
       tombstones,

@@ -60,6 +60,9 @@ export function restoreModel (data: unknown): ModelContext {
   // Snapshots from before the model registry have no "models" table: an empty one.
   if (ctx.models === undefined) ctx.models = emptyTable()
   checkTable('models', ctx.models)
+  // Snapshots from before models had a UUID: none yet (a controller sets one).
+  if (ctx.uuid === undefined) ctx.uuid = ''
+  if (typeof ctx.uuid !== 'string') fail('a string "uuid"', ctx.uuid)
   if (!isPlainRecord(ctx.requests)) fail('the request table', ctx.requests)
   checkTable('requests.current', (ctx.requests as Record<string, unknown>).current)
   checkTable('requests.previous', (ctx.requests as Record<string, unknown>).previous)

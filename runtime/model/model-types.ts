@@ -231,6 +231,8 @@ export interface StatusHistoryEntry {
   readonly message: string
   /** The proposer's clock reading (ms); null for statuses the model set itself. */
   readonly since: number | null
+  /** The status's data when it has any (a hook error's hook, relation id and remote unit). */
+  readonly data?: Readonly<Record<string, string | number>>
 }
 
 export interface MachineRecord {
@@ -355,6 +357,8 @@ export interface ModelRegistryRecord {
   readonly life: 'alive' | 'dying'
   /** Raft index of the add-model that created it. */
   readonly createdAt: number
+  /** The model's RFC 4122 v4 UUID, chosen by whoever proposed add-model ('' in records from before). */
+  readonly uuid: string
 }
 
 export type ActionStatus = 'pending' | 'completed' | 'failed' | 'cancelled'
@@ -468,6 +472,11 @@ export interface ModelContext {
    * own hosted by the same controllers (agent/roles/model-hosts.ts).
    */
   readonly models: Table<ModelRegistryRecord>
+  /**
+   * The model's RFC 4122 v4 UUID (JUJU_MODEL_UUID), '' until a controller's
+   * set-model-uuid is applied: the registry's for a hosted model, a random one for "default".
+   */
+  readonly uuid: string
   /** Recent request ids (two generations, bounded) → the result they got. */
   readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
 }
@@ -597,7 +606,9 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'expose', readonly application: ApplicationName }
   | { readonly type: 'unexpose', readonly application: ApplicationName }
   /** The model registry (only in the "default" model, which the bootstrap group holds). */
-  | { readonly type: 'add-model', readonly name: string }
+  | { readonly type: 'add-model', readonly name: string, readonly uuid: string }
+  /** The model's own UUID, chosen by a controller (randomness stays out of the pure core); the first one applied stays. */
+  | { readonly type: 'set-model-uuid', readonly uuid: string }
   | { readonly type: 'destroy-model', readonly name: string }
   | { readonly type: 'remove-model', readonly name: string }
   /**
@@ -637,7 +648,7 @@ export const modelCommandTypes = [
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
   'storage-attached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
-  'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
+  'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

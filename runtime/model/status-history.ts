@@ -10,7 +10,9 @@ import type { StatusHistoryEntry, StatusRecord } from './model-types.ts'
 export function withStatusChange (history: readonly StatusHistoryEntry[], type: StatusHistoryEntry['type'], status: StatusRecord<string>, max: number = limits.modelStatusHistoryPerUnitMax): readonly StatusHistoryEntry[] {
   const last = findLast(history, type)
   if (last !== undefined && last.status === status.status && last.message === status.message) return history
-  const next = [...history, { type, status: status.status, message: status.message, since: status.since }]
+  // Juju's status history keeps each entry's data (show-status-log's `data`).
+  const data = status.data !== null && Object.keys(status.data).length > 0 ? { data: status.data } : {}
+  const next = [...history, { type, status: status.status, message: status.message, since: status.since, ...data }]
   return next.length > max ? next.slice(next.length - max) : next
 }
 

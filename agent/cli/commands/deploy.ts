@@ -1,5 +1,5 @@
 /**
- * `cantrip deploy <charm-dir|bundle.yaml> [application] [-n N] [--to M[,M...]]
+ * `cantrip deploy <charm-dir|file.charm|bundle.yaml> [application] [-n N] [--to M[,M...]]
  * [--config key=value|file.yaml ...] [--constraints "k=v ..."] [--trust]`, as Juju's.
  *
  * A charm directory is packed, uploaded to the controllers' store, added to the model and
@@ -25,7 +25,9 @@ import type { CharmSummaryInput, ConfigValue, ModelContext } from '../../../runt
 import { tableValues } from '../../../runtime/model/table.ts'
 import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { packCharm } from '../../charm/charm-archive.ts'
+import { isCharmArchivePath, loadCharmArchive } from '../../charm/charm-file.ts'
 import { loadCharmDir } from '../../charm/load-charm.ts'
+import { charmHookNames } from '../../../runtime/charm/charm-hook-names.ts'
 import { type Bundle, isBundlePath, parseConstraintText, readBundle } from '../bundle.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import {
@@ -72,13 +74,20 @@ export interface DeployPlan {
   readonly steps: readonly DeployStep[]
 }
 
-/** Reads, checks and packs a charm directory. */
+/**
+ * Reads, checks and packs a charm directory as Juju packs one (its hooks made
+ * executable, .jujuignore applied), or reads a pre-built .charm archive as it is.
+ */
 export async function prepareCharm (dir: string, label = component): Promise<PreparedCharm> {
   const root = resolve(dir)
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new InvalidInputError(label, 'a charm directory or a bundle .yaml file', dir)
+  if (isCharmArchivePath(root) && existsSync(root) && statSync(root).isFile()) {
+    const { charm, packed } = await loadCharmArchive(root)
+    return { dir: root, name: charm.summary.name, hash: packed.hash, bytes: packed.bytes, summary: charm.summary }
+  }
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new InvalidInputError(label, 'a charm directory, a .charm file or a bundle .yaml file', dir)
   if (!existsSync(join(root, 'metadata.yaml'))) throw new InvalidInputError(label, 'a charm directory with metadata.yaml', dir)
   const loaded = await loadCharmDir(root)
-  const packed = await packCharm(root)
+  const packed = await packCharm(root, { hooks: charmHookNames(loaded.summary) })
   return { dir: root, name: loaded.summary.name, hash: packed.hash, bytes: packed.bytes, summary: loaded.summary }
 }
 
@@ -310,8 +319,8 @@ function isRecord (value: unknown): value is Record<string, unknown> {
 
 export const registerDeploy: RegisterCommand = (program, context) => {
   program.command('deploy')
-    .description('deploy a local charm directory or a bundle')
-    .argument('<charm-or-bundle>', 'a charm directory or a bundle .yaml file')
+    .description('deploy a local charm directory, a .charm archive or a bundle')
+    .argument('<charm-or-bundle>', 'a charm directory, a .charm file or a bundle .yaml file')
     .argument('[application]', 'application name (default: the charm name)')
     .option('-n, --num-units <n>', 'number of units to add')
     .option('--to <machines>', 'machines for the units in turn, e.g. 0,1')

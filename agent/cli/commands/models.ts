@@ -11,6 +11,7 @@
  * drops the model; every controller then stops the model's group and deletes its data.
  * Run again after a timeout, it carries on where it stopped.
  */
+import { randomUUID } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
@@ -64,7 +65,8 @@ export const registerModels: RegisterCommand = (program, context) => {
       checkName(component, name)
       const { name: controller } = controllerEntry(options.controller)
       const connection = await openRegistry(context, controller)
-      expectOk(await connection.submit({ type: 'add-model', name }))
+      // The UUID is chosen here, outside the replicated core, so every replica applies the same one.
+      expectOk(await connection.submit({ type: 'add-model', name, uuid: randomUUID() }))
       connection.useModel(name)
       await untilServed(component, connection, name)
       setCurrentModel(controller, name)
@@ -192,15 +194,15 @@ async function sleep (ms: number): Promise<false> {
   return false
 }
 
-interface ModelRow { name: string, status: string, machines: number, units: number }
+interface ModelRow { name: string, uuid: string, status: string, machines: number, units: number }
 
-async function modelCounts (connection: Connection): Promise<{ machines: number, units: number }> {
+async function modelCounts (connection: Connection): Promise<{ uuid: string, machines: number, units: number }> {
   try {
     const model = (await connection.model()).model
-    return { machines: model.machines.size, units: model.units.size }
+    return { uuid: model.uuid, machines: model.machines.size, units: model.units.size }
   } catch {
     // A model being removed may stop answering: shown with nothing.
-    return { machines: 0, units: 0 }
+    return { uuid: '', machines: 0, units: 0 }
   }
 }
 
@@ -210,6 +212,7 @@ function renderModels (controller: string, entry: ControllerEntry, current: stri
       models: rows.map(row => ({
         name: `admin/${row.name}`,
         'short-name': row.name,
+        'model-uuid': row.uuid,
         'controller-name': controller,
         'cloud-region': `${entry.provider}/localhost`,
         type: 'iaas',

@@ -34,7 +34,7 @@ export const registerRefresh: RegisterCommand = (program, context) => {
   program.command('refresh')
     .description('refresh an application to a new version of its charm')
     .argument('<application>', 'application name')
-    .option('--path <charm-dir>', 'local charm directory to refresh to')
+    .option('--path <charm-dir>', 'local charm directory or .charm file to refresh to')
     .option('--force-units', 'refresh units even while they are in hook error')
     .option(controllerFlags, controllerHelp)
     .action(async (application: string, options: { path?: string, forceUnits?: boolean, controller?: string }) => {

@@ -36,6 +36,8 @@ export interface StatusLogRow {
   type: StatusHistoryEntry['type']
   status: string
   message: string
+  /** Juju's DetailedStatus.Data (cmd/juju/status/history.go): in yaml and json, when the status has any. */
+  data?: Readonly<Record<string, string | number>>
 }
 
 /** Checks the arguments before anything is sent; returns the type and count. */
@@ -64,7 +66,7 @@ export function statusLogRows (model: ModelContext, entity: string, options: Sho
   const record = kind === 'machine' ? tableGet(model.machines, entity) : kind === 'application' ? tableGet(model.applications, entity) : tableGet(model.units, entity)
   if (record === undefined) throw new InvalidInputError(component, `${{ machine: 'a machine', application: 'an application', unit: 'a unit' }[kind]} in the model`, entity)
   const entries = record.statusHistory.filter(e => type === 'unit' ? e.type === 'workload' || e.type === 'juju-unit' : e.type === type)
-  return entries.slice(Math.max(0, entries.length - n)).map(e => ({ time: statusTime(e.since), type: e.type, status: e.status, message: e.message }))
+  return entries.slice(Math.max(0, entries.length - n)).map(e => ({ time: statusTime(e.since), type: e.type, status: e.status, message: e.message, ...(e.data === undefined ? {} : { data: e.data }) }))
 }
 
 export function renderStatusLog (rows: readonly StatusLogRow[], format: typeof formats[number]): string {

@@ -7,9 +7,10 @@
  * struct: its keys keep their order (network-get's output is the one such value).
  *
  * - smart: nil prints nothing; a string prints as-is plus a newline (nothing for '');
- *   a list of strings prints one per line (an empty list prints one empty line, as
- *   juju/cmd does); a boolean prints `True`/`False`; a number prints in plain decimal
- *   (never an exponent); anything else is YAML.
+ *   a list of strings prints one per line (an empty list prints nothing: juju/cmd joins
+ *   it into "" and writes nothing for "", which juju's relation-list_test.go pins as
+ *   "default relation, no members"); a boolean prints `True`/`False`; a number prints
+ *   in plain decimal (never an exponent); anything else is YAML.
  * - yaml: nil prints nothing; otherwise one YAML document ending in one newline.
  * - json: one JSON document and a newline, `null` for nil; `<`, `>` and `&` are escaped
  *   as Go's encoding/json escapes them.
@@ -99,7 +100,7 @@ function formatSmart (value: unknown): string {
   if (typeof value === 'string') return value === '' ? '' : `${value}\n`
   if (typeof value === 'boolean') return value ? 'True\n' : 'False\n'
   if (typeof value === 'number') return `${plainDecimal(value)}\n`
-  if (Array.isArray(value) && value.every(item => typeof item === 'string')) return `${value.join('\n')}\n`
+  if (Array.isArray(value) && value.every(item => typeof item === 'string')) return formatSmart(value.join('\n'))
   return formatYaml(value)
 }
 

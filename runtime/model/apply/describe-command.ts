@@ -59,6 +59,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'expose': return `expose ${q(c.application)}`
     case 'unexpose': return `unexpose ${q(c.application)}`
     case 'add-model': return `add model ${q(c.name)}`
+    case 'set-model-uuid': return `set the model's UUID to ${q(c.uuid)}`
     case 'destroy-model': return `destroy model ${q(c.name)}`
     case 'remove-model': return `remove model ${q(c.name)}`
     case 'claim-controller-lease': return `claim controller lease ${q(c.lease)} for ${q(c.controller)}`

@@ -1,0 +1,127 @@
+/**
+ * What a user sees of charm packing and the hook tools, on real processes: `cantrip
+ * bootstrap` (one controller, the local provider), then
+ *
+ * - a charm directory whose hooks are all 0644 in the source, with a `.jujuignore` and a
+ *   `.git` directory, deploys and reaches active/idle: packing made its hooks executable
+ *   and left out what Juju's archiver leaves out (internal/charm/charmdir.go), which its
+ *   install hook checks in the unit's copy; the hook tools print nothing for an empty
+ *   relation-ids and opened-ports (relation-list_test.go "no members"); JUJU_MODEL_UUID is the
+ *   model's random v4 UUID, as `models` shows it;
+ * - an action exiting 3 fails with `exit status 3` and `return-code: 3` and its output in
+ *   the results, one exiting 0 has `return-code: 0` (runner.go updateActionResults);
+ * - a pre-built .charm whose install hook is 0644 fails that hook as Juju does (the
+ *   archive is deployed as it is), show-status-log shows the error's data
+ *   (cmd/juju/status/history.go), and after `refresh --force-units` to a fixed archive
+ *   and `resolved`, the unit goes on to active.
+ *
+ * One controller for the whole file; every process is stopped by pid (destroy-controller
+ * stops the agents) and the temporary directory removed.
+ */
+import '../runtime/polyfill.ts'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { parse } from 'yaml'
+import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { killUnitWorkloads } from './support/processes.ts'
+import { zipFile } from './support/zip-file.ts'
+
+const metadata = (name: string): string => `name: ${name}\nsummary: s\ndescription: d\npeers:\n  ring: ring\n`
+
+/** A charm directory as it might sit in git: every hook 0644. */
+function writePlainCharm (dir: string): void {
+  const files: Record<string, string> = {
+    'metadata.yaml': metadata('plain'),
+    'actions.yaml': 'exit-nonzero:\n  description: fails\nhello:\n  description: greets\n',
+    '.jujuignore': 'secret.txt\n/notes/\n',
+    'secret.txt': 'not for the unit\n',
+    'notes/todo': 'x\n',
+    '.git/HEAD': 'ref: refs/heads/main\n',
+    'hooks/install': [
+      '#!/bin/bash',
+      'set -e',
+      // What the unit received: no ignored files, hooks executable.
+      'for f in secret.txt notes .git .jujuignore; do if [ -e "$CHARM_DIR/$f" ]; then echo "$f packed" >&2; exit 1; fi; done',
+      'test -x "$CHARM_DIR/hooks/start"',
+      'printf "%s|" "$(opened-ports)" "$(relation-ids nonexistent-endpoint 2>/dev/null || true)" > "$CHARM_DIR/../empty-answers"',
+      'opened-ports --format json >> "$CHARM_DIR/../empty-answers"',
+      'printf "%s" "$JUJU_MODEL_UUID" > "$CHARM_DIR/../model-uuid"',
+      ''
+    ].join('\n'),
+    'hooks/start': '#!/bin/bash\nstatus-set active ready\n',
+    'actions/exit-nonzero': '#!/bin/bash\necho partial\necho broken >&2\nexit 3\n',
+    'actions/hello': '#!/bin/bash\necho hi\n'
+  }
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true })
+    writeFileSync(join(dir, path), content)
+    chmodSync(join(dir, path), path.startsWith('actions/') ? 0o755 : 0o644)
+  }
+}
+
+/** A pre-built .charm: install as `installMode`, start sets active. */
+function writeZippedCharm (file: string, installMode: number): void {
+  writeFileSync(file, zipFile([
+    { name: 'metadata.yaml', data: metadata('zipped'), deflate: true },
+    { name: 'hooks/install', data: '#!/bin/bash\necho installed\n', mode: 0o100000 | installMode },
+    { name: 'hooks/start', data: '#!/bin/bash\nstatus-set active fixed\n', mode: 0o100755 }
+  ]))
+}
+
+test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in a .charm fails until fixed', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'cantrip-charm-tools-'))
+  const machinesDir = join(home, 'controllers', 'local', 'machines')
+  try {
+    const plain = join(home, 'plain')
+    writePlainCharm(plain)
+    ok(home, 'bootstrap')
+    ok(home, 'deploy', plain)
+    ok(home, 'wait-for', 'unit', 'plain/0', '--status', 'active', '--timeout', '4m')
+    const status = JSON.parse(ok(home, 'status', '--format', 'json')) as { applications: Record<string, { units: Record<string, { 'workload-status': { current: string }, 'juju-status': { current: string } }> }> }
+    const unit = status.applications.plain!.units['plain/0']!
+    assert.equal([unit['workload-status'].current, unit['juju-status'].current], ['active', 'idle'])
+    const agentDir = join(machinesDir, 'machine-0', 'agent', 'agents', 'unit-plain-0')
+    // opened-ports and relation-ids of an endpoint without relations print nothing; json prints [].
+    assert.is(readFileSync(join(agentDir, 'empty-answers'), 'utf8'), '||[]\n')
+    // JUJU_MODEL_UUID is the model's random v4 UUID, the one `models` shows.
+    const uuid = readFileSync(join(agentDir, 'model-uuid'), 'utf8')
+    assert.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    const models = JSON.parse(ok(home, 'models', '--format', 'json')) as { models: Array<{ 'short-name': string, 'model-uuid': string }> }
+    assert.is(models.models.find(m => m['short-name'] === 'default')?.['model-uuid'], uuid)
+
+    // An action exiting 3: Juju's message and results.
+    const failed = cantrip(home, ['run', 'plain/0', 'exit-nonzero', '--wait', '2m'])
+    assert.is.not(failed.status, 0)
+    assert.equal(parse(failed.stdout), { 'return-code': 3, stdout: 'partial\n', stderr: 'broken\n' })
+    assert.match(failed.stderr, /action "exit-nonzero" \(\d+\) on plain\/0 failed: exit status 3\n/)
+    assert.equal(parse(ok(home, 'run', 'plain/0', 'hello', '--wait', '2m')), { 'return-code': 0, stdout: 'hi\n' })
+
+    // A pre-built archive is deployed as it is: its 0644 install hook fails.
+    const broken = join(home, 'zipped.charm')
+    writeZippedCharm(broken, 0o644)
+    ok(home, 'deploy', broken)
+    ok(home, 'wait-for', 'unit', 'zipped/0', '--status', 'error', '--timeout', '4m')
+    const history = parse(ok(home, 'show-status-log', 'zipped/0', '--format', 'yaml')) as Array<{ status: string, message: string, data?: Record<string, unknown> }>
+    const error = history.find(row => row.status === 'error')
+    assert.ok(error !== undefined, JSON.stringify(history))
+    assert.equal([error.message, error.data], ['hook failed: "install"', { hook: 'install' }])
+
+    // Refreshed to a fixed archive (forced: the unit is in error) and resolved, it goes on.
+    const fixed = join(home, 'zipped-fixed.charm')
+    writeZippedCharm(fixed, 0o755)
+    ok(home, 'refresh', 'zipped', '--path', fixed, '--force-units')
+    cantrip(home, ['resolved', 'zipped/0']) // May find the automatic retry already moved it on.
+    ok(home, 'wait-for', 'unit', 'zipped/0', '--status', 'active', '--timeout', '4m')
+  } finally {
+    if (existsSync(join(home, 'controllers', 'local'))) {
+      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
+      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
+    }
+    rmSync(home, { recursive: true, force: true })
+  }
+})
+
+test.run()
