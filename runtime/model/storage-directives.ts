@@ -76,15 +76,15 @@ export function parseStorageDirective (text: string, options: { countOnly?: bool
 }
 
 /** Several directives; a name given twice is refused, as Juju's. */
-export function parseStorageDirectives (texts: readonly string[], options: { countOnly?: boolean } = {}): Record<string, StorageDirectiveInput> | { error: string } {
-  const out: Record<string, StorageDirectiveInput> = {}
+export function parseStorageDirectives (texts: readonly string[], options: { countOnly?: boolean } = {}): { directives: Record<string, StorageDirectiveInput> } | { error: string } {
+  const directives: Record<string, StorageDirectiveInput> = {}
   for (const text of texts) {
     const parsed = parseStorageDirective(text, options)
     if ('error' in parsed) return parsed
-    if (Object.hasOwn(out, parsed.name)) return { error: `storage ${JSON.stringify(parsed.name)} specified more than once` }
-    out[parsed.name] = parsed.directive
+    if (Object.hasOwn(directives, parsed.name)) return { error: `storage ${JSON.stringify(parsed.name)} specified more than once` }
+    directives[parsed.name] = parsed.directive
   }
-  return out
+  return { directives }
 }
 
 /** `1.0 GiB`, `97 GiB`, `512 MiB`: Juju's `humanize.IBytes` of a size in MiB, as `juju storage` shows it. */

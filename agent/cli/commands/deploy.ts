@@ -295,8 +295,9 @@ export function deployRequest (target: string, application: string | undefined, 
   }
   const configPairs = parseKeyValues(component, pairs, '--config key=value or --config file.yaml')
   const constraints = parseConstraintText(options.constraints ?? '', got => { throw new InvalidInputError(component, '--constraints like "mem=4G cores=2"', got) })
-  const storage = parseStorageDirectives(options.storage ?? [])
-  if ('error' in storage) throw new InvalidInputError(component, `--storage NAME=[COUNT,][SIZE] like "data=10G" or "data=2,10G" (${String(storage.error)})`, (options.storage ?? []).join(' '))
+  const parsed = parseStorageDirectives(options.storage ?? [])
+  if ('error' in parsed) throw new InvalidInputError(component, `--storage NAME=[COUNT,][SIZE] like "data=10G" or "data=2,10G" (${parsed.error})`, (options.storage ?? []).join(' '))
+  const storage = parsed.directives
   return { kind: 'charm', dir: target, ...(application === undefined ? {} : { application }), ...(numUnits === undefined ? {} : { numUnits }), to, configFiles, configPairs, constraints, trust: options.trust === true, storage }
 }
 

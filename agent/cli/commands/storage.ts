@@ -71,10 +71,10 @@ export async function runAddStorage (connect: Connect, unit: string, directives:
   checkUnit(component, unit)
   if (directives.length === 0) throw new InvalidInputError(component, 'a unit and a storage directive like "data=1" or "data=2,10G"', unit)
   const parsed = parseStorageDirectives(directives)
-  if ('error' in parsed) throw new InvalidInputError(component, `storage directives NAME=[COUNT,][SIZE] (${String(parsed.error)})`, directives.join(' '))
+  if ('error' in parsed) throw new InvalidInputError(component, `storage directives NAME=[COUNT,][SIZE] (${parsed.error})`, directives.join(' '))
   const client = await connect()
-  for (const name of Object.keys(parsed).sort()) {
-    const { count = 1, sizeMiB } = parsed[name]!
+  for (const name of Object.keys(parsed.directives).sort()) {
+    const { count = 1, sizeMiB } = parsed.directives[name]!
     const result = expectOk(await client.submit({ type: 'add-storage', unit, name, count, ...(sizeMiB === undefined ? {} : { sizeMiB }) }))
     for (const id of result.storage ?? []) out(`added storage ${id} to ${unit}`)
   }
