@@ -12,6 +12,9 @@ export type StorageResolution = Operation | { waiting: string } | undefined
  * the unit was deployed with.
  */
 export function storageOp ({ local, remote }: ResolverInput): StorageResolution {
+  // Not before the charm is on disk: Juju's uniter starts with the charm deploy, whose
+  // commit queues install; only then may storage hooks run (ahead of that install).
+  if (local.charm === undefined) return undefined
   const op = local.operation
   const installQueued = op.kind === 'run-hook' && op.step === 'queued' && op.hook?.kind === 'install'
   if (op.kind !== 'continue' && !installQueued) return undefined
