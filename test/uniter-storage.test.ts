@@ -75,4 +75,24 @@ storage('remove-unit: storage-detaching for every attached instance before stop'
   assert.is(readerOf(world.model.context).unit('pg/0'), undefined)
 })
 
+storage('provisioned storage detached before its attached hook ran leaves without a hook', async () => {
+  const world = await deployedWithData()
+  world.failHook('pg/0', 'config-changed')
+  world.model.setConfig('pg', { setting: 'config-1' })
+  await world.settle()
+  assert.is(world.stateOf('pg/0'), 'hookError')
+  world.model.addStorage('pg/0', 'data')
+  world.model.attachStorage('pg/0', 'data/1')
+  await world.settle()
+  const mark = world.mark()
+  world.model.detachStorage('pg/0', 'data/1')
+  await world.settle()
+  // Juju's maybeShortCircuitRemoval: not attached in the uniter's state, so no hook, the attachment goes.
+  assert.equal(storageIds(world, 'pg/0'), ['data/0'])
+  world.model.resolved('pg/0', 'no-hooks')
+  await world.settle()
+  assert.ok(!world.hooksSince('pg/0', mark).some(hook => hook.includes('data/1')), world.hooksSince('pg/0', mark).join(', '))
+  assert.is(world.stateOf('pg/0'), 'idle')
+})
+
 storage.run()
