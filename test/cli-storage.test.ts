@@ -10,6 +10,7 @@
  * - `cantrip storage` lists it as Juju's `juju storage` does (cmd/juju/storage/list.go);
  * - `add-storage` gives a second instance whose hook runs when the unit is idle, and
  *   `detach-storage` runs its `-storage-detaching` and takes it out of the list;
+ * - `storage-add` in config-changed asks for a third instance, attached in turn;
  * - `remove-unit` runs `data-storage-detaching` before `stop` (resolver.go: all storage
  *   of a dying unit is dying; the detaching hooks come before stop).
  *
@@ -49,6 +50,9 @@ function writeCharm (dir: string, log: string): void {
     ''
   ].join('\n'))
   hook('data-storage-detaching')
+  // config-changed asks for one more instance with the storage-add hook tool once grow=yes.
+  writeFileSync(join(dir, 'config.yaml'), 'options:\n  grow:\n    type: string\n    default: "no"\n    description: add a data instance\n')
+  hook('config-changed', 'if [ "$(config-get grow)" = yes ]; then storage-add data; fi\n')
 }
 
 /** The hooks run so far, `<hook>` or `<hook> <storage id>`. */
@@ -72,6 +76,7 @@ test('deploy --storage: storage-attached before install, a real location, detach
 
     const lines = hookLines(log)
     assert.equal(lines.slice(0, 2), ['data-storage-attached data/0', 'install'], lines.join('\n'))
+    assert.ok(lines.indexOf('config-changed') > lines.indexOf('install') && lines.indexOf('start') > lines.indexOf('config-changed'), lines.join('\n'))
     const located = readFileSync(log, 'utf8').split('\n').find(line => line.startsWith('location data/0 '))!
     const [, , location, kind, ...listed] = located.trim().split(' ')
     assert.is(kind, 'filesystem')
@@ -90,11 +95,15 @@ test('deploy --storage: storage-attached before install, a real location, detach
     await waitFor('data/1 detached and gone', () => hookLines(log).includes('data-storage-detaching data/1') && !ok(home, 'storage').includes('data/1'), () => hookLines(log).join('\n'))
     assert.match(cantrip(home, ['detach-storage', 'data/0']).stderr, /would leave 0 instances of store "data", the charm requires at least 1/)
 
+    // storage-add from the charm: the instance is asked for when the hook succeeds.
+    ok(home, 'config', 'store', 'grow=yes')
+    await waitFor('data/2 attached', () => hookLines(log).includes('data-storage-attached data/2'), () => hookLines(log).join('\n'))
+
     // remove-unit: detaching before stop, then remove.
     const before = hookLines(log).length
     ok(home, 'remove-unit', 'store/0')
     await waitFor('the remove hook', () => hookLines(log).includes('remove'), () => hookLines(log).join('\n'))
-    assert.equal(hookLines(log).slice(before), ['data-storage-detaching data/0', 'stop', 'remove'])
+    assert.equal(hookLines(log).slice(before), ['data-storage-detaching data/0', 'data-storage-detaching data/2', 'stop', 'remove'])
   } finally {
     if (existsSync(join(home, 'controllers', 'local'))) {
       cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
