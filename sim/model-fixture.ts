@@ -37,8 +37,10 @@ export interface ApplicationSpec {
   requires?: Record<string, string | { interface: string, scope: 'container' }>
   /** A subordinate: it gets units by a container-scoped relation to a principal. */
   subordinate?: boolean
-  /** Storage each unit is deployed with: name → kind. */
+  /** Storage each unit is deployed with: name → kind (one instance, up to `storageMax`). */
   storage?: Record<string, 'filesystem' | 'block'>
+  /** Instances a unit may have of each store; 1 when absent. */
+  storageMax?: number
   /** String config options and their defaults; `{ setting: '' }` when absent. */
   config?: Record<string, string>
   /** Actions the charm defines; `['backup']` when absent. */
@@ -208,6 +210,16 @@ export class ModelFixture {
     this.#batch(() => { this.#admin({ type: 'remove-unit', unit }) })
   }
 
+  /** `juju add-storage UNIT NAME=COUNT`; returns the new storage ids. */
+  addStorage (unit: UnitName, name: string, count = 1): string[] {
+    return this.#batch(() => [...this.#admin({ type: 'add-storage', unit, name, count }).storage ?? []])
+  }
+
+  /** `juju detach-storage ID`. */
+  detachStorage (unit: UnitName, storageId: string): void {
+    this.#batch(() => { this.#admin({ type: 'detach-storage', unit, storageId }) })
+  }
+
   removeApplication (application: ApplicationName): void {
     this.#batch(() => { this.#admin({ type: 'remove-application', application }) })
   }
@@ -361,7 +373,7 @@ function charmMetadata (spec: ApplicationSpec): CharmSummaryInput {
     provides: { ...spec.provides },
     requires: Object.fromEntries(Object.entries(spec.requires ?? {}).map(([name, ep]) => [name, typeof ep === 'string' ? ep : { ...ep }])),
     config: Object.fromEntries(Object.entries(spec.config ?? defaultConfig).map(([name, value]) => [name, { type: 'string' as const, default: value }])),
-    storage: Object.fromEntries(Object.entries(spec.storage ?? {}).map(([name, kind]) => [name, { type: kind }])),
+    storage: Object.fromEntries(Object.entries(spec.storage ?? {}).map(([name, kind]) => [name, { type: kind, countMin: 1, countMax: spec.storageMax ?? 1 }])),
     actions: Object.fromEntries((spec.actions ?? ['backup']).map(name => [name, { description: name }]))
   }
 }

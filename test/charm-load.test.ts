@@ -129,10 +129,10 @@ test('storage: types, ranges, minimum size, location and properties', async () =
   assert.is(charm.metadata.storage.scratch!.countMin, 0)
   assert.is(charm.metadata.storage.scratch!.countMax, -1)
   assert.equal(charm.summary.storage, {
-    cache: { type: 'filesystem', location: null },
-    data: { type: 'filesystem', location: '/srv/data' },
-    disks: { type: 'block', location: null },
-    scratch: { type: 'filesystem', location: null }
+    cache: { type: 'filesystem', location: null, countMin: 4, countMax: 4, minimumSizeMiB: 0 },
+    data: { type: 'filesystem', location: '/srv/data', countMin: 1, countMax: 3, minimumSizeMiB: 10240 },
+    disks: { type: 'block', location: null, countMin: 2, countMax: -1, minimumSizeMiB: 0 },
+    scratch: { type: 'filesystem', location: null, countMin: 0, countMax: -1, minimumSizeMiB: 0 }
   })
 })
 

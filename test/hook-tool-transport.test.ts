@@ -175,7 +175,7 @@ test.after(async () => {
 })
 
 test('every hook tool name is a symlink to the one client binary', () => {
-  assert.equal(hookToolNames.length, 27)
+  assert.equal(hookToolNames.length, 28)
   for (const name of hookToolNames) {
     assert.ok(lstatSync(join(toolsDir, name)).isSymbolicLink(), name)
     assert.is(readlinkSync(join(toolsDir, name)), clientPath)

@@ -248,7 +248,7 @@ networkGet('usage errors are exit 2', async () => {
 
 // ---------------------------------------------------------------------------------
 
-const storage = suite('storage-get and storage-list')
+const storage = suite('storage-get, storage-list and storage-add')
 
 const withStorage = (storageId?: string): FakeHookContext => new FakeHookContext({
   ...(storageId === undefined ? {} : { storageId, name: 'data-storage-attached' }),
@@ -292,6 +292,22 @@ storage('storage-list lists attached ids, optionally of one storage name', async
   assert.equal(await runFake(withStorage(), 'storage-list', ['logs']), ok(''))
   assert.equal(await runFake(withStorage(), 'storage-list', ['logs', '--format', 'json']), ok('[]\n'))
   assert.equal(await runFake(withStorage(), 'storage-list', ['data', 'cache']), fails(2, 'unrecognized args: ["cache"]'))
+})
+
+// Juju's internal/worker/uniter/runner/jujuc/storage-add.go: NAME[=COUNT] only, at least one.
+storage('storage-add asks for NAME[=COUNT] instances and prints nothing', async () => {
+  const context = withStorage('data/0')
+  assert.equal(await runFake(context, 'storage-add', ['data=2', 'cache']), ok(''))
+  assert.equal(context.storageAdds, { data: 2, cache: 1 })
+})
+
+storage('storage-add usage errors are exit 2', async () => {
+  assert.equal(await runFake(withStorage(), 'storage-add'), fails(2, 'storage add requires a storage directive'))
+  assert.equal(await runFake(withStorage(), 'storage-add', ['data=1G']), fails(2, 'only count can be specified for "data"'))
+  assert.equal(await runFake(withStorage(), 'storage-add', ['data=rootfs,2']), fails(2, 'only count can be specified for "data"'))
+  assert.equal(await runFake(withStorage(), 'storage-add', ['data=0']), fails(2, 'cannot parse constraints for storage "data": cannot parse count: count must be greater than zero, got "0"'))
+  assert.equal(await runFake(withStorage(), 'storage-add', ['data', 'data=2']), fails(2, 'storage "data" specified more than once'))
+  assert.equal(await runFake(withStorage(), 'storage-add', ['=2']), fails(2, 'expected "name=constraints" or "name", got "=2"'))
 })
 
 // ---------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ run('the catalogue is the classic bash-relevant tool set of §5.3', () => {
     'close-port', 'config-get', 'is-leader', 'juju-log', 'juju-reboot', 'leader-get', 'leader-set',
     'network-get', 'open-port', 'opened-ports', 'relation-get', 'relation-ids', 'relation-list',
     'relation-set', 'state-delete', 'state-get', 'state-set', 'status-get', 'status-set',
-    'storage-get', 'storage-list', 'unit-get'
+    'storage-add', 'storage-get', 'storage-list', 'unit-get'
   ])
 })
 

@@ -102,7 +102,7 @@ charm('stores the canonical summary; same content again is a no-op; other conten
   const stored = tableGet(model.context.charms, 'local:web-0')!
   assert.equal(stored.metadata.requires.db, { interface: 'mysql', scope: 'global' })
   assert.equal(stored.metadata.config.title, { type: 'string', default: null })
-  assert.equal(stored.metadata.storage.data, { type: 'filesystem', location: null })
+  assert.equal(stored.metadata.storage.data, { type: 'filesystem', location: null, countMin: 1, countMax: 1, minimumSizeMiB: 0 })
   model.ok('add-charm', { url: 'local:web-0', hash: 'ab'.repeat(8), metadata: charms.web! })
   assert.equal(model.deltaKeys(), [])
   model.refused('add-charm', { url: 'local:web-0', hash: 'cd'.repeat(8), metadata: charms.web! },
@@ -619,8 +619,49 @@ unitOps('commands (juju exec) and storage attachment', () => {
   model.refused('enqueue-command', { unit: 'web/1', commands: 'true' }, `controller: cannot run commands on "web/1": unit already has ${limits.pendingCommandsMax} pending commands`)
 
   model.ok('storage-attached', { unit: 'web/0', storageId: 'data/0', location: '/mnt/data' }, machine('0'))
-  assert.equal(model.unit('web/0')!.storage['data/0'], { id: 'data/0', name: 'data', kind: 'filesystem', life: 'alive', attached: true, location: '/mnt/data' })
+  assert.equal(model.unit('web/0')!.storage['data/0'], { id: 'data/0', name: 'data', kind: 'filesystem', life: 'alive', attached: true, location: '/mnt/data', sizeMiB: 1024, pool: 'rootfs' })
   model.refused('storage-attached', { unit: 'web/0', storageId: 'data/1' }, 'controller: cannot attach storage "data/1" to "web/0": unit "web/0" has no storage "data/1"', machine('0'))
+})
+
+// Juju's checks: state/storage.go (count range, minimum size), cmd/juju/storage/add.go and
+// detach.go, internal/worker/uniter/storage/attachments.go (detaching removes the attachment).
+unitOps('storage: deploy directives, add-storage, detach-storage, storage-detached', () => {
+  const model = standard()
+  model.ok('add-charm', { url: 'local:pg-0', hash: 'e'.repeat(16), metadata: { name: 'pg', storage: { data: { type: 'filesystem', countMin: 1, countMax: 3, minimumSizeMiB: 2048 }, wal: { type: 'block', countMin: 0, countMax: -1 } } } })
+  model.refused('deploy', { application: 'pg', charm: 'local:pg-0', config: {}, constraints: {}, numUnits: 1, storage: { logs: { count: 1 } } }, 'controller: cannot deploy "pg": charm "pg" has no store called "logs"')
+  model.refused('deploy', { application: 'pg', charm: 'local:pg-0', config: {}, constraints: {}, numUnits: 1, storage: { data: { count: 4 } } }, 'controller: cannot deploy "pg": charm "pg" store "data": at most 3 instances supported, 4 specified')
+  model.refused('deploy', { application: 'pg', charm: 'local:pg-0', config: {}, constraints: {}, numUnits: 1, storage: { data: { sizeMiB: 1024 } } }, 'controller: cannot deploy "pg": charm "pg" store "data": minimum storage size is 2.0 GiB, 1.0 GiB specified')
+  model.ok('deploy', { application: 'pg', charm: 'local:pg-0', config: {}, constraints: {}, numUnits: 1, storage: { data: { count: 2, sizeMiB: 10240 } } })
+  assert.equal(model.app('pg')!.storage, { data: { count: 2, sizeMiB: 10240 }, wal: { count: 0, sizeMiB: 1024 } })
+  const pg = model.unit('pg/0')!
+  assert.equal(Object.keys(pg.storage), ['data/2', 'data/3'], 'web\'s two units took data/0 and data/1; a store with minimum 0 gets none')
+  assert.equal(pg.storage['data/2'], { id: 'data/2', name: 'data', kind: 'filesystem', life: 'alive', attached: false, location: '/var/lib/juju/storage/data/2', sizeMiB: 10240, pool: 'rootfs' })
+  assert.equal(pg.storageRequired, ['data/2', 'data/3'])
+
+  assert.equal(model.ok('add-storage', { unit: 'pg/0', name: 'wal', count: 2 }).storage, ['wal/4', 'wal/5'])
+  assert.equal(model.unit('pg/0')!.storage['wal/4'], { id: 'wal/4', name: 'wal', kind: 'block', life: 'alive', attached: false, location: '', sizeMiB: 1024, pool: 'loop' })
+  model.refused('add-storage', { unit: 'pg/0', name: 'data', count: 2 }, 'controller: cannot add storage "data" to "pg/0": adding 2 storage instances brings the total to 4, exceeding the maximum of 3')
+  model.refused('add-storage', { unit: 'pg/0', name: 'data', count: 0 }, 'controller: cannot add storage "data" to "pg/0": count must be greater than zero, got 0')
+  model.refused('add-storage', { unit: 'pg/0', name: 'nope', count: 1 }, 'controller: cannot add storage "nope" to "pg/0": charm "pg" has no store called "nope"')
+  model.refused('add-storage', { unit: 'pg/0', name: 'data', count: 1 }, /permission denied for unit-web-0/, unit('web/0'))
+  assert.equal(model.ok('add-storage', { unit: 'pg/0', name: 'data', count: 1 }, unit('pg/0')).storage, ['data/6'], 'storage-add: the unit\'s own agent')
+
+  // Attached (provisioned) storage becomes dying; unprovisioned storage leaves at once.
+  model.ok('storage-attached', { unit: 'pg/0', storageId: 'data/2', location: '/m/storage/data/2' }, machine(pg.machine))
+  model.ok('detach-storage', { unit: 'pg/0', storageId: 'data/2' })
+  assert.is(model.unit('pg/0')!.storage['data/2']!.life, 'dying')
+  model.ok('detach-storage', { unit: 'pg/0', storageId: 'wal/5' })
+  assert.is(model.unit('pg/0')!.storage['wal/5'], undefined)
+  model.ok('detach-storage', { unit: 'pg/0', storageId: 'data/3' })
+  model.refused('detach-storage', { unit: 'pg/0', storageId: 'data/6' }, 'controller: cannot detach storage "data/6" from "pg/0": removing storage data/6 would leave 0 instances of store "data", the charm requires at least 1')
+  model.refused('detach-storage', { unit: 'pg/0', storageId: 'data/9' }, 'controller: cannot detach storage "data/9" from "pg/0": unit "pg/0" has no storage "data/9"')
+  model.refused('detach-storage', { unit: 'pg/0', storageId: 'data/6' }, /permission denied for unit-pg-0/, unit('pg/0'))
+
+  model.refused('storage-detached', { unit: 'pg/0', storageId: 'data/2' }, /permission denied for unit-web-0/, unit('web/0'))
+  model.ok('storage-detached', { unit: 'pg/0', storageId: 'data/2' }, unit('pg/0'))
+  assert.equal(Object.keys(model.unit('pg/0')!.storage).sort(), ['data/6', 'wal/4'])
+  assert.equal(model.unit('pg/0')!.storageRequired, [])
+  model.ok('storage-detached', { unit: 'pg/0', storageId: 'data/2' }, unit('pg/0'))
 })
 
 unitOps('expose and unexpose', () => {

@@ -96,6 +96,13 @@ resolver('relation-created comes before leadership, only for alive relations, on
   assert.equal(notInstalled.decision, { kind: 'run', op: { kind: 'run-hook', hook: { kind: 'install' }, source: 'resolver' } })
 })
 
+// Juju's uniter deploys the charm first (its first operation), then storage hooks precede the queued install.
+resolver('storage: a fresh unit deploys its charm before any storage hook', () => {
+  const storage = { 'data/0': { id: 'data/0', name: 'data', kind: 'filesystem' as const, life: 'alive' as const, attached: true, location: '/srv' } }
+  const { decision } = nextOp(input({}, { storage, storageRequiredForInstall: ['data/0'] }))
+  assert.equal(decision, { kind: 'run', op: { kind: 'deploy', mode: 'install', charm: { url: 'local:kv-0', modifiedVersion: 0 } } })
+})
+
 resolver('storage: install waits for deploy-time storage; attached hooks precede a queued install', () => {
   const storage = { 'data/0': { id: 'data/0', name: 'data', kind: 'filesystem' as const, life: 'alive' as const, attached: false, location: '/srv' } }
   const waiting = nextOp(input({ charm: { url: 'local:kv-0', modifiedVersion: 0 } }, { storage, storageRequiredForInstall: ['data/0'] }))

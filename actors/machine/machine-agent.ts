@@ -25,6 +25,7 @@ import { createUnitStateStore } from '../unit/unit-state-store.ts'
 import { ControllerClient } from './controller-client.ts'
 import { Deployer, type DeployerInit } from './deployer.ts'
 import { Machiner, type MachinerOutcome } from './machiner.ts'
+import { modelLocationStorage, StorageProvisioner, type StorageProvisionerEffects } from './storage-provisioner.ts'
 
 export interface MachineAgentComponents {
   /** Scoped to the agent's model (its request protocols). */
@@ -56,6 +57,8 @@ export interface MachineAgentInit {
    * as a controller (cantripd --role both), since one peer has one presence.
    */
   presence: MachinePresenceInit | false
+  /** Creates the units' storage on the machine; the model's locations when absent (the simulator). */
+  storageEffects?: StorageProvisionerEffects
   leaseDurationMs?: number
   /** Back-off of a failing machiner; the supervisor's defaults otherwise. */
   supervision?: SupervisorPolicy
@@ -78,6 +81,7 @@ export class MachineAgent implements Worker {
   readonly #machiners: Supervisor
   #machiner: Machiner | undefined
   #deployer: Deployer | undefined
+  #storage: StorageProvisioner | undefined
   #outcome: MachinerOutcome | undefined
   #ended = false
   #stopping: Promise<void> | undefined
@@ -143,6 +147,7 @@ export class MachineAgent implements Worker {
     this.#stopping ??= (async () => {
       this.#ended = true
       await this.#machiners.stop()
+      this.#storage?.stop()
       await this.#deployer?.stop()
       this.client.stop()
       await this.presence?.leave()
@@ -153,6 +158,7 @@ export class MachineAgent implements Worker {
   /** kill -9 (the simulated process dies): everything stops where it is; nothing more is saved or sent. */
   kill (): void {
     this.#ended = true
+    this.#storage?.stop()
     this.#deployer?.kill()
     void this.#machiners.stop()
     this.client.stop()
@@ -177,6 +183,13 @@ export class MachineAgent implements Worker {
     this.#machiners.done.catch((error: unknown) => { void this.#fail(error) })
     if (this.#ended) return
     const init = this.#o
+    this.#storage = new StorageProvisioner({
+      machineId: init.machineId,
+      controller: this.client,
+      effects: init.storageEffects ?? modelLocationStorage,
+      logger: this.#c.logger.child('storageprovisioner'),
+      incarnation: init.incarnation()
+    })
     this.#deployer = new Deployer({ clock: this.#c.clock, logger: this.#c.logger }, {
       machineId: init.machineId,
       controller: this.client,

@@ -251,6 +251,7 @@ function commitHook (state: StepState, current: CurrentOperation, hook: HookInfo
       const storageAttached = { ...local.storageAttached }
       delete storageAttached[hook.storageId!]
       local = { ...local, storageAttached }
+      emitted.push({ type: 'storage.detached', storageId: hook.storageId! })
       break
     }
     default:

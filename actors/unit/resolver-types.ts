@@ -40,6 +40,8 @@ export type ResolverEffect =
   | { type: 'stop-retry-timer' }
   /** A subordinate with no alive container-scoped relation to its principal destroys itself. */
   | { type: 'destroy-unit' }
+  /** Dying storage whose -storage-attached never committed: the attachment goes without a hook. */
+  | { type: 'storage-detached', storageId: string }
 
 export interface Resolution {
   decision: Decision

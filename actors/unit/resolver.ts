@@ -4,7 +4,7 @@ import type { Operation } from './operation.ts'
 import { actionsOp, commandsOp } from './resolvers/actions-resolver.ts'
 import { leadershipOp } from './resolvers/leadership-resolver.ts'
 import { createdRelationsOp, relationsOp } from './resolvers/relations-resolver.ts'
-import { storageOp } from './resolvers/storage-resolver.ts'
+import { storageOp, storageRemovals } from './resolvers/storage-resolver.ts'
 import type { Decision, RemoteSnapshot, Resolution, ResolverEffect, ResolverInput } from './resolver-types.ts'
 
 /**
@@ -52,6 +52,7 @@ function decide (input: ResolverInput, effects: ResolverEffect[]): Decision {
   // 6. Leaving hook error stops and resets the retry back-off.
   if (!inHookError(local) && (input.retryTimer.armed || input.retryTimer.attempt > 0)) effects.push({ type: 'stop-retry-timer' })
   selfDestruction(input, effects)
+  storageRemovals(input, effects)
   // 7–11. created relations, leadership, actions, commands.
   for (const resolver of [createdRelationsOp, leadershipOp, actionsOp, commandsOp]) {
     const op = resolver(input)

@@ -23,6 +23,8 @@ export type UnitEmitted =
   | { type: 'hook.requeued', hook: HookInfo }
   | { type: 'relation.enterScope', relationId: RelationId }
   | { type: 'relation.leaveScope', relationId: RelationId }
+  /** `-storage-detaching` committed: the attachment may leave the model. */
+  | { type: 'storage.detached', storageId: string }
   | { type: 'controller.clearResolved' }
   | { type: 'unit.destroy' }
   | { type: 'unit.terminated' }

@@ -178,6 +178,7 @@ export const unitMachine = setup({
             break
           case 'start-retry-timer': enqueue.raise({ type: 'retryTimer.start' }); break
           case 'stop-retry-timer': enqueue.raise({ type: 'retryTimer.stop' }); break
+          case 'storage-detached': enqueue.emit({ type: 'storage.detached', storageId: effect.storageId }); break
           case 'destroy-unit':
             if (!context.destroyRequested) {
               enqueue.assign({ destroyRequested: true })

@@ -150,6 +150,8 @@ export interface HookContext {
   /** Storage ids attached to the unit, optionally of one storage name. */
   storageIds (name: string | undefined): Promise<string[]>
   storage (id: string): Promise<{ kind: 'filesystem' | 'block', location: string } | undefined>
+  /** `storage-add`: instances to add by storage name, asked for when the hook succeeds. */
+  addStorage (counts: Record<string, number>): Promise<void>
 
   /** `juju-reboot`: after the hook succeeds, or `now` (kill and re-queue the hook). */
   requestReboot (now: boolean): Promise<void>

@@ -19,6 +19,7 @@ import type { Transport } from '../../runtime/transport.ts'
 import { ChildProcessRunner } from '../child-process-runner.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { deployCharmArchive } from '../uniter/charm-fetch.ts'
+import { machineStorage } from '../uniter/machine-storage.ts'
 import { ProcessUnitEffects } from '../uniter/process-unit-effects.ts'
 
 export interface MachineRoleOptions {
@@ -81,6 +82,7 @@ export class MachineRole implements Worker {
         fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
         logger
       }),
+      storageEffects: machineStorage(options.dataDir),
       onView: options.onView,
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     })

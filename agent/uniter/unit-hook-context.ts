@@ -13,7 +13,7 @@ import { applicationOf } from '../../runtime/ids.ts'
 import { believesLeader } from '../../runtime/model/leases.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
-import type { CommandResult, ConfigValue, ModelCommand, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
+import type { CommandResult, ConfigValue, ModelCommand, ModelContext, RelationSettingsChange, UnitRecord } from '../../runtime/model/model-types.ts'
 import { keys } from '../../runtime/model/keys.ts'
 import { tableGet } from '../../runtime/model/table.ts'
 import type { Logger, LogLevel as RuntimeLogLevel } from '../../runtime/logger.ts'
@@ -81,6 +81,8 @@ export class UnitHookContext implements HookContext {
   readonly #appSettings = new Map<number, Record<string, string>>()
   #ports: BufferedPorts = { open: [], close: [] }
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
+  /** `storage-add` counts by storage name, asked for at flush. */
+  readonly #storageAdds = new Map<string, number>()
   /** Immediate writes (status, leader settings) and the commit: request ids `<contextId>/<n>`. */
   readonly #proposer: CommandProposer
   /** Remote bags as first read in this run (settings key → values): later reads see the same (§5.3). */
@@ -306,6 +308,10 @@ export class UnitHookContext implements HookContext {
     return record === undefined ? undefined : { kind: record.kind, location: record.location }
   }
 
+  async addStorage (counts: Record<string, number>): Promise<void> {
+    for (const [name, count] of Object.entries(counts)) this.#storageAdds.set(name, (this.#storageAdds.get(name) ?? 0) + count)
+  }
+
   async requestReboot (now: boolean): Promise<void> {
     this.rebootRequested = now ? 'now' : 'after'
   }
@@ -323,7 +329,12 @@ export class UnitHookContext implements HookContext {
       ...[...this.#appSettings].map(([relationId, settings]) => ({ relationId, application: true, settings }))
     ]
     const hasState = Object.keys(this.#state.set).length > 0 || this.#state.deleted.size > 0
-    if (relationSettings.length === 0 && this.#ports.open.length === 0 && this.#ports.close.length === 0 && !hasState) return
+    if (relationSettings.length > 0 || this.#ports.open.length > 0 || this.#ports.close.length > 0 || hasState) await this.#commitChanges(relationSettings, hasState)
+    // storage-add: after the hook's other changes, one request per storage name; a refusal fails the hook.
+    for (const [name, count] of [...this.#storageAdds].sort(([a], [b]) => a < b ? -1 : 1)) await this.#submit({ type: 'add-storage', unit: this.unit, name, count })
+  }
+
+  async #commitChanges (relationSettings: RelationSettingsChange[], hasState: boolean): Promise<void> {
     await this.#submit({
       type: 'commit-hook-changes',
       unit: this.unit,

@@ -1,5 +1,6 @@
 import { normaliseCharmSummary } from '../model/charm-summary.ts'
 import type { CharmSummaryInput } from '../model/model-types.ts'
+import { parseMinimumSizeMiB } from '../model/storage-directives.ts'
 import { parseCharmActions, type CharmActionSpec } from './charm-actions.ts'
 import { parseCharmConfig, type CharmConfigOptionSpec } from './charm-config.ts'
 import { InvalidCharmError } from './charm-error.ts'
@@ -57,7 +58,13 @@ function charmSummaryInput (
     requires: endpoints(metadata.requires),
     peers: endpoints(metadata.peers),
     config: mapSorted(config, option => ({ type: option.type, default: option.default })),
-    storage: mapSorted(metadata.storage, store => ({ type: store.type, location: store.location })),
+    storage: mapSorted(metadata.storage, store => ({
+      type: store.type,
+      location: store.location,
+      countMin: store.countMin,
+      countMax: store.countMax,
+      minimumSizeMiB: store.minimumSize === null ? 0 : parseMinimumSizeMiB(store.minimumSize) ?? 0
+    })),
     actions: mapSorted(actions, action => ({ description: action.description }))
   }
 }

@@ -91,7 +91,9 @@ export function normaliseCharmSummary (input: unknown): CharmSummary | string {
     if (!isPlainRecord(spec) || (spec.type !== 'filesystem' && spec.type !== 'block')) return `storage ${JSON.stringify(store)} needs type filesystem or block`
     const location = spec.location ?? null
     if (location !== null && (typeof location !== 'string' || !location.startsWith('/'))) return `storage ${JSON.stringify(store)} location must be an absolute path`
-    storage[store] = { type: spec.type, location }
+    const bounds = storageBounds(spec)
+    if (typeof bounds === 'string') return `storage ${JSON.stringify(store)} ${bounds}`
+    storage[store] = { type: spec.type, location, ...bounds }
   }
 
   const rawActions = input.actions ?? {}
@@ -114,6 +116,17 @@ export function normaliseCharmSummary (input: unknown): CharmSummary | string {
     storage,
     actions
   }
+}
+
+/** The count range and minimum size of one store; a singleton of any size when the input names none. */
+function storageBounds (spec: Record<string, unknown>): Pick<CharmStorage, 'countMin' | 'countMax' | 'minimumSizeMiB'> | string {
+  const countMin = spec.countMin ?? 1
+  const countMax = spec.countMax ?? 1
+  const minimumSizeMiB = spec.minimumSizeMiB ?? 0
+  const whole = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0
+  if (!whole(countMin) || !(countMax === -1 || (whole(countMax) && countMax >= Math.max(countMin, 1)))) return 'count range must be m..n with n at least m and 1, or m..-1'
+  if (!whole(minimumSizeMiB)) return 'minimum size must be a whole number of MiB'
+  return { countMin, countMax, minimumSizeMiB }
 }
 
 /** Why `value` is not a valid value for an option of `type`; undefined when it is. */

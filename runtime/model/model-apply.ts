@@ -15,6 +15,7 @@ import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './
 import { relationCommands } from './apply/relation-commands.ts'
 import { statusCommands } from './apply/status-commands.ts'
 import { taskCommands } from './apply/task-commands.ts'
+import { storageCommands } from './apply/storage-commands.ts'
 import { unitCommands } from './apply/unit-commands.ts'
 
 export { describeCommand, entityTag }
@@ -41,6 +42,7 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...charmCommands,
   ...applicationCommands,
   ...unitCommands,
+  ...storageCommands,
   ...taskCommands,
   ...relationCommands,
   ...leadershipCommands,
@@ -51,7 +53,7 @@ const handlers: HandlerTable<ModelCommandType> = {
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, hookChangeCommands, statusCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, hookChangeCommands, statusCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

@@ -68,6 +68,23 @@ export interface CharmStorage {
   readonly type: 'filesystem' | 'block'
   /** Filesystem mount point from metadata; null for the default location. */
   readonly location: string | null
+  /** `multiple.range`: instances per unit, at least `countMin`; `countMax` -1 when unbounded. A singleton is 1..1. */
+  readonly countMin: number
+  readonly countMax: number
+  /** `minimum-size` in MiB; 0 when the charm names none. */
+  readonly minimumSizeMiB: number
+}
+
+/** A directive as a command carries it: either part may be left to the charm's default. */
+export interface StorageDirectiveInput {
+  readonly count?: number
+  readonly sizeMiB?: number
+}
+
+/** A storage directive (`--storage data=2,10G`) as the model keeps it per application. */
+export interface StorageDirective {
+  readonly count: number
+  readonly sizeMiB: number
 }
 
 /** What the model needs of a charm's metadata.yaml / config.yaml / actions.yaml. */
@@ -90,7 +107,7 @@ export interface CharmSummaryInput {
   requires?: Record<string, string | { interface: string, scope?: 'global' | 'container' }>
   peers?: Record<string, string | { interface: string, scope?: 'global' | 'container' }>
   config?: Record<string, { type?: ConfigOptionType, default?: ConfigValue | null }>
-  storage?: Record<string, { type: 'filesystem' | 'block', location?: string | null }>
+  storage?: Record<string, { type: 'filesystem' | 'block', location?: string | null, countMin?: number, countMax?: number, minimumSizeMiB?: number }>
   actions?: Record<string, { description?: string }>
 }
 
@@ -120,6 +137,8 @@ export interface ApplicationRecord {
   readonly trust: boolean
   readonly trustHash: string
   readonly constraints: Constraints
+  /** `deploy --storage` directives, by storage name; new units get these (else the charm's minimum). */
+  readonly storage?: Readonly<Record<string, StorageDirective>>
   readonly exposed: boolean
   /** Alive units (the `Scale` column). */
   readonly scale: number
@@ -160,6 +179,10 @@ export interface StorageRecord {
   readonly life: Life
   readonly attached: boolean
   readonly location: string
+  /** Provisioned size in MiB (Juju's default is 1024). Absent in records from before sizes. */
+  readonly sizeMiB?: number
+  /** The pool it came from: `rootfs` for filesystems, `loop` for block devices, as on Juju's local clouds. */
+  readonly pool?: string
 }
 
 export type PortProtocol = 'tcp' | 'udp' | 'icmp'
@@ -385,6 +408,8 @@ export interface CommandSucceeded {
   readonly relationId?: RelationId
   readonly actionId?: string
   readonly commandId?: string
+  /** `add-storage`: the storage instances added. */
+  readonly storage?: readonly StorageId[]
   /** Leadership claims: the holding unit; controller-lease claims: the holding controller's id. */
   readonly lease?: { readonly holder: string, readonly expiry: number }
 }
@@ -536,6 +561,8 @@ export type ModelCommand = CommandBase & (
     /** Machine for each unit in turn; units beyond the list get new machines. */
     readonly placement?: readonly MachineId[]
     readonly trust?: boolean
+    /** `--storage NAME=[COUNT,][SIZE]`: sizes in MiB; a part left out takes the charm's default. */
+    readonly storage?: Readonly<Record<string, StorageDirectiveInput>>
   }
   | { readonly type: 'add-unit', readonly application: ApplicationName, readonly numUnits: number, readonly placement?: readonly MachineId[] }
   | { readonly type: 'remove-unit', readonly unit: UnitName }
@@ -580,6 +607,12 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'enqueue-command', readonly unit: UnitName, readonly commands: string }
   | { readonly type: 'complete-command', readonly unit: UnitName, readonly commandId: string }
   | { readonly type: 'storage-attached', readonly unit: UnitName, readonly storageId: StorageId, readonly location?: string }
+  /** `add-storage UNIT NAME=COUNT` (admins) and `storage-add` (the unit's own agent). */
+  | { readonly type: 'add-storage', readonly unit: UnitName, readonly name: string, readonly count: number, readonly sizeMiB?: number }
+  /** `detach-storage ID`: the attachment becomes dying; the unit runs `-storage-detaching`. */
+  | { readonly type: 'detach-storage', readonly unit: UnitName, readonly storageId: StorageId }
+  /** The unit committed `-storage-detaching` (or never attached it): the attachment leaves the model. */
+  | { readonly type: 'storage-detached', readonly unit: UnitName, readonly storageId: StorageId }
   | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string }
   /**
    * The provisioner records how it will start the machine's instance (controllers only).
@@ -646,7 +679,7 @@ export const modelCommandTypes = [
   'leader-settings', 'claim-leadership', 'extend-leadership', 'release-leadership',
   'unit-dead', 'set-unit-status', 'set-agent-status', 'resolved', 'clear-resolved',
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
-  'storage-attached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
+  'storage-attached', 'add-storage', 'detach-storage', 'storage-detached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
 ] as const satisfies readonly ModelCommandType[]

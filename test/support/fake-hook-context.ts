@@ -109,6 +109,8 @@ export class FakeHookContext implements HookContext {
   /** Charm state as the controller has it. */
   committedState: Record<string, string>
   storageInstances: Record<string, { kind: 'filesystem' | 'block', location: string }>
+  /** What `storage-add` asked for, by storage name. */
+  readonly storageAdds: Record<string, number> = {}
   network: Record<string, NetworkInfo>
   addresses: { 'private-address': string, 'public-address': string }
   workloadVersion = ''
@@ -370,6 +372,11 @@ export class FakeHookContext implements HookContext {
     return Object.keys(this.storageInstances)
       .filter(id => name === undefined || id.slice(0, id.lastIndexOf('/')) === name)
       .sort()
+  }
+
+  async addStorage (counts: Record<string, number>): Promise<void> {
+    this.calls.push('addStorage')
+    for (const [name, count] of Object.entries(counts)) this.storageAdds[name] = (this.storageAdds[name] ?? 0) + count
   }
 
   async storage (id: string): Promise<{ kind: 'filesystem' | 'block', location: string } | undefined> {

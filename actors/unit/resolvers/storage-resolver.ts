@@ -1,6 +1,6 @@
 import { stringCompare } from '../../../runtime/ids.ts'
 import type { Operation } from '../operation.ts'
-import type { ResolverInput } from '../resolver-types.ts'
+import type { ResolverEffect, ResolverInput } from '../resolver-types.ts'
 
 export type StorageResolution = Operation | { waiting: string } | undefined
 
@@ -12,6 +12,9 @@ export type StorageResolution = Operation | { waiting: string } | undefined
  * the unit was deployed with.
  */
 export function storageOp ({ local, remote }: ResolverInput): StorageResolution {
+  // Not before the charm is on disk: Juju's uniter starts with the charm deploy, whose
+  // commit queues install; only then may storage hooks run (ahead of that install).
+  if (local.charm === undefined) return undefined
   const op = local.operation
   const installQueued = op.kind === 'run-hook' && op.step === 'queued' && op.hook?.kind === 'install'
   if (op.kind !== 'continue' && !installQueued) return undefined
@@ -33,4 +36,16 @@ export function storageOp ({ local, remote }: ResolverInput): StorageResolution 
     if (missing.length > 0) return { waiting: `waiting for storage ${missing.sort(stringCompare).join(', ')}` }
   }
   return undefined
+}
+
+/**
+ * Juju's maybeShortCircuitRemoval (internal/worker/uniter/storage/resolver.go): storage
+ * that is no longer alive and whose `-storage-attached` never committed has no hook to
+ * run; its attachment is removed at once. Asked again on every pass until the model drops
+ * it (the command is idempotent).
+ */
+export function storageRemovals ({ local, remote }: ResolverInput, effects: ResolverEffect[]): void {
+  for (const storage of Object.values(remote.storage).sort((a, b) => stringCompare(a.id, b.id))) {
+    if (storage.life !== 'alive' && !(storage.id in local.storageAttached)) effects.push({ type: 'storage-detached', storageId: storage.id })
+  }
 }

@@ -21,7 +21,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
-import type { CharmSummaryInput, ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
+import type { CharmSummaryInput, ConfigValue, ModelContext, StorageDirectiveInput } from '../../../runtime/model/model-types.ts'
+import { parseStorageDirectives } from '../../../runtime/model/storage-directives.ts'
 import { tableValues } from '../../../runtime/model/table.ts'
 import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { packCharm } from '../../charm/charm-archive.ts'
@@ -59,6 +60,8 @@ export type DeployRequest =
     readonly configPairs: ReadonlyArray<[string, string]>
     readonly constraints: Readonly<Record<string, string>>
     readonly trust: boolean
+    /** `--storage NAME=…` directives, by storage name. */
+    readonly storage: Readonly<Record<string, StorageDirectiveInput>>
   }
   | { readonly kind: 'bundle', readonly bundle: Bundle }
 
@@ -145,7 +148,7 @@ export function planDeploy (request: DeployRequest, charms: ReadonlyMap<string, 
     Object.assign(config, configFromPairs(component, charm.name, specs, request.configPairs))
     steps.push({
       kind: 'submit',
-      body: { type: 'deploy', application, charm: url, config, constraints: request.constraints, numUnits, ...(request.to.length > 0 ? { placement: [...request.to] } : {}), ...(request.trust ? { trust: true } : {}) },
+      body: { type: 'deploy', application, charm: url, config, constraints: request.constraints, numUnits, ...(request.to.length > 0 ? { placement: [...request.to] } : {}), ...(request.trust ? { trust: true } : {}), ...(Object.keys(request.storage).length > 0 ? { storage: request.storage } : {}) },
       say: `Deploying "${application}" from local charm "${charm.name}", revision ${url.slice(url.lastIndexOf('-') + 1)}`
     })
     return { steps }
@@ -270,12 +273,13 @@ export interface DeployOptions {
   config?: string[]
   constraints?: string
   trust?: boolean
+  storage?: string[]
 }
 
 /** Checks the command line and reads the files it names; nothing is sent. */
 export function deployRequest (target: string, application: string | undefined, options: DeployOptions): DeployRequest {
   if (isBundlePath(target)) {
-    for (const [flag, given] of [['-n', options.n], ['--to', options.to], ['--config', options.config?.length === 0 ? undefined : options.config], ['--constraints', options.constraints], ['application', application]] as const) {
+    for (const [flag, given] of [['-n', options.n], ['--to', options.to], ['--config', options.config?.length === 0 ? undefined : options.config], ['--constraints', options.constraints], ['--storage', options.storage?.length === 0 ? undefined : options.storage], ['application', application]] as const) {
       if (given !== undefined) throw new InvalidInputError(component, `no ${flag} with a bundle (the bundle says)`, Array.isArray(given) ? given.join(' ') : given)
     }
     return { kind: 'bundle', bundle: readBundle(component, target) }
@@ -300,7 +304,10 @@ export function deployRequest (target: string, application: string | undefined, 
   }
   const configPairs = parseKeyValues(component, pairs, '--config key=value or --config file.yaml')
   const constraints = parseConstraintText(options.constraints ?? '', got => { throw new InvalidInputError(component, '--constraints like "mem=4G cores=2"', got) })
-  return { kind: 'charm', dir: target, ...(application === undefined ? {} : { application }), ...(numUnits === undefined ? {} : { numUnits }), to, configFiles, configPairs, constraints, trust: options.trust === true }
+  const parsed = parseStorageDirectives(options.storage ?? [])
+  if ('error' in parsed) throw new InvalidInputError(component, `--storage NAME=[COUNT,][SIZE] like "data=10G" or "data=2,10G" (${parsed.error})`, (options.storage ?? []).join(' '))
+  const storage = parsed.directives
+  return { kind: 'charm', dir: target, ...(application === undefined ? {} : { application }), ...(numUnits === undefined ? {} : { numUnits }), to, configFiles, configPairs, constraints, trust: options.trust === true, storage }
 }
 
 /** Whether the step sends anything to the controllers. */
@@ -327,6 +334,7 @@ export const registerDeploy: RegisterCommand = (program, context) => {
     .option('--config <key=value|file.yaml>', 'option value, or a YAML file of application: {option: value} (repeatable)', collect, [])
     .option('--constraints <constraints>', 'machine constraints, e.g. "mem=4G cores=2"')
     .option('--trust', 'grant the charm access to cloud credentials')
+    .option('--storage <directive>', 'storage for each unit, NAME=[COUNT,][SIZE] e.g. data=10G (repeatable)', collect, [])
     .option(controllerFlags, controllerHelp)
     .action(async (target: string, application: string | undefined, options: DeployOptions & { numUnits?: string, controller?: string }) => {
       const parsed: DeployOptions = { ...options, ...(options.numUnits === undefined ? {} : { n: options.numUnits }) }

@@ -15,6 +15,7 @@ import { registerModels } from './models.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
 import { registerUnits } from './units.ts'
+import { registerStorage } from './storage.ts'
 import { registerDebugLog } from './debug-log.ts'
 import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
@@ -32,6 +33,7 @@ export const commands: RegisterCommand[] = [
   registerStatus,
   registerDeploy,
   registerUnits,
+  registerStorage,
   registerRelations,
   registerConfig,
   registerActions,

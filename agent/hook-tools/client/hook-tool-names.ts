@@ -31,6 +31,7 @@ export const hookToolNames = [
   'state-delete',
   'storage-get',
   'storage-list',
+  'storage-add',
   'juju-reboot'
 ] as const
 

@@ -1,7 +1,7 @@
 /**
  * Every hook tool cantrip serves, by name: the classic, bash-relevant catalogue of
  * juju-semantics §5.3. goal-state, credential-get, resource-get, secret-*, payload-*,
- * add-metric, storage-add, relation-model-get and k8s-* are out of scope.
+ * add-metric, relation-model-get and k8s-* are out of scope.
  */
 import { actionFail, actionGet, actionLog, actionSet } from './action.ts'
 import { applicationVersionSet } from './application-version-set.ts'
@@ -18,7 +18,7 @@ import { relationList } from './relation-list.ts'
 import { relationSet } from './relation-set.ts'
 import { stateDelete, stateGet, stateSet } from './state.ts'
 import { statusGet, statusSet } from './status.ts'
-import { storageGet, storageList } from './storage.ts'
+import { storageAdd, storageGet, storageList } from './storage.ts'
 import { unitGet } from './unit-get.ts'
 
 const all: readonly HookTool[] = [
@@ -26,7 +26,7 @@ const all: readonly HookTool[] = [
   applicationVersionSet, closePort, configGet, isLeader, jujuLog, jujuReboot,
   leaderGet, leaderSet, networkGet, openPort, openedPorts,
   relationGet, relationIds, relationList, relationSet,
-  stateDelete, stateGet, stateSet, statusGet, statusSet, storageGet, storageList, unitGet
+  stateDelete, stateGet, stateSet, statusGet, statusSet, storageAdd, storageGet, storageList, unitGet
 ]
 
 export const hookTools: ReadonlyMap<string, HookTool> = new Map(all.map(tool => [tool.name, tool]))

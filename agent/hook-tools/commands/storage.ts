@@ -1,8 +1,11 @@
 /**
- * storage-get and storage-list (juju-semantics §5.3). storage-get reads the storage
- * instance named by `-s`, by default the storage hook's own; outside a storage hook `-s`
- * is required.
+ * storage-get, storage-list and storage-add (juju-semantics §5.3). storage-get reads the
+ * storage instance named by `-s`, by default the storage hook's own; outside a storage
+ * hook `-s` is required. storage-add takes `NAME[=COUNT]…` as Juju's
+ * internal/worker/uniter/runner/jujuc/storage-add.go does and asks for the instances when
+ * the hook succeeds.
  */
+import { parseStorageDirectives } from '../../../runtime/model/storage-directives.ts'
 import type { HookContext } from '../hook-context.ts'
 import { HookToolError } from '../hook-context.ts'
 import { checkEmpty, goQuote, usageError, type FlagDef } from './args.ts'
@@ -55,5 +58,19 @@ export const storageList: HookTool = {
     const [name, ...rest] = parsed.args
     checkEmpty(rest)
     await writeOutput(call, parsed, await call.context.storageIds(name === '' ? undefined : name))
+  }
+}
+
+export const storageAdd: HookTool = {
+  name: 'storage-add',
+  args: '<charm storage name>[=count] ...',
+  purpose: 'Add storage instances.',
+  doc: 'Storage add adds storage instances to unit using provided storage directives. A storage directive consists of a storage name as per charm specification and optional storage COUNT.\n\nCOUNT is a positive integer indicating how many instances of the storage to create. If unspecified, COUNT defaults to 1.',
+  flags: () => ({}),
+  async run (call, parsed) {
+    if (parsed.args.length === 0) throw usageError('storage add requires a storage directive')
+    const result = parseStorageDirectives(parsed.args, { countOnly: true })
+    if ('error' in result) throw usageError(result.error)
+    await call.context.addStorage(Object.fromEntries(Object.entries(result.directives).map(([name, d]) => [name, d.count ?? 1])))
   }
 }

@@ -9,6 +9,7 @@ import { applicationName, charmUrl, optionalBoolean, unitCount, constraintsOf, s
 import { getApplication, getCharm, charmOf, ownEndpoint } from './lookups.ts'
 import { q, refuse, type HandlerTable } from './refusal.ts'
 import { createPeerRelations, dyingRelation } from './relation-records.ts'
+import { storageDirectives } from './storage-records.ts'
 import { createUnit, destroyUnit, removeApplication, placementOf } from './unit-records.ts'
 import { putApplication } from './writes.ts'
 
@@ -55,6 +56,7 @@ export const applicationCommands: HandlerTable<'deploy' | 'remove-application' |
     const constraints = constraintsOf(c, c.constraints)
     const trust = optionalBoolean(c, 'trust', c.trust) ?? false
     const placement = placementOf(d, c, c.placement, numUnits)
+    const storage = storageDirectives(c, charm, c.storage)
     if (Object.keys(charm.metadata.peers).length > limits.relationsPerUnitMax) refuse(c, `charm ${q(charm.url)} has more than ${limits.relationsPerUnitMax} peer endpoints`)
     const userConfig = sortedRecord(config)
     const app: ApplicationRecord = {
@@ -69,6 +71,7 @@ export const applicationCommands: HandlerTable<'deploy' | 'remove-application' |
       trust,
       trustHash: trustHashOf(trust),
       constraints,
+      ...(Object.keys(storage).length === 0 ? {} : { storage }),
       exposed: false,
       scale: 0,
       nextUnitNumber: 0,

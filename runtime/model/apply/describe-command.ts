@@ -48,6 +48,9 @@ export function describeCommand (c: ModelCommand): string {
     case 'enqueue-command': return `run commands on ${q(c.unit)}`
     case 'complete-command': return `complete command ${q(c.commandId)} of ${q(c.unit)}`
     case 'storage-attached': return `attach storage ${q(c.storageId)} to ${q(c.unit)}`
+    case 'add-storage': return `add storage ${q(c.name)} to ${q(c.unit)}`
+    case 'detach-storage': return `detach storage ${q(c.storageId)} from ${q(c.unit)}`
+    case 'storage-detached': return `remove the attachment of storage ${q(c.storageId)} to ${q(c.unit)}`
     case 'add-machine': return 'add a machine'
     case 'set-machine-provisioning': return `record the provisioning of machine ${q(c.machine)}`
     case 'register-machine-agent': return `register the agent of machine ${q(c.machine)}`

@@ -1,6 +1,6 @@
 import type { MachineId, UnitName } from '../../ids.ts'
 import { isAdmin, requireAdmin, requireUnitAgent } from './authorisation.ts'
-import { applicationName, unitName, text, unitCount } from './fields.ts'
+import { applicationName, unitName, unitCount } from './fields.ts'
 import { getApplication, getUnit } from './lookups.ts'
 import { q, refuse, type HandlerTable } from './refusal.ts'
 import { subordinatePair } from './relation-records.ts'
@@ -8,10 +8,10 @@ import { createUnit, ensureSubordinate, removeUnitRecord, destroyUnit, placement
 import { putUnit } from './writes.ts'
 
 /**
- * The unit commands: adding and removing units, their death, resolving and storage.
+ * The unit commands: adding and removing units, their death and resolving.
  */
 
-export const unitCommands: HandlerTable<'add-unit' | 'remove-unit' | 'unit-dead' | 'resolved' | 'clear-resolved' | 'storage-attached'> = {
+export const unitCommands: HandlerTable<'add-unit' | 'remove-unit' | 'unit-dead' | 'resolved' | 'clear-resolved'> = {
   'add-unit': (d, c) => {
     requireAdmin(c)
     const app = getApplication(d, c, applicationName(c, c.application))
@@ -66,18 +66,6 @@ export const unitCommands: HandlerTable<'add-unit' | 'remove-unit' | 'unit-dead'
     const unit = getUnit(d, c, name)
     if (unit.resolvedMode === 'none') return {}
     putUnit(d, { ...unit, resolvedMode: 'none' })
-    return {}
-  },
-
-  'storage-attached': (d, c) => {
-    const name = unitName(c, c.unit)
-    requireUnitAgent(d, c, name)
-    const unit = getUnit(d, c, name)
-    const storage = typeof c.storageId === 'string' && Object.hasOwn(unit.storage, c.storageId) ? unit.storage[c.storageId] : undefined
-    if (storage === undefined) refuse(c, `unit ${q(name)} has no storage ${q(c.storageId)}`)
-    const location = c.location === undefined ? storage.location : text(c, 'location', c.location)
-    if (storage.attached && storage.location === location) return {}
-    putUnit(d, { ...unit, storage: { ...unit.storage, [storage.id]: { ...storage, attached: true, location } } })
     return {}
   }
 }

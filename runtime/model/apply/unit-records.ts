@@ -4,11 +4,12 @@ import { limits } from '../../limits.ts'
 import { listAppend } from '../chunked-list.ts'
 import { keys } from '../keys.ts'
 import type { ModelDraft } from '../model-draft.ts'
-import type { ActionRecord, ApplicationRecord, MachineRecord, ModelCommand, StorageRecord, UnitRecord } from '../model-types.ts'
+import type { ActionRecord, ApplicationRecord, MachineRecord, ModelCommand, UnitRecord } from '../model-types.ts'
 import { tableGet } from '../table.ts'
 import { machineId } from './fields.ts'
 import { getMachine, charmOf } from './lookups.ts'
 import { Refusal, q, refuse } from './refusal.ts'
+import { unitStorage } from './storage-records.ts'
 import { leaveScope, removeRelation, maybeRemoveRelation, dyingRelation } from './relation-records.ts'
 import { putApplication, putUnit, putMachine, putRelation, removeKey } from './writes.ts'
 
@@ -55,7 +56,6 @@ function cleanEmptyMachine (d: ModelDraft): MachineRecord | undefined {
 /** Adds one unit of `appName` on `machineId` (a new machine when null), beside `principal` if a subordinate. */
 export function createUnit (d: ModelDraft, appName: ApplicationName, machineId: MachineId | null, principal: UnitName | null, created: { machines: MachineId[] }): UnitName {
   const app = d.application(appName)!
-  const charm = charmOf(d, app).metadata
   const name = `${app.name}/${app.nextUnitNumber}`
   assert(d.unit(name) === undefined, `model: unit "${name}" exists already`)
   // Placement first; else a clean, empty machine (Juju's AssignCleanEmpty); else a new one.
@@ -66,14 +66,7 @@ export function createUnit (d: ModelDraft, appName: ApplicationName, machineId: 
   }
   putMachine(d, { ...machine, units: [...machine.units, name], clean: false })
 
-  const storage: Record<string, StorageRecord> = {}
-  for (const [storeName, spec] of Object.entries(charm.storage)) {
-    const number = d.counters.storage
-    d.counters = { ...d.counters, storage: number + 1 }
-    const id = `${storeName}/${number}`
-    const location = spec.type === 'block' ? '' : spec.location ?? `/var/lib/juju/storage/${storeName}/${number}`
-    storage[id] = { id, name: storeName, kind: spec.type, life: 'alive', attached: false, location }
-  }
+  const storage = unitStorage(d, app, charmOf(d, app))
   if (Object.keys(storage).length > limits.storagePerUnitMax) throw new Refusal(`controller: cannot add unit to "${app.name}": more than ${limits.storagePerUnitMax} storage instances`)
 
   const unit: UnitRecord = {
