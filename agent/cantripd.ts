@@ -340,7 +340,8 @@ async function main (): Promise<void> {
     // The manual provider's shared ssh connections end with the agent.
     await Promise.all(manualProviders.map(async manual => { await manual.close().catch(() => {}) }))
     await presence?.leave()
-    // The last records leave acknowledged (bounded) before the mesh closes under them.
+    logger.log(code === 0 ? 'info' : 'error', `stopped${reason === undefined ? '' : `: ${reason}`}`)
+    // The last records (that one too) leave acknowledged, bounded, before the mesh closes under them.
     await shipper.stop()
     logFiles?.close()
     await transport.stop()
@@ -351,8 +352,13 @@ async function main (): Promise<void> {
   }
   supervisor.done.catch((error: unknown) => { void stop(1, error instanceof Error ? error.message : String(error)) })
   supervisor.start()
-  process.once('SIGTERM', () => { void stop(0) })
-  process.once('SIGINT', () => { void stop(0) })
+  // Said in the agent's log (and shipped, acknowledged, before it exits), as Juju's agents say why they stop.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.log('info', `terminating on ${signal}`)
+      void stop(0)
+    })
+  }
 }
 
 /**
