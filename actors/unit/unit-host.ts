@@ -213,7 +213,7 @@ export class UnitHost {
     // word for it: its last records (the stop and remove hooks' output) go first.
     const flushLogs = body.type === 'unit-dead' ? this.#o.flushLogs : undefined
     this.#outbox = this.#outbox.then(async () => {
-      await flushLogs?.().catch(() => {})
+      if (flushLogs !== undefined) await flushLogs().catch(() => {})
       await this.#send(body)
     })
   }
