@@ -66,8 +66,8 @@ export class LogShipper {
   #seq = 0
   #timer: ReturnType<typeof setInterval> | undefined
   #published = 0
-  /** Records gossiped within the resend window, oldest first: gossip is not acknowledged. */
-  #recent: LogEntry[] = []
+  /** Records gossiped within the resend window, with when, oldest first: gossip is not acknowledged. */
+  #recent: Array<{ at: number, entry: LogEntry }> = []
   /** One acknowledged flush at a time; a second caller waits for the next. */
   #acking: Promise<void> = Promise.resolve()
 
@@ -121,9 +121,9 @@ export class LogShipper {
   /** The records gossiped in the resend window (older ones dropped from it). */
   #recentRecords (): LogEntry[] {
     const since = this.#now() - limits.logShipResendWindowMs
-    const first = this.#recent.findIndex(r => r.time >= since)
+    const first = this.#recent.findIndex(r => r.at >= since)
     this.#recent = first < 0 ? [] : this.#recent.slice(first)
-    return [...this.#recent]
+    return this.#recent.map(r => r.entry)
   }
 
   /** A Logger writing to `inner` and shipping every record at or above debug. */
@@ -164,7 +164,8 @@ export class LogShipper {
 
   /** Keeps gossiped records for the resend window, at most a queue's worth. */
   #remember (records: readonly LogEntry[]): void {
-    this.#recent.push(...records)
+    const at = this.#now()
+    for (const entry of records) this.#recent.push({ at, entry })
     const excess = this.#recent.length - (this.#o.queueMax ?? limits.logShipQueueRecordsMax)
     if (excess > 0) this.#recent.splice(0, excess)
   }

@@ -149,9 +149,15 @@ final('what is queued and what was gossiped in the resend window go by request; 
   assert.is(await s.flushAcknowledged(), true)
   assert.equal(delivered.map(b => b.map(r => r.message)), [['stop-marker', 'remove-marker'], ['bye']], 'in batches of the batch max, oldest first; the record gossiped before the window is not sent again')
   assert.equal(gossip.published.flat().map(r => r.message), ['old', 'stop-marker', 'remove-marker', 'bye'], 'gossiped too, for every controller and follower')
+  // The window counts from when a record was gossiped, not logged: one queued long is still sent.
+  delivered.length = 0
+  logger.child('kv/0').child('juju-log').log('info', 'queued-long')
+  t += limits.logShipResendWindowMs * 3
+  assert.is(await s.flushAcknowledged(), true)
+  assert.equal(delivered.map(b => b.map(r => r.message)), [['queued-long']])
   logFiles.close()
   assert.equal(readFileSync(join(dir, 'unit-kv-0.log'), 'utf8').split('\n').filter(Boolean).map(l => l.split(' ').slice(2).join(' ')),
-    ['INFO unit.kv/0.juju-log old', 'INFO unit.kv/0.juju-log stop-marker', 'INFO unit.kv/0.juju-log remove-marker', 'DEBUG unit.kv/0.remove bye'])
+    ['INFO unit.kv/0.juju-log old', 'INFO unit.kv/0.juju-log stop-marker', 'INFO unit.kv/0.juju-log remove-marker', 'DEBUG unit.kv/0.remove bye', 'INFO unit.kv/0.juju-log queued-long'])
 }))
 
 final('bounded: a controller that never answers, or none that keeps the batch, ends the wait with false', async () => {
