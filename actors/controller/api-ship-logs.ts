@@ -4,9 +4,10 @@
  * running, but gossip is a hint: a unit's last lines (its stop and remove hooks' output)
  * gossiped just before its agent marks it dead arrive after the unit has left the model,
  * and a controller no longer lets the machine speak for it, so `debug-log --replay`
- * lost them; and an agent exiting on SIGTERM closed the mesh under its last batch.
- * Juju's logsender writes the records on the agent's logsink stream before the unit's
- * agent goes (worker/logsender); here the agent waits for this answer instead.
+ * lost them; and an agent exiting on SIGTERM could close the mesh under its last batch.
+ * Juju's agents stream their records to the controller's logsink over one ordered
+ * connection (worker/logsender), so the lines are in before the unit's death is; here the
+ * agent waits for this answer before it sends `unit-dead` or exits.
  *
  * Machine agents for themselves and their units (as the gossip path checks, against the
  * model as this controller has it), controllers for anyone. The controller keeps each
