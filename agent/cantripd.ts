@@ -76,6 +76,8 @@ import { MachineRole } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
 import { LogShipper } from './log-shipper.ts'
+import { controllerLogDelivery } from './log-delivery.ts'
+import { LogFiles } from './log-files.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
 import { AgentInspection } from './inspect/agent-inspection.ts'
@@ -223,12 +225,18 @@ async function main (): Promise<void> {
   }
   // Every record also goes to the controllers for `debug-log`; a controller keeps its own directly.
   const logs = role === 'machine' ? undefined : new LogRing()
+  const agentEntity = machineId === undefined ? `controller-${id.slice(-8)}` : `machine-${machineId}`
+  // A machine's agent keeps Juju's per-unit and per-machine log files (agent/log-files.ts).
+  const logFiles = machineId === undefined ? undefined : new LogFiles({ dir: join(dataDir, 'log'), agentEntity })
   const shipper = new LogShipper({
     transport,
     modelUuid: model,
     rootModule,
-    entity: machineId === undefined ? `controller-${id.slice(-8)}` : `machine-${machineId}`,
-    ...(logs === undefined ? {} : { local: entries => { logs.append(id, entries) } })
+    entity: agentEntity,
+    ...(logs === undefined ? {} : { local: entries => { logs.append(id, entries) } }),
+    // A machine agent's final batches are acknowledged by a controller; a controller keeps its own.
+    ...(role === 'machine' ? { deliver: controllerLogDelivery(modelTransport(transport, model), controllers) } : {}),
+    ...(logFiles === undefined ? {} : { files: logFiles })
   })
   shipper.start()
   const logger = shipper.logger(streamLogger)
@@ -305,6 +313,7 @@ async function main (): Promise<void> {
           // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
           presence: role === 'machine' ? { version, ...timings } : false,
           ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
+          flushLogs: async () => await shipper.flushAcknowledged(),
           onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
         })
         say({ event: 'machine-started', machine: machineId })
@@ -331,7 +340,10 @@ async function main (): Promise<void> {
     // The manual provider's shared ssh connections end with the agent.
     await Promise.all(manualProviders.map(async manual => { await manual.close().catch(() => {}) }))
     await presence?.leave()
-    shipper.stop()
+    logger.log(code === 0 ? 'info' : 'error', `stopped${reason === undefined ? '' : `: ${reason}`}`)
+    // The last records (that one too) leave acknowledged, bounded, before the mesh closes under them.
+    await shipper.stop()
+    logFiles?.close()
     await transport.stop()
     await inspection?.stop().catch(() => {})
     if (reason !== undefined) process.stderr.write(`cantripd: ${reason}\n`)
@@ -340,8 +352,13 @@ async function main (): Promise<void> {
   }
   supervisor.done.catch((error: unknown) => { void stop(1, error instanceof Error ? error.message : String(error)) })
   supervisor.start()
-  process.once('SIGTERM', () => { void stop(0) })
-  process.once('SIGINT', () => { void stop(0) })
+  // Said in the agent's log (and shipped, acknowledged, before it exits), as Juju's agents say why they stop.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.log('info', `terminating on ${signal}`)
+      void stop(0)
+    })
+  }
 }
 
 /**

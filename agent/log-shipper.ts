@@ -4,6 +4,15 @@
  * also queues each record, and a timer that publishes the queue in batches on the
  * model's log topic (runtime/logs/log-entry.ts), signed by the agent's mesh key.
  *
+ * The final batch is acknowledged (`flushAcknowledged`, bounded by
+ * limits.logFlushAckWaitMsMax): what is queued is gossiped, then sent with everything
+ * gossiped in the last limits.logShipResendWindowMs as `ship-logs` requests (`deliver`)
+ * until a controller answers. A unit host calls it before it marks its unit dead, the
+ * agent before it exits, so a removed unit's stop and remove hooks' output and an
+ * agent's last words reach `debug-log` (gossip alone lost them: see
+ * actors/controller/api-ship-logs.ts). Each record also goes to `files` (the machine's
+ * per-unit and per-machine log files, agent/log-files.ts).
+ *
  * Bounded: at most limits.logShipQueueRecordsMax records wait; beyond that the oldest
  * are dropped, and the next batch starts with a WARNING saying how many. A controller's
  * own records (it does not receive its own gossip) are also handed to `local`.
@@ -37,6 +46,16 @@ export interface LogShipperOptions {
   intervalMs?: number
   queueMax?: number
   batchMax?: number
+  /**
+   * Sends one batch to a controller as a request, resolving once one has kept it and
+   * rejecting when none answered (agent/log-delivery.ts). Without it (a controller) the
+   * final flush is gossip and `local`.
+   */
+  deliver?: (records: readonly LogEntry[]) => Promise<void>
+  /** Every record, as shipped, to the machine's log files. */
+  files?: { write: (entry: LogEntry) => void }
+  /** The acknowledged flush's bound; default limits.logFlushAckWaitMsMax. */
+  ackWaitMs?: number
 }
 
 export class LogShipper {
@@ -47,6 +66,10 @@ export class LogShipper {
   #seq = 0
   #timer: ReturnType<typeof setInterval> | undefined
   #published = 0
+  /** Records gossiped within the resend window, with when, oldest first: gossip is not acknowledged. */
+  #recent: Array<{ at: number, entry: LogEntry }> = []
+  /** One acknowledged flush at a time; a second caller waits for the next. */
+  #acking: Promise<void> = Promise.resolve()
 
   constructor (options: LogShipperOptions) {
     this.#o = options
@@ -63,11 +86,44 @@ export class LogShipper {
     this.#timer.unref()
   }
 
-  /** Publishes what is queued (also on stop, so an agent's last words leave with it). */
-  stop (): void {
+  /** Publishes what is queued, acknowledged when it can be (an agent's last words leave with it). */
+  async stop (): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
+    await this.flushAcknowledged()
+  }
+
+  /**
+   * Gossips what is queued, then sends it with what was gossiped in the resend window to
+   * a controller and waits for its answer, at most the ack bound. Resolves either way
+   * (a lost batch stays in the agent's own log and files); never rejects.
+   */
+  async flushAcknowledged (): Promise<boolean> {
+    const turn = this.#acking.then(async () => await this.#flushAcknowledgedNow())
+    this.#acking = turn.then(() => {}, () => {})
+    return await turn
+  }
+
+  async #flushAcknowledgedNow (): Promise<boolean> {
     this.flush()
+    const deliver = this.#o.deliver
+    if (deliver === undefined) return true
+    const records = this.#recentRecords()
+    const batchMax = this.#o.batchMax ?? limits.logShipBatchRecordsMax
+    const deadline = this.#now() + (this.#o.ackWaitMs ?? limits.logFlushAckWaitMsMax)
+    for (let i = 0; i < records.length; i += batchMax) {
+      const left = deadline - this.#now()
+      if (left <= 0 || !await withinMs(deliver(records.slice(i, i + batchMax)), left)) return false
+    }
+    return true
+  }
+
+  /** The records gossiped in the resend window (older ones dropped from it). */
+  #recentRecords (): LogEntry[] {
+    const since = this.#now() - limits.logShipResendWindowMs
+    const first = this.#recent.findIndex(r => r.at >= since)
+    this.#recent = first < 0 ? [] : this.#recent.slice(first)
+    return this.#recent.map(r => r.entry)
   }
 
   /** A Logger writing to `inner` and shipping every record at or above debug. */
@@ -78,7 +134,9 @@ export class LogShipper {
   record (module: string, level: LogLevel, message: string): void {
     if (logLevelOrder[level] < logLevelOrder[shipLevelMin]) return
     const { entity, jujuModule } = this.#entityOf(module)
-    this.#queue.push({ entity, time: this.#now(), level, module: jujuModule, message: boundedLogMessage(message), seq: ++this.#seq })
+    const entry: LogEntry = { entity, time: this.#now(), level, module: jujuModule, message: boundedLogMessage(message), seq: ++this.#seq }
+    this.#files(entry)
+    this.#queue.push(entry)
     const excess = this.#queue.length - (this.#o.queueMax ?? limits.logShipQueueRecordsMax)
     if (excess > 0) {
       this.#queue.splice(0, excess)
@@ -96,10 +154,28 @@ export class LogShipper {
     while (this.#queue.length > 0) {
       const records = this.#queue.splice(0, batchMax)
       this.#o.local?.(records)
+      if (this.#o.deliver !== undefined) this.#remember(records)
       this.#published++
       this.#o.transport.publish(this.#topic, encode({ v: 1, records } satisfies LogBatch, component)).catch(() => {
         // Nobody subscribed yet (no controller in the mesh) or stopping: these records stay in the agent's own log.
       })
+    }
+  }
+
+  /** Keeps gossiped records for the resend window, at most a queue's worth. */
+  #remember (records: readonly LogEntry[]): void {
+    const at = this.#now()
+    for (const entry of records) this.#recent.push({ at, entry })
+    const excess = this.#recent.length - (this.#o.queueMax ?? limits.logShipQueueRecordsMax)
+    if (excess > 0) this.#recent.splice(0, excess)
+  }
+
+  /** A file that will not take a line must not stop the agent or its shipping. */
+  #files (entry: LogEntry): void {
+    try {
+      this.#o.files?.write(entry)
+    } catch {
+      // The files writer counts and reports its own failures.
     }
   }
 
@@ -116,6 +192,17 @@ export class LogShipper {
       return { entity: `unit-${unit[1]!}-${unit[2]!}`, jujuModule: unit[3] === undefined ? 'juju.worker.uniter' : `unit.${name}.${unit[3]}` }
     }
     return { entity: this.#o.entity, jujuModule: rest === '' ? 'juju.agent' : `juju.${rest}` }
+  }
+}
+
+/** Whether `promise` resolved within `ms` (a rejection or the bound: false). */
+async function withinMs (promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const bound = new Promise<boolean>(resolve => { timer = setTimeout(() => { resolve(false) }, ms) })
+  try {
+    return await Promise.race([promise.then(() => true, () => false), bound])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -275,6 +275,25 @@ export const limits = {
   logShipIntervalMs: 200,
   logShipQueueRecordsMax: 5_000,
   logMessageCharsMax: 1_000,
+  /**
+   * The final batch (a unit's last records before it is marked dead, an agent's before it
+   * exits on SIGTERM) goes to a controller as a request and waits for its answer, this
+   * long at most. It carries the records queued and those gossiped in the last resend
+   * window (gossip is unacknowledged: those may still be on their way); the controller
+   * keeps each record once.
+   */
+  logFlushAckWaitMsMax: 5_000,
+  logShipResendWindowMs: 2_000,
+  /**
+   * Per-unit and per-machine log files on each machine (`<data dir>/log/unit-kv-0.log`,
+   * `machine-1.log`, agent/log-files.ts): a file is rotated when the next line would take
+   * it past the bytes max, and the newest backups max rotated files are kept (Juju's
+   * agent-logfile-max-size 100M and agent-logfile-max-backups 2; Juju also gzips them).
+   * At most the open max files are held open at once (least recently written closed).
+   */
+  logFileBytesMax: 100 * 1024 * 1024,
+  logFileBackupsMax: 2,
+  logFilesOpenMax: 64,
   /** Log records each controller keeps in memory for `debug-log` (Juju keeps its logsink in the database, pruned by size). */
   logRingRecordsMax: 20_000,
   /** Bytes of records in one `debug-log` API answer (estimated); the CLI pages on with the cursor. */

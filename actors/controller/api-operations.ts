@@ -13,6 +13,7 @@ import { controllerStatus } from './api-controller-status.ts'
 import { controllers } from './api-controllers.ts'
 import { parseDebugLogRequest, queryDebugLog } from './api-debug-log.ts'
 import { members } from './api-members.ts'
+import { parseShipLogsRequest, shipLogs } from './api-ship-logs.ts'
 import { applicationStatus, fullModel, machineModel, register, summary } from './api-model-reads.ts'
 import { apiRefusal, type ApiOp } from './api-policy.ts'
 import type { ApiReplies, ApiRequests, CharmReply } from './api-requests.ts'
@@ -113,7 +114,8 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
   'debug-log': {
     parse: parseDebugLogRequest,
     answer: ({ node, extras }, request) => queryDebugLog(node.id, request, extras.logs)
-  }
+  },
+  'ship-logs': { parse: parseShipLogsRequest, answer: shipLogs }
 }
 
 /** Any known agent may fetch an archive by its hash (it is checked again on unpacking); only admins may add one. */

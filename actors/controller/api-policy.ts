@@ -12,7 +12,7 @@ import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
   'machine-model', 'application-status', 'charm-archive', 'put-charm', 'model-summary', 'register', 'model',
-  'controller-status', 'members', 'add-controller', 'controllers', 'debug-log'
+  'controller-status', 'members', 'add-controller', 'controllers', 'debug-log', 'ship-logs'
 ] as const
 
 export type ApiOp = typeof apiOps[number]
@@ -51,7 +51,8 @@ export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   members: { allowed: staff, refusal: () => 'may not read the membership' },
   'add-controller': { allowed: ['user'], refusal: () => 'may not add controllers' },
   controllers: { allowed: known, refusal: () => 'is not known to this model' },
-  'debug-log': { allowed: staff, refusal: () => 'may not read the model\'s logs' }
+  'debug-log': { allowed: staff, refusal: () => 'may not read the model\'s logs' },
+  'ship-logs': { allowed: ['controller', 'machine'], refusal: () => 'may not ship log records' }
 }
 
 export function isApiOp (op: unknown): op is ApiOp {

@@ -15,6 +15,7 @@ import type { ControllerStatusReply } from './api-controller-status.ts'
 import type { ControllersReply } from './api-controllers.ts'
 import type { DebugLogReply, DebugLogRequest } from './api-debug-log.ts'
 import type { MembersReply } from './api-members.ts'
+import type { ShipLogsReply, ShipLogsRequest } from './api-ship-logs.ts'
 import type { ApiOp } from './api-policy.ts'
 
 export interface ApiRequests {
@@ -55,6 +56,8 @@ export interface ApiRequests {
   controllers: { op: 'controllers' }
   /** Admins only: the log records this controller keeps, filtered and paged (api-debug-log.ts). */
   'debug-log': DebugLogRequest
+  /** Machine agents and controllers: a final batch of log records, acknowledged (api-ship-logs.ts). */
+  'ship-logs': ShipLogsRequest
 }
 
 /** Any API request. */
@@ -113,6 +116,7 @@ export interface ApiReplies {
   'add-controller': AddControllerReply
   controllers: ControllersReply
   'debug-log': DebugLogReply
+  'ship-logs': ShipLogsReply
 }
 
 /** What every reply is at least: ok, or one line saying why not. */

@@ -225,6 +225,7 @@ export class Deployer {
       seed: effects.unitSeed(unit),
       newStateId: () => effects.newStateId(),
       requestPrefix: effects.requestPrefix(unit),
+      ...(effects.flushLogs === undefined ? {} : { flushLogs: async () => await effects.flushLogs?.(unit) }),
       ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
       ...(this.#o.updateStatusIntervalMs === undefined ? {} : { updateStatusIntervalMs: this.#o.updateStatusIntervalMs }),
       ...(inspect === undefined ? {} : { inspect }),

@@ -32,4 +32,11 @@ export interface UnitEffects {
   requestPrefix (unit: UnitName): string
   /** The seed of the unit actor's own PRNG (its retry jitter). */
   unitSeed (unit: UnitName): number
+  /**
+   * Ships the log records so far (the unit's stop and remove hooks' output) to the
+   * controllers and waits, bounded, for one to keep them: the host calls it before it
+   * marks its unit dead, after which the controllers no longer take the machine's word
+   * for that unit. Resolves either way. The simulator's logs go nowhere: it has none.
+   */
+  flushLogs?: (unit: UnitName) => Promise<unknown>
 }

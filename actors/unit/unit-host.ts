@@ -52,6 +52,8 @@ export interface UnitHostOptions {
   inspect?: InspectObserver
   /** Every event the actor emits, before it becomes a command (the simulator's hook-order checker). */
   onEmitted?: (event: UnitEmitted) => void
+  /** The unit's last log records shipped and kept (bounded by the world): awaited before the unit is marked dead. */
+  flushLogs?: () => Promise<unknown>
 }
 
 export class UnitHost {
@@ -208,7 +210,14 @@ export class UnitHost {
     // As Juju's uniter logs it: `hook "install" failed: exit status 1`.
     if (event.type === 'hook.failed') this.#o.logger.log('error', `hook ${JSON.stringify(hookName(event.hook))} failed: ${event.reason}`)
     const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
-    if (body !== undefined) this.#outbox = this.#outbox.then(async () => { await this.#send(body) })
+    if (body === undefined) return
+    // Once dead the unit leaves the model, and the controllers stop taking its machine's
+    // word for it: its last records (the stop and remove hooks' output) go first.
+    const flushLogs = body.type === 'unit-dead' ? this.#o.flushLogs : undefined
+    this.#outbox = this.#outbox.then(async () => {
+      if (flushLogs !== undefined) await flushLogs().catch(() => {})
+      await this.#send(body)
+    })
   }
 
   /**

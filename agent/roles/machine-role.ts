@@ -39,6 +39,8 @@ export interface MachineRoleOptions {
   onView: (revision: number) => void
   /** Inspection of the unit and relation actors (`cantripd --inspect`). */
   inspect?: ActorInspect
+  /** Ships the agent's log records so far, acknowledged (bounded): before a unit is marked dead. */
+  flushLogs?: () => Promise<unknown>
 }
 
 export class MachineRole implements Worker {
@@ -80,7 +82,8 @@ export class MachineRole implements Worker {
         controller: client,
         processRunner: new ChildProcessRunner(),
         fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
-        logger
+        logger,
+        ...(options.flushLogs === undefined ? {} : { flushLogs: options.flushLogs })
       }),
       storageEffects: machineStorage(options.dataDir),
       onView: options.onView,

@@ -34,6 +34,8 @@ export interface ProcessUnitEffectsOptions {
   hookTimeoutMs?: number
   /** The PATH after the tools directory in hooks; default `defaultAgentPath()`. */
   agentPath?: string
+  /** Ships the agent's log records so far and waits (bounded) for a controller to keep them (agent/log-shipper.ts). */
+  flushLogs?: () => Promise<unknown>
 }
 
 export class ProcessUnitEffects implements UnitEffects {
@@ -73,5 +75,10 @@ export class ProcessUnitEffects implements UnitEffects {
 
   unitSeed (unit: string): number {
     return hashString32(unit, 1)
+  }
+
+  /** Every unit's records go through the agent's one shipper: flushing it flushes the unit's. */
+  async flushLogs (): Promise<unknown> {
+    return await this.#o.flushLogs?.()
   }
 }

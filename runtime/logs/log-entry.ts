@@ -46,14 +46,30 @@ export function parseLogBatch (data: Uint8Array): LogBatch | undefined {
   const value = decodeFields(data, component)
   if (value === undefined) return undefined
   const { v, records } = value
-  if (v !== 1 || !Array.isArray(records) || records.length === 0 || records.length > limits.logShipBatchRecordsMax) return undefined
+  if (v !== 1) return undefined
+  const parsed = parseLogRecords(records)
+  return parsed === undefined ? undefined : { v: 1, records: parsed }
+}
+
+/** One batch's records (1 to limits.logShipBatchRecordsMax, each checked), or undefined. */
+export function parseLogRecords (records: unknown): LogEntry[] | undefined {
+  if (!Array.isArray(records) || records.length === 0 || records.length > limits.logShipBatchRecordsMax) return undefined
   const parsed: LogEntry[] = []
   for (const record of records) {
     const entry = parseLogEntry(record)
     if (entry === undefined) return undefined
     parsed.push(entry)
   }
-  return { v: 1, records: parsed }
+  return parsed
+}
+
+/**
+ * What makes a record the same record however it arrived (gossip, the final batch's
+ * request, both): the shipping agent's entity, its sequence number and its time (a
+ * restarted agent counts again from 1, at a later time).
+ */
+export function logRecordKey (entry: LogEntry): string {
+  return `${entry.entity}/${entry.seq}/${entry.time}`
 }
 
 function parseLogEntry (value: unknown): LogEntry | undefined {

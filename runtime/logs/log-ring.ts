@@ -2,11 +2,12 @@
  * A controller's in-memory log store for `debug-log`: the last limits.logRingRecordsMax
  * records, oldest dropped first. Each record gets this controller's cursor (counting up
  * from 1), so a reader pages through with `after` and never sees a record twice from the
- * same controller. Not replicated: each controller keeps what it received; after a
+ * same controller; a record that arrives twice (by gossip and in an agent's acknowledged
+ * final batch) is kept once. Not replicated: each controller keeps what it received; after a
  * restart it starts empty (as Juju's debug-log shows only what its logsink kept).
  */
 import { limits } from '../limits.ts'
-import { logEntryBytes, type LogEntry, type StoredLogEntry } from './log-entry.ts'
+import { logEntryBytes, logRecordKey, type LogEntry, type StoredLogEntry } from './log-entry.ts'
 import type { LogFilter } from './log-filter.ts'
 
 export interface LogQuery {
@@ -34,6 +35,8 @@ export class LogRing {
   #records: StoredLogEntry[] = []
   #start = 0
   #cursor = 0
+  /** The keys of the records kept: one arriving twice (gossip and the final batch's request) is kept once. */
+  readonly #keys = new Set<string>()
 
   constructor (max: number = limits.logRingRecordsMax) {
     this.#max = max
@@ -43,15 +46,27 @@ export class LogRing {
     return this.#records.length - this.#start
   }
 
-  append (origin: string, entries: readonly LogEntry[]): void {
-    for (const entry of entries) this.#records.push({ ...entry, origin, cursor: ++this.#cursor })
+  /** Appends the records not kept already (by logRecordKey); returns how many were new. */
+  append (origin: string, entries: readonly LogEntry[]): number {
+    let added = 0
+    for (const entry of entries) {
+      const key = logRecordKey(entry)
+      if (this.#keys.has(key)) continue
+      this.#keys.add(key)
+      this.#records.push({ ...entry, origin, cursor: ++this.#cursor })
+      added++
+    }
     const excess = this.size - this.#max
-    if (excess > 0) this.#start += excess
+    if (excess > 0) {
+      for (let i = this.#start; i < this.#start + excess; i++) this.#keys.delete(logRecordKey(this.#records[i]!))
+      this.#start += excess
+    }
     // Compact now and then rather than shifting on every append.
     if (this.#start > this.#max) {
       this.#records = this.#records.slice(this.#start)
       this.#start = 0
     }
+    return added
   }
 
   query (query: LogQuery): LogPage {

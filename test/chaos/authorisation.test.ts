@@ -58,7 +58,8 @@ test('the table is DESIGN.md §10: who may make each call', () => {
     members: ['user', 'controller'],
     'add-controller': ['user'],
     controllers: ['user', 'controller', 'machine', 'unit'],
-    'debug-log': ['user', 'controller']
+    'debug-log': ['user', 'controller'],
+    'ship-logs': ['controller', 'machine']
   }
   assert.equal(Object.fromEntries(apiOps.map(op => [op, [...apiPolicy[op].allowed]])), spec)
   assert.ok(apiPolicy['machine-model'].ownMachineOnly, 'a machine agent reads only its own machine')
