@@ -62,12 +62,19 @@ test('JSON keys match juju status at every level (schema pinned)', () => {
 })
 
 test('a failed hook shows as workload error with agent idle; a lost machine\'s units show lost; app status by severity', () => {
-  const { full, lost } = world()
+  const { c, full, lost } = world()
   lost.add('3')
+  lost.add('4')
+  // web/3 is past install (its agent reported idle); web/4's agent has never reported.
+  c.run('set-agent-status', { unit: 'web/3', status: 'idle', message: '', now: at }, { kind: 'machine', id: '3' })
   const doc = statusDocument(full(), 'local', at)
   const web1 = doc.applications['web']!.units!['web/1']!
   assert.equal([web1['workload-status'].current, web1['workload-status'].message, web1['juju-status'].current], ['error', 'hook failed: "install"', 'idle'])
-  assert.is(doc.applications['web']!.units!['web/3']!['juju-status'].current, 'lost')
+  // Juju's lost unit (apiserver/common/unitstatus.go): unknown / lost, the message naming show-status-log.
+  const web3 = doc.applications['web']!.units!['web/3']!
+  assert.equal([web3['workload-status'].current, web3['workload-status'].message, web3['juju-status'].current, web3['juju-status'].message],
+    ['unknown', 'agent lost, see \'cantrip show-status-log web/3\'', 'lost', 'agent is not communicating with the server'])
+  assert.is(doc.applications['web']!.units!['web/4']!['juju-status'].current, 'allocating', 'a unit not yet installed is not judged lost (canBeLost)')
   assert.is(doc.applications['web']!['application-status'].current, 'error', 'error outranks active')
   assert.is(doc.applications['mysql']!['application-status'].current, 'blocked')
   assert.is(currentStatus(full(), 'unit', 'web/1'), 'error hook failed: "install"')
