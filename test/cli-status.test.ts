@@ -102,6 +102,21 @@ test('tabular: Juju\'s sections and header rows, natural order, leader star, sub
   assert.not.match(formatTabular(statusDocument(full(), 'local', at), full(), { relations: false }), 'Integration provider')
 })
 
+test('tabular: while a unit hook or an action runs, the message says so, as Juju\'s agentDoing does; a relation hook does not', () => {
+  const { c, full } = world()
+  const agent = (unit: string, message: string): void => { c.run('set-agent-status', { unit, status: 'executing', message, now: at }, { kind: 'machine', id: unit.split('/')[1]! }) }
+  c.runAs('web/5', 'set-unit-status', { unit: 'web/5', status: 'maintenance', message: 'installing charm software', now: at })
+  agent('web/5', 'running install hook')
+  agent('web/6', 'running action backup')
+  agent('web/7', 'running db-relation-changed hook for mysql/0')
+  const rows = formatTabular(statusDocument(full(), 'local', at), full(), { relations: false }).split('\n')
+  const row = (unit: string): string => rows.find(line => line.startsWith(`${unit} `))!.trimEnd()
+  assert.match(row('web/5'), / \(install\) installing charm software$/)
+  assert.match(row('web/6'), / \(backup\) ready$/)
+  assert.match(row('web/7'), /executing .* ready$/)
+  assert.not.match(row('web/7'), /\(/)
+})
+
 test('selectors keep what they name; formats and durations are checked before anything is sent', () => {
   const { full } = world()
   const doc = statusDocument(full(), 'local', at)
