@@ -62,12 +62,19 @@ test('JSON keys match juju status at every level (schema pinned)', () => {
 })
 
 test('a failed hook shows as workload error with agent idle; a lost machine\'s units show lost; app status by severity', () => {
-  const { full, lost } = world()
+  const { c, full, lost } = world()
   lost.add('3')
+  lost.add('4')
+  // web/3 is past install (its agent reported idle); web/4's agent has never reported.
+  c.run('set-agent-status', { unit: 'web/3', status: 'idle', message: '', now: at }, { kind: 'machine', id: '3' })
   const doc = statusDocument(full(), 'local', at)
   const web1 = doc.applications['web']!.units!['web/1']!
   assert.equal([web1['workload-status'].current, web1['workload-status'].message, web1['juju-status'].current], ['error', 'hook failed: "install"', 'idle'])
-  assert.is(doc.applications['web']!.units!['web/3']!['juju-status'].current, 'lost')
+  // Juju's lost unit (apiserver/common/unitstatus.go): unknown / lost, the message naming show-status-log.
+  const web3 = doc.applications['web']!.units!['web/3']!
+  assert.equal([web3['workload-status'].current, web3['workload-status'].message, web3['juju-status'].current, web3['juju-status'].message],
+    ['unknown', 'agent lost, see \'cantrip show-status-log web/3\'', 'lost', 'agent is not communicating with the server'])
+  assert.is(doc.applications['web']!.units!['web/4']!['juju-status'].current, 'allocating', 'a unit not yet installed is not judged lost (canBeLost)')
   assert.is(doc.applications['web']!['application-status'].current, 'error', 'error outranks active')
   assert.is(doc.applications['mysql']!['application-status'].current, 'blocked')
   assert.is(currentStatus(full(), 'unit', 'web/1'), 'error hook failed: "install"')
@@ -93,6 +100,21 @@ test('tabular: Juju\'s sections and header rows, natural order, leader star, sub
   assert.match(sections[4]!, /web:cluster\s+web:cluster\s+web-peer\s+peer/)
   assert.match(sections[4]!, /web:juju-info\s+logging:juju-info\s+juju-info\s+subordinate/)
   assert.not.match(formatTabular(statusDocument(full(), 'local', at), full(), { relations: false }), 'Integration provider')
+})
+
+test('tabular: while a unit hook or an action runs, the message says so, as Juju\'s agentDoing does; a relation hook does not', () => {
+  const { c, full } = world()
+  const agent = (unit: string, message: string): void => { c.run('set-agent-status', { unit, status: 'executing', message, now: at }, { kind: 'machine', id: unit.split('/')[1]! }) }
+  c.runAs('web/5', 'set-unit-status', { unit: 'web/5', status: 'maintenance', message: 'installing charm software', now: at })
+  agent('web/5', 'running install hook')
+  agent('web/6', 'running action backup')
+  agent('web/7', 'running db-relation-changed hook for mysql/0')
+  const rows = formatTabular(statusDocument(full(), 'local', at), full(), { relations: false }).split('\n')
+  const row = (unit: string): string => rows.find(line => line.startsWith(`${unit} `))!.trimEnd()
+  assert.match(row('web/5'), / \(install\) installing charm software$/)
+  assert.match(row('web/6'), / \(backup\) ready$/)
+  assert.match(row('web/7'), /executing .* ready$/)
+  assert.not.match(row('web/7'), /\(/)
 })
 
 test('selectors keep what they name; formats and durations are checked before anything is sent', () => {

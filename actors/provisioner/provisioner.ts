@@ -35,6 +35,7 @@ import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { CommandResult, MachineRecord, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import { lostAgentMessage } from '../../runtime/model/status-display.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { InstanceInfo, Provider } from '../../runtime/provider.ts'
 import { machineMachine } from '../machine/machine-machine.ts'
@@ -403,9 +404,36 @@ export class Provisioner {
         type: 'set-machine-status', machine: machine.id, instanceStatus: status.instanceStatus, message: status.message, now: Math.floor(this.#o.clock.now())
       })
     }
+    this.#recordPresence(machine, status.agentStatus)
     if (snapshot.matches({ lifecycle: 'dead' }) && !tracked.markedDead && machine.units.length === 0) {
       this.#command(`dead/${machine.id}`, { type: 'machine-dead', machine: machine.id }, () => { tracked.markedDead = true })
     }
+  }
+
+  /**
+   * The agent's lost and down periods into the status history: the actor calls a started
+   * agent `down` when it was not heard for its timeout, and `started` once heard again.
+   * Whether the period was recorded is read from the model's own history, so a new leader
+   * ends a period its predecessor began.
+   */
+  #recordPresence (machine: MachineRecord, agentStatus: string): void {
+    if (machine.life !== 'alive') return
+    const recordedDown = machine.statusHistory.findLast(e => e.type === 'juju-machine')?.status === 'down'
+    if (agentStatus === 'down' && !recordedDown) {
+      this.#command(`presence/${machine.id}/lost`, { type: 'record-agent-presence', machine: machine.id, present: false, now: Math.floor(this.#o.clock.now()) })
+    } else if (agentStatus === 'started' && (recordedDown || this.#unitsRecordedLost(machine))) {
+      this.#command(`presence/${machine.id}/back`, { type: 'record-agent-presence', machine: machine.id, present: true, now: Math.floor(this.#o.clock.now()) })
+    }
+  }
+
+  /** A unit of the machine whose history still ends lost (its machine agent restarted, say, and wrote `started` itself). */
+  #unitsRecordedLost (machine: MachineRecord): boolean {
+    const reader = readerOf(this.#o.model())
+    return machine.units.some(name => {
+      const history = reader.unit(name)?.statusHistory ?? []
+      return history.findLast(e => e.type === 'juju-unit')?.status === 'lost' ||
+        history.findLast(e => e.type === 'workload')?.message === lostAgentMessage(name)
+    })
   }
 
   #startsInFlight (): number {

@@ -20,6 +20,8 @@ export function commandForEmitted (unit: string, event: UnitEmitted, now: number
       ...(event.outcome.message === undefined ? {} : { message: event.outcome.message })
     }
     case 'command.completed': return { type: 'complete-command', unit, commandId: event.commandId }
+    // Juju's uniter sets these through the same API as the charm's status-set.
+    case 'unit.workloadStatus': return { type: 'set-unit-status', unit, status: event.workload.status, message: event.workload.message, now }
     case 'unit.status': return {
       type: 'set-agent-status', unit, status: event.status.agent.status, message: event.status.agent.message,
       ...(event.status.agent.data === undefined ? {} : { data: event.status.agent.data }), now

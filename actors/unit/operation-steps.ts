@@ -142,7 +142,11 @@ export function afterExecute (state: StepState, current: CurrentOperation, resul
       const hook = hookOf(op)
       assert(hook !== undefined, `unit "${state.unit}": hook outcome for ${op.kind}`)
       const outcome = result.outcome
-      if (outcome.kind === 'succeeded' || outcome.kind === 'missing') return done({ kind: 'run-hook', step: 'done', hook })
+      if (outcome.kind === 'succeeded' || outcome.kind === 'missing') {
+        // Juju keeps StatusSet once any hook has set the unit's status (operation/state.go).
+        const statusSet = local.statusSet || (outcome.kind === 'succeeded' && outcome.statusSet === true)
+        return { local: { ...withOperation(local, { kind: 'run-hook', step: 'done', hook }), statusSet }, memory, emitted, next: 'commit' }
+      }
       if (outcome.kind === 'terminated') {
         emitted.push({ type: 'hook.requeued', hook })
         return { local: withOperation(local, { kind: 'run-hook', step: 'queued', hook }), memory, emitted, next: 'requeued' }

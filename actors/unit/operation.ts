@@ -30,7 +30,11 @@ export function needsHookLock (op: Operation): boolean {
 
 /** Results of the execute phase, as reported by the injected side-effect actors. */
 export type HookOutcome =
-  | { kind: 'succeeded' }
+  /**
+   * `statusSet`: the hook ran `status-set` for the unit (Juju's HasExecutionSetUnitStatus),
+   * so the uniter stops setting the workload status it would set for a silent charm.
+   */
+  | { kind: 'succeeded', statusSet?: boolean }
   /** No hook file and no dispatch: skipped, commit effects still apply. */
   | { kind: 'missing' }
   | { kind: 'failed', exitCode: number | null, reason: string }

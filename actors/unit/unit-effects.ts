@@ -17,6 +17,8 @@ export interface UnitStatus {
  */
 export type UnitEmitted =
   | { type: 'unit.status', status: UnitStatus }
+  /** The uniter itself set the workload status (install, start, stop, remove: unit-status.ts). */
+  | { type: 'unit.workloadStatus', workload: UnitStatus['workload'] }
   | { type: 'hook.started', hook: HookInfo }
   | { type: 'hook.committed', hook: HookInfo, ran: boolean }
   | { type: 'hook.failed', hook: HookInfo, reason: string }

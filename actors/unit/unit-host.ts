@@ -70,10 +70,13 @@ export class UnitHost {
   /** Emitted effects still being sent to the controller, in order. */
   #outbox: Promise<void> = Promise.resolve()
 
-  private constructor (options: UnitHostOptions, actor: UnitActorRef) {
+  readonly #workloadSent: WorkloadSent
+
+  private constructor (options: UnitHostOptions, actor: UnitActorRef, workloadSent: WorkloadSent) {
     this.unit = options.unit
     this.#o = options
     this.actor = actor
+    this.#workloadSent = workloadSent
     this.#proposer = new CommandProposer({ proposer: { kind: 'unit', name: options.unit }, requestPrefix: options.requestPrefix })
   }
 
@@ -87,11 +90,15 @@ export class UnitHost {
     const { controller, store, hookLock, workspace } = options
     const remote = remoteStateFor(controller.model(), options.unit, controller.now())
     if (remote === undefined) throw new Error(`unit agent "${options.unit}": the unit is not in the model`)
+    const sent: WorkloadSent = { pending: Promise.resolve() }
     const ports: UnitPorts = {
       loadLocalState: async unit => withStateId(await store.load(unit), options.newStateId),
       persistLocalState: async ({ unit, local }) => { await store.save(unit, local) },
       acquireHookLock: (unit, acquired) => hookLock.acquire(unit, acquired),
-      runHook: async (input, signal) => await workspace.runHook(input, signal),
+      runHook: async (input, signal) => {
+        await workloadStatusSent(sent)
+        return await workspace.runHook(input, signal)
+      },
       deployCharm: async (input, signal) => await workspace.deployCharm(input, signal),
       runAction: async (input, signal) => await workspace.runAction(input, signal),
       runCommand: async (input, signal) => await workspace.runCommand(input, signal)
@@ -106,7 +113,7 @@ export class UnitHost {
         ...(options.updateStatusIntervalMs === undefined ? {} : { updateStatusIntervalMs: options.updateStatusIntervalMs })
       }
     })
-    const host = new UnitHost(options, actor)
+    const host = new UnitHost(options, actor, sent)
     host.#unsubscribe = controller.onChange(() => { host.#refresh(false) })
     actor.on('*', event => { host.#onEmitted(event as UnitEmitted) })
     actor.subscribe({ complete: () => { host.#dispose() }, error: () => { host.#dispose() } })
@@ -218,6 +225,7 @@ export class UnitHost {
       if (flushLogs !== undefined) await flushLogs().catch(() => {})
       await this.#send(body)
     })
+    if (event.type === 'unit.workloadStatus') this.#workloadSent.pending = this.#outbox
   }
 
   /**
@@ -232,6 +240,22 @@ export class UnitHost {
       this.#o.logger.log('warning', `cannot send ${body.type}: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
+}
+
+/** The uniter's last own workload status on its way to the controllers (sent, or given up on, when it settles). */
+interface WorkloadSent { pending: Promise<void> }
+
+/**
+ * Juju's uniter sets the workload status before the hook runs (runHook.beforeHook, an
+ * API call that returns when it is recorded), so a charm's own `status-set` in that hook
+ * always lands after it. Here the status is an emitted effect sent in order by the
+ * outbox, and the hook waits for it. The actor emits before it starts the hook's
+ * invocation; one turn of the event loop lets a just-emitted status join the outbox
+ * first.
+ */
+async function workloadStatusSent (sent: WorkloadSent): Promise<void> {
+  await Promise.resolve()
+  await sent.pending
 }
 
 /**

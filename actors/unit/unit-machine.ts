@@ -13,7 +13,7 @@ import type { Decision, RemoteSnapshot } from './resolver-types.ts'
 import { advanceRng, hookRetryDelayMs } from './retry-backoff.ts'
 import type { UnitEmitted, UnitStatus, WorkloadStatus } from './unit-effects.ts'
 import { bindUnitPorts, unitPortsOf, type UnitPorts } from './unit-ports.ts'
-import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict } from './unit-status.ts'
+import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict, uniterSetWorkload } from './unit-status.ts'
 
 /**
  * The uniter of one unit as a statechart (juju-semantics §1): load local state, then loop
@@ -214,6 +214,9 @@ export const unitMachine = setup({
       const status = statusOnOperationStart(context.status, current.op, step.local)
       if (status !== context.status) {
         enqueue.assign({ status })
+        // Juju's beforeHook sets the workload before the agent shows the hook executing.
+        const workload = uniterSetWorkload(context.status, status)
+        if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
         enqueue.emit({ type: 'unit.status', status })
       }
       if (current.op.kind === 'run-hook') enqueue.emit({ type: 'hook.started', hook: current.op.hook })
@@ -229,6 +232,8 @@ export const unitMachine = setup({
       applyStep(context, step, enqueue)
       const status = statusOnCommit(context.status, current.op, step.local)
       enqueue.assign({ status, current: undefined, outcome: undefined, afterExecute: undefined })
+      const workload = uniterSetWorkload(context.status, status)
+      if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
       enqueue.emit({ type: 'unit.status', status })
     }),
     applyPrepareAndCommit: enqueueActions(({ context, enqueue }) => {

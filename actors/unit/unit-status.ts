@@ -8,6 +8,17 @@ import type { UnitStatus } from './unit-effects.ts'
  * is `executing` while an operation runs and `idle` otherwise (update-status does not
  * show), a failed hook records agent `error` with `hook failed: "<hook>"`, and the
  * workload gets the uniter's own messages around install, start, stop and remove.
+ *
+ * The workload rules are Juju's runHook.beforeHook/afterHook
+ * (internal/worker/uniter/operation/runhook.go): before install `maintenance` "installing
+ * charm software" unless the charm ever set its status (StatusSet, kept for good once a
+ * hook ran `status-set`, so it survives upgrades); after a start in which the charm never
+ * set it, `unknown`; before stop `maintenance` "stopping charm software" and after it
+ * `maintenance` with no message; before remove `maintenance` "cleaning up prior to charm
+ * deletion" and after it `terminated`. Only a hook that ran has an after: a hook skipped
+ * by `resolved --no-retry` sets nothing. A function returns the same `workload` object
+ * when it leaves the workload alone, so the host sends only what the uniter set
+ * (`uniterSetWorkload`).
  */
 export const initialUnitStatus: UnitStatus = {
   agent: { status: 'allocating', message: '' },
@@ -37,9 +48,11 @@ export function statusOnOperationStart (status: UnitStatus, op: Operation, local
 }
 
 export function statusOnCommit (status: UnitStatus, op: Operation, local: LocalState): UnitStatus {
-  const hook = op.kind === 'run-hook' || op.kind === 'skip-hook' ? op.hook : undefined
+  // A hook found done after a restart had run (and set its after-status, which is set again: idempotent).
+  const ran = op.kind === 'run-hook' || (op.kind === 'skip-hook' && op.reason === 'done')
+  const hook = ran ? op.hook : undefined
   let workload = status.workload
-  if (hook?.kind === 'start' && !local.statusSet && status.workload.status === 'maintenance') workload = { status: 'unknown', message: '' }
+  if (hook?.kind === 'start' && !local.statusSet) workload = { status: 'unknown', message: '' }
   if (hook?.kind === 'stop') workload = { status: 'maintenance', message: '' }
   if (hook?.kind === 'remove') workload = { status: 'terminated', message: '' }
   return { agent: { status: 'idle', message: '' }, workload }
@@ -58,4 +71,9 @@ export function statusOnIdle (status: UnitStatus): UnitStatus {
 
 export function statusOnUpgradeConflict (status: UnitStatus): UnitStatus {
   return { agent: { status: 'idle', message: '' }, workload: { status: 'error', message: 'upgrade failed' } }
+}
+
+/** The workload status the uniter itself set between two statuses, if it set one. */
+export function uniterSetWorkload (before: UnitStatus, after: UnitStatus): UnitStatus['workload'] | undefined {
+  return after.workload === before.workload ? undefined : after.workload
 }

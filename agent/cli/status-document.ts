@@ -5,8 +5,9 @@
  * model and prints what these return.
  *
  * Display rules from Juju: a unit whose hook failed shows workload `error` with the
- * hook's message and agent `idle`; a unit on a machine whose agent is not heard from
- * shows agent `lost`; an application's status is what its leader set, else the most
+ * hook's message and agent `idle`; a unit past install on a machine whose agent is not
+ * heard from shows workload `unknown` "agent lost, see 'cantrip show-status-log <unit>'"
+ * and agent `lost` (runtime/model/status-display.ts); an application's status is what its leader set, else the most
  * severe of its units' (error > blocked > maintenance > waiting > active > terminated >
  * unknown); the leader unit is starred and subordinates are listed under their principal.
  */

@@ -9,6 +9,30 @@ import { tableValues } from '../../runtime/model/table.ts'
 import type { FullModel } from './connection.ts'
 import { naturalCompare, type StatusDocument, type UnitStatus } from './status-document.ts'
 
+/**
+ * What the unit's agent is doing, for the message column: Juju's agentDoing
+ * (cmd/juju/status/output_tabular.go) matches the unit hooks by name (a relation hook's
+ * name starts with its endpoint, so it never matches) and `running action NAME`.
+ */
+const unitHookNames = [
+  'install', 'start', 'config-changed', 'upgrade-charm', 'stop', 'remove', 'leader-elected', 'leader-settings-changed',
+  'update-status', 'collect-metrics', 'meter-status-changed', 'pre-series-upgrade', 'post-series-upgrade'
+]
+const runningHook = new RegExp(`^running (${unitHookNames.join('|')}) hook`)
+
+export function agentDoing (agent: UnitStatus['juju-status']): string {
+  if (agent.current !== 'executing') return ''
+  const message = agent.message ?? ''
+  return runningHook.exec(message)?.[1] ?? /^running action (.*)$/.exec(message)?.[1] ?? ''
+}
+
+/** The Message column: `(install) installing charm software` while a hook runs (juju-semantics §8). */
+function unitMessage (unit: UnitStatus): string {
+  const doing = agentDoing(unit['juju-status'])
+  const message = unit['workload-status'].message ?? ''
+  return doing === '' ? message : `(${doing}) ${message}`.trimEnd()
+}
+
 function table (rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map(row => (row[i] ?? '').length)))
   return rows.map(row => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
@@ -37,7 +61,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   const addUnit = (name: string, unit: UnitStatus, indent: string): void => {
     unitRows.push([
       `${indent}${name}${unit.leader === true ? '*' : ''}`, unit['workload-status'].current, unit['juju-status'].current, unit.machine,
-      unit['public-address'] ?? '', (unit['open-ports'] ?? []).join(','), unit['workload-status'].message ?? ''
+      unit['public-address'] ?? '', (unit['open-ports'] ?? []).join(','), unitMessage(unit)
     ])
     for (const [sub, status] of Object.entries(unit.subordinates ?? {}).sort(([a], [b]) => naturalCompare(a, b))) addUnit(sub, status, `${indent}  `)
   }

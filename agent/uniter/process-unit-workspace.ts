@@ -163,7 +163,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     if (outcome.kind !== 'succeeded') return outcome
     try {
       await context.flush()
-      return outcome
+      return context.unitStatusSet ? { ...outcome, statusSet: true } : outcome
     } catch (error) {
       return { kind: 'failed', exitCode: 0, reason: `hook "${name}": cannot commit its changes: ${error instanceof Error ? error.message : String(error)}` }
     }

@@ -80,6 +80,7 @@ export class UnitHookContext implements HookContext {
   readonly #unitSettings = new Map<number, Record<string, string>>()
   readonly #appSettings = new Map<number, Record<string, string>>()
   #ports: BufferedPorts = { open: [], close: [] }
+  #unitStatusSet = false
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
   /** `storage-add` counts by storage name, asked for at flush. */
   readonly #storageAdds = new Map<string, number>()
@@ -216,6 +217,12 @@ export class UnitHookContext implements HookContext {
       return
     }
     await this.#submit({ type: 'set-unit-status', unit: this.unit, status, message, now })
+    this.#unitStatusSet = true
+  }
+
+  /** The run set the unit's own status (Juju's HasExecutionSetUnitStatus; not the application's). */
+  get unitStatusSet (): boolean {
+    return this.#unitStatusSet
   }
 
   async status (application: boolean): Promise<StatusInfo & { units?: Record<string, StatusInfo> }> {

@@ -13,6 +13,7 @@ import { machineCommands } from './apply/machine-commands.ts'
 import { modelCommands } from './apply/model-commands.ts'
 import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './apply/refusal.ts'
 import { relationCommands } from './apply/relation-commands.ts'
+import { presenceCommands } from './apply/presence-commands.ts'
 import { statusCommands } from './apply/status-commands.ts'
 import { taskCommands } from './apply/task-commands.ts'
 import { storageCommands } from './apply/storage-commands.ts'
@@ -49,11 +50,12 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...machineCommands,
   ...modelCommands,
   ...hookChangeCommands,
-  ...statusCommands
+  ...statusCommands,
+  ...presenceCommands
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, hookChangeCommands, statusCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, hookChangeCommands, statusCommands, presenceCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

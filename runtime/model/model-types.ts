@@ -632,6 +632,11 @@ export type ModelCommand = CommandBase & (
     readonly message: string
     readonly now: number
   }
+  /**
+   * The leader's provisioner heard a machine's agent go silent (`present: false`) or come
+   * back: the lost and down periods go into the status history (presence-commands.ts).
+   */
+  | { readonly type: 'record-agent-presence', readonly machine: MachineId, readonly present: boolean, readonly now: number }
   | { readonly type: 'remove-machine', readonly machine: MachineId, readonly force?: boolean }
   /** The provisioner stopped the instance of a dying machine with no units: it leaves the model. */
   | { readonly type: 'machine-dead', readonly machine: MachineId }
@@ -680,6 +685,7 @@ export const modelCommandTypes = [
   'unit-dead', 'set-unit-status', 'set-agent-status', 'resolved', 'clear-resolved',
   'enqueue-action', 'complete-action', 'enqueue-command', 'complete-command',
   'storage-attached', 'add-storage', 'detach-storage', 'storage-detached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
+  'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
 ] as const satisfies readonly ModelCommandType[]

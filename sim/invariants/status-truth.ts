@@ -14,8 +14,11 @@
  *
  * A healthy agent must never be shown lost, down or "not heard from" once it has been
  * healthy, and the observer stable, for `recoveryGraceMs`; a cut-off one must be shown
- * lost (its units, and the machine `down`) within `lostWithinMs` and its machine "not heard
- * from" within `downWithinMs`. The bounds come from the presence and machine-actor
+ * lost (the machine `down`; each unit past install `lost`, its workload `unknown` "agent
+ * lost, see 'cantrip show-status-log <unit>'" or its error kept, as Juju shows them)
+ * within `lostWithinMs` and its machine "not heard from", with the down period begun in its
+ * status history, within `downWithinMs` (the history's period ends within `recoveryGraceMs`
+ * of its return). The bounds come from the presence and machine-actor
  * timeouts plus slack (statusTruthBounds). Truth is sampled every `statusTruthEveryMs`.
  */
 import { fullModelView, type FullModelView } from '../../actors/controller/full-model-view.ts'
@@ -23,7 +26,7 @@ import type { MachinePresence } from '../../actors/controller/controller-api.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
-import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
+import { displayedMachineAgent, displayedUnit, lostAgentMessage, unitCanBeLost } from '../../runtime/model/status-display.ts'
 
 /** Simulated time between two status-truth checks: far below every bound, cheap at 50 machines. */
 export const statusTruthEveryMs = 500
@@ -95,11 +98,23 @@ export interface StatusTruthInput {
   agents: readonly AgentFact[]
 }
 
-/** What status shows of one machine's agent and its units' agents. */
+/** What status shows of one unit whose liveness is judged (Juju's canBeLost: past install). */
+export interface ShownUnit {
+  unit: string
+  agent: string
+  workload: string
+  message: string
+  /** The unit's recorded workload is an error, which a lost agent keeps showing. */
+  error: boolean
+}
+
+/** What status shows of one machine's agent and its units. */
 export interface ShownLiveness {
   machineAgent: string
   machineMessage: string
-  units: Array<{ unit: string, agent: string }>
+  /** The last machine-agent status in the status history (`show-status-log --type juju-machine`). */
+  machineHistory: string | undefined
+  units: ShownUnit[]
 }
 
 /** The liveness `cantrip status` shows for `machine` in the `model` op's answer, through the CLI's own rules. */
@@ -108,16 +123,23 @@ export function shownLiveness (view: FullModelView, machine: string): ShownLiven
   const record = reader.machine(machine)
   if (record === undefined) return undefined
   const lost = view.presence[machine]?.status === 'lost'
+  // A unit still allocating or installing is not judged by presence (Juju's canBeLost): nor here.
   const units = record.units.flatMap(name => {
     const unit = reader.unit(name)
-    return unit === undefined ? [] : [{ unit: name, agent: displayedUnit(unit, lost).agent.status, error: unit.agent.status === 'error' }]
+    if (unit === undefined || !unitCanBeLost(unit)) return []
+    const shown = displayedUnit(unit, lost)
+    return [{ unit: name, agent: shown.agent.status, workload: shown.workload.status, message: shown.workload.message, error: unit.agent.status === 'error' }]
   })
-  return {
-    machineAgent: displayedMachineAgent(record, lost).status,
-    machineMessage: record.instance.message,
-    // A unit in error shows its agent idle whatever presence says (Juju's display rule): not judged here.
-    units: units.filter(u => !u.error).map(({ unit, agent }) => ({ unit, agent }))
-  }
+  const machineHistory = record.statusHistory.findLast(e => e.type === 'juju-machine')?.status
+  return { machineAgent: displayedMachineAgent(record, lost).status, machineMessage: record.instance.message, machineHistory, units }
+}
+
+/** How a unit shown for a lost agent differs from Juju's (`unknown` / `lost` / "agent lost, see …", an error kept); undefined when it does not. */
+export function lostUnitLie (u: ShownUnit): string | undefined {
+  if (u.agent !== 'lost') return `unit ${u.unit} agent "${u.agent}"`
+  if (u.error) return u.workload === 'error' ? undefined : `unit ${u.unit} in error shows workload "${u.workload}"`
+  if (u.workload !== 'unknown' || u.message !== lostAgentMessage(u.unit)) return `unit ${u.unit} workload "${u.workload}" "${u.message}"`
+  return undefined
 }
 
 interface Since { truth: AgentTruth, since: number }
@@ -172,21 +194,25 @@ export class StatusTruthChecker {
     this.counts.healthyJudged++
     if (shown.machineAgent === 'down') return `machine agent "down"`
     if (shown.machineMessage.includes(notHeardFrom)) return `machine status "${shown.machineMessage}"`
-    const lost = shown.units.find(u => u.agent === 'lost')
-    if (lost !== undefined) return `unit ${lost.unit} agent "lost"`
+    if (shown.machineHistory === 'down') return 'a status history whose down period never ended'
+    const lost = shown.units.find(u => u.agent === 'lost' || u.message.startsWith('agent lost'))
+    if (lost !== undefined) return `unit ${lost.unit} agent "${lost.agent}" workload "${lost.workload}" "${lost.message}"`
     return undefined
   }
 
   #cutOffLie (shown: ShownLiveness, started: boolean, forMs: number): string | undefined {
     if (forMs >= this.bounds.lostWithinMs) {
       this.counts.cutOffJudged++
-      const alive = shown.units.find(u => u.agent !== 'lost')
-      if (alive !== undefined) return `unit ${alive.unit} agent "${alive.agent}" after ${this.bounds.lostWithinMs} ms (lostWithinMs)`
+      for (const u of shown.units) {
+        const lie = lostUnitLie(u)
+        if (lie !== undefined) return `${lie} after ${this.bounds.lostWithinMs} ms (lostWithinMs)`
+      }
       if (started && shown.machineAgent !== 'down') return `machine agent "${shown.machineAgent}" after ${this.bounds.lostWithinMs} ms (lostWithinMs)`
       this.counts.lostShown++
     }
     if (started && forMs >= this.bounds.downWithinMs) {
       if (!shown.machineMessage.includes(notHeardFrom)) return `machine status "${shown.machineMessage}" after ${this.bounds.downWithinMs} ms (downWithinMs)`
+      if (shown.machineHistory !== 'down') return `status history "${shown.machineHistory ?? ''}", not the down period, after ${this.bounds.downWithinMs} ms (downWithinMs)`
       this.counts.downShown++
     }
     return undefined

@@ -189,7 +189,7 @@ export class SimUnitHooks {
       const problem = await submit({ type: 'commit-hook-changes', unit, relationSettings: [{ relationId, settings: expand(behaviour.relationSet!, unit) }] })
       if (problem !== undefined) problems.push(`cannot commit its changes: ${problem}`)
     }
-    if (problems.length === 0) return { kind: 'succeeded' }
+    if (problems.length === 0) return behaviour.status === undefined ? { kind: 'succeeded' } : { kind: 'succeeded', statusSet: true }
     return { kind: 'failed', exitCode: 1, reason: `hook "${name}": ${problems.join('; ')}` }
   }
 }

@@ -56,6 +56,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'register-machine-agent': return `register the agent of machine ${q(c.machine)}`
     case 'set-machine-instance': return `set the instance of machine ${q(c.machine)}`
     case 'set-machine-status': return `set the status of machine ${q(c.machine)}`
+    case 'record-agent-presence': return `record the presence of machine ${q(c.machine)}'s agent`
     case 'remove-machine': return `remove machine ${q(c.machine)}`
     case 'machine-dead': return `mark machine ${q(c.machine)} dead`
     case 'refresh': return `refresh ${q(c.application)} to ${q(c.charm)}`
