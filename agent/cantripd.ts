@@ -72,7 +72,7 @@ import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
-import { MachineRole } from './roles/machine-role.ts'
+import { MachineRole, machineRebootExitCode } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
 import { LogShipper } from './log-shipper.ts'
@@ -309,7 +309,16 @@ async function main (): Promise<void> {
         })
         say({ event: 'machine-started', machine: machineId })
         const started = machineRole
-        void started.done.then(() => {
+        void started.done.then(async () => {
+          if (started.rebootRequested) {
+            // juju-reboot: on the local provider a machine is this process. Its units'
+            // processes die, the next start counts as a new boot, and the process exits
+            // for the provider's watchdog to start it again, as a machine boots again.
+            await started.reboot().catch(() => {})
+            say({ event: 'machine-reboot', machine: machineId })
+            void stop(machineRebootExitCode, 'rebooting the machine (juju-reboot)')
+            return
+          }
           // Resolved by a stop, not by the machine's end: nothing to say.
           if (started.outcome === undefined) return
           say({ event: 'machine-done', machine: machineId, outcome: started.outcome })

@@ -143,8 +143,9 @@ export function afterExecute (state: StepState, current: CurrentOperation, resul
       assert(hook !== undefined, `unit "${state.unit}": hook outcome for ${op.kind}`)
       const outcome = result.outcome
       if (outcome.kind === 'succeeded' || outcome.kind === 'missing') return done({ kind: 'run-hook', step: 'done', hook })
-      if (outcome.kind === 'terminated') {
+      if (outcome.kind === 'terminated' || outcome.kind === 'reboot-now') {
         emitted.push({ type: 'hook.requeued', hook })
+        if (outcome.kind === 'reboot-now') emitted.push({ type: 'machine.reboot', hook, now: true })
         return { local: withOperation(local, { kind: 'run-hook', step: 'queued', hook }), memory, emitted, next: 'requeued' }
       }
       emitted.push({ type: 'hook.failed', hook, reason: outcome.reason })

@@ -30,12 +30,15 @@ export function needsHookLock (op: Operation): boolean {
 
 /** Results of the execute phase, as reported by the injected side-effect actors. */
 export type HookOutcome =
-  | { kind: 'succeeded' }
+  /** `reboot`: the hook called `juju-reboot` (no `--now`): the machine reboots once it is committed. */
+  | { kind: 'succeeded', reboot?: boolean }
   /** No hook file and no dispatch: skipped, commit effects still apply. */
   | { kind: 'missing' }
   | { kind: 'failed', exitCode: number | null, reason: string }
   /** Killed by SIGTERM/SIGKILL because the agent is stopping: re-queued, not an error. */
   | { kind: 'terminated', signal: string }
+  /** `juju-reboot --now`: the hook was killed; it is re-queued and the machine reboots (juju-semantics §4.3). */
+  | { kind: 'reboot-now' }
 
 export type DeployOutcome =
   | { kind: 'deployed' }

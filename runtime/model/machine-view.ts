@@ -111,6 +111,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     revision: context.revision,
     term: context.term,
     counters: context.counters,
+    config: context.config,
     machines: tableFrom(machines),
     applications: tableFrom(applications),
     relations: tableFrom(relations),

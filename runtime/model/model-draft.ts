@@ -50,6 +50,7 @@ export function emptyModel (): ModelContext {
     controllerLeases: emptyTable(),
     actions: emptyTable(),
     models: emptyTable(),
+    config: {},
     finishedActions: [],
     keyRevisions: emptyTable(),
     tombstones: [],
@@ -77,6 +78,7 @@ export class ModelDraft implements ModelReader {
   readonly actions: TableDraft<ActionRecord>
   readonly models: TableDraft<ModelRegistryRecord>
   counters: ModelCounters
+  config: ModelContext['config']
   finishedActions: ChunkedList<string>
   /** Key → removed? in the order first touched. */
   readonly #touched = new Map<string, KeyScope | null>()
@@ -95,6 +97,7 @@ export class ModelDraft implements ModelReader {
     this.actions = new TableDraft(base.actions)
     this.models = new TableDraft(base.models)
     this.counters = base.counters
+    this.config = base.config
     this.finishedActions = base.finishedActions
   }
 
@@ -161,6 +164,7 @@ export class ModelDraft implements ModelReader {
       controllerLeases: this.controllerLeases.finish(),
       actions: this.actions.finish(),
       models: this.models.finish(),
+      config: this.config,
       finishedActions: this.finishedActions,
       keyRevisions: revisions.finish(),
       tombstones,
