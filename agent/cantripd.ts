@@ -75,7 +75,7 @@ import { ControllerRole, type ControllerRoleOptions } from './roles/controller-r
 import { MachineRole, machineRebootExitCode } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
-import { LogShipper } from './log-shipper.ts'
+import { LogShipper, modelLoggingConfig } from './log-shipper.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
 import { AgentInspection } from './inspect/agent-inspection.ts'
@@ -305,8 +305,13 @@ async function main (): Promise<void> {
           // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
           presence: role === 'machine' ? { version, ...timings } : false,
           ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
-          onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
+          onView: revision => {
+            // The model's logging-config applies to this agent's loggers at once (Juju's logger worker).
+            if (machineRole !== undefined) shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
+            say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
+          }
         })
+        shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
         say({ event: 'machine-started', machine: machineId })
         const started = machineRole
         void started.done.then(async () => {
