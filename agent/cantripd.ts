@@ -72,10 +72,10 @@ import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
-import { MachineRole } from './roles/machine-role.ts'
+import { MachineRole, machineRebootExitCode } from './roles/machine-role.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
-import { LogShipper } from './log-shipper.ts'
+import { LogShipper, modelLoggingConfig } from './log-shipper.ts'
 import { controllerLogDelivery } from './log-delivery.ts'
 import { LogFiles } from './log-files.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
@@ -314,11 +314,25 @@ async function main (): Promise<void> {
           presence: role === 'machine' ? { version, ...timings } : false,
           ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
           flushLogs: async () => await shipper.flushAcknowledged(),
-          onView: revision => { say({ event: 'model', revision, at: performance.timeOrigin + performance.now() }) }
+          onView: revision => {
+            // The model's logging-config applies to this agent's loggers at once (Juju's logger worker).
+            if (machineRole !== undefined) shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
+            say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
+          }
         })
+        shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
         say({ event: 'machine-started', machine: machineId })
         const started = machineRole
-        void started.done.then(() => {
+        void started.done.then(async () => {
+          if (started.rebootRequested) {
+            // juju-reboot: on the local provider a machine is this process. Its units'
+            // processes die, the next start counts as a new boot, and the process exits
+            // for the provider's watchdog to start it again, as a machine boots again.
+            await started.reboot().catch(() => {})
+            say({ event: 'machine-reboot', machine: machineId })
+            void stop(machineRebootExitCode, 'rebooting the machine (juju-reboot)')
+            return
+          }
           // Resolved by a stop, not by the machine's end: nothing to say.
           if (started.outcome === undefined) return
           say({ event: 'machine-done', machine: machineId, outcome: started.outcome })

@@ -34,6 +34,12 @@ export interface ChildProcessRunnerOptions {
 export class ChildProcessRunner implements ProcessRunner {
   readonly #timeoutKillGraceMs: number
   readonly #outputDrainMs: number
+  /**
+   * Process groups this runner started (each child leads one). A hook's group outlives
+   * it while a workload it started in the background runs: a machine reboot kills them
+   * all (`killAllGroups`). Groups found empty are dropped as new ones start.
+   */
+  readonly #groups = new Set<number>()
 
   constructor (options: ChildProcessRunnerOptions = {}) {
     this.#timeoutKillGraceMs = checkDelay('timeoutKillGraceMs', options.timeoutKillGraceMs ?? limits.processKillGraceMs)
@@ -65,7 +71,27 @@ export class ChildProcessRunner implements ProcessRunner {
       return notStarted(`cannot start ${JSON.stringify(spec.command)}: ${messageOf(error)}`)
     }
     feedStdin(child, spec)
+    if (child.pid !== undefined) this.#track(child.pid)
     return new RunningChild(child, spec, this.#timeoutKillGraceMs, this.#outputDrainMs)
+  }
+
+  /** SIGKILL to every group this runner started that still has a member (a machine reboot). */
+  killAllGroups (): void {
+    for (const pgid of this.#groups) {
+      try {
+        process.kill(-pgid, 'SIGKILL')
+      } catch { /* the group is gone */ }
+    }
+    this.#groups.clear()
+  }
+
+  #track (pgid: number): void {
+    if (this.#groups.size >= limits.processGroupsTrackedMax) {
+      for (const old of this.#groups) if (!groupAlive(old)) this.#groups.delete(old)
+    }
+    // Still full of live groups: forget the oldest rather than grow without bound.
+    if (this.#groups.size >= limits.processGroupsTrackedMax) this.#groups.delete(this.#groups.values().next().value!)
+    this.#groups.add(pgid)
   }
 
   startDetached (spec: DetachedProcessSpec): DetachedProcess {
@@ -317,6 +343,15 @@ class RunningChild implements RunningProcess {
     this.#recheckTimer = undefined
     this.#resolveExit(exit)
   }
+}
+
+function groupAlive (pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+  } catch {
+    return false
+  }
+  return groupHasRunningMember(pgid)
 }
 
 /**

@@ -22,6 +22,7 @@
  * `unit.kv/0.<hook>`; the unit agent itself: `juju.worker.uniter`); anything else is the
  * agent's own entity (`machine-1`, `controller-1a2b3c4d`) with module `juju.<rest>`.
  */
+import { loggingEnabled, parseLoggingConfig, type LoggingConfig } from '../runtime/logging-config.ts'
 import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
@@ -70,6 +71,8 @@ export class LogShipper {
   #recent: Array<{ at: number, entry: LogEntry }> = []
   /** One acknowledged flush at a time; a second caller waits for the next. */
   #acking: Promise<void> = Promise.resolve()
+  /** The model's `logging-config` when the user set one; undefined: every record goes on. */
+  #loggingConfig: LoggingConfig | undefined
 
   constructor (options: LogShipperOptions) {
     this.#o = options
@@ -129,6 +132,17 @@ export class LogShipper {
   /** A Logger writing to `inner` and shipping every record at or above debug. */
   logger (inner: Logger): Logger {
     return new ShippingLogger(inner, this)
+  }
+
+  /** Applies the model's `logging-config` (by Juju module name: `unit=DEBUG`) from now on; undefined lifts it. */
+  setLoggingConfig (config: LoggingConfig | undefined): void {
+    this.#loggingConfig = config
+  }
+
+  /** Whether a record of `module` at `level` is logged at all under the model's logging-config. */
+  enabled (module: string, level: LogLevel): boolean {
+    const config = this.#loggingConfig
+    return config === undefined || loggingEnabled(config, this.#entityOf(module).jujuModule, level)
   }
 
   record (module: string, level: LogLevel, message: string): void {
@@ -220,6 +234,7 @@ class ShippingLogger implements Logger {
   }
 
   log (level: LogLevel, message: string, fields?: Readonly<Record<string, unknown>>): void {
+    if (!this.#shipper.enabled(this.#inner.module, level)) return
     this.#inner.log(level, message, fields)
     this.#shipper.record(this.#inner.module, level, fields === undefined || Object.keys(fields).length === 0 ? message : `${message} ${fieldsText(fields)}`)
   }
@@ -236,4 +251,12 @@ function fieldsText (fields: Readonly<Record<string, unknown>>): string {
   } catch {
     return '{}'
   }
+}
+
+/** The logging-config the model's `config` sets, or undefined when it sets none (or an unreadable one). */
+export function modelLoggingConfig (config: Readonly<Record<string, unknown>> | undefined): LoggingConfig | undefined {
+  const text = config?.['logging-config']
+  if (typeof text !== 'string') return undefined
+  const parsed = parseLoggingConfig(text)
+  return typeof parsed === 'string' ? undefined : parsed
 }

@@ -31,6 +31,17 @@ export const limits = {
   hookRetryJitterFraction: 0.2,
   /** update-status-hook-interval default (model config). */
   updateStatusIntervalMs: 300_000,
+  /**
+   * Bounds of update-status-hook-interval. Juju allows 1m to 60m
+   * (environs/config: Min/MaxUpdateStatusHookInterval); cantrip allows down to 1 s so a
+   * test or a demo sees update-status run without waiting minutes.
+   */
+  updateStatusIntervalMsMin: 1_000,
+  /** Keys one `set-model-config` may set or reset (there are only a few). */
+  modelConfigKeysPerCommandMax: 64,
+  /** Process groups a machine agent's runner remembers, to kill on a reboot (dead ones are dropped first). */
+  processGroupsTrackedMax: 4096,
+  updateStatusIntervalMsMax: 3_600_000,
   /** Machine provisioning retries before the machine stays in error until asked again. */
   provisioningAttemptsMax: 10,
   provisioningRetryDelayMsMin: 10_000,

@@ -71,6 +71,7 @@ function simulatedProcess (outcome: HookOutcome, durationMs: number): SimProcess
     case 'failed': return { durationMs, exitCode: outcome.exitCode ?? 1 }
     case 'missing': return { durationMs: 0, spawnFailure: 'no such hook', missing: true }
     case 'terminated': return { durationMs, signal: outcome.signal }
+    case 'reboot-now': return { durationMs, signal: 'SIGKILL' }
   }
 }
 

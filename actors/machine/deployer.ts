@@ -34,6 +34,14 @@ export interface DeployerInit {
   hookLock: HookLock
   leaseDurationMs?: number
   updateStatusIntervalMs?: number
+  /**
+   * The identity of the machine's current boot (injected: the kernel's boot id, plus the
+   * local provider's simulated reboots). A unit that last ran in another boot had its
+   * machine rebooted: its first agent start runs `start` again. None: never rebooted.
+   */
+  bootId?: string
+  /** A unit's hook asked for a reboot (`juju-reboot`); its actor has stopped. */
+  onReboot?: (unit: UnitName, now: boolean) => void
   /** Back-off of a failing unit agent; the supervisor's defaults otherwise. */
   supervision?: SupervisorPolicy
   /** Inspection of the deployer and the unit actors. */
@@ -160,12 +168,13 @@ export class Deployer {
     this.#starting.add(unit)
     try {
       const workspace = await this.#o.effects.openUnit(unit)
+      const rebooted = this.#o.bootId === undefined ? false : await this.#o.store.recordBoot(unit, this.#o.bootId)
       if (this.#stopped) {
         await workspace.close()
         return
       }
       this.#workspaces.set(unit, workspace)
-      this.#supervise(unit, workspace)
+      this.#supervise(unit, workspace, rebooted)
       this.worker.send({ type: 'unit.started', unit })
     } finally {
       this.#starting.delete(unit)
@@ -177,12 +186,15 @@ export class Deployer {
    * could not be persisted, say) or throws is started again after a back-off, and given
    * up (logged) when it keeps failing; one that ends because its unit is gone is not.
    */
-  #supervise (unit: UnitName, workspace: UnitWorkspace): void {
+  #supervise (unit: UnitName, workspace: UnitWorkspace, rebooted: boolean): void {
     const logger = this.#c.logger.child(unit)
+    // Only the first start in this boot owes the charm its `start`; a supervisor restart does not.
+    let owesStart = rebooted
     const child = {
       name: unit,
       start: (): Worker => {
-        const host = this.#startHost(unit, workspace, logger)
+        const host = this.#startHost(unit, workspace, logger, owesStart)
+        owesStart = false
         this.#hosts.set(unit, host)
         const done = new Promise<void>((resolve, reject) => {
           host.actor.subscribe({
@@ -210,7 +222,7 @@ export class Deployer {
     supervisor.start()
   }
 
-  #startHost (unit: UnitName, workspace: UnitWorkspace, logger: Logger): UnitHost {
+  #startHost (unit: UnitName, workspace: UnitWorkspace, logger: Logger, rebooted: boolean): UnitHost {
     const { effects } = this.#o
     const inspect = this.#o.inspect?.('unit', `unit-${unit.replace('/', '-')}`)
     const onUnitEvent = this.#o.onUnitEvent
@@ -229,6 +241,8 @@ export class Deployer {
       ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
       ...(this.#o.updateStatusIntervalMs === undefined ? {} : { updateStatusIntervalMs: this.#o.updateStatusIntervalMs }),
       ...(inspect === undefined ? {} : { inspect }),
+      ...(rebooted ? { rebooted: true } : {}),
+      onReboot: event => { if (!this.#stopped) this.#o.onReboot?.(unit, event.now) },
       ...(onUnitEvent === undefined ? {} : { onEmitted: (event: UnitEmitted) => { if (!this.#stopped) onUnitEvent(unit, event) } })
     })
   }

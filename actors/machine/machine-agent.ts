@@ -65,6 +65,8 @@ export interface MachineAgentInit {
   inspect?: ActorInspect
   /** Each new view of the model, with its revision. */
   onView?: (revision: number) => void
+  /** The identity of the machine's current boot (see DeployerInit.bootId). */
+  bootId?: string
   onUnitEvent?: DeployerInit['onUnitEvent']
   onUnitFailed?: DeployerInit['onUnitFailed']
 }
@@ -83,6 +85,7 @@ export class MachineAgent implements Worker {
   #deployer: Deployer | undefined
   #storage: StorageProvisioner | undefined
   #outcome: MachinerOutcome | undefined
+  #rebootRequested = false
   #ended = false
   #stopping: Promise<void> | undefined
   #resolve!: () => void
@@ -131,6 +134,14 @@ export class MachineAgent implements Worker {
   /** Undefined until the first view of the model arrives. */
   get deployer (): Deployer | undefined {
     return this.#deployer
+  }
+
+  /**
+   * A hook asked for the machine to reboot (`juju-reboot`) and the agent has stopped for
+   * it (`done` resolved): its host restarts the agent as a rebooted machine.
+   */
+  get rebootRequested (): boolean {
+    return this.#rebootRequested
   }
 
   get machiner (): Machiner | undefined {
@@ -198,6 +209,8 @@ export class MachineAgent implements Worker {
       hookLock: this.hookLock,
       ...(init.leaseDurationMs === undefined ? {} : { leaseDurationMs: init.leaseDurationMs }),
       ...(init.inspect === undefined ? {} : { inspect: init.inspect }),
+      ...(init.bootId === undefined ? {} : { bootId: init.bootId }),
+      onReboot: (unit, now) => { this.#reboot(unit, now) },
       ...(init.onUnitEvent === undefined ? {} : { onUnitEvent: init.onUnitEvent }),
       ...(init.onUnitFailed === undefined ? {} : { onUnitFailed: init.onUnitFailed })
     })
@@ -214,6 +227,21 @@ export class MachineAgent implements Worker {
       this.#resolve()
     }, () => {})
     return machiner
+  }
+
+  /**
+   * `juju-reboot` from one of the units: as Juju's reboot worker, take the machine lock
+   * (a hook of another unit finishes first), then stop every unit agent and end.
+   */
+  #reboot (unit: string, now: boolean): void {
+    if (this.#rebootRequested || this.#ended) return
+    this.#rebootRequested = true
+    this.#c.logger.log('info', `${unit} requested a reboot${now ? ' (--now)' : ''}; stopping the machine's agents`)
+    // Held while the units stop, so no other hook starts; the grant may come at once.
+    let release = (): void => {}
+    release = this.hookLock.acquire(`reboot-${this.machineId}`, () => {
+      void Promise.resolve().then(async () => { await this.#shutdown() }).then(() => { release(); this.#resolve() }, (error: unknown) => { release(); this.#reject(error) })
+    })
   }
 
   async #fail (error: unknown): Promise<void> {

@@ -147,8 +147,9 @@ export function afterExecute (state: StepState, current: CurrentOperation, resul
         const statusSet = local.statusSet || (outcome.kind === 'succeeded' && outcome.statusSet === true)
         return { local: { ...withOperation(local, { kind: 'run-hook', step: 'done', hook }), statusSet }, memory, emitted, next: 'commit' }
       }
-      if (outcome.kind === 'terminated') {
+      if (outcome.kind === 'terminated' || outcome.kind === 'reboot-now') {
         emitted.push({ type: 'hook.requeued', hook })
+        if (outcome.kind === 'reboot-now') emitted.push({ type: 'machine.reboot', hook, now: true })
         return { local: withOperation(local, { kind: 'run-hook', step: 'queued', hook }), memory, emitted, next: 'requeued' }
       }
       emitted.push({ type: 'hook.failed', hook, reason: outcome.reason })

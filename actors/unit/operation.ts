@@ -33,13 +33,16 @@ export type HookOutcome =
   /**
    * `statusSet`: the hook ran `status-set` for the unit (Juju's HasExecutionSetUnitStatus),
    * so the uniter stops setting the workload status it would set for a silent charm.
+   * `reboot`: the hook called `juju-reboot` (no `--now`): the machine reboots once it is committed.
    */
-  | { kind: 'succeeded', statusSet?: boolean }
+  | { kind: 'succeeded', statusSet?: boolean, reboot?: boolean }
   /** No hook file and no dispatch: skipped, commit effects still apply. */
   | { kind: 'missing' }
   | { kind: 'failed', exitCode: number | null, reason: string }
   /** Killed by SIGTERM/SIGKILL because the agent is stopping: re-queued, not an error. */
   | { kind: 'terminated', signal: string }
+  /** `juju-reboot --now`: the hook was killed; it is re-queued and the machine reboots (juju-semantics §4.3). */
+  | { kind: 'reboot-now' }
 
 export type DeployOutcome =
   | { kind: 'deployed' }

@@ -34,3 +34,8 @@ export type UnitEmitted =
   | { type: 'action.completed', actionId: string, outcome: ActionOutcome }
   | { type: 'command.completed', commandId: string, outcome: CommandOutcome }
   | { type: 'charm.deployed', url: string, modifiedVersion: number }
+  /**
+   * A hook asked for the machine to reboot (`juju-reboot`): after it committed, or
+   * (`now`) killed and re-queued. The unit actor has stopped; the machine agent reboots.
+   */
+  | { type: 'machine.reboot', hook: HookInfo, now: boolean }

@@ -18,6 +18,8 @@ import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { ModelLink } from '../../runtime/model/model-link.ts'
+import { modelConfigSettings } from '../../runtime/model/model-config.ts'
+import type { ModelContext } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
 import { plainEqual } from '../../runtime/plain-equal.ts'
 import type { RemoteState } from '../../runtime/unit-remote-state.ts'
@@ -26,7 +28,7 @@ import { hookName } from './hook-info.ts'
 import { initialLocalState, type LocalState } from './local-state.ts'
 import type { UnitEmitted } from './unit-effects.ts'
 import type { UnitWorkspace } from './unit-host-effects.ts'
-import { createUnitActor, type UnitActorRef } from './unit-machine.ts'
+import { createUnitActor, type UnitActorRef, type UnitConfig } from './unit-machine.ts'
 import type { UnitPorts } from './unit-ports.ts'
 import type { UnitStateStore } from './unit-state-store.ts'
 
@@ -47,7 +49,12 @@ export interface UnitHostOptions {
   requestPrefix: string
   /** Leadership lease claims; default limits.leadershipLeaseDurationMsDefault. */
   leaseDurationMs?: number
+  /** update-status-hook-interval while the model does not set it (default: Juju's 5 min). */
   updateStatusIntervalMs?: number
+  /** The machine rebooted since this unit's agent last ran (Juju's reboot resolver: `start` once). */
+  rebooted?: boolean
+  /** A hook asked for the machine to reboot (`juju-reboot`); the unit's actor has stopped. */
+  onReboot?: (event: Extract<UnitEmitted, { type: 'machine.reboot' }>) => void
   /** The inspector's observer of the unit actor and its relation actors. */
   inspect?: InspectObserver
   /** Every event the actor emits, before it becomes a command (the simulator's hook-order checker). */
@@ -67,6 +74,8 @@ export class UnitHost {
   #stopped = false
   /** The remote state last sent to the actor by a refresh. */
   #lastRemote: RemoteState | undefined
+  /** The model configuration last sent to the actor. */
+  #lastConfig: UnitConfig | undefined
   /** Emitted effects still being sent to the controller, in order. */
   #outbox: Promise<void> = Promise.resolve()
 
@@ -103,6 +112,7 @@ export class UnitHost {
       runAction: async (input, signal) => await workspace.runAction(input, signal),
       runCommand: async (input, signal) => await workspace.runCommand(input, signal)
     }
+    const config = unitConfigOf(controller.model(), options.updateStatusIntervalMs)
     const actor = createUnitActor(ports, {
       clock: options.clock,
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
@@ -110,10 +120,12 @@ export class UnitHost {
         unit: options.unit,
         remote,
         seed: options.seed,
-        ...(options.updateStatusIntervalMs === undefined ? {} : { updateStatusIntervalMs: options.updateStatusIntervalMs })
+        ...config,
+        ...(options.rebooted === true ? { rebooted: true } : {})
       }
     })
     const host = new UnitHost(options, actor, sent)
+    host.#lastConfig = config
     host.#unsubscribe = controller.onChange(() => { host.#refresh(false) })
     actor.on('*', event => { host.#onEmitted(event as UnitEmitted) })
     actor.subscribe({ complete: () => { host.#dispose() }, error: () => { host.#dispose() } })
@@ -178,11 +190,20 @@ export class UnitHost {
    */
   #refresh (always = true): void {
     if (this.#stopped) return
+    this.#refreshConfig()
     const remote = remoteStateFor(this.#o.controller.model(), this.unit, this.#o.controller.now())
     if (remote === undefined) return
     if (!always && this.#lastRemote !== undefined && plainEqual(remote, this.#lastRemote)) return
     this.#lastRemote = remote
     this.actor.send({ type: 'remote.changed', remote })
+  }
+
+  /** A changed model configuration goes to the actor, which applies it at once. */
+  #refreshConfig (): void {
+    const config = unitConfigOf(this.#o.controller.model(), this.#o.updateStatusIntervalMs)
+    if (this.#lastConfig !== undefined && plainEqual(config, this.#lastConfig)) return
+    this.#lastConfig = config
+    this.actor.send({ type: 'config.changed', config })
   }
 
   /** Leadership belief changes with time alone; look again a few times per lease. */
@@ -214,6 +235,7 @@ export class UnitHost {
 
   #onEmitted (event: UnitEmitted): void {
     this.#o.onEmitted?.(event)
+    if (event.type === 'machine.reboot') this.#o.onReboot?.(event)
     // As Juju's uniter logs it: `hook "install" failed: exit status 1`.
     if (event.type === 'hook.failed') this.#o.logger.log('error', `hook ${JSON.stringify(hookName(event.hook))} failed: ${event.reason}`)
     const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
@@ -239,6 +261,17 @@ export class UnitHost {
     } catch (error) {
       this.#o.logger.log('warning', `cannot send ${body.type}: ${error instanceof Error ? error.message : String(error)}`)
     }
+  }
+}
+
+/** The model configuration the unit obeys; `updateStatusIntervalMs` stands in for the key's default. */
+function unitConfigOf (model: ModelContext, updateStatusIntervalMs: number | undefined): UnitConfig {
+  const config = model.config ?? {}
+  const settings = modelConfigSettings(config)
+  const intervalSet = Object.hasOwn(config, 'update-status-hook-interval')
+  return {
+    updateStatusIntervalMs: intervalSet || updateStatusIntervalMs === undefined ? settings.updateStatusIntervalMs : updateStatusIntervalMs,
+    automaticallyRetryHooks: settings.automaticallyRetryHooks
   }
 }
 

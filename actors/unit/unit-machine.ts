@@ -37,6 +37,9 @@ export interface UnitInput {
   automaticallyRetryHooks?: boolean
 }
 
+/** The model configuration a unit obeys (runtime/model/model-config.ts). */
+export interface UnitConfig { updateStatusIntervalMs: number, automaticallyRetryHooks: boolean }
+
 export interface UnitContext {
   unit: UnitName
   local: LocalState
@@ -49,7 +52,7 @@ export interface UnitContext {
   afterExecute: 'commit' | 'error' | 'requeued' | 'conflict' | undefined
   status: UnitStatus
   retry: { armed: boolean, attempt: number, rng: number }
-  config: { updateStatusIntervalMs: number, automaticallyRetryHooks: boolean }
+  config: UnitConfig
   stopRequested: boolean
   destroyRequested: boolean
   operationsWithoutIdle: number
@@ -68,6 +71,9 @@ export type UnitEvent =
   | { type: 'timers.fired' }
   | { type: 'retryTimer.start' }
   | { type: 'retryTimer.stop' }
+  /** The model's configuration changed (model-config): applied at once, no restart. */
+  | { type: 'config.changed', config: UnitConfig }
+  | { type: 'updateStatus.rearm' }
 
 export interface PersistInput { unit: UnitName, local: LocalState }
 /** `local` is the uniter's state as the operation starts: what the hook tools' relation views are built from. */
@@ -235,6 +241,29 @@ export const unitMachine = setup({
       const workload = uniterSetWorkload(context.status, status)
       if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
       enqueue.emit({ type: 'unit.status', status })
+      // `juju-reboot` without --now: the hook is committed; the uniter stops and the machine reboots.
+      const outcome = context.outcome
+      if (outcome?.type === 'hook' && outcome.outcome.kind === 'succeeded' && outcome.outcome.reboot === true && current.op.kind === 'run-hook') {
+        enqueue.assign({ stopRequested: true })
+        enqueue.emit({ type: 'machine.reboot', hook: current.op.hook, now: false })
+      }
+    }),
+    /**
+     * A new model configuration: kept as data; a new update-status interval re-arms the
+     * ticker, and a changed retry setting wakes a unit in error so the resolver arms or
+     * leaves the back-off (Juju's uniter restarts on a new retry strategy, to the same end).
+     */
+    recordConfig: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'config.changed') return
+      const before = context.config
+      const after = event.config
+      if (before.updateStatusIntervalMs === after.updateStatusIntervalMs && before.automaticallyRetryHooks === after.automaticallyRetryHooks) return
+      enqueue.assign({ config: { ...after } })
+      if (before.updateStatusIntervalMs !== after.updateStatusIntervalMs) enqueue.raise({ type: 'updateStatus.rearm' })
+      if (before.automaticallyRetryHooks !== after.automaticallyRetryHooks) {
+        if (!after.automaticallyRetryHooks) enqueue.raise({ type: 'retryTimer.stop' })
+        enqueue.raise({ type: 'timers.fired' })
+      }
     }),
     applyPrepareAndCommit: enqueueActions(({ context, enqueue }) => {
       const current = context.current!
@@ -353,6 +382,7 @@ export const unitMachine = setup({
       on: {
         'remote.changed': { actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
         'workload.statusSet': { actions: 'recordWorkloadStatus' },
+        'config.changed': { actions: 'recordConfig' },
         'agent.stop': { actions: 'requestStop' }
       },
       states: {
@@ -557,7 +587,8 @@ export const unitMachine = setup({
                 ticking: {
                   after: {
                     updateStatusInterval: { target: 'ticking', reenter: true, actions: ['bumpUpdateStatus', 'wake'] }
-                  }
+                  },
+                  on: { 'updateStatus.rearm': { target: 'ticking', reenter: true } }
                 }
               }
             },

@@ -13,10 +13,20 @@ import type { LocalState, OperationStep, PersistedOperationKind } from './local-
 export interface UnitStateStore {
   load (unit: UnitName): Promise<LocalState | undefined>
   save (unit: UnitName, local: LocalState): Promise<void>
+  /**
+   * Records that the unit's agent runs in boot `bootId` and says whether the machine
+   * rebooted since it last ran: an earlier, different boot id is on record (Juju compares
+   * the machine's boot time with the one its agent saw last). False on a first start.
+   */
+  recordBoot (unit: UnitName, bootId: string): Promise<boolean>
 }
 
 export function unitStateKey (unit: UnitName): string {
   return `unit/${unit}/uniter`
+}
+
+export function unitBootKey (unit: UnitName): string {
+  return `unit/${unit}/boot`
 }
 
 const operationKinds: readonly PersistedOperationKind[] = ['install', 'upgrade', 'run-hook', 'run-action', 'continue']
@@ -68,6 +78,13 @@ export function createUnitStateStore (storage: Storage): UnitStateStore {
     },
     async save (unit, local) {
       await storage.put(unitStateKey(unit), encode(local, `unit state "${unit}"`), { sync: true })
+    },
+    async recordBoot (unit, bootId) {
+      const bytes = await storage.get(unitBootKey(unit))
+      const last = bytes === undefined ? undefined : new TextDecoder().decode(bytes)
+      if (last === bootId) return false
+      await storage.put(unitBootKey(unit), new TextEncoder().encode(bootId), { sync: true })
+      return last !== undefined
     }
   }
 }

@@ -18,9 +18,13 @@ import type { Worker } from '../../runtime/supervisor.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { ChildProcessRunner } from '../child-process-runner.ts'
 import { LevelStorage } from '../level-storage.ts'
+import { countReboot, machineBootId } from '../machine-boot.ts'
 import { deployCharmArchive } from '../uniter/charm-fetch.ts'
 import { machineStorage } from '../uniter/machine-storage.ts'
 import { ProcessUnitEffects } from '../uniter/process-unit-effects.ts'
+
+/** How a machine agent process ends for `juju-reboot`: its watchdog starts it again. */
+export const machineRebootExitCode = 75
 
 export interface MachineRoleOptions {
   machineId: string
@@ -47,11 +51,15 @@ export class MachineRole implements Worker {
   readonly done: Promise<void>
   readonly agent: MachineAgent
   readonly #storage: LevelStorage
+  readonly #runner: ChildProcessRunner
+  readonly #dataDir: string
   #stopping: Promise<void> | undefined
 
-  private constructor (agent: MachineAgent, storage: LevelStorage) {
+  private constructor (agent: MachineAgent, storage: LevelStorage, runner: ChildProcessRunner, dataDir: string) {
     this.agent = agent
     this.#storage = storage
+    this.#runner = runner
+    this.#dataDir = dataDir
     // A failed agent has stopped its parts; close the store too, so the supervisor's
     // restart finds it unlocked.
     this.done = agent.done.catch(async (error: unknown) => {
@@ -65,12 +73,30 @@ export class MachineRole implements Worker {
     return this.agent.outcome
   }
 
+  /** The agent stopped for `juju-reboot`: its host restarts it (local provider: the process exits, its watchdog starts it again). */
+  get rebootRequested (): boolean {
+    return this.agent.rebootRequested
+  }
+
+  /**
+   * What a reboot does to the machine besides stopping its agents: every process the
+   * units started (hook process groups, with the workloads they left running) is killed,
+   * and the next start of the agent counts as a new boot.
+   */
+  async reboot (): Promise<void> {
+    await this.stop()
+    this.#runner.killAllGroups()
+    countReboot(this.#dataDir)
+  }
+
   /** Resolves once the machine agent has its first view of the model. */
   static async start (options: MachineRoleOptions): Promise<MachineRole> {
     const { machineId, transport, clock, logger } = options
     const storage = await LevelStorage.open(join(options.dataDir, 'machine'))
+    const runner = new ChildProcessRunner()
     const agent = MachineAgent.start({ transport, clock, logger, storage }, {
       machineId,
+      bootId: machineBootId(options.dataDir),
       model: options.model,
       controllers: options.controllers,
       incarnation: options.incarnation,
@@ -80,7 +106,7 @@ export class MachineRole implements Worker {
         modelName: options.model,
         dataDir: options.dataDir,
         controller: client,
-        processRunner: new ChildProcessRunner(),
+        processRunner: runner,
         fetchCharm: async (url, dir) => { await deployCharmArchive(client, url, dir) },
         logger,
         ...(options.flushLogs === undefined ? {} : { flushLogs: options.flushLogs })
@@ -90,7 +116,7 @@ export class MachineRole implements Worker {
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     })
     await agent.ready()
-    return new MachineRole(agent, storage)
+    return new MachineRole(agent, storage, runner, options.dataDir)
   }
 
   async stop (): Promise<void> {

@@ -142,8 +142,13 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
         }
     const storage = hook.storageId === undefined ? undefined : readerOf(this.#o.controller.model()).unit(this.#o.unit)?.storage[hook.storageId]
     const commitKey = hookCommitKey(local)
+    // `juju-reboot --now` aborts the run like an agent stop does; the tool waits for its end.
+    const rebootNow = new AbortController()
+    let ended = (): void => {}
+    const ran = new Promise<void>(resolve => { ended = resolve })
     const context = new UnitHookContext({
       controller: this.#o.controller, unit: this.#o.unit, kind: 'hook', name, local, logger: this.#o.logger, contextId,
+      rebootNow: async () => { rebootNow.abort(); await ran },
       ...(commitKey === undefined ? {} : { commitKey }),
       ...(relation === undefined ? {} : { relation }),
       ...(hook.storageId === undefined ? {} : { storageId: hook.storageId })
@@ -156,14 +161,19 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     const close = this.#o.tools.open(contextId, context)
     let outcome: HookOutcome
     try {
-      outcome = await this.#runner.run(this.#setup(), run, signal)
+      outcome = await this.#runner.run(this.#setup(), run, AbortSignal.any([signal, rebootNow.signal]))
     } finally {
+      ended()
       close()
     }
+    // Killed for `--now` (not for an agent stop): re-queued, and the machine reboots.
+    if (context.rebootRequested === 'now' && !signal.aborted) return { kind: 'reboot-now' }
     if (outcome.kind !== 'succeeded') return outcome
     try {
       await context.flush()
-      return context.unitStatusSet ? { ...outcome, statusSet: true } : outcome
+      // Without --now the reboot happens only once the hook has succeeded (juju-semantics §4.3).
+      const withStatus = context.unitStatusSet ? { ...outcome, statusSet: true } : outcome
+      return context.rebootRequested === 'after' ? { ...withStatus, kind: 'succeeded', reboot: true } : withStatus
     } catch (error) {
       return { kind: 'failed', exitCode: 0, reason: `hook "${name}": cannot commit its changes: ${error instanceof Error ? error.message : String(error)}` }
     }

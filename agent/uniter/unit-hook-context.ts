@@ -54,6 +54,11 @@ export interface UnitHookContextOptions {
    * same run is started again: the controller applies one commit per key.
    */
   commitKey?: string
+  /**
+   * `juju-reboot --now`: kills the running hook; resolves once it has ended, so the tool
+   * never returns to a hook that goes on running (Juju kills the hook under the tool).
+   */
+  rebootNow?: () => Promise<void>
 }
 
 interface BufferedPorts { open: OpenedPort[], close: OpenedPort[] }
@@ -321,6 +326,7 @@ export class UnitHookContext implements HookContext {
 
   async requestReboot (now: boolean): Promise<void> {
     this.rebootRequested = now ? 'now' : 'after'
+    if (now) await this.#o.rebootNow?.()
   }
 
   // -------------------------------------------------------------------------------

@@ -21,7 +21,9 @@ export const keys = {
   unitSettings: (id: RelationId, unit: UnitName): string => `relation/${id}/settings/${unit}`,
   applicationSettings: (id: RelationId, application: ApplicationName): string => `relation/${id}/app-settings/${application}`,
   action: (id: string): string => `action/${id}`,
-  controllerLease: (lease: string): string => `controller-lease/${lease}`
+  controllerLease: (lease: string): string => `controller-lease/${lease}`,
+  /** The model's configuration: every agent of the model sees it. */
+  modelConfig: (): string => 'model/config'
 } as const
 
 export type ParsedKey =
@@ -40,6 +42,7 @@ export type ParsedKey =
   | { kind: 'application-settings', relationId: RelationId, application: ApplicationName }
   | { kind: 'action', actionId: string }
   | { kind: 'controller-lease', lease: string }
+  | { kind: 'model-config' }
 
 const relationKey = /^relation\/(0|[1-9][0-9]*)(?:\/(settings|app-settings)\/(.+))?$/
 
@@ -57,6 +60,7 @@ export function parseKey (key: string): ParsedKey | undefined {
     case 'charm': return { kind: 'charm', url: rest }
     case 'action': return { kind: 'action', actionId: rest }
     case 'controller-lease': return { kind: 'controller-lease', lease: rest }
+    case 'model': return rest === 'config' ? { kind: 'model-config' } : undefined
     case 'unit':
       // A unit name has exactly one slash (`web/0`), so a third segment is a sub-key.
       if (rest.endsWith('/status')) return { kind: 'unit-status', unit: rest.slice(0, -'/status'.length) }

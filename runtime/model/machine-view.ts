@@ -113,6 +113,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     counters: context.counters,
     // Hooks see it as JUJU_MODEL_UUID.
     uuid: context.uuid,
+    config: context.config,
     machines: tableFrom(machines),
     applications: tableFrom(applications),
     relations: tableFrom(relations),

@@ -11,6 +11,7 @@ import { hookChangeCommands } from './apply/hook-change-commands.ts'
 import { leadershipCommands } from './apply/leadership-commands.ts'
 import { machineCommands } from './apply/machine-commands.ts'
 import { modelCommands } from './apply/model-commands.ts'
+import { modelConfigCommands } from './apply/model-config-commands.ts'
 import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './apply/refusal.ts'
 import { relationCommands } from './apply/relation-commands.ts'
 import { presenceCommands } from './apply/presence-commands.ts'
@@ -49,13 +50,14 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...leadershipCommands,
   ...machineCommands,
   ...modelCommands,
+  ...modelConfigCommands,
   ...hookChangeCommands,
   ...statusCommands,
   ...presenceCommands
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, hookChangeCommands, statusCommands, presenceCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

@@ -60,6 +60,7 @@ export function emptyModel (): ModelContext {
     actions: emptyTable(),
     models: emptyTable(),
     uuid: '',
+    config: {},
     finishedActions: [],
     keyRevisions: emptyTable(),
     tombstones: [],
@@ -88,6 +89,7 @@ export class ModelDraft implements ModelReader {
   readonly models: TableDraft<ModelRegistryRecord>
   counters: ModelCounters
   uuid: string
+  config: ModelContext['config']
   finishedActions: ChunkedList<string>
   /** Key → removed? in the order first touched. */
   readonly #touched = new Map<string, KeyScope | null>()
@@ -107,6 +109,7 @@ export class ModelDraft implements ModelReader {
     this.models = new TableDraft(base.models)
     this.counters = base.counters
     this.uuid = base.uuid
+    this.config = base.config
     this.finishedActions = base.finishedActions
   }
 
@@ -174,6 +177,7 @@ export class ModelDraft implements ModelReader {
       actions: this.actions.finish(),
       models: this.models.finish(),
       uuid: this.uuid,
+      config: this.config,
       finishedActions: this.finishedActions,
       keyRevisions: revisions.finish(),
       tombstones,

@@ -63,6 +63,9 @@ export function restoreModel (data: unknown): ModelContext {
   // Snapshots from before models had a UUID: none yet (a controller sets one).
   if (ctx.uuid === undefined) ctx.uuid = ''
   if (typeof ctx.uuid !== 'string') fail('a string "uuid"', ctx.uuid)
+  // Snapshots from before model configuration: nothing set, every key at its default.
+  if (ctx.config === undefined) ctx.config = {}
+  if (!isPlainRecord(ctx.config) || !Object.values(ctx.config).every(v => typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number')) fail('a map of model config values in "config"', ctx.config)
   if (!isPlainRecord(ctx.requests)) fail('the request table', ctx.requests)
   checkTable('requests.current', (ctx.requests as Record<string, unknown>).current)
   checkTable('requests.previous', (ctx.requests as Record<string, unknown>).previous)

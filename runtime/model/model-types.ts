@@ -434,6 +434,8 @@ export interface RequestRecord {
  */
 export type KeyScope =
   | { readonly kind: 'model' }
+  /** Every agent of the model (its configuration). */
+  | { readonly kind: 'model-agents' }
   | { readonly kind: 'application', readonly application: ApplicationName }
   | { readonly kind: 'charm', readonly url: string }
   | { readonly kind: 'machine', readonly machine: MachineId }
@@ -502,6 +504,11 @@ export interface ModelContext {
    * set-model-uuid is applied: the registry's for a hosted model, a random one for "default".
    */
   readonly uuid: string
+  /**
+   * Model configuration the user set (`model-config KEY=VALUE`), keys sorted; a key not
+   * here reads as its default (runtime/model/model-config.ts). Every agent of the model sees it.
+   */
+  readonly config: Readonly<Record<string, ConfigValue>>
   /** Recent request ids (two generations, bounded) → the result they got. */
   readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
 }
@@ -514,7 +521,7 @@ export interface ModelContext {
  * `application/web`, `leadership/web`, `leader-settings/web`, `charm/<url>`,
  * `unit/web/0`, `unit/web/0/status`, `machine/1`, `machine/1/status`, `relation/3`,
  * `relation/3/settings/web/0`, `relation/3/app-settings/web`, `action/7`,
- * `controller-lease/singular`, `unit/web/0/ports`, `unit/web/0/state`.
+ * `controller-lease/singular`, `unit/web/0/ports`, `unit/web/0/state`, `model/config`.
  */
 export interface Delta {
   readonly revision: number
@@ -672,6 +679,8 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'set-workload-version', readonly unit: UnitName, readonly version: string }
   /** `status-set --application`: only the unit holding the application's lease may set it. */
   | { readonly type: 'set-application-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
+  /** `model-config KEY=VALUE … --reset KEY`: a null value resets the key to its default. */
+  | { readonly type: 'set-model-config', readonly config: ConfigChanges }
 )
 
 export type ModelCommandType = ModelCommand['type']
@@ -687,7 +696,8 @@ export const modelCommandTypes = [
   'storage-attached', 'add-storage', 'detach-storage', 'storage-detached', 'add-machine', 'set-machine-provisioning', 'register-machine-agent', 'set-machine-instance', 'set-machine-status',
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
-  'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status'
+  'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
+  'set-model-config'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -96,6 +96,8 @@ export function keyScope (reader: ModelReader, key: string): KeyScope {
       const relation = reader.relation(parsed.relationId)
       return relation === undefined ? { kind: 'model' } : { kind: 'relation-application', applications: relationApplications(relation) }
     }
+    case 'model-config':
+      return { kind: 'model-agents' }
     case 'controller-lease':
       // Which controller runs the singular workers is the controllers' business: admins only.
       return { kind: 'model' }
@@ -126,6 +128,8 @@ export function mayView (viewer: Viewer, scope: KeyScope, reader?: ModelReader, 
   switch (scope.kind) {
     case 'model':
       return false
+    case 'model-agents':
+      return true
     case 'application':
       return viewer.units.some(u => u.application === scope.application)
     case 'charm':

@@ -84,7 +84,7 @@ function dedupe (changes: KeyChange[]): KeyChange[] {
 
 /** Every existing key a machine agent or unit agent may see. */
 function visibleKeys (reader: ModelReader, viewer: Viewer): Set<string> {
-  const out = new Set<string>()
+  const out = new Set<string>([keys.modelConfig()])
   if (viewer.machine !== null && reader.machine(viewer.machine) !== undefined) {
     out.add(keys.machine(viewer.machine))
     out.add(keys.machineStatus(viewer.machine))

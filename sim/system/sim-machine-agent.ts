@@ -77,6 +77,8 @@ export class SimMachineAgent implements SimMachineAgentApi {
   /** Held work while paused (SIGSTOP); undefined while running. */
   #held: Array<() => void> | undefined
   #runs = 0
+  /** Boots of the simulated machine: a `juju-reboot` counts one more (the units' boot id). */
+  #boots = 0
   /** The last incarnation used (presence, machiner): each new one is above it. */
   #incarnation = 0
   /** Over the agent's life: unit starts and state ids never repeat. */
@@ -128,6 +130,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
       // As the real agent's (the wall clock's milliseconds), above every earlier one.
       incarnation: () => { this.#incarnation = Math.max(Math.floor(clock.now()), this.#incarnation + 1); return this.#incarnation },
       presence: {},
+      bootId: `${this.peerId}/boot-${this.#boots}`,
       unitEffects: () => new SimUnitEffects({ peerId: this.peerId, seed: this.#o.sim.seed, hooks: this.#hooks }, this.#counters),
       ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
       inspect: (kind, name) => simInspectOption(this.peerId, kind, name, () => clock.now()).inspect,
@@ -274,6 +277,10 @@ export class SimMachineAgent implements SimMachineAgentApi {
   #onDone (run: Run, error?: unknown): void {
     if (this.#run !== run) return
     const outcome = run.agent.outcome
+    if (error === undefined && run.agent.rebootRequested) {
+      this.#reboot(run)
+      return
+    }
     if (error === undefined && outcome === undefined) return
     if (error === undefined) {
       this.#finished = true
@@ -283,6 +290,21 @@ export class SimMachineAgent implements SimMachineAgentApi {
     }
     void run.agent.stop()
     this.#end(run)
+  }
+
+  /**
+   * `juju-reboot`: the agent has stopped its units; as the local provider's machine, the
+   * process ends, its hooks and workloads die with it, and the agent starts again in a
+   * new boot (its units that had started run `start` once).
+   */
+  #reboot (run: Run): void {
+    this.#o.sim.trace(`${this.peerId} reboots`)
+    const units = this.units()
+    this.#end(run)
+    this.#hooks.reset()
+    this.#boots++
+    for (const unit of units) this.#o.onUnitRestart?.(unit, this.#durable(unit))
+    void this.start()
   }
 
   #onUnitFailed (run: Run, unit: string, reason: string, kind: 'failed' | 'error'): void {

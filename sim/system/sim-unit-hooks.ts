@@ -112,7 +112,7 @@ export class SimUnitHooks {
     if (generation === this.#generation) {
       this.#running.delete(unit)
       this.#o.sim.trace(`machine-${this.#o.machineId} ${unit} hook ${describeHook(hook)} ${outcome.kind}`)
-      this.#o.onHook?.({ unit, machine: this.#o.machineId, hook: describeHook(hook), startMs, endMs: this.#o.sim.clock.now(), outcome: outcome.kind })
+      this.#o.onHook?.({ unit, machine: this.#o.machineId, hook: describeHook(hook), startMs, endMs: this.#o.sim.clock.now(), outcome: outcome.kind === 'reboot-now' ? 'terminated' : outcome.kind })
     }
     return outcome
   }

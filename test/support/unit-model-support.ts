@@ -362,6 +362,11 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       stop()
       events.push(labelled('tick', { type: ids.updateStatusTick }))
       if (hookRetryArmed(snapshot)) events.push(labelled('retry', { type: ids.retryTick }))
+      // model-config in hook error: retries toggled and a new update-status interval (re-armed).
+      if (path === 'hookError') {
+        const config = { automaticallyRetryHooks: !c.config.automaticallyRetryHooks, updateStatusIntervalMs: c.config.updateStatusIntervalMs === 10_000 ? 300_000 : 10_000 }
+        events.push(labelled('model-config', { type: 'config.changed', config }))
+      }
       break
     case 'executing.unlocked':
       events.push(done(ids.unlocked, 'persisted'), failure(ids.unlocked))

@@ -9,6 +9,7 @@ import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
 import { registerConfig } from './config.ts'
+import { registerModelConfig } from './model-config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
 import { registerModels } from './models.ts'
@@ -30,6 +31,7 @@ export const commands: RegisterCommand[] = [
   registerMembers,
   registerVersion,
   registerModels,
+  registerModelConfig,
   registerStatus,
   registerDeploy,
   registerUnits,

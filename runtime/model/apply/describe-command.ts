@@ -27,6 +27,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'remove-unit': return `remove unit ${q(c.unit)}`
     case 'remove-application': return `remove application ${q(c.application)}`
     case 'set-config': return `set config of ${q(c.application)}`
+    case 'set-model-config': return 'set model config'
     case 'integrate': return `integrate ${q(c.a)} with ${q(c.b)}`
     case 'remove-relation': return `remove relation ${q(c.relationId)}`
     case 'enter-scope': return `enter scope of relation ${q(c.relationId)} for ${q(c.unit)}`

@@ -1,0 +1,173 @@
+/**
+ * model-config and juju-reboot against real processes on the local provider, as a user
+ * sees them: `model-config` lists, gets, sets and resets keys and refuses bad ones with
+ * one line; with automatically-retry-hooks=false a failed hook stays in error until
+ * `resolved` (and `resolved --no-retry` moves on without running it);
+ * update-status-hook-interval=10s gives update-status about every 10 s, applied without
+ * a restart; `juju-reboot` (after the hook) and `juju-reboot --now` (the hook killed and
+ * run again) restart the machine agent, its workloads die, and the start hook runs again.
+ *
+ * Juju followed: cmd/juju/model/config.go (the listing and `--reset`),
+ * worker/uniter/resolver (no retry timer without automatically-retry-hooks),
+ * worker/uniter/operation/runhook.go (reboot after commit, or kill and requeue),
+ * worker/uniter/reboot/resolver.go (start once after a reboot).
+ * Every process started is stopped by pid (destroy-controller stops the agents, the
+ * test kills the charm's workload by its pid file); the temp dir is removed.
+ */
+import '../runtime/polyfill.ts'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { StatusDocument } from '../agent/cli/status-document.ts'
+import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { processAlive } from './support/processes.ts'
+
+/** A charm whose hooks log their names to `<dir>/hooks.log` and obey flag files in `<dir>`. */
+function writeCharm (charmDir: string, dir: string): void {
+  mkdirSync(join(charmDir, 'hooks'), { recursive: true })
+  writeFileSync(join(charmDir, 'metadata.yaml'), 'name: rc\nsummary: retry and reboot\ndescription: test charm\n')
+  writeFileSync(join(charmDir, 'config.yaml'), 'options:\n  x:\n    type: string\n    default: "0"\n')
+  const common = `#!/bin/bash
+hook=$(basename "$0")
+dir=${JSON.stringify(dir)}
+echo "$hook" >> "$dir/hooks.log"
+if [ -e "$dir/fail-$hook" ]; then exit 1; fi
+if [ "$hook" = start ]; then
+  nohup sleep 600 > /dev/null 2>&1 &
+  echo $! > "$dir/workload.pid"
+fi
+if [ "$hook" = config-changed ] && [ -e "$dir/reboot-after" ]; then
+  rm "$dir/reboot-after"
+  juju-reboot
+  echo "config-changed went on" >> "$dir/hooks.log"
+fi
+if [ "$hook" = config-changed ] && [ -e "$dir/reboot-now" ]; then
+  rm "$dir/reboot-now"
+  juju-reboot --now
+  echo "config-changed went on after --now" >> "$dir/hooks.log"
+fi
+exit 0
+`
+  for (const hook of ['install', 'start', 'config-changed', 'leader-elected', 'update-status', 'stop', 'remove']) {
+    writeFileSync(join(charmDir, 'hooks', hook), common, { mode: 0o755 })
+  }
+}
+
+function hooks (dir: string): string[] {
+  return existsSync(join(dir, 'hooks.log')) ? readFileSync(join(dir, 'hooks.log'), 'utf8').trim().split('\n') : []
+}
+
+function unitStatus (home: string): { workload: string, message: string, agent: string } {
+  const doc = JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument
+  const unit = doc.applications['rc']?.units?.['rc/0']
+  return { workload: unit?.['workload-status'].current ?? '', message: unit?.['workload-status'].message ?? '', agent: unit?.['juju-status'].current ?? '' }
+}
+
+/** Waits (bounded, generously: the machine is busy) until `holds`; fails with what was last seen. */
+async function until<T> (what: string, read: () => T, holds: (value: T) => boolean, withinMs = 120_000): Promise<T> {
+  const deadline = performance.now() + withinMs
+  for (;;) {
+    const value = read()
+    if (holds(value)) return value
+    if (performance.now() > deadline) assert.unreachable(`${what} within ${withinMs / 1000}s; last: ${JSON.stringify(value).slice(0, 800)}`)
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+}
+
+const count = (list: readonly string[], name: string): number => list.filter(h => h === name).length
+
+test('model-config, retries off until resolved, update-status every 10 s, juju-reboot after the hook and --now', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'cantrip-mc-'))
+  const dir = join(home, 'rc-state')
+  const charmDir = join(home, 'rc')
+  mkdirSync(dir)
+  writeCharm(charmDir, dir)
+  try {
+    ok(home, 'bootstrap')
+
+    // model-config: the listing, a key, sets, resets, refusals.
+    assert.is(ok(home, 'model-config'), [
+      'Attribute                    From     Value',
+      'automatically-retry-hooks    default  true',
+      'logging-config               default  <root>=INFO',
+      'update-status-hook-interval  default  5m',
+      ''
+    ].join('\n'))
+    ok(home, 'model-config', 'automatically-retry-hooks=false', 'logging-config=<root>=INFO;unit=DEBUG')
+    assert.is(ok(home, 'model-config', 'automatically-retry-hooks'), 'false\n')
+    const doc = JSON.parse(ok(home, 'model-config', '--format', 'json')) as Record<string, { value: unknown, source: string }>
+    assert.equal(doc['automatically-retry-hooks'], { value: false, source: 'model' })
+    assert.equal(doc['logging-config'], { value: '<root>=INFO;unit=DEBUG', source: 'model' })
+    ok(home, 'model-config', '--reset', 'logging-config')
+    assert.equal((JSON.parse(ok(home, 'model-config', '--format', 'json')) as typeof doc)['logging-config'], { value: '<root>=INFO', source: 'default' })
+    const bad = cantrip(home, ['model-config', 'update-status-hook-interval=soon'])
+    assert.is(bad.status, 1)
+    assert.is(bad.stderr.trim().split('\n').length, 1, bad.stderr)
+    assert.match(bad.stderr, /update-status-hook-interval: expected duration from 1s to 60m \(e\.g\. 5m, 10s\), got "soon"/)
+    const unknown = cantrip(home, ['model-config', 'colour=red'])
+    assert.is(unknown.status, 1)
+    assert.match(unknown.stderr, /"colour" is not a model configuration key; the keys are automatically-retry-hooks, logging-config, update-status-hook-interval/)
+
+    // Retries off: the failed install stays in error until resolved.
+    writeFileSync(join(dir, 'fail-install'), '')
+    ok(home, 'deploy', charmDir)
+    await until('install to fail', () => unitStatus(home), s => s.workload === 'error' && s.message === 'hook failed: "install"')
+    // Juju would have retried after 5 s (± 20 %): 8 s later there is still one install.
+    await new Promise(resolve => setTimeout(resolve, 8_000))
+    assert.equal(hooks(dir), ['install'], 'no timer retries')
+    assert.is(unitStatus(home).workload, 'error')
+    unlinkSync(join(dir, 'fail-install'))
+    ok(home, 'resolved', 'rc/0')
+    await until('the unit to start after resolved', () => hooks(dir), h => h.includes('start'))
+    assert.equal(hooks(dir).slice(0, 2), ['install', 'install'])
+
+    // resolved --no-retry: the failed config-changed is skipped, not run again.
+    writeFileSync(join(dir, 'fail-config-changed'), '')
+    ok(home, 'config', 'rc', 'x=1')
+    await until('config-changed to fail', () => unitStatus(home), s => s.message === 'hook failed: "config-changed"')
+    const failedRuns = count(hooks(dir), 'config-changed')
+    ok(home, 'resolved', '--no-retry', 'rc/0')
+    await until('the unit to leave error', () => unitStatus(home), s => s.workload !== 'error')
+    assert.is(count(hooks(dir), 'config-changed'), failedRuns, '--no-retry does not run the hook')
+    unlinkSync(join(dir, 'fail-config-changed'))
+
+    // update-status every 10 s, applied at once by the running agent.
+    ok(home, 'model-config', 'update-status-hook-interval=10s')
+    const before = count(hooks(dir), 'update-status')
+    const first = await until('a first update-status', () => count(hooks(dir), 'update-status'), n => n > before)
+    const t0 = performance.now()
+    await until('two more update-status', () => count(hooks(dir), 'update-status'), n => n >= first + 2)
+    const elapsed = (performance.now() - t0) / 1000
+    assert.ok(elapsed >= 12 && elapsed <= 90, `two intervals took ${elapsed.toFixed(1)} s (expected about 20 s)`)
+    ok(home, 'model-config', '--reset', 'update-status-hook-interval')
+
+    // juju-reboot (after the hook): the hook goes on and commits, the machine agent
+    // restarts, the workload dies with it, and start runs again.
+    const workload = Number(readFileSync(join(dir, 'workload.pid'), 'utf8'))
+    assert.ok(processAlive(workload))
+    let mark = hooks(dir).length
+    writeFileSync(join(dir, 'reboot-after'), '')
+    ok(home, 'config', 'rc', 'x=2')
+    await until('start after the reboot', () => hooks(dir).slice(mark), h => h.includes('start'))
+    assert.equal(hooks(dir).slice(mark), ['config-changed', 'config-changed went on', 'start'])
+    await until('the old workload to die with the machine', () => processAlive(workload), alive => !alive, 30_000)
+    await until('the unit idle again', () => unitStatus(home), s => s.agent === 'idle')
+
+    // juju-reboot --now: the hook is killed at once and runs again after the reboot, then start.
+    mark = hooks(dir).length
+    writeFileSync(join(dir, 'reboot-now'), '')
+    ok(home, 'config', 'rc', 'x=3')
+    await until('start after the --now reboot', () => hooks(dir).slice(mark), h => h.includes('start'))
+    assert.equal(hooks(dir).slice(mark), ['config-changed', 'config-changed', 'start'], 'killed, re-run after the reboot, then start')
+  } finally {
+    cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
+    if (existsSync(join(dir, 'workload.pid'))) {
+      try { process.kill(Number(readFileSync(join(dir, 'workload.pid'), 'utf8')), 'SIGKILL') } catch { /* gone */ }
+    }
+    rmSync(home, { recursive: true, force: true })
+  }
+})
+
+test.run()
