@@ -9,6 +9,7 @@
 import {
   isModelConfigName, modelConfigNames, modelConfigValue, parseModelConfigText, unknownModelConfigKey, type ModelConfigName
 } from '../../../runtime/model/model-config.ts'
+import { CantripError } from '../../../runtime/errors.ts'
 import type { ConfigChanges, ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
@@ -18,7 +19,7 @@ import { type Connect, controllerFlags, controllerHelp, type Out, readModel } fr
 const component = 'cantrip model-config'
 
 function checkKey (key: string): ModelConfigName {
-  if (!isModelConfigName(key)) throw new Error(`${component}: ${unknownModelConfigKey(key)}`)
+  if (!isModelConfigName(key)) throw new CantripError(`${component}: ${unknownModelConfigKey(key)}`)
   return key
 }
 
@@ -27,7 +28,7 @@ export function modelConfigChanges (request: Extract<ConfigRequest, { kind: 'set
   const changes: Record<string, ConfigValue | null> = {}
   for (const [key, text] of request.pairs) {
     const parsed = parseModelConfigText(checkKey(key), text)
-    if ('error' in parsed) throw new Error(`${component}: ${parsed.error}`)
+    if ('error' in parsed) throw new CantripError(`${component}: ${parsed.error}`)
     changes[key] = parsed.value
   }
   for (const key of request.reset) changes[checkKey(key)] = null
