@@ -17,7 +17,7 @@
  * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
  *
  * PATTERN is uvu's (a case-insensitive regex on the path below test/). Lanes default to
- * CANTRIP_TEST_LANES, else 2. A job that runs past `jobSecondsMax` has its process group
+ * CANTRIP_TEST_LANES, else lanesDefault (3). A job that runs past `jobSecondsMax` has its process group
  * killed and counts as failed.
  */
 import { spawn } from 'node:child_process'
@@ -39,6 +39,12 @@ const unknownFileSeconds = 5
 /** One job may run this long before its process group is killed (the long and chaos suites take hours). */
 const jobSecondsMax = process.env['CANTRIP_LONG'] === undefined && process.env['CANTRIP_CHAOS'] === undefined ? 600 : 4 * 3600
 const lanesMax = 8
+/**
+ * Three lanes on a 2-core machine: the real-process tests spend much of their time waiting
+ * on agents, elections and hooks, so a third lane keeps both cores busy. Measured on an
+ * idle 2-core machine, the whole suite: 2 lanes 626 s, 3 lanes 553 s (all passing).
+ */
+const lanesDefault = 3
 
 interface Options { pattern: string, lanes: number, writeTimings: boolean }
 interface Job { files: string[], expectedSeconds: number }
@@ -46,7 +52,7 @@ interface JobResult { job: Job, output: string, total: number, passed: number, s
 
 function parseOptions (argv: string[]): Options {
   let pattern = '.*\\.test\\.ts$'
-  let lanes = Number(process.env['CANTRIP_TEST_LANES'] ?? 2)
+  let lanes = Number(process.env['CANTRIP_TEST_LANES'] ?? lanesDefault)
   let writeTimings = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
