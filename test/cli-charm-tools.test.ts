@@ -19,14 +19,13 @@
  * stops the agents) and the temporary directory removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
-import { killUnitWorkloads } from './support/processes.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { zipFile } from './support/zip-file.ts'
 
 const metadata = (name: string): string => `name: ${name}\nsummary: s\ndescription: d\npeers:\n  ring: ring\n`
@@ -116,10 +115,7 @@ test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in
     cantrip(home, ['resolved', 'zipped/0']) // May find the automatic retry already moved it on.
     ok(home, 'wait-for', 'unit', 'zipped/0', '--status', 'active', '--timeout', '4m')
   } finally {
-    if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
-      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
-    }
+    destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }
 })

@@ -17,11 +17,11 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
-import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { processAlive } from './support/processes.ts'
 
 function status (home: string): StatusDocument {
   return JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument
@@ -172,10 +172,7 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     assert.ok(pids.every(pid => !processAlive(pid)), 'every machine agent stopped')
     assert.not.ok(existsSync(join(home, 'controllers', 'local')), 'the controller directory is gone')
   } finally {
-    if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
-      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
-    }
+    destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }
 })

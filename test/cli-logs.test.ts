@@ -14,15 +14,15 @@
  */
 import '../runtime/polyfill.ts'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { freePortRun, waitFor } from './support/cantripd-cluster.ts'
-import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { processAlive } from './support/processes.ts'
 import { distProgram } from './support/dist.ts'
 
 test('debug-log (replay, filter, follow), show-status-log and show-unit on a bootstrapped controller', async () => {
@@ -92,10 +92,7 @@ test('debug-log (replay, filter, follow), show-status-log and show-unit on a boo
       follower.kill('SIGKILL')
       await exited
     }
-    if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
-      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
-    }
+    destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }
 })

@@ -18,14 +18,13 @@
  * temporary directory is removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
-import { killUnitWorkloads } from './support/processes.ts'
 
 /** A bash charm whose every hook appends `<hook> <JUJU_STORAGE_ID>` to `log`. */
 function writeCharm (dir: string, log: string): void {
@@ -105,10 +104,7 @@ test('deploy --storage: storage-attached before install, a real location, detach
     await waitFor('the remove hook', () => hookLines(log).includes('remove'), () => hookLines(log).join('\n'))
     assert.equal(hookLines(log).slice(before), ['data-storage-detaching data/0', 'data-storage-detaching data/2', 'stop', 'remove'])
   } finally {
-    if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
-      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
-    }
+    destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }
 })

@@ -28,9 +28,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
-import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { processAlive } from './support/processes.ts'
 
 function writeMarkerCharm (dir: string): void {
   mkdirSync(join(dir, 'hooks'), { recursive: true })
@@ -107,10 +107,7 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
     assert.ok(terminating >= 0 && stopped > terminating, last)
     assert.match(readFileSync(join(logDir, machineLog), 'utf8'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO juju\.agent stopped$/m)
   } finally {
-    if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
-      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
-    }
+    destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }
 })

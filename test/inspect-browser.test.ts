@@ -10,7 +10,7 @@
  * with CANTRIP_KEEP_SCREENSHOTS=1).
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Browser } from 'playwright-core'
@@ -20,9 +20,9 @@ import { parse } from 'yaml'
 import type { ControllersFile } from '../agent/cli/cli-home.ts'
 import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
-import { cantrip, cantripOk } from './support/cli-process.ts'
+import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
 import { agentsShown, ensureChromium, hookRows, launchChromium, startViewer, treeRows, untilPage, type ViewerProcess } from './support/inspect-browser.ts'
-import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { processAlive } from './support/processes.ts'
 
 test('cantrip inspect in chromium against bootstrap --inspect: every agent and unit, cantrip config live, time travel, a screenshot', async () => {
   ensureChromium()
@@ -116,10 +116,7 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
   } finally {
     await browser?.close()
     await viewer?.stop()
-    if (existsSync(join(home, 'controllers', 'local'))) {
-      cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
-      if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
-    }
+    destroyLeftoverController(home, machinesDir)
     for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
     rmSync(home, { recursive: true, force: true })
     if (process.env['CANTRIP_KEEP_SCREENSHOTS'] === undefined) rmSync(shots, { recursive: true, force: true })

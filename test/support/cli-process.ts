@@ -4,8 +4,11 @@
  * command with the time it started, to see where a test spends its time.
  */
 import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import * as assert from 'uvu/assert'
 import { distProgram } from './dist.ts'
+import { killUnitWorkloads } from './processes.ts'
 
 export interface CliRun { status: number, stdout: string, stderr: string }
 
@@ -28,4 +31,14 @@ export function cantripOk (home: string, ...args: string[]): string {
   const run = cantrip(home, args)
   assert.is(run.status, 0, `cantrip ${args.join(' ')}: ${run.stderr}`)
   return run.stdout
+}
+
+/**
+ * A test's clean-up: destroys controller "local" in `home` if the test left it running,
+ * then kills any workload its machine agents' units left behind (by pid).
+ */
+export function destroyLeftoverController (home: string, machinesDir: string): void {
+  if (!existsSync(join(home, 'controllers', 'local'))) return
+  cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
+  if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
 }
