@@ -22,6 +22,7 @@ import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { processAlive } from './support/processes.ts'
+import { StatusReader } from './support/status-reader.ts'
 
 function status (home: string): StatusDocument {
   return JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument
@@ -35,17 +36,6 @@ async function get (url: string): Promise<string | undefined> {
     return await response.text()
   } catch {
     return undefined
-  }
-}
-
-/** Waits (bounded) until `holds` is true of `status --format json`; the last document otherwise fails the test. */
-async function untilStatus (home: string, what: string, holds: (doc: StatusDocument) => boolean, withinMs = 60_000): Promise<StatusDocument> {
-  const deadline = performance.now() + withinMs
-  for (;;) {
-    const doc = status(home)
-    if (holds(doc)) return doc
-    if (performance.now() > deadline) assert.unreachable(`${what} within ${withinMs / 1000}s; last status: ${JSON.stringify(doc.applications).slice(0, 1500)}`)
-    await new Promise(resolve => setTimeout(resolve, 500))
   }
 }
 
@@ -72,8 +62,11 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     .replaceAll('./charms/', `${resolve('examples/charms')}/`)
     .replace('port-base: 18400', `port-base: ${kvBase}`).replace('port-base: 18500', `port-base: ${webBase}`))
   const machinesDir = join(home, 'controllers', 'local', 'machines')
+  let reader: StatusReader | undefined
   try {
     ok(home, 'bootstrap', '--ha', '3')
+    reader = await StatusReader.open(home)
+    const untilStatus = reader.until.bind(reader)
     ok(home, 'deploy', bundle)
     ok(home, 'wait-for', 'application', 'web', '--timeout', '4m')
     ok(home, 'wait-for', 'application', 'kv', '--timeout', '2m')
@@ -92,7 +85,7 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     // Scale up: a third backend, which the web proxy picks up.
     ok(home, 'add-unit', 'kv')
     ok(home, 'wait-for', 'unit', 'kv/2', '--timeout', '3m')
-    doc = await untilStatus(home, 'web to show 3 backends and logship/2 active', d =>
+    doc = await untilStatus('web to show 3 backends and logship/2 active', d =>
       d.applications['web']!['application-status'].message === '3 backends' &&
       d.applications['kv']!.units!['kv/2']!.subordinates?.['logship/2']?.['workload-status'].current === 'active')
     const kv2Machine = doc.applications['kv']!.units!['kv/2']!.machine
@@ -114,7 +107,7 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     const webUrl = `http://127.0.0.1:${webBase}`
     assert.is((await backendsOf(webUrl))?.length, 3)
     ok(home, 'remove-unit', 'kv/2')
-    doc = await untilStatus(home, 'kv/2 to leave and web to show 2 backends', d =>
+    doc = await untilStatus('kv/2 to leave and web to show 2 backends', d =>
       d.applications['kv']!.units!['kv/2'] === undefined && d.applications['web']!['application-status'].message === '2 backends')
     assert.equal(Object.keys(doc.applications['kv']!.units!), ['kv/0', 'kv/1'])
     const beforeRefresh = doc.applications['kv']!
@@ -128,12 +121,12 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     // the error with the hook named, the proxy keeps serving on its old port; once the
     // config is fixed, `resolved` runs the hook again and the unit is back to active/idle.
     ok(home, 'config', 'web', 'port=70000')
-    doc = await untilStatus(home, 'web/0 in error', d => d.applications['web']!.units!['web/0']!['workload-status'].current === 'error')
+    doc = await untilStatus('web/0 in error', d => d.applications['web']!.units!['web/0']!['workload-status'].current === 'error')
     assert.is(doc.applications['web']!.units!['web/0']!['workload-status'].message, 'hook failed: "config-changed"')
     assert.is((await backendsOf(webUrl))?.length, 2, 'the proxy still serves while its hook is in error')
     ok(home, 'config', 'web', 'port=0')
     ok(home, 'resolved', 'web/0')
-    doc = await untilStatus(home, 'web/0 active and idle', d => {
+    doc = await untilStatus('web/0 active and idle', d => {
       const web0 = d.applications['web']!.units!['web/0']!
       return web0['workload-status'].current === 'active' && web0['juju-status'].current === 'idle'
     })
@@ -148,7 +141,7 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     writeFileSync(server, readFileSync(server, 'utf8').replace("export const VERSION = '1.0.0'", "export const VERSION = '1.1.0'"))
     assert.is(beforeRefresh.version, '1.0.0')
     assert.match(ok(home, 'refresh', 'kv', '--path', kvNext), /refreshed to/)
-    doc = await untilStatus(home, 'kv to report workload version 1.1.0 on a new revision', d => {
+    doc = await untilStatus('kv to report workload version 1.1.0 on a new revision', d => {
       const kv = d.applications['kv']!
       return kv.version === '1.1.0' && kv['charm-rev'] > beforeRefresh['charm-rev'] &&
         Object.values(kv.units!).every(u => u['workload-status'].current === 'active' && u['juju-status'].current === 'idle')
@@ -167,11 +160,14 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
     ok(home, 'wait-for', 'application', 'web', '--status', 'blocked', '--timeout', '2m')
     assert.is(status(home).applications['web']!['application-status'].message, 'no backends')
 
+    await reader.close()
+    reader = undefined
     const pids = readdirSync(machinesDir).map(d => Number(readFileSync(join(machinesDir, d, 'agent.pid'), 'utf8').split(/\s+/)[0]))
     ok(home, 'destroy-controller', 'local', '--no-prompt')
     assert.ok(pids.every(pid => !processAlive(pid)), 'every machine agent stopped')
     assert.not.ok(existsSync(join(home, 'controllers', 'local')), 'the controller directory is gone')
   } finally {
+    await reader?.close()
     destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }

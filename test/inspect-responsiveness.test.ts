@@ -23,7 +23,9 @@ test('100 units: first render, per-update and step-back times within bounds (fig
   assert.ok(r.renderMs.count > 10, `renders under load: ${r.renderMs.count}`)
   assert.ok(r.messagesPerSecond > 100, `a real load: ${r.messagesPerSecond} messages/s`)
   assert.ok(r.renderMs.median < renderMedianMsMax, `render median ${r.renderMs.median} ms`)
-  assert.ok(r.stepBackMs.count === 20 && r.stepBackMs.median < stepBackMedianMsMax, `step back ${JSON.stringify(r.stepBackMs)}`)
+  // Every one of the 20 steps renders; on a loaded machine a live batch that was still in
+  // flight when the steps began may render too, so the count is a floor, not an equality.
+  assert.ok(r.stepBackMs.count >= 20 && r.stepBackMs.median < stepBackMedianMsMax, `step back ${JSON.stringify(r.stepBackMs)}`)
 })
 
 test.run()

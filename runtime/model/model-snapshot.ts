@@ -41,6 +41,8 @@ export function restoreModel (data: unknown): ModelContext {
     const value = (ctx.counters as Record<string, unknown>)[name]
     if (!Number.isSafeInteger(value) || (value as number) < 0) fail(`a whole number in counters.${name}`, value)
   }
+  const cleanFrom = (ctx.counters as Record<string, unknown>)['cleanMachineFrom']
+  if (cleanFrom !== undefined && (!Number.isSafeInteger(cleanFrom) || (cleanFrom as number) < 0)) fail('a whole number in counters.cleanMachineFrom', cleanFrom)
   const checkTable = (name: string, table: unknown): void => {
     const buckets = isPlainRecord(table) ? table.buckets : undefined
     if (!isPlainRecord(table) || !Number.isSafeInteger(table.size) || !Array.isArray(buckets) || buckets.length !== tableFanout) fail(`a table in "${name}"`, table)

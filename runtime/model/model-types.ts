@@ -463,6 +463,12 @@ export interface ModelCounters {
   /** Actions and `juju exec` commands share one sequence: action ids `N`, command ids `cmd-N`. */
   readonly task: number
   readonly storage: number
+  /**
+   * Below this machine id no machine can be a clean, empty one again (see cleanEmptyMachine):
+   * where its scan starts, so adding units stays O(1) in the number of machines. Absent in
+   * snapshots written before it existed, which means 0.
+   */
+  readonly cleanMachineFrom?: number
 }
 
 export interface ModelContext {
