@@ -112,6 +112,9 @@ storage('waiting for storage before install: no hook, agent allocating, workload
   // show-status-log: the workload's change is recorded, and the agent's last word is allocating, not idle.
   assert.ok(unit.statusHistory.some(e => e.type === 'workload' && e.status === 'waiting' && e.message === 'agent initialising'), JSON.stringify(unit.statusHistory))
   assert.is(unit.statusHistory.filter(e => e.type === 'juju-unit').at(-1)?.status, 'allocating', JSON.stringify(unit.statusHistory))
+  // The reason, once, for the unit host to log (`waiting for storage data/0 before install`).
+  const reasons = world.emitted.filter(e => e.unit === 'pg/0' && e.event.type === 'uniter.waiting').map(e => e.event)
+  assert.equal(reasons, [{ type: 'uniter.waiting', reason: 'waiting for storage data/0' }])
   world.model.attachStorage('pg/0')
   await world.settle()
   expectHooks(world.hooks('pg/0'), ['data-storage-attached data/0', ...startupHooks(true)])
