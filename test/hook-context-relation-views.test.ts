@@ -122,6 +122,16 @@ created('a peer relation: listed, relation-list -r prints nothing (no "relation 
   assert.equal(await tool(ctx, 'relation-list', '-r', `cluster:${w.peer}`, '--format', 'json'), ok('[]\n'))
   assert.equal(await tool(ctx, 'relation-list', '-r', `db:${w.db}`), ok('mysql/0\nmysql/1\n'))
   assert.equal(await tool(ctx, 'relation-list', '--app'), ok('web\n'))
+  // The own application's bag of a peer relation: readable by every unit, leader or not
+  // (apiserver/facades/agent/uniter readLocalApplicationSettings); web/1 leads, not web/0.
+  w.c.runAs('web/1', 'claim-leadership', { application: 'web', unit: 'web/1', now: 0, durationMs: 60_000 })
+  w.c.runAs('web/1', 'relation-settings', { unit: 'web/1', relationId: w.peer, application: true, settings: { shared: 'yes' } })
+  assert.equal(await tool(ctx, 'is-leader'), ok('False\n'))
+  assert.equal(await tool(ctx, 'relation-get', '--format', 'json'), ok('{"shared":"yes"}\n'))
+  assert.equal(await tool(ctx, 'relation-get', '--app', 'shared', 'web'), ok('yes\n'))
+  assert.equal(await tool(ctx, 'relation-set', '--app', 'shared=no'), { code: 1, stdout: '', stderr: 'ERROR cannot write relation settings\n' })
+  // Not a regular relation's: there only the leader reads its own application's bag.
+  assert.equal(await tool(ctx, 'relation-get', '-r', `db:${w.db}`, '--app', '-', 'web'), { code: 1, stdout: '', stderr: 'ERROR permission denied\n' })
 })
 
 created.run()
