@@ -19,7 +19,7 @@
  */
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { hookContextLocal } from '../actors/unit/hook-context-relations.ts'
+import { hookContextLocal } from '../actors/unit/hook-context-local.ts'
 import type { HookInfo } from '../actors/unit/hook-info.ts'
 import { initialLocalState, type LocalRelation, type LocalState } from '../actors/unit/local-state.ts'
 import { runTool, type ToolResult } from '../agent/hook-tools/run-tool.ts'

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { hookContextLocal } from '../../actors/unit/hook-context-relations.ts'
+import { hookContextLocal } from '../../actors/unit/hook-context-local.ts'
 import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import { hookCommitKey } from '../../actors/unit/operation-steps.ts'
