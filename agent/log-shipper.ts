@@ -26,7 +26,7 @@ import { loggingEnabled, parseLoggingConfig, type LoggingConfig } from '../runti
 import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
-import { boundedLogMessage, logTopic, type LogBatch, type LogEntry } from '../runtime/logs/log-entry.ts'
+import { boundedLogMessage, logEntryBytes, logTopic, type LogBatch, type LogEntry } from '../runtime/logs/log-entry.ts'
 import type { Transport } from '../runtime/transport.ts'
 
 const component = 'log shipper'
@@ -47,6 +47,8 @@ export interface LogShipperOptions {
   intervalMs?: number
   queueMax?: number
   batchMax?: number
+  /** Bytes of one batch (estimated); default limits.logShipBatchBytesMax. */
+  batchBytesMax?: number
   /**
    * Sends one batch to a controller as a request, resolving once one has kept it and
    * rejecting when none answered (agent/log-delivery.ts). Without it (a controller) the
@@ -112,11 +114,10 @@ export class LogShipper {
     const deliver = this.#o.deliver
     if (deliver === undefined) return true
     const records = this.#recentRecords()
-    const batchMax = this.#o.batchMax ?? limits.logShipBatchRecordsMax
     const deadline = this.#now() + (this.#o.ackWaitMs ?? limits.logFlushAckWaitMsMax)
-    for (let i = 0; i < records.length; i += batchMax) {
+    while (records.length > 0) {
       const left = deadline - this.#now()
-      if (left <= 0 || !await withinMs(deliver(records.slice(i, i + batchMax)), left)) return false
+      if (left <= 0 || !await withinMs(deliver(this.#nextBatch(records)), left)) return false
     }
     return true
   }
@@ -159,14 +160,13 @@ export class LogShipper {
   }
 
   flush (): void {
-    const batchMax = this.#o.batchMax ?? limits.logShipBatchRecordsMax
     if (this.#dropped > 0) {
       const note: LogEntry = { entity: this.#o.entity, time: this.#now(), level: 'warning', module: 'juju.logsender', message: `dropped ${this.#dropped} log records: the controllers were not keeping up`, seq: ++this.#seq }
       this.#dropped = 0
       this.#queue.unshift(note)
     }
     while (this.#queue.length > 0) {
-      const records = this.#queue.splice(0, batchMax)
+      const records = this.#nextBatch(this.#queue)
       this.#o.local?.(records)
       if (this.#o.deliver !== undefined) this.#remember(records)
       this.#published++
@@ -174,6 +174,23 @@ export class LogShipper {
         // Nobody subscribed yet (no controller in the mesh) or stopping: these records stay in the agent's own log.
       })
     }
+  }
+
+  /**
+   * Takes the next batch off the front of `records`: at most the batch max of records and
+   * of bytes (limits.logShipBatchBytesMax, as logEntryBytes estimates them), at least one.
+   */
+  #nextBatch (records: LogEntry[]): LogEntry[] {
+    const recordsMax = this.#o.batchMax ?? limits.logShipBatchRecordsMax
+    const bytesMax = this.#o.batchBytesMax ?? limits.logShipBatchBytesMax
+    let count = 0
+    let bytes = 0
+    while (count < records.length && count < recordsMax) {
+      bytes += logEntryBytes(records[count]!)
+      if (count > 0 && bytes > bytesMax) break
+      count++
+    }
+    return records.splice(0, count)
   }
 
   /** Keeps gossiped records for the resend window, at most a queue's worth. */

@@ -279,13 +279,22 @@ export const limits = {
    * Log shipping (`debug-log`, runtime/logs/): an agent sends its log records to the
    * controllers in batches of at most this many, at least this often, holding at most
    * the queue's worth meanwhile (the oldest are dropped first, and the next batch says
-   * how many). One record's message is cut at the chars max, so a batch stays far below
-   * transportMessageBytesMax.
+   * how many). A batch also stops at the batch bytes max (estimated as logEntryBytes
+   * does: UTF-8 worst case), which keeps it under transportMessageBytesMax with room for
+   * the envelope; one record always fits, as its message is bounded by the chars max.
+   *
+   * The chars max is where one record's message is cut, saying so at its end. Juju sets
+   * no bound of its own below the transport: its logsink reads each record as one JSON
+   * websocket message with no read limit (apiserver/logsink/logsink.go, receiveLogs) and
+   * stores it as one MongoDB document (16 MiB). 64 Ki characters keeps a whole Python
+   * traceback, chained exceptions included (typically 2-20 KB), with its last line, the
+   * exception, while four worst-case records still fit one batch.
    */
   logShipBatchRecordsMax: 100,
+  logShipBatchBytesMax: 768 * 1024,
   logShipIntervalMs: 200,
   logShipQueueRecordsMax: 5_000,
-  logMessageCharsMax: 1_000,
+  logMessageCharsMax: 64 * 1024,
   /**
    * The final batch (a unit's last records before it is marked dead, an agent's before it
    * exits on SIGTERM) goes to a controller as a request and waits for its answer, this
@@ -305,8 +314,14 @@ export const limits = {
   logFileBytesMax: 100 * 1024 * 1024,
   logFileBackupsMax: 2,
   logFilesOpenMax: 64,
-  /** Log records each controller keeps in memory for `debug-log` (Juju keeps its logsink in the database, pruned by size). */
+  /**
+   * Log records each controller keeps in memory for `debug-log`, and their bytes (as
+   * logEntryBytes estimates them): the oldest go first when either is passed (Juju keeps
+   * its logsink in the database, pruned by size). Bytes bound the ring now that one record
+   * may carry a long message.
+   */
   logRingRecordsMax: 20_000,
+  logRingBytesMax: 64 * 1024 * 1024,
   /** Bytes of records in one `debug-log` API answer (estimated); the CLI pages on with the cursor. */
   debugLogReplyBytesMax: 512 * 1024,
   /** Entities or modules in one `debug-log` filter list. */

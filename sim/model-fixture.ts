@@ -41,6 +41,8 @@ export interface ApplicationSpec {
   storage?: Record<string, 'filesystem' | 'block'>
   /** Instances a unit may have of each store; 1 when absent. */
   storageMax?: number
+  /** The fewest instances per store (`multiple.range` m); 0 makes the stores optional. Default 1. */
+  storageMin?: number
   /** String config options and their defaults; `{ setting: '' }` when absent. */
   config?: Record<string, string>
   /** Actions the charm defines; `['backup']` when absent. */
@@ -373,7 +375,7 @@ function charmMetadata (spec: ApplicationSpec): CharmSummaryInput {
     provides: { ...spec.provides },
     requires: Object.fromEntries(Object.entries(spec.requires ?? {}).map(([name, ep]) => [name, typeof ep === 'string' ? ep : { ...ep }])),
     config: Object.fromEntries(Object.entries(spec.config ?? defaultConfig).map(([name, value]) => [name, { type: 'string' as const, default: value }])),
-    storage: Object.fromEntries(Object.entries(spec.storage ?? {}).map(([name, kind]) => [name, { type: kind, countMin: 1, countMax: spec.storageMax ?? 1 }])),
+    storage: Object.fromEntries(Object.entries(spec.storage ?? {}).map(([name, kind]) => [name, { type: kind, countMin: spec.storageMin ?? 1, countMax: spec.storageMax ?? 1 }])),
     actions: Object.fromEntries((spec.actions ?? ['backup']).map(name => [name, { description: name }]))
   }
 }

@@ -14,7 +14,7 @@ import { debugLogPlan, formatLogLine, runDebugLog, type LogClient } from '../age
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { createMemoryLogger } from '../runtime/logger.ts'
-import { logTopic, machineMayLogAs, parseLogBatch, unitOfTag, type LogEntry } from '../runtime/logs/log-entry.ts'
+import { boundedLogMessage, logEntryBytes, logTopic, machineMayLogAs, parseLogBatch, unitOfTag, type LogEntry } from '../runtime/logs/log-entry.ts'
 import { logFilter } from '../runtime/logs/log-filter.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { emptyModel } from '../runtime/model/model-draft.ts'
@@ -37,7 +37,7 @@ wire('a well-formed batch parses; anything else (shape, version, sizes, levels, 
     { v: 1, records: [entry('kv/0', 1)] },
     { v: 1, records: [entry('unit-kv-0', 1, { level: 'fatal' as 'info' })] },
     { v: 1, records: [entry('unit-kv-0', -1)] },
-    { v: 1, records: [entry('unit-kv-0', 1, { message: 'x'.repeat(limits.logMessageCharsMax + 2) })] },
+    { v: 1, records: [entry('unit-kv-0', 1, { message: 'x'.repeat(limits.logMessageCharsMax + 1) })] },
     { v: 1, records: [entry('unit-kv-0', 1, { module: '' })] },
     'not a batch'
   ]
@@ -138,7 +138,9 @@ class PublishCapture {
   }
 }
 
-shipper('unit records become unit-<app>-<n> with Juju modules; the agent\'s own are its entity; trace stays local; one line each', () => {
+// A multi-line message keeps its lines, as Juju's debug-log prints them (it used to be
+// folded into one line with `\\n`, which Juju never does).
+shipper('unit records become unit-<app>-<n> with Juju modules; the agent\'s own are its entity; trace stays local; lines kept', () => {
   const capture = new PublishCapture()
   const local: LogEntry[] = []
   let t = 5_000
@@ -157,7 +159,7 @@ shipper('unit records become unit-<app>-<n> with Juju modules; the agent\'s own 
   assert.is(capture.published[0]!.topic, 'cantrip/default/logs/1')
   assert.equal(capture.published[0]!.records.map(r => [r.entity, r.level, r.module, r.message, r.seq, r.time]), [
     ['unit-kv-0', 'info', 'unit.kv/0.juju-log', 'installed kv', 1, 5000],
-    ['unit-kv-0', 'debug', 'unit.kv/0.install', 'stdout line\\nsecond', 2, 5001],
+    ['unit-kv-0', 'debug', 'unit.kv/0.install', 'stdout line\nsecond', 2, 5001],
     ['unit-kv-0', 'error', 'juju.worker.uniter', 'hook failed: "install"', 3, 5002],
     ['machine-1', 'warning', 'juju.deployer', 'retrying {"unit":"kv/0"}', 4, 5003],
     ['machine-1', 'info', 'juju.agent', 'registered', 5, 5004]
@@ -177,8 +179,43 @@ shipper('bounded: batches of at most the batch max; beyond the queue max the old
   assert.ok(capture.published.every(p => p.records.length <= 8))
   assert.equal([records[0]!.level, records[0]!.module, records[0]!.message], ['warning', 'juju.logsender', 'dropped 21 log records: the controllers were not keeping up'])
   assert.equal(records.slice(1, 3).map(r => r.message), ['m21', 'm22'])
-  assert.is(records.at(-1)!.message.length, limits.logMessageCharsMax + 1, 'cut, with an ellipsis')
+  const cut = records.at(-1)!.message
+  assert.ok(cut.length <= limits.logMessageCharsMax, 'cut to the max')
+  assert.match(cut, new RegExp(`^x+\\n\\[log message truncated: \\d+ of ${limits.logMessageCharsMax + 500} characters not shown\\]$`))
   assert.is(records.length, 31)
+})
+
+shipper('long messages: whole up to 64 Ki characters, lines kept, cut past it saying so; batches bounded by bytes', () => {
+  // A traceback of ~5 KB, its last line the exception: shipped whole.
+  const traceback = ['Traceback (most recent call last):', ...Array.from({ length: 80 }, (_, i) => `  File "/charm/src/charm.py", line ${i + 10}, in handler_${i}\n    self.do_thing_${i}()`), 'RuntimeError: the last line survives'].join('\n')
+  assert.ok(traceback.length > 5_000)
+  assert.is(boundedLogMessage(traceback), traceback)
+  assert.is(boundedLogMessage('a\r\nb'), 'a\\r\nb', 'a carriage return is shown, a newline kept')
+  // Cut: the kept text, then a line that says what went.
+  assert.is(boundedLogMessage('0123456789'.repeat(10), 80), '01234567890123456789012\n[log message truncated: 77 of 100 characters not shown]')
+  assert.ok(boundedLogMessage('y'.repeat(1_000_000)).length <= limits.logMessageCharsMax)
+
+  const capture = new PublishCapture()
+  const s = new LogShipper({ transport: capture.asTransport(), modelUuid: 'default', rootModule: 'r', entity: 'machine-2', now: () => 1, batchBytesMax: 3 * logEntryBytes({ entity: 'unit-kv-0', time: 1, level: 'info', module: 'unit.kv/0.juju-log', message: traceback, seq: 1 }) })
+  const logger = s.logger(createMemoryLogger('r')).child('kv/0').child('juju-log')
+  for (let i = 0; i < 10; i++) logger.log('error', traceback)
+  s.flush()
+  assert.equal(capture.published.map(p => p.records.length), [3, 3, 3, 1])
+  assert.ok(capture.published.every(p => p.records.every(r => r.message === traceback)))
+  // The default budget keeps a batch of worst-case records under the transport's bound.
+  const worst = logEntryBytes({ entity: 'unit-a-0', time: 1, level: 'info', module: 'm', message: 'x'.repeat(limits.logMessageCharsMax), seq: 1 })
+  assert.ok(limits.logShipBatchBytesMax + worst < limits.transportMessageBytesMax)
+})
+
+ring('bounded by bytes too: long records push the oldest out, the newest always stays', () => {
+  const big = (seq: number): LogEntry => entry('unit-kv-0', seq, { message: 'z'.repeat(1_000) })
+  const r = new LogRing(1_000, 3 * logEntryBytes(big(1)))
+  r.append('p', [big(1), big(2), big(3), big(4)])
+  assert.equal(r.query({ after: 0, filter: () => true }).records.map(x => x.seq), [2, 3, 4])
+  assert.is(r.bytes, 3 * logEntryBytes(big(1)))
+  const tiny = new LogRing(1_000, 10)
+  tiny.append('p', [big(5)])
+  assert.is(tiny.size, 1)
 })
 
 const cli = suite('debug-log: the command')

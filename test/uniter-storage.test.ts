@@ -95,4 +95,42 @@ storage('provisioned storage detached before its attached hook ran leaves withou
   assert.is(world.stateOf('pg/0'), 'idle')
 })
 
+// Juju's storage resolver (internal/worker/uniter/storage/resolver.go) returns ErrWaiting
+// while storage the unit was deployed with is pending and install has not run; the loop
+// (resolver/loop.go) then neither runs anything nor calls OnIdle, so the agent does not
+// turn idle: `juju status` shows the unit `waiting` / `allocating` / `agent initialising`
+// (the message the uniter's init sets) until the storage is attached.
+storage('waiting for storage before install: no hook, agent allocating, workload waiting "agent initialising"', async () => {
+  const world = new UnitWorld()
+  world.model.deploy({ name: 'pg', storage: { data: 'filesystem' } }, 1)
+  await world.settle()
+  assert.equal(world.hooks('pg/0'), [], 'nothing runs before the storage is attached')
+  assert.is(world.stateOf('pg/0'), 'waiting')
+  const unit = readerOf(world.model.context).unit('pg/0')!
+  assert.equal([unit.agent.status, unit.agent.message], ['allocating', ''])
+  assert.equal([unit.workload.status, unit.workload.message], ['waiting', 'agent initialising'])
+  // show-status-log: the workload's change is recorded, and the agent's last word is allocating, not idle.
+  assert.ok(unit.statusHistory.some(e => e.type === 'workload' && e.status === 'waiting' && e.message === 'agent initialising'), JSON.stringify(unit.statusHistory))
+  assert.is(unit.statusHistory.filter(e => e.type === 'juju-unit').at(-1)?.status, 'allocating', JSON.stringify(unit.statusHistory))
+  // The reason, once, for the unit host to log (`waiting for storage data/0 before install`).
+  const reasons = world.emitted.filter(e => e.unit === 'pg/0' && e.event.type === 'uniter.waiting').map(e => e.event)
+  assert.equal(reasons, [{ type: 'uniter.waiting', reason: 'waiting for storage data/0' }])
+  world.model.attachStorage('pg/0')
+  await world.settle()
+  expectHooks(world.hooks('pg/0'), ['data-storage-attached data/0', ...startupHooks(true)])
+  assert.is(readerOf(world.model.context).unit('pg/0')!.agent.status, 'idle')
+})
+
+// `multiple: {range: 0-}`: the store is optional and Juju creates no instance for it unless
+// asked (state/storage.go takes the range's minimum as the default count), so the unit
+// installs at once with no storage.
+storage('an optional store (range 0-) gets no instance and the unit installs without waiting', async () => {
+  const world = new UnitWorld()
+  world.model.deploy({ name: 'pg', storage: { data: 'filesystem' }, storageMin: 0, storageMax: -1 }, 1)
+  await world.settle()
+  assert.equal(storageIds(world, 'pg/0'), [])
+  expectHooks(world.hooks('pg/0'), startupHooks(true))
+  assert.is(world.stateOf('pg/0'), 'idle')
+})
+
 storage.run()

@@ -20,6 +20,8 @@ export type UnitEmitted =
   /** The uniter itself set the workload status (install, start, stop, remove: unit-status.ts). */
   | { type: 'unit.workloadStatus', workload: UnitStatus['workload'] }
   | { type: 'hook.started', hook: HookInfo }
+  /** The resolver waits before install (for storage): why, logged by the unit host once per wait. */
+  | { type: 'uniter.waiting', reason: string }
   | { type: 'hook.committed', hook: HookInfo, ran: boolean }
   | { type: 'hook.failed', hook: HookInfo, reason: string }
   | { type: 'hook.requeued', hook: HookInfo }

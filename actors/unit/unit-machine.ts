@@ -13,7 +13,7 @@ import type { Decision, RemoteSnapshot } from './resolver-types.ts'
 import { advanceRng, hookRetryDelayMs } from './retry-backoff.ts'
 import type { UnitEmitted, UnitStatus, WorkloadStatus } from './unit-effects.ts'
 import { bindUnitPorts, unitPortsOf, type UnitPorts } from './unit-ports.ts'
-import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict, uniterSetWorkload } from './unit-status.ts'
+import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict, statusOnWaitingForInstall, uniterSetWorkload } from './unit-status.ts'
 
 /**
  * The uniter of one unit as a statechart (juju-semantics §1): load local state, then loop
@@ -285,12 +285,23 @@ export const unitMachine = setup({
       enqueue.assign({ status })
       enqueue.emit({ type: 'unit.status', status })
     }),
+    /**
+     * Resting, idle or waiting. Waiting before install for storage (the one wait that is not
+     * shown as idle): Juju's loop leaves the agent as it was, not idle, and the workload at
+     * `agent initialising` (unit-status.ts statusOnWaitingForInstall); the reason is logged.
+     */
     showIdle: enqueueActions(({ context, enqueue }) => {
-      const status = context.memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
+      const decision = context.decision
+      const storageWait = decision.kind === 'waiting' && !context.local.installed && decision.reason.startsWith('waiting for storage')
+      let status = context.memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
+      if (storageWait) status = statusOnWaitingForInstall(context.status)
       enqueue.assign({ operationsWithoutIdle: 0 })
       if (status === context.status) return
       enqueue.assign({ status })
+      // Sent even when the actor already holds it: the model still says `waiting for machine`.
+      if (storageWait) enqueue.emit({ type: 'unit.workloadStatus', workload: status.workload })
       enqueue.emit({ type: 'unit.status', status })
+      if (storageWait) enqueue.emit({ type: 'uniter.waiting', reason: decision.reason })
     }),
     syncRelationActors: enqueueActions(({ context, enqueue }) => {
       const wanted = context.local.relations

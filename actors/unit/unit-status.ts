@@ -69,6 +69,20 @@ export function statusOnIdle (status: UnitStatus): UnitStatus {
   return status.agent.status === 'idle' ? status : { ...status, agent: { status: 'idle', message: '' } }
 }
 
+/**
+ * The unit waits, before install, for storage it was deployed with (storage resolver's
+ * ErrWaiting in Juju's internal/worker/uniter/storage/resolver.go). Juju's resolver loop
+ * (resolver/loop.go) does not call OnIdle while a resolver waits, so the agent never
+ * shows `idle`: it is still `allocating`, and the workload shows the `waiting` /
+ * `agent initialising` the uniter set when it started (uniter.go, init), which is what
+ * `juju status` shows for a unit whose storage is not yet attached.
+ */
+export function statusOnWaitingForInstall (status: UnitStatus): UnitStatus {
+  const agent = status.agent.status === 'allocating' && status.agent.message === '' ? status.agent : { status: 'allocating' as const, message: '' }
+  const workload = status.workload.status === 'waiting' && status.workload.message === 'agent initialising' ? status.workload : { status: 'waiting' as const, message: 'agent initialising' }
+  return agent === status.agent && workload === status.workload ? status : { agent, workload }
+}
+
 export function statusOnUpgradeConflict (status: UnitStatus): UnitStatus {
   return { agent: { status: 'idle', message: '' }, workload: { status: 'error', message: 'upgrade failed' } }
 }

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { hookContextLocal } from '../../actors/unit/hook-context-local.ts'
 import { hookName, type HookInfo } from '../../actors/unit/hook-info.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import { hookCommitKey } from '../../actors/unit/operation-steps.ts'
@@ -147,7 +148,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     let ended = (): void => {}
     const ran = new Promise<void>(resolve => { ended = resolve })
     const context = new UnitHookContext({
-      controller: this.#o.controller, unit: this.#o.unit, kind: 'hook', name, local, logger: this.#o.logger, contextId,
+      controller: this.#o.controller, unit: this.#o.unit, kind: 'hook', name, local: hookContextLocal(local, hook), logger: this.#o.logger, contextId,
       rebootNow: async () => { rebootNow.abort(); await ran },
       ...(commitKey === undefined ? {} : { commitKey }),
       ...(relation === undefined ? {} : { relation }),

@@ -150,7 +150,7 @@ export class UnitHookContext implements HookContext {
   }
 
   async relationSettings (relationId: number, target: { unit: string } | { application: string }): Promise<Record<string, string> | undefined> {
-    this.#localRelation(relationId)
+    const local = this.#localRelation(relationId)
     const model = this.#model()
     if ('unit' in target) {
       const key = keys.unitSettings(relationId, target.unit)
@@ -161,7 +161,9 @@ export class UnitHookContext implements HookContext {
     const key = keys.applicationSettings(relationId, target.application)
     const stored = tableGet(model.settings, key)?.values ?? {}
     if (target.application !== this.application) return this.#remoteBag(key, stored)
-    if (!await this.isLeader()) throw new HookToolError(1, 'permission denied')
+    // Juju's readLocalApplicationSettings (apiserver/facades/agent/uniter): in a peer
+    // relation every unit reads its own application's bag; otherwise only the leader.
+    if (!local.peer && !await this.isLeader()) throw new HookToolError(1, 'permission denied')
     return applyChanges(stored, this.#appSettings.get(relationId))
   }
 

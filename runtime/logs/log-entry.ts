@@ -79,7 +79,7 @@ function parseLogEntry (value: unknown): LogEntry | undefined {
   if (!Number.isSafeInteger(time) || (time as number) < 0 || !Number.isSafeInteger(seq) || (seq as number) < 0) return undefined
   if (typeof level !== 'string' || !Object.hasOwn(logLevelOrder, level)) return undefined
   if (typeof module !== 'string' || module.length === 0 || module.length > moduleCharsMax) return undefined
-  if (typeof message !== 'string' || message.length > limits.logMessageCharsMax + 1) return undefined
+  if (typeof message !== 'string' || message.length > limits.logMessageCharsMax) return undefined
   return { entity, time: time as number, level: level as LogLevel, module, message, seq: seq as number }
 }
 
@@ -100,10 +100,19 @@ export function machineMayLogAs (machine: string, entity: string, unitMachine: (
   return unit !== undefined && unitMachine(unit) === machine
 }
 
-/** A message cut to what one record may carry, saying so. */
-export function boundedLogMessage (message: string): string {
-  const line = message.replace(/\r/g, '\\r').replace(/\n/g, '\\n')
-  return line.length <= limits.logMessageCharsMax ? line : `${line.slice(0, limits.logMessageCharsMax)}…`
+/**
+ * A message as one record carries it: whole, its lines kept (Juju's debug-log prints a
+ * multi-line juju-log message, a traceback, as the lines it has), only carriage returns
+ * shown as `\\r` so a line cannot overwrite another on a terminal. Past
+ * limits.logMessageCharsMax it is cut, and its end says so and how much went.
+ */
+export function boundedLogMessage (message: string, charsMax: number = limits.logMessageCharsMax): string {
+  const text = message.replace(/\r/g, '\\r')
+  if (text.length <= charsMax) return text
+  const note = (kept: number): string => `\n[log message truncated: ${text.length - kept} of ${text.length} characters not shown]`
+  // Sized for the longest note (every character dropped), so the result never passes the max.
+  const kept = Math.max(0, charsMax - note(0).length)
+  return `${text.slice(0, kept)}${note(kept)}`
 }
 
 /** Rough bytes a record takes encoded (UTF-8 worst case for the text), for reply budgets. */

@@ -1,6 +1,6 @@
 /**
  * A controller's in-memory log store for `debug-log`: the last limits.logRingRecordsMax
- * records, oldest dropped first. Each record gets this controller's cursor (counting up
+ * records within limits.logRingBytesMax, oldest dropped first. Each record gets this controller's cursor (counting up
  * from 1), so a reader pages through with `after` and never sees a record twice from the
  * same controller; a record that arrives twice (by gossip and in an agent's acknowledged
  * final batch) is kept once. Not replicated: each controller keeps what it received; after a
@@ -32,14 +32,23 @@ export interface LogPage {
 
 export class LogRing {
   readonly #max: number
+  readonly #bytesMax: number
   #records: StoredLogEntry[] = []
   #start = 0
   #cursor = 0
+  /** Bytes (logEntryBytes) of the records kept. */
+  #bytes = 0
   /** The keys of the records kept: one arriving twice (gossip and the final batch's request) is kept once. */
   readonly #keys = new Set<string>()
 
-  constructor (max: number = limits.logRingRecordsMax) {
+  constructor (max: number = limits.logRingRecordsMax, bytesMax: number = limits.logRingBytesMax) {
     this.#max = max
+    this.#bytesMax = bytesMax
+  }
+
+  /** Bytes of the records kept, as logEntryBytes estimates them. */
+  get bytes (): number {
+    return this.#bytes
   }
 
   get size (): number {
@@ -54,12 +63,14 @@ export class LogRing {
       if (this.#keys.has(key)) continue
       this.#keys.add(key)
       this.#records.push({ ...entry, origin, cursor: ++this.#cursor })
+      this.#bytes += logEntryBytes(entry)
       added++
     }
-    const excess = this.size - this.#max
-    if (excess > 0) {
-      for (let i = this.#start; i < this.#start + excess; i++) this.#keys.delete(logRecordKey(this.#records[i]!))
-      this.#start += excess
+    // The oldest go while either bound is passed; the newest record always stays.
+    while (this.size > 1 && (this.size > this.#max || this.#bytes > this.#bytesMax)) {
+      const oldest = this.#records[this.#start++]!
+      this.#keys.delete(logRecordKey(oldest))
+      this.#bytes -= logEntryBytes(oldest)
     }
     // Compact now and then rather than shifting on every append.
     if (this.#start > this.#max) {
