@@ -6,6 +6,7 @@ import { measureDeploy100 } from './deploy-100.ts'
 import { measureFloors } from './floors.ts'
 import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
 import { measureHookToolCall } from './hook-tool-call.ts'
+import { describeResponsiveness, measureViewerResponsiveness } from './inspect-viewer.ts'
 import { measureMesh, measureUnitActorMemory } from './mesh-agents.ts'
 import { checkResults, requiredPaths } from './results-schema.ts'
 import { formatTable } from './results-table.ts'
@@ -23,7 +24,7 @@ import { measureCantripWrites, measureEtcdWrites } from './writes.ts'
  * its keys), and the table of pairs with ratios is printed at the end. A bench that fails
  * records null figures with the reason and the run goes on. Named benches: floors, tools,
  * runner, writes, serf, propagation, memory, deploy100, simscale (the default set), and
- * sim, mesh (extra, run only when named).
+ * sim, inspect, mesh (extra, run only when named).
  */
 const resultsPath = new URL('./results.json', import.meta.url)
 type Results = Record<string, unknown>
@@ -177,6 +178,18 @@ const benches: Record<string, Bench> = {
     async run (results) {
       say('bench: simulator speed, 5-unit machine agent world (40 seeds × 40 steps)…')
       results['simMachineAgent'] = await measureSimSpeed()
+    }
+  },
+  inspect: {
+    owns: [],
+    extra: true,
+    async run (results) {
+      // A timing goal, so a bench and not a test: the viewer's functions are tested by
+      // test/inspect-browser.test.ts; how fast it draws depends on the machine's load.
+      say('bench: cantrip inspect in headless chromium, 100 units on 10 agents under a config-change load…')
+      const r = await measureViewerResponsiveness({ agents: 10, unitsPerAgent: 10, seconds: 6 })
+      results['inspectViewer'] = r
+      for (const line of describeResponsiveness(r)) say(`  ${line}`)
     }
   },
   mesh: {
