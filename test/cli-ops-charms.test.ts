@@ -161,7 +161,8 @@ test('status-get and status-set as test_hookcmds checks them', () => {
   const app = runOk(leader, 'get-status')
   assert.is(app['unit-status'], 'active')
   assert.ok('app-status' in app && 'app-message' in app, JSON.stringify(app))
-  for (const [wanted, message] of [['maintenance', 'hookcmds test'], ['blocked', ''], ['waiting', ''], ['active', '']] as const) {
+  // Two of upstream's round trips: one with a message, one without (the others add no new path).
+  for (const [wanted, message] of [['maintenance', 'hookcmds test'], ['waiting', '']] as const) {
     assert.equal(runOk(follower, 'set-and-check-status', `status=${wanted}`, `message=${JSON.stringify(message)}`), { status: wanted, message })
   }
 })
