@@ -415,6 +415,20 @@ immediate('status-set and application-version-set are immediate; status-get read
   assert.equal(commits(w), [], 'nothing was buffered')
 })
 
+// Juju's status-set and status-get are both calls on the controller's state, so a hook
+// reads back what it set (worker/uniter/runner/context: SetUnitStatus, UnitStatus);
+// this machine's view of the model receives the change only later.
+immediate('status-get after status-set in the same run answers with the new status while the machine view lags', async () => {
+  const w = world()
+  const stale = w.c.context
+  const agent = { model: () => stale, submit: w.c.submit.bind(w.c), now: () => 0, applicationStatus: w.c.applicationStatus.bind(w.c) }
+  const ctx = new UnitHookContext({ controller: agent, unit: 'web/0', kind: 'action', name: 'check', local: localState(w, 'web/0'), logger: createMemoryLogger('unit.web/0'), contextId: `ctx-${++contexts}`, action: { id: '1', name: 'check', params: {} } })
+  assert.equal(await tool(ctx, 'status-get'), ok('waiting\n'), 'before: the view')
+  assert.equal(await tool(ctx, 'status-set', 'blocked', 'no db'), ok())
+  assert.is(readerOf(stale).unit('web/0')!.workload.status, 'waiting', 'the view still has the old status')
+  assert.equal(await tool(ctx, 'status-get', '--include-data', '--format', 'json'), ok('{"message":"no db","status":"blocked","status-data":{}}\n'))
+})
+
 immediate('status-set --application: the leader sets the application status at once; others are refused', async () => {
   const w = world()
   w.c.clock = 2000

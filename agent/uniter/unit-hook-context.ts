@@ -86,6 +86,12 @@ export class UnitHookContext implements HookContext {
   readonly #appSettings = new Map<number, Record<string, string>>()
   #ports: BufferedPorts = { open: [], close: [] }
   #unitStatusSet = false
+  /**
+   * The unit status this run set: status-get answers with it at once, as Juju's does (its
+   * status-set and status-get are both API calls on the controller's state), rather than
+   * with this machine's view of the model, which the change reaches only later.
+   */
+  #ownStatus: StatusInfo | undefined
   readonly #state: { set: Record<string, string>, deleted: Set<string> } = { set: {}, deleted: new Set() }
   /** `storage-add` counts by storage name, asked for at flush. */
   readonly #storageAdds = new Map<string, number>()
@@ -225,6 +231,7 @@ export class UnitHookContext implements HookContext {
     }
     await this.#submit({ type: 'set-unit-status', unit: this.unit, status, message, now })
     this.#unitStatusSet = true
+    this.#ownStatus = { status, message, data: {} }
   }
 
   /** The run set the unit's own status (Juju's HasExecutionSetUnitStatus; not the application's). */
@@ -239,7 +246,7 @@ export class UnitHookContext implements HookContext {
       message: record.workload.message,
       data: { ...(record.workload.data ?? {}) }
     })
-    const own = unitStatus(this.#unitRecord())
+    const own = this.#ownStatus ?? unitStatus(this.#unitRecord())
     if (!application) return own
     // From the controller, as in Juju: this machine's view holds only its own units.
     const reply = await this.#o.controller.applicationStatus(this.unit)

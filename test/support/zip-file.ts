@@ -6,8 +6,8 @@ import { crc32, deflateRawSync } from 'node:zlib'
 
 export interface ZipMember {
   name: string
-  /** File content, or a symlink's target. */
-  data?: string
+  /** File content (text or bytes), or a symlink's target. */
+  data?: string | Uint8Array
   /** Unix mode including the file type; default a 0644 regular file (0755 dir for names ending in "/"). */
   mode?: number
   deflate?: boolean
@@ -19,7 +19,7 @@ export function zipFile (members: readonly ZipMember[]): Buffer {
   let offset = 0
   for (const member of members) {
     const name = Buffer.from(member.name)
-    const raw = Buffer.from(member.data ?? '')
+    const raw = typeof member.data === 'string' || member.data === undefined ? Buffer.from(member.data ?? '') : Buffer.from(member.data)
     const deflate = member.deflate === true
     const body = deflate ? deflateRawSync(raw) : raw
     const crc = crc32(raw)
