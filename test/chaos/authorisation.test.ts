@@ -49,6 +49,7 @@ test('the table is DESIGN.md §10: who may make each call', () => {
   const spec: Record<ApiOp, string[]> = {
     'machine-model': ['controller', 'machine'],
     'application-status': ['controller', 'machine'],
+    'goal-state': ['controller', 'machine'],
     'charm-archive': ['user', 'controller', 'machine', 'unit'],
     'put-charm': ['user', 'controller'],
     'model-summary': ['user', 'controller'],
