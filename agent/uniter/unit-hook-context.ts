@@ -220,13 +220,13 @@ export class UnitHookContext implements HookContext {
   }
 
   async goalState (): Promise<GoalState> {
-    const ask = this.#o.controller.goalState
-    if (ask === undefined) {
+    const controller = this.#o.controller
+    if (controller.goalState === undefined) {
       const state = goalStateOf(this.#model(), this.unit, Math.floor(this.#o.controller.now()))
       if (state === undefined) throw new HookToolError(1, `unit "${this.unit}" not found`)
       return state
     }
-    const reply = await ask(this.unit)
+    const reply = await controller.goalState(this.unit)
     if (!reply.ok) throw new HookToolError(1, reply.error)
     return reply.goalState
   }
