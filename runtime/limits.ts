@@ -59,6 +59,12 @@ export const limits = {
    * statuses take about a third of it).
    */
   applicationStatusReplyBytesMax: 768 * 1024,
+  /**
+   * Entries (units and remote applications) in one `goal-state` answer: past it the rest
+   * are left off, so the answer stays well under transportMessageBytesMax (an entry is
+   * under 100 bytes).
+   */
+  goalStateEntriesMax: 5_000,
   /** Requests one peer may have outstanding at once; more are refused at once. */
   transportRequestsInFlightMax: 256,
   /** Messages queued in the simulated network at once before it asserts a flood. */

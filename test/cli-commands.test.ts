@@ -19,6 +19,8 @@ import { chooseCharmUrl, deployRequest, planDeploy, prepareCharm, runDeploy } fr
 import { runAddMachine, runRemoveMachine } from '../agent/cli/commands/machines.ts'
 import { actionParameters, type ModelClient, parseCount, parseDuration, parseKeyValues } from '../agent/cli/commands/model-common.ts'
 import { runRefresh } from '../agent/cli/commands/refresh.ts'
+import { runAttachResource } from '../agent/cli/commands/attach-resource.ts'
+import { runTrust } from '../agent/cli/commands/trust.ts'
 import { runIntegrate, runRemoveRelation } from '../agent/cli/commands/relations.ts'
 import { runAddUnit, runRemoveApplication, runRemoveUnit } from '../agent/cli/commands/units.ts'
 import type { ModelCommand } from '../runtime/model/model-types.ts'
@@ -314,6 +316,42 @@ test('run: enqueues, waits on change notices and prints the results; a failed ac
   await rejects(runAction(connect, 'kv/0', 'get', ['key=b'], {}, out), /^cantrip run: action "get" \(\d+\) on kv\/0 failed: no such key$/)
   await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { wait: '50ms' }, out), /^cantrip run: action \d+ did not complete within 0\.05s/)
   await rejects(runAction(connect, 'kv/0', 'nosuch', [], {}, out), /^controller 0\.1\.0: cannot .*defines no action "nosuch"/)
+})
+
+test('deploy --resource, attach-resource and trust (what is sent, and bad input refused before it is)', async () => {
+  const { client, connect, out } = setup()
+  const dir = mkdtempSync(join(scratch, 'res-'))
+  mkdirSync(join(dir, 'charm'))
+  writeFileSync(join(dir, 'charm', 'metadata.yaml'), 'name: res\nsummary: s\ndescription: d\nresources:\n  test-file:\n    type: file\n    filename: test-file.txt\n  image:\n    type: oci-image\n')
+  writeFileSync(join(dir, 'a.txt'), 'first')
+  writeFileSync(join(dir, 'b.txt'), 'second!')
+  const charm = join(dir, 'charm')
+  await rejects(runDeploy(connect, charm, undefined, { resource: ['test-file'] }, out), /^cantrip deploy: expected --resource NAME=PATH, got "test-file"$/)
+  await rejects(runDeploy(connect, charm, undefined, { resource: [`test-file=${join(dir, 'none.txt')}`] }, out), /^cantrip deploy: expected a readable file for resource "test-file", got ".*none\.txt"$/)
+  await rejects(runDeploy(connect, charm, undefined, { resource: [`other=${join(dir, 'a.txt')}`] }, out), /^cantrip deploy: expected a resource charm "res" declares \(image, test-file\), got "other"$/)
+  await rejects(runDeploy(connect, charm, undefined, { resource: [`image=${join(dir, 'a.txt')}`] }, out), /^cantrip deploy: expected a file resource; "image" of charm "res" is an oci-image, got "image"$/)
+  assert.is(client.bodies.length, 0, 'nothing sent for bad input')
+  await runDeploy(connect, charm, undefined, { resource: [`test-file=${join(dir, 'a.txt')}`] }, out)
+  const first = charmArchiveHash(new TextEncoder().encode('first'))
+  assert.ok(client.puts.includes(first), 'the file went into the store')
+  assert.equal((client.bodies.at(-1) as { resources?: unknown }).resources, { 'test-file': { hash: first, size: 5 } })
+  assert.equal(app(client, 'res')!.resources, { 'test-file': { revision: 1, hash: first, size: 5 } })
+
+  await runAttachResource(connect, 'res', [`test-file=${join(dir, 'b.txt')}`], out)
+  const second = charmArchiveHash(new TextEncoder().encode('second!'))
+  assert.equal(client.bodies.at(-1), { type: 'attach-resource', application: 'res', resource: 'test-file', hash: second, size: 7 })
+  assert.equal(app(client, 'res')!.resources, { 'test-file': { revision: 2, hash: second, size: 7 } })
+  assert.is(app(client, 'res')!.charmModifiedVersion, 1, 'units run upgrade-charm')
+  await rejects(runAttachResource(connect, 'res', [`nope=${join(dir, 'b.txt')}`], out), /^cantrip attach-resource: expected a resource charm "res" declares \(image, test-file\), got "nope"$/)
+  await rejects(runAttachResource(connect, 'nosuch', [`test-file=${join(dir, 'b.txt')}`], out), /^cantrip attach-resource: expected an application in the model, got "nosuch"$/)
+
+  assert.is(app(client, 'res')!.trust, false)
+  await runTrust(connect, 'res', {}, out)
+  assert.equal(client.bodies.at(-1), { type: 'set-config', application: 'res', config: {}, trust: true })
+  assert.is(app(client, 'res')!.trust, true)
+  await runTrust(connect, 'res', { remove: true }, out)
+  assert.is(app(client, 'res')!.trust, false)
+  await rejects(runTrust(connect, 'nosuch', {}, out), /^cantrip trust: expected an application in the model, got "nosuch"$/)
 })
 
 test.run()

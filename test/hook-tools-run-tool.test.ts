@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert'
 import { HookToolError } from '../agent/hook-tools/hook-context.ts'
 import { parseArgs } from '../agent/hook-tools/commands/args.ts'
 import { formatValue } from '../agent/hook-tools/commands/format.ts'
+import { hookToolNames as clientToolNames } from '../agent/hook-tools/client/hook-tool-names.ts'
 import { hookToolNames } from '../agent/hook-tools/commands/index.ts'
 import { runTool } from '../agent/hook-tools/run-tool.ts'
 import { rejects } from './support/rejects.ts'
@@ -19,18 +20,19 @@ const dbRelation = { id: 3, endpoint: 'db', remoteApplication: 'mysql', units: [
 
 const run = suite('runTool: exit codes, errors and help')
 
-run('the catalogue is the classic bash-relevant tool set of §5.3', () => {
+run('the catalogue is §5.3 plus the Juju 3.5 tools ops calls, and the client links them all', () => {
   assert.equal(hookToolNames, [
     'action-fail', 'action-get', 'action-log', 'action-set', 'application-version-set',
-    'close-port', 'config-get', 'is-leader', 'juju-log', 'juju-reboot', 'leader-get', 'leader-set',
-    'network-get', 'open-port', 'opened-ports', 'relation-get', 'relation-ids', 'relation-list',
-    'relation-set', 'state-delete', 'state-get', 'state-set', 'status-get', 'status-set',
+    'close-port', 'config-get', 'credential-get', 'goal-state', 'is-leader', 'juju-log', 'juju-reboot', 'leader-get', 'leader-set',
+    'network-get', 'open-port', 'opened-ports', 'relation-get', 'relation-ids', 'relation-list', 'relation-model-get',
+    'relation-set', 'resource-get', 'state-delete', 'state-get', 'state-set', 'status-get', 'status-set',
     'storage-add', 'storage-get', 'storage-list', 'unit-get'
   ])
+  assert.equal([...clientToolNames].sort(), hookToolNames)
 })
 
 run('an unknown tool is exit 1 with an ERROR line', async () => {
-  assert.equal(await runFake(new FakeHookContext(), 'goal-state'), { code: 1, stdout: '', stderr: 'ERROR unknown command: goal-state\n' })
+  assert.equal(await runFake(new FakeHookContext(), 'secret-get'), { code: 1, stdout: '', stderr: 'ERROR unknown command: secret-get\n' })
 })
 
 run('--help and -h print usage on stdout, exit 0, and run nothing', async () => {

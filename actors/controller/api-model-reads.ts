@@ -7,11 +7,12 @@
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { machineModelView } from '../../runtime/model/machine-view.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
+import { goalStateOf } from '../../runtime/model/goal-state.ts'
 import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
 import type { ApiContext } from './api-operations.ts'
 import { fullModelView } from './full-model-view.ts'
 import { apiPermits, apiRefusal } from './api-policy.ts'
-import type { ApiRequests, FullModelReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
+import type { ApiRequests, FullModelReply, GoalStateReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
 
 const component = 'controller api'
 
@@ -97,6 +98,25 @@ export async function applicationStatus ({ node, caller, request: { from } }: Ap
   try {
     const answer = leaderApplicationStatus(await node.read(), unit, node.clock.now(), caller?.kind === 'machine' ? caller.id : undefined)
     return answer === undefined ? refusal : { ok: true, ...answer }
+  } catch (error) {
+    return failure(error)
+  }
+}
+
+/**
+ * `goal-state` for a unit: the table admitted a controller or a machine agent; a machine
+ * agent must host the unit. A unit that does not exist gets the same refusal, so the
+ * caller learns nothing of other machines' units.
+ */
+export async function goalState ({ node, caller, request: { from } }: ApiContext, { unit }: ApiRequests['goal-state']): Promise<GoalStateReply> {
+  const refusal = { ok: false as const, error: apiRefusal(component, 'goal-state', from, unit) }
+  if (!apiPermits('goal-state', caller, unit)) return refusal
+  try {
+    const model = await node.read()
+    const record = readerOf(model).unit(unit)
+    if (record === undefined || (caller?.kind === 'machine' && record.machine !== caller.id)) return refusal
+    const answer = goalStateOf(model, unit, node.clock.now())
+    return answer === undefined ? refusal : { ok: true, goalState: answer }
   } catch (error) {
     return failure(error)
   }

@@ -14,7 +14,7 @@ import { controllers } from './api-controllers.ts'
 import { parseDebugLogRequest, queryDebugLog } from './api-debug-log.ts'
 import { members } from './api-members.ts'
 import { parseShipLogsRequest, shipLogs } from './api-ship-logs.ts'
-import { applicationStatus, fullModel, machineModel, register, summary } from './api-model-reads.ts'
+import { applicationStatus, fullModel, goalState, machineModel, register, summary } from './api-model-reads.ts'
 import { apiRefusal, type ApiOp } from './api-policy.ts'
 import type { ApiReplies, ApiRequests, CharmReply } from './api-requests.ts'
 import type { ApiExtras, CharmArchives, IdentifyPeer, MachinePresence } from './controller-api.ts'
@@ -72,6 +72,13 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
       ? { op: 'application-status', unit: body.unit }
       : { invalid: apiRefusal(component, 'application-status', peer, body.unit) },
     answer: applicationStatus
+  },
+  'goal-state': {
+    target: unitTarget,
+    parse: (body, peer) => typeof body.unit === 'string'
+      ? { op: 'goal-state', unit: body.unit }
+      : { invalid: apiRefusal(component, 'goal-state', peer, body.unit) },
+    answer: goalState
   },
   'charm-archive': {
     parse: body => {

@@ -8,6 +8,7 @@
 import { decode, encode } from '../../runtime/codec.ts'
 import { describeValue } from '../../runtime/errors.ts'
 import type { ApplicationStatusReply } from '../../runtime/model/application-status.ts'
+import type { GoalState } from '../../runtime/model/goal-state.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import type { RequestOptions, Transport } from '../../runtime/transport.ts'
 import type { AddControllerReply } from './api-add-controller.ts'
@@ -28,6 +29,11 @@ export interface ApiRequests {
    * the lease on the answering controller's clock.
    */
   'application-status': { op: 'application-status', unit: string }
+  /**
+   * `goal-state` for `unit` (runtime/model/goal-state.ts), from the whole model: only the
+   * agent of the unit's machine (or a controller) may ask.
+   */
+  'goal-state': { op: 'goal-state', unit: string }
   /**
    * A charm archive by content address. A controller that lacks it fetches it from its
    * peer controllers first (agent/controller/replicated-charm-store.ts); `local: true`
@@ -99,6 +105,10 @@ export type MachineModelReply =
   | { ok: true, model: ModelContext }
   | { ok: false, error: string }
 
+export type GoalStateReply =
+  | { ok: true, goalState: GoalState }
+  | { ok: false, error: string }
+
 export type CharmReply =
   | { ok: true, bytes: Uint8Array | null, hash?: string }
   | { ok: false, error: string }
@@ -106,6 +116,7 @@ export type CharmReply =
 export interface ApiReplies {
   'machine-model': MachineModelReply
   'application-status': ApplicationStatusReply
+  'goal-state': GoalStateReply
   'charm-archive': CharmReply
   'put-charm': CharmReply
   'model-summary': SummaryReply

@@ -23,7 +23,7 @@ import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
-import { encodeApiRequest, requestApi } from '../controller/api-requests.ts'
+import { encodeApiRequest, requestApi, type GoalStateReply } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
 
 const component = 'controller client'
@@ -271,6 +271,26 @@ export class ControllerClient {
     return { ok: false, error: `${component}: cannot read the application status for unit ${JSON.stringify(unit)}: ${last}` }
   }
 
+  /**
+   * `goal-state` for `unit` from the whole model at a controller (this machine's view
+   * holds only its own units). A refusal is final; a transport failure tries the next
+   * controller, each of them once.
+   */
+  async goalState (unit: string): Promise<GoalStateReply> {
+    let last = 'no controller to ask'
+    for (let attempt = 0; attempt < this.#o.controllers.length; attempt++) {
+      const target = this.#controller()
+      try {
+        const reply = decode(await this.#o.transport.request(target, controllerApiProtocol, encodeApiRequest({ op: 'goal-state', unit }, component), { timeoutMs: this.#timeoutMs() }), component)
+        if (isGoalStateReply(reply)) return reply
+        last = `controller "${target}" sent a malformed reply`
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+    }
+    return { ok: false, error: `${component}: cannot read the goal state for unit ${JSON.stringify(unit)}: ${last}` }
+  }
+
   async #refresh (): Promise<void> {
     if (this.#stopped) return
     if (this.#fetching) {
@@ -340,4 +360,15 @@ function isApplicationStatusReply (reply: unknown): reply is ApplicationStatusRe
   if (r['ok'] === false) return typeof r['error'] === 'string'
   return r['ok'] === true && typeof r['units'] === 'object' && r['units'] !== null && typeof r['omitted'] === 'number' &&
     (r['application'] === null || typeof r['application'] === 'object')
+}
+
+/** The shape of a goal-state reply, checked before a hook tool prints it. */
+function isGoalStateReply (reply: unknown): reply is GoalStateReply {
+  if (typeof reply !== 'object' || reply === null) return false
+  const r = reply as Record<string, unknown>
+  if (r['ok'] === false) return typeof r['error'] === 'string'
+  const state = r['goalState']
+  if (r['ok'] !== true || typeof state !== 'object' || state === null) return false
+  const s = state as Record<string, unknown>
+  return typeof s['units'] === 'object' && s['units'] !== null && typeof s['relations'] === 'object' && s['relations'] !== null
 }

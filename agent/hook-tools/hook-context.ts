@@ -14,7 +14,10 @@
  * refusal (not the leader, unknown relation) is thrown as a `HookToolError` carrying the
  * exit code the tool must return and the message after `ERROR `.
  */
+import type { GoalState } from '../../runtime/model/goal-state.ts'
 import type { ConfigValue } from '../../runtime/model/model-types.ts'
+
+export type { GoalState, GoalStatus } from '../../runtime/model/goal-state.ts'
 
 export type ExitCode = 0 | 1 | 2
 
@@ -82,6 +85,19 @@ export interface ActionContext {
   params: Record<string, unknown>
 }
 
+/**
+ * What `credential-get` prints: the model's cloud, as Juju's CloudSpec params carry it.
+ * cantrip's clouds (the local and manual providers) hold no secret, so the credential is
+ * Juju's `empty` auth type with no attributes.
+ */
+export interface CloudSpec {
+  type: string
+  name: string
+  region: string
+  credential: { authType: string, attributes: Record<string, string> }
+  isControllerCloud: boolean
+}
+
 export type LogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL'
 
 export interface HookContext {
@@ -117,8 +133,15 @@ export interface HookContext {
   unitAddress (which: 'private-address' | 'public-address'): Promise<string>
   networkInfo (binding: string, relationId: number | undefined): Promise<NetworkInfo>
 
+  /** The model uuid of the application at the other end of the relation (this model's, for a same-model relation). */
+  relationModelUuid (relationId: number): Promise<string>
+
   // Ports (buffered)
-  /** Ports committed before this hook (changes made in it are not shown). */
+  /**
+   * The unit's ports as this hook sees them: those committed before it, with this hook's
+   * pending opens added and its pending closes taken away (Juju 3's
+   * portRangeChangeRecorder.OpenedUnitPortRanges; see pending-ports.ts).
+   */
   openedPorts (): Promise<OpenedPort[]>
   openPort (port: PortRange, endpoints: string[]): Promise<void>
   closePort (port: PortRange, endpoints: string[]): Promise<void>
@@ -152,6 +175,18 @@ export interface HookContext {
   storage (id: string): Promise<{ kind: 'filesystem' | 'block', location: string } | undefined>
   /** `storage-add`: instances to add by storage name, asked for when the hook succeeds. */
   addStorage (counts: Record<string, number>): Promise<void>
+
+  // Model-wide reads
+  /** `goal-state`: the units and relations the model intends for this unit's application. */
+  goalState (): Promise<GoalState>
+  /** `credential-get`: the model's cloud; an application without trust is refused (`permission denied`). */
+  cloudSpec (): Promise<CloudSpec>
+  /**
+   * `resource-get`: the path of the resource's file on the unit, fetched from the
+   * controllers when the unit's copy is missing or not the application's current one.
+   * Throws an Error whose message follows Juju's (`resource "x" not found`, ...).
+   */
+  resourcePath (name: string): Promise<string>
 
   /** `juju-reboot`: after the hook succeeds, or `now` (kill and re-queue the hook). */
   requestReboot (now: boolean): Promise<void>

@@ -81,6 +81,11 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     return join(this.#o.agentDir, 'charm')
   }
 
+  /** resource-get's copies: `<agent dir>/resources/<name>/<filename>`, as Juju keeps them. */
+  get #resourcesDir (): string {
+    return join(this.#o.agentDir, 'resources')
+  }
+
   async close (): Promise<void> {
     await this.#o.tools.close?.()
   }
@@ -148,7 +153,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     let ended = (): void => {}
     const ran = new Promise<void>(resolve => { ended = resolve })
     const context = new UnitHookContext({
-      controller: this.#o.controller, unit: this.#o.unit, kind: 'hook', name, local: hookContextLocal(local, hook), logger: this.#o.logger, contextId,
+      controller: this.#o.controller, unit: this.#o.unit, resourcesDir: this.#resourcesDir, kind: 'hook', name, local: hookContextLocal(local, hook), logger: this.#o.logger, contextId,
       rebootNow: async () => { rebootNow.abort(); await ran },
       ...(commitKey === undefined ? {} : { commitKey }),
       ...(relation === undefined ? {} : { relation }),
@@ -204,7 +209,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     if (!checked.ok) return { status: 'failed', message: checked.error, results: {} }
     const params = checked.params
     const context = new UnitHookContext({
-      controller: this.#o.controller, unit: this.#o.unit, kind: 'action', name: action.name, local, logger: this.#o.logger, contextId,
+      controller: this.#o.controller, unit: this.#o.unit, resourcesDir: this.#resourcesDir, kind: 'action', name: action.name, local, logger: this.#o.logger, contextId,
       action: { name: action.name, id: action.id, params }
     })
     const close = this.#o.tools.open(contextId, context)
@@ -225,7 +230,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
 
   async #runCommand (command: RemoteCommand, local: LocalState, signal: AbortSignal): Promise<CommandOutcome> {
     const contextId = `${this.#o.unit}-exec-${command.id}-${randomUUID()}`
-    const context = new UnitHookContext({ controller: this.#o.controller, unit: this.#o.unit, kind: 'command', name: 'juju-exec', local, logger: this.#o.logger, contextId })
+    const context = new UnitHookContext({ controller: this.#o.controller, unit: this.#o.unit, resourcesDir: this.#resourcesDir, kind: 'command', name: 'juju-exec', local, logger: this.#o.logger, contextId })
     const close = this.#o.tools.open(contextId, context)
     const stdout: string[] = []
     const stderr: string[] = []

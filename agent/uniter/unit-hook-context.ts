@@ -17,8 +17,13 @@ import type { CommandResult, ConfigValue, ModelCommand, ModelContext, RelationSe
 import { keys } from '../../runtime/model/keys.ts'
 import { tableGet } from '../../runtime/model/table.ts'
 import type { Logger, LogLevel as RuntimeLogLevel } from '../../runtime/logger.ts'
+import type { GoalStateReply } from '../../actors/controller/api-requests.ts'
+import { goalStateOf } from '../../runtime/model/goal-state.ts'
+import { portsSeenByHook, type PortChange } from '../hook-tools/pending-ports.ts'
+import { localCloudSpec } from './local-cloud-spec.ts'
+import { unitResourcePath } from './unit-resources.ts'
 import {
-  HookToolError, type ActionContext, type ContextRelation, type CurrentRelation, type HookContext, type LogLevel,
+  HookToolError, type ActionContext, type CloudSpec, type GoalState, type ContextRelation, type CurrentRelation, type HookContext, type LogLevel,
   type NetworkInfo, type OpenedPort, type PortRange, type StatusInfo, type WorkloadStatusValue
 } from '../hook-tools/hook-context.ts'
 
@@ -34,6 +39,14 @@ export interface UnitControllerApi {
   applicationStatus (unit: string): Promise<ApplicationStatusReply>
   /** This agent's clock, for leadership belief and status stamps. */
   now (): number
+  /**
+   * `goal-state` for `unit`, from the whole model at a controller (a machine's view holds
+   * only its own units). Without it the goal state is read from `model()`, which test
+   * controllers serve whole.
+   */
+  goalState?: (unit: string) => Promise<GoalStateReply>
+  /** Content by address from the controllers' store (charms and resources share it). */
+  charmArchive?: (hash: string) => Promise<Uint8Array | undefined>
 }
 
 export interface UnitHookContextOptions {
@@ -54,6 +67,8 @@ export interface UnitHookContextOptions {
    * same run is started again: the controller applies one commit per key.
    */
   commitKey?: string
+  /** `<agent dir>/resources`, where resource-get keeps the unit's copies; default: a `resources` dir beside nothing (resource-get fails). */
+  resourcesDir?: string
   /**
    * `juju-reboot --now`: kills the running hook; resolves once it has ended, so the tool
    * never returns to a hook that goes on running (Juju kills the hook under the tool).
@@ -85,6 +100,8 @@ export class UnitHookContext implements HookContext {
   readonly #unitSettings = new Map<number, Record<string, string>>()
   readonly #appSettings = new Map<number, Record<string, string>>()
   #ports: BufferedPorts = { open: [], close: [] }
+  /** Every open-port and close-port call in order: what opened-ports shows on top of the committed ports. */
+  readonly #portCalls: PortChange[] = []
   #unitStatusSet = false
   /**
    * The unit status this run set: status-get answers with it at once, as Juju's does (its
@@ -200,7 +217,38 @@ export class UnitHookContext implements HookContext {
   }
 
   async openedPorts (): Promise<OpenedPort[]> {
-    return (this.#unitRecord().openedPorts ?? []).map(port => ({ ...port, endpoints: [...port.endpoints] }))
+    const committed = (this.#unitRecord().openedPorts ?? []).map(port => ({ ...port, endpoints: [...port.endpoints] }))
+    return portsSeenByHook(committed, this.#portCalls)
+  }
+
+  async relationModelUuid (relationId: number): Promise<string> {
+    this.#localRelation(relationId)
+    // No cross-model relations: the other end is always in this model.
+    return this.#model().uuid
+  }
+
+  async goalState (): Promise<GoalState> {
+    const controller = this.#o.controller
+    if (controller.goalState === undefined) {
+      const state = goalStateOf(this.#model(), this.unit, Math.floor(this.#o.controller.now()))
+      if (state === undefined) throw new HookToolError(1, `unit "${this.unit}" not found`)
+      return state
+    }
+    const reply = await controller.goalState(this.unit)
+    if (!reply.ok) throw new HookToolError(1, reply.error)
+    return reply.goalState
+  }
+
+  async cloudSpec (): Promise<CloudSpec> {
+    const app = readerOf(this.#model()).application(this.application)
+    // The uniter facade's CloudSpec answers ErrPerm to an application without trust.
+    if (app?.trust !== true) throw new Error('permission denied')
+    return localCloudSpec()
+  }
+
+  async resourcePath (name: string): Promise<string> {
+    if (this.#o.resourcesDir === undefined) throw new Error(`resource ${JSON.stringify(name)}: this unit agent keeps no resources`)
+    return await unitResourcePath({ model: this.#model(), application: this.application, dir: this.#o.resourcesDir, fetch: this.#o.controller.charmArchive?.bind(this.#o.controller) }, name)
   }
 
   /**
@@ -211,12 +259,14 @@ export class UnitHookContext implements HookContext {
     const change = { ...port, endpoints }
     this.#ports.close = this.#ports.close.filter(other => !samePortChange(other, change))
     this.#ports.open.push(change)
+    this.#portCalls.push({ op: 'open', port, endpoints })
   }
 
   async closePort (port: PortRange, endpoints: string[]): Promise<void> {
     const change = { ...port, endpoints }
     this.#ports.open = this.#ports.open.filter(other => !samePortChange(other, change))
     this.#ports.close.push(change)
+    this.#portCalls.push({ op: 'close', port, endpoints })
   }
 
   // -------------------------------------------------------------------------------

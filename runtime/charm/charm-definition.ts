@@ -65,7 +65,8 @@ function charmSummaryInput (
       countMax: store.countMax,
       minimumSizeMiB: store.minimumSize === null ? 0 : parseMinimumSizeMiB(store.minimumSize) ?? 0
     })),
-    actions: mapSorted(actions, action => ({ description: action.description }))
+    actions: mapSorted(actions, action => ({ description: action.description })),
+    ...(Object.keys(metadata.resources).length === 0 ? {} : { resources: mapSorted(metadata.resources, resource => ({ type: resource.type, filename: resource.filename })) })
   }
 }
 

@@ -1,5 +1,5 @@
 import { isApplicationName } from '../ids.ts'
-import type { CharmEndpoint, CharmConfigOption, CharmStorage, CharmSummary, ConfigOptionType, ConfigValue } from './model-types.ts'
+import type { CharmEndpoint, CharmConfigOption, CharmResource, CharmStorage, CharmSummary, ConfigOptionType, ConfigValue } from './model-types.ts'
 
 /**
  * The charm facts the model keeps (metadata.yaml endpoints, subordinate flag, storage;
@@ -106,6 +106,9 @@ export function normaliseCharmSummary (input: unknown): CharmSummary | string {
     actions[action] = { description }
   }
 
+  const resources = charmResources(input.resources ?? {})
+  if (typeof resources === 'string') return resources
+
   return {
     name,
     subordinate,
@@ -114,8 +117,29 @@ export function normaliseCharmSummary (input: unknown): CharmSummary | string {
     peers: sections.peers!,
     config,
     storage,
-    actions
+    actions,
+    ...(Object.keys(resources).length === 0 ? {} : { resources })
   }
+}
+
+export const resourceNamePattern = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/
+/** A resource's file name: one path element, no separators (the unit writes it under resources/<name>/). */
+const resourceFilenamePattern = /^[^/\\\0]+$/
+
+function charmResources (raw: unknown): Record<string, CharmResource> | string {
+  if (!isPlainRecord(raw)) return 'metadata field "resources" must be a map'
+  const entries = Object.entries(raw)
+  if (entries.length > sectionEntriesMax) return `metadata field "resources" has more than ${sectionEntriesMax} resources`
+  const out: Record<string, CharmResource> = {}
+  for (const [name, spec] of entries.sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
+    if (!resourceNamePattern.test(name)) return `resource name ${JSON.stringify(name)} is not valid`
+    if (!isPlainRecord(spec) || (spec.type !== 'file' && spec.type !== 'oci-image')) return `resource ${JSON.stringify(name)} needs type file or oci-image`
+    const filename = spec.filename ?? ''
+    if (typeof filename !== 'string') return `resource ${JSON.stringify(name)} filename must be a string`
+    if (spec.type === 'file' && (!resourceFilenamePattern.test(filename) || filename === '.' || filename === '..')) return `resource ${JSON.stringify(name)} needs a file name without "/"`
+    out[name] = { type: spec.type, filename: spec.type === 'file' ? filename : '' }
+  }
+  return out
 }
 
 /** The count range and minimum size of one store; a singleton of any size when the input names none. */

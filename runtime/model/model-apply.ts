@@ -15,6 +15,7 @@ import { modelConfigCommands } from './apply/model-config-commands.ts'
 import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './apply/refusal.ts'
 import { relationCommands } from './apply/relation-commands.ts'
 import { presenceCommands } from './apply/presence-commands.ts'
+import { resourceCommands } from './apply/resource-commands.ts'
 import { statusCommands } from './apply/status-commands.ts'
 import { taskCommands } from './apply/task-commands.ts'
 import { storageCommands } from './apply/storage-commands.ts'
@@ -53,11 +54,12 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...modelConfigCommands,
   ...hookChangeCommands,
   ...statusCommands,
-  ...presenceCommands
+  ...presenceCommands,
+  ...resourceCommands
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

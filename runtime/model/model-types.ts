@@ -97,6 +97,24 @@ export interface CharmSummary {
   readonly config: Readonly<Record<string, CharmConfigOption>>
   readonly storage: Readonly<Record<string, CharmStorage>>
   readonly actions: Readonly<Record<string, { readonly description: string }>>
+  /** metadata.yaml `resources:`, when the charm declares any (left out otherwise, so older records read the same). */
+  readonly resources?: Readonly<Record<string, CharmResource>>
+}
+
+/** A resource a charm declares: its type and, for a file, the name the unit's copy takes. */
+export interface CharmResource {
+  readonly type: 'file' | 'oci-image'
+  /** The file name of the unit's copy (`resources/<name>/<filename>`); '' for an oci-image. */
+  readonly filename: string
+}
+
+/** The content an operator supplied for one resource (`deploy --resource`, `attach-resource`). */
+export interface ResourceRecord {
+  /** 1 for the first upload, bumped by each attach-resource. */
+  readonly revision: number
+  /** Content address (sha256 hex) in the controllers' store. */
+  readonly hash: string
+  readonly size: number
 }
 
 /** The form `add-charm` accepts: short endpoint forms (`db: mysql`) and omitted sections. */
@@ -109,6 +127,7 @@ export interface CharmSummaryInput {
   config?: Record<string, { type?: ConfigOptionType, default?: ConfigValue | null }>
   storage?: Record<string, { type: 'filesystem' | 'block', location?: string | null, countMin?: number, countMax?: number, minimumSizeMiB?: number }>
   actions?: Record<string, { description?: string }>
+  resources?: Record<string, { type: 'file' | 'oci-image', filename?: string | null }>
 }
 
 export interface CharmRecord {
@@ -139,6 +158,8 @@ export interface ApplicationRecord {
   readonly constraints: Constraints
   /** `deploy --storage` directives, by storage name; new units get these (else the charm's minimum). */
   readonly storage?: Readonly<Record<string, StorageDirective>>
+  /** Resource content the operator supplied, by resource name; left out while there is none. */
+  readonly resources?: Readonly<Record<string, ResourceRecord>>
   readonly exposed: boolean
   /** Alive units (the `Scale` column). */
   readonly scale: number
@@ -410,6 +431,8 @@ export interface CommandSucceeded {
   readonly commandId?: string
   /** `add-storage`: the storage instances added. */
   readonly storage?: readonly StorageId[]
+  /** `attach-resource`: the resource's new revision. */
+  readonly revision?: number
   /** Leadership claims: the holding unit; controller-lease claims: the holding controller's id. */
   readonly lease?: { readonly holder: string, readonly expiry: number }
 }
@@ -576,7 +599,11 @@ export type ModelCommand = CommandBase & (
     readonly trust?: boolean
     /** `--storage NAME=[COUNT,][SIZE]`: sizes in MiB; a part left out takes the charm's default. */
     readonly storage?: Readonly<Record<string, StorageDirectiveInput>>
+    /** `--resource NAME=PATH`: the content already in the controllers' store, by resource name. */
+    readonly resources?: Readonly<Record<string, { readonly hash: string, readonly size: number }>>
   }
+  /** `attach-resource`: new content for one of the application's file resources (in the store already). */
+  | { readonly type: 'attach-resource', readonly application: ApplicationName, readonly resource: string, readonly hash: string, readonly size: number }
   | { readonly type: 'add-unit', readonly application: ApplicationName, readonly numUnits: number, readonly placement?: readonly MachineId[] }
   | { readonly type: 'remove-unit', readonly unit: UnitName }
   | { readonly type: 'remove-application', readonly application: ApplicationName }
@@ -703,7 +730,7 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config'
+  'set-model-config', 'attach-resource'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -49,6 +49,7 @@ test('the table is DESIGN.md §10: who may make each call', () => {
   const spec: Record<ApiOp, string[]> = {
     'machine-model': ['controller', 'machine'],
     'application-status': ['controller', 'machine'],
+    'goal-state': ['controller', 'machine'],
     'charm-archive': ['user', 'controller', 'machine', 'unit'],
     'put-charm': ['user', 'controller'],
     'model-summary': ['user', 'controller'],
@@ -83,16 +84,21 @@ test('random (entity, call, target) triples are answered as the table says; deni
       body['unit'] = target
       await keepLeader()
     }
+    if (op === 'goal-state') body['unit'] = target
     if (op === 'charm-archive') body['hash'] = 'ab'.repeat(8)
     if (op === 'put-charm') body['bytes'] = new Uint8Array(4)
     if (op === 'register') Object.assign(body, { machine: '7', secret: 'wrong' })
     if (op === 'add-controller') body['peer'] = '!'
     const reply = await ask(from, controllerApiProtocol, body)
     const caller = peers.get(from)
-    const targeted = op === 'machine-model' || op === 'application-status'
+    const targeted = op === 'machine-model' || op === 'application-status' || op === 'goal-state'
     // application-status: the model's say too; canaryapp/0 (on machine 0) holds the lease.
     const leads = op !== 'application-status' || (target === 'canaryapp/0' && (caller?.kind === 'controller' || (caller?.kind === 'machine' && caller.id === '0')))
-    const permitted = apiPermits(op, caller, targeted ? target : undefined) && !(targeted && typeof target !== 'string') && leads
+    // goal-state: a unit that exists, asked for by a controller or by the agent of its machine.
+    const hostMachine: Record<string, string> = { 'canaryapp/0': '0', 'canaryapp/1': '1' }
+    const hosts = op !== 'goal-state' || (typeof target === 'string' && hostMachine[target] !== undefined &&
+      (caller?.kind === 'controller' || (caller?.kind === 'machine' && caller.id === hostMachine[target])))
+    const permitted = apiPermits(op, caller, targeted ? target : undefined) && !(targeted && typeof target !== 'string') && leads && hosts
     if (permitted) {
       figures['permitted']!++
       assert.not.ok(String(reply['error'] ?? '').includes('permission denied'), `${from} ${op}: ${JSON.stringify(reply)}`)
@@ -100,6 +106,7 @@ test('random (entity, call, target) triples are answered as the table says; deni
         figures['applicationStatusAnswered'] = (figures['applicationStatusAnswered'] ?? 0) + 1
         assert.equal([reply['ok'], Object.keys(reply['units'] as object)], [true, ['canaryapp/0', 'canaryapp/1']], JSON.stringify(reply))
       }
+      if (op === 'goal-state') assert.equal([reply['ok'], Object.keys((reply['goalState'] as { units: object }).units).sort()], [true, ['canaryapp/0', 'canaryapp/1']], JSON.stringify(reply))
     } else {
       figures['denied']!++
       assert.equal(Object.keys(reply).sort(), ['error', 'ok'], `${from} ${op}: a denial carries only the error`)

@@ -6,10 +6,11 @@
  * would; `discard()` drops them as a failed one would.
  */
 import type {
-  ActionContext, ContextRelation, CurrentRelation, HookContext, LogLevel, NetworkInfo,
+  ActionContext, CloudSpec, ContextRelation, CurrentRelation, GoalState, HookContext, LogLevel, NetworkInfo,
   OpenedPort, PortRange, StatusInfo
 } from '../../agent/hook-tools/hook-context.ts'
 import { HookToolError } from '../../agent/hook-tools/hook-context.ts'
+import { portsSeenByHook, type PortChange } from '../../agent/hook-tools/pending-ports.ts'
 import type { ConfigValue } from '../../runtime/model/model-types.ts'
 
 export interface FakeRelation {
@@ -45,6 +46,12 @@ export interface FakeHookContextInit {
   storage?: Record<string, { kind: 'filesystem' | 'block', location: string }>
   network?: Record<string, NetworkInfo>
   addresses?: { 'private-address': string, 'public-address': string }
+  goalState?: GoalState
+  /** The model's cloud; undefined: the application is not trusted. */
+  cloudSpec?: CloudSpec
+  modelUuid?: string
+  /** Resource name → the path resource-get prints; a name left out is not found. */
+  resources?: Record<string, string>
 }
 
 export type FakeEffect =
@@ -119,6 +126,10 @@ export class FakeHookContext implements HookContext {
   actionMessages: string[] = []
   logs: Array<{ level: LogLevel, message: string }> = []
   reboot: 'none' | 'after-hook' | 'now' = 'none'
+  goal: GoalState
+  cloud: CloudSpec | undefined
+  modelUuid: string
+  resources: Record<string, string>
 
   /** Effects the unit agent would flush only if the hook exits 0. */
   buffered: FakeEffect[] = []
@@ -150,6 +161,10 @@ export class FakeHookContext implements HookContext {
     this.storageInstances = clone(init.storage ?? {})
     this.network = clone(init.network ?? {})
     this.addresses = clone(init.addresses ?? { 'private-address': '10.0.0.1', 'public-address': '203.0.113.1' })
+    this.goal = clone(init.goalState ?? { units: {}, relations: {} })
+    this.cloud = clone(init.cloudSpec)
+    this.modelUuid = init.modelUuid ?? 'deadbeef-0bad-400d-8000-4b1d0d06f00d'
+    this.resources = clone(init.resources ?? {})
   }
 
   // -------------------------------------------------------------------------------
@@ -262,7 +277,35 @@ export class FakeHookContext implements HookContext {
 
   async openedPorts (): Promise<OpenedPort[]> {
     this.calls.push('openedPorts')
-    return clone(this.committedPorts)
+    const changes: PortChange[] = []
+    for (const effect of this.buffered) {
+      if (effect.kind === 'open-port' || effect.kind === 'close-port') changes.push({ op: effect.kind === 'open-port' ? 'open' : 'close', port: effect.port, endpoints: effect.endpoints })
+    }
+    return portsSeenByHook(this.committedPorts, changes)
+  }
+
+  async relationModelUuid (relationId: number): Promise<string> {
+    this.calls.push(`relationModelUuid ${relationId}`)
+    this.relationById(relationId)
+    return this.modelUuid
+  }
+
+  async goalState (): Promise<GoalState> {
+    this.calls.push('goalState')
+    return clone(this.goal)
+  }
+
+  async cloudSpec (): Promise<CloudSpec> {
+    this.calls.push('cloudSpec')
+    if (this.cloud === undefined) throw new Error('permission denied')
+    return clone(this.cloud)
+  }
+
+  async resourcePath (name: string): Promise<string> {
+    this.calls.push(`resourcePath ${name}`)
+    const path = this.resources[name]
+    if (path === undefined) throw new Error(`resource ${JSON.stringify(name)} not found`)
+    return path
   }
 
   async openPort (port: PortRange, endpoints: string[]): Promise<void> {

@@ -1,6 +1,8 @@
 /**
  * `cantrip deploy <charm-dir|file.charm|bundle.yaml> [application] [-n N] [--to M[,M...]]
- * [--config key=value|file.yaml ...] [--constraints "k=v ..."] [--trust]`, as Juju's.
+ * [--config key=value|file.yaml ...] [--constraints "k=v ..."] [--trust] [--resource NAME=PATH ...]`,
+ * as Juju's. Each `--resource` file is uploaded to the controllers' store before the
+ * application is deployed with it (agent/cli/resource-upload.ts).
  *
  * A charm directory is packed, uploaded to the controllers' store, added to the model and
  * deployed. Its URL is `local:<name>-<revision>` with Juju's local revisions: content
@@ -30,6 +32,7 @@ import { isCharmArchivePath, loadCharmArchive } from '../../charm/charm-file.ts'
 import { loadCharmDir } from '../../charm/load-charm.ts'
 import { charmHookNames } from '../../../runtime/charm/charm-hook-names.ts'
 import { type Bundle, isBundlePath, parseConstraintText, readBundle } from '../bundle.ts'
+import { checkDeclared, parseResourceArgs, readResourceFile, type ResourceFile, uploadResource } from '../resource-upload.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import {
   applicationRecord, checkApplication, collect, configFromPairs, configFromValues, controllerFlags, controllerHelp,
@@ -62,12 +65,16 @@ export type DeployRequest =
     readonly trust: boolean
     /** `--storage NAME=…` directives, by storage name. */
     readonly storage: Readonly<Record<string, StorageDirectiveInput>>
+    /** `--resource NAME=PATH` files, read. */
+    readonly resources?: readonly ResourceFile[]
   }
   | { readonly kind: 'bundle', readonly bundle: Bundle }
 
 export type DeployStep =
   /** Upload the archive and add the charm (skipped when `exists`: the model has it). */
   | { readonly kind: 'charm', readonly charm: PreparedCharm, readonly url: string, readonly exists: boolean, readonly say: string }
+  /** Upload a resource file to the controllers' store (before the deploy that names it). */
+  | { readonly kind: 'resource', readonly file: ResourceFile, readonly say: string }
   /** add-machine; its id stands for bundle machine `ref` in later placements. */
   | { readonly kind: 'machine', readonly ref: string, readonly body: Extract<ModelCommandBody, { type: 'add-machine' }>, readonly say: string }
   /** A model command (none: only a line to say); `placementRefs` (bundle machine refs) become its `placement`. */
@@ -146,9 +153,15 @@ export function planDeploy (request: DeployRequest, charms: ReadonlyMap<string, 
       Object.assign(config, configFromValues(`${component}: ${file}: ${application}`, charm.name, specs, forApp))
     }
     Object.assign(config, configFromPairs(component, charm.name, specs, request.configPairs))
+    const files = request.resources ?? []
+    for (const file of files) {
+      checkDeclared(component, charm.summary, file.name)
+      steps.push({ kind: 'resource', file, say: `- upload resource "${file.name}" from ${file.path} (${file.bytes.byteLength} bytes)` })
+    }
+    const resources = Object.fromEntries(files.map(file => [file.name, { hash: file.hash, size: file.bytes.byteLength }]))
     steps.push({
       kind: 'submit',
-      body: { type: 'deploy', application, charm: url, config, constraints: request.constraints, numUnits, ...(request.to.length > 0 ? { placement: [...request.to] } : {}), ...(request.trust ? { trust: true } : {}), ...(Object.keys(request.storage).length > 0 ? { storage: request.storage } : {}) },
+      body: { type: 'deploy', application, charm: url, config, constraints: request.constraints, numUnits, ...(request.to.length > 0 ? { placement: [...request.to] } : {}), ...(request.trust ? { trust: true } : {}), ...(Object.keys(request.storage).length > 0 ? { storage: request.storage } : {}), ...(files.length > 0 ? { resources } : {}) },
       say: `Deploying "${application}" from local charm "${charm.name}", revision ${url.slice(url.lastIndexOf('-') + 1)}`
     })
     return { steps }
@@ -237,6 +250,8 @@ export async function executePlan (client: ModelClient, plan: DeployPlan, out: O
       const hash = await client.putCharm(step.charm.bytes)
       if (hash !== step.charm.hash) throw new InvalidInputError(component, `the controller to store charm ${step.charm.dir} as ${step.charm.hash}`, hash)
       expectOk(await client.submit({ type: 'add-charm', url: step.url, hash, metadata: step.charm.summary }))
+    } else if (step.kind === 'resource') {
+      await uploadResource(component, client, step.file)
     } else if (step.kind === 'machine') {
       const result = expectOk(await client.submit(step.body))
       machines.set(step.ref, result.machines?.[0] ?? '')
@@ -274,12 +289,13 @@ export interface DeployOptions {
   constraints?: string
   trust?: boolean
   storage?: string[]
+  resource?: string[]
 }
 
 /** Checks the command line and reads the files it names; nothing is sent. */
 export function deployRequest (target: string, application: string | undefined, options: DeployOptions): DeployRequest {
   if (isBundlePath(target)) {
-    for (const [flag, given] of [['-n', options.n], ['--to', options.to], ['--config', options.config?.length === 0 ? undefined : options.config], ['--constraints', options.constraints], ['--storage', options.storage?.length === 0 ? undefined : options.storage], ['application', application]] as const) {
+    for (const [flag, given] of [['-n', options.n], ['--to', options.to], ['--config', options.config?.length === 0 ? undefined : options.config], ['--constraints', options.constraints], ['--storage', options.storage?.length === 0 ? undefined : options.storage], ['--resource', options.resource?.length === 0 ? undefined : options.resource], ['application', application]] as const) {
       if (given !== undefined) throw new InvalidInputError(component, `no ${flag} with a bundle (the bundle says)`, Array.isArray(given) ? given.join(' ') : given)
     }
     return { kind: 'bundle', bundle: readBundle(component, target) }
@@ -307,12 +323,13 @@ export function deployRequest (target: string, application: string | undefined, 
   const parsed = parseStorageDirectives(options.storage ?? [])
   if ('error' in parsed) throw new InvalidInputError(component, `--storage NAME=[COUNT,][SIZE] like "data=10G" or "data=2,10G" (${parsed.error})`, (options.storage ?? []).join(' '))
   const storage = parsed.directives
-  return { kind: 'charm', dir: target, ...(application === undefined ? {} : { application }), ...(numUnits === undefined ? {} : { numUnits }), to, configFiles, configPairs, constraints, trust: options.trust === true, storage }
+  const resources = [...parseResourceArgs(component, options.resource ?? [])].map(([name, path]) => readResourceFile(component, name, path))
+  return { kind: 'charm', dir: target, ...(application === undefined ? {} : { application }), ...(numUnits === undefined ? {} : { numUnits }), to, configFiles, configPairs, constraints, trust: options.trust === true, storage, ...(resources.length === 0 ? {} : { resources }) }
 }
 
 /** Whether the step sends anything to the controllers. */
 export function sends (step: DeployStep): boolean {
-  return step.kind === 'charm' ? !step.exists : step.kind === 'machine' || step.body !== undefined
+  return step.kind === 'charm' ? !step.exists : step.kind === 'machine' || step.kind === 'resource' || step.body !== undefined
 }
 
 /** A unit-creating command placed on machines made earlier in the plan (no other command takes a placement). */
@@ -335,6 +352,7 @@ export const registerDeploy: RegisterCommand = (program, context) => {
     .option('--constraints <constraints>', 'machine constraints, e.g. "mem=4G cores=2"')
     .option('--trust', 'grant the charm access to cloud credentials')
     .option('--storage <directive>', 'storage for each unit, NAME=[COUNT,][SIZE] e.g. data=10G (repeatable)', collect, [])
+    .option('--resource <name=path>', 'a file for one of the charm\'s resources (repeatable)', collect, [])
     .option(controllerFlags, controllerHelp)
     .action(async (target: string, application: string | undefined, options: DeployOptions & { numUnits?: string, controller?: string }) => {
       const parsed: DeployOptions = { ...options, ...(options.numUnits === undefined ? {} : { n: options.numUnits }) }

@@ -8,7 +8,9 @@ import { registerMembers } from './members.ts'
 import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
+import { registerAttachResource } from './attach-resource.ts'
 import { registerConfig } from './config.ts'
+import { registerTrust } from './trust.ts'
 import { registerModelConfig } from './model-config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
@@ -38,6 +40,8 @@ export const commands: RegisterCommand[] = [
   registerStorage,
   registerRelations,
   registerConfig,
+  registerTrust,
+  registerAttachResource,
   registerActions,
   registerMachines,
   registerRefresh,

@@ -1,8 +1,8 @@
 /**
- * The tools a hook can run (juju-semantics §5.3, the bash-relevant catalogue): each is a
- * symlink to the one client binary in the unit's tools directory. Out-of-scope tools
- * (secrets, payloads, k8s, goal-state, ...) are left out, so running one fails with
- * "command not found" rather than reaching the agent.
+ * The tools a hook can run (juju-semantics §5.3, and the Juju 3.5 tools the ops framework
+ * calls): each is a symlink to the one client binary in the unit's tools directory. Tools
+ * cantrip does not serve (secrets, payloads, k8s, ...) are left out, so running one fails
+ * with "command not found" rather than reaching the agent.
  */
 export const hookToolNames = [
   'config-get',
@@ -10,6 +10,7 @@ export const hookToolNames = [
   'relation-set',
   'relation-ids',
   'relation-list',
+  'relation-model-get',
   'unit-get',
   'network-get',
   'open-port',
@@ -32,7 +33,10 @@ export const hookToolNames = [
   'storage-get',
   'storage-list',
   'storage-add',
-  'juju-reboot'
+  'juju-reboot',
+  'goal-state',
+  'credential-get',
+  'resource-get'
 ] as const
 
 export type HookToolName = typeof hookToolNames[number]

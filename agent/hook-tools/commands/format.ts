@@ -17,7 +17,7 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { isAbsolute, resolve } from 'node:path'
-import { Document, YAMLMap, YAMLSeq, type Node } from 'yaml'
+import { Document, YAMLMap, YAMLSeq, type Node, type ScalarTag, type Tags } from 'yaml'
 import { HookToolError } from '../hook-context.ts'
 import type { FlagDefs, ParsedArgs } from './args.ts'
 import { goQuote } from './args.ts'
@@ -38,22 +38,30 @@ function checkDepth (depth: number): void {
   if (depth > outputDepthMax) throw new Error(`cannot format output: value nested deeper than ${outputDepthMax} levels`)
 }
 
-/** The `--format`, `-o` and `--output` flags of every tool that prints a value. */
-export const outputFlags: FlagDefs = {
-  format: {
-    names: ['format'],
-    value: 'format',
-    usage: `Specify output format (${formats.join('|')})`,
-    check: (value) => {
-      if (!(formats as readonly string[]).includes(value)) throw new Error(`unknown format ${goQuote(value)}`)
-    }
-  },
-  output: { names: ['o', 'output'], value: 'file', usage: 'Specify an output file' }
+/**
+ * The `--format`, `-o` and `--output` flags of a tool that offers only `allowed` formats
+ * (goal-state: yaml and json), as juju/cmd's Output.AddFlags builds them.
+ */
+export function outputFlagsOf (allowed: readonly OutputFormat[]): FlagDefs {
+  return {
+    format: {
+      names: ['format'],
+      value: 'format',
+      usage: `Specify output format (${[...allowed].sort().join('|')})`,
+      check: (value) => {
+        if (!(allowed as readonly string[]).includes(value)) throw new Error(`unknown format ${goQuote(value)}`)
+      }
+    },
+    output: { names: ['o', 'output'], value: 'file', usage: 'Specify an output file' }
+  }
 }
 
-/** The format chosen on the command line. */
-export function outputFormat (parsed: ParsedArgs): OutputFormat {
-  return (parsed.string('format') ?? 'smart') as OutputFormat
+/** The `--format`, `-o` and `--output` flags of every tool that prints a value. */
+export const outputFlags: FlagDefs = outputFlagsOf(formats)
+
+/** The format chosen on the command line, else the tool's default. */
+export function outputFormat (parsed: ParsedArgs, fallback: OutputFormat = 'smart'): OutputFormat {
+  return (parsed.string('format') ?? fallback) as OutputFormat
 }
 
 /** Where formatted output goes: the tool's stdout buffer, and the directory `-o` is relative to. */
@@ -66,8 +74,8 @@ export interface OutputTarget {
  * Formats `value` as the flags ask and writes it to stdout, or to the `-o` file, which
  * is created (empty when there is nothing to print) as juju/cmd creates it.
  */
-export async function writeOutput (target: OutputTarget, parsed: ParsedArgs, value: unknown): Promise<void> {
-  const text = formatValue(outputFormat(parsed), value)
+export async function writeOutput (target: OutputTarget, parsed: ParsedArgs, value: unknown, fallback: OutputFormat = 'smart'): Promise<void> {
+  const text = formatValue(outputFormat(parsed, fallback), value)
   const path = parsed.string('output')
   if (path === undefined || path === '') {
     target.stdout += text
@@ -121,11 +129,28 @@ function plainDecimal (value: number): string {
   return negative ? `-${result}` : result
 }
 
+/**
+ * Go's yaml.v2 quotes a string that would read back as a timestamp only in the forms its
+ * parseTimestamp knows (`2006-1-2`, `2006-1-2T15:4:5Z07:00`, `2006-1-2 15:4:5`), where
+ * YAML 1.1's own timestamp pattern is wider: goal-state's `2200-11-05 15:29:12Z` is plain
+ * in Juju's output. So the schema's timestamp tag is swapped for one that knows Go's forms.
+ */
+const goTimestamp = /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})| [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?)?$/
+const goTimestampTag: ScalarTag = {
+  tag: 'tag:yaml.org,2002:timestamp',
+  default: true,
+  test: goTimestamp,
+  resolve: (text: string) => text
+}
+function goTimestampTags (tags: Tags): Tags {
+  return [...tags.filter(tag => typeof tag === 'string' || tag.tag !== 'tag:yaml.org,2002:timestamp'), goTimestampTag]
+}
+
 function formatYaml (value: unknown): string {
   if (isNil(value)) return ''
   // YAML 1.1 quoting, as Go's yaml.v2 does: a string such as "yes" or "on" is quoted so
   // that a YAML 1.1 reader (PyYAML in charms) does not read it as a boolean.
-  const doc = new Document(null, { version: '1.1' })
+  const doc = new Document(null, { version: '1.1', customTags: goTimestampTags })
   doc.contents = toYamlNode(doc, value, 0)
   const text = doc.toString({ indentSeq: false, lineWidth: 0 }).replace(/\n+$/, '')
   return text === '' ? '' : `${text}\n`

@@ -1,11 +1,14 @@
 /**
- * Every hook tool cantrip serves, by name: the classic, bash-relevant catalogue of
- * juju-semantics §5.3. goal-state, credential-get, resource-get, secret-*, payload-*,
- * add-metric, relation-model-get and k8s-* are out of scope.
+ * Every hook tool cantrip serves, by name: the classic catalogue of juju-semantics §5.3
+ * and the tools Juju 3.5 has that the ops framework calls (goal-state, credential-get,
+ * resource-get, relation-model-get). secret-*, payload-*, add-metric and k8s-* are not
+ * served.
  */
 import { actionFail, actionGet, actionLog, actionSet } from './action.ts'
 import { applicationVersionSet } from './application-version-set.ts'
 import { configGet } from './config-get.ts'
+import { credentialGet } from './credential-get.ts'
+import { goalState } from './goal-state.ts'
 import type { HookTool } from './hook-tool.ts'
 import { jujuLog } from './juju-log.ts'
 import { jujuReboot } from './juju-reboot.ts'
@@ -15,7 +18,9 @@ import { closePort, openedPorts, openPort } from './ports.ts'
 import { relationGet } from './relation-get.ts'
 import { relationIds } from './relation-ids.ts'
 import { relationList } from './relation-list.ts'
+import { relationModelGet } from './relation-model-get.ts'
 import { relationSet } from './relation-set.ts'
+import { resourceGet } from './resource-get.ts'
 import { stateDelete, stateGet, stateSet } from './state.ts'
 import { statusGet, statusSet } from './status.ts'
 import { storageAdd, storageGet, storageList } from './storage.ts'
@@ -23,9 +28,9 @@ import { unitGet } from './unit-get.ts'
 
 const all: readonly HookTool[] = [
   actionFail, actionGet, actionLog, actionSet,
-  applicationVersionSet, closePort, configGet, isLeader, jujuLog, jujuReboot,
+  applicationVersionSet, closePort, configGet, credentialGet, goalState, isLeader, jujuLog, jujuReboot,
   leaderGet, leaderSet, networkGet, openPort, openedPorts,
-  relationGet, relationIds, relationList, relationSet,
+  relationGet, relationIds, relationList, relationModelGet, relationSet, resourceGet,
   stateDelete, stateGet, stateSet, statusGet, statusSet, storageAdd, storageGet, storageList, unitGet
 ]
 

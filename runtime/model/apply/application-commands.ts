@@ -9,6 +9,7 @@ import { applicationName, charmUrl, optionalBoolean, unitCount, constraintsOf, s
 import { getApplication, getCharm, charmOf, ownEndpoint } from './lookups.ts'
 import { q, refuse, type HandlerTable } from './refusal.ts'
 import { createPeerRelations, dyingRelation } from './relation-records.ts'
+import { deployResources } from './resource-commands.ts'
 import { storageDirectives } from './storage-records.ts'
 import { createUnit, destroyUnit, removeApplication, placementOf } from './unit-records.ts'
 import { putApplication } from './writes.ts'
@@ -57,6 +58,7 @@ export const applicationCommands: HandlerTable<'deploy' | 'remove-application' |
     const trust = optionalBoolean(c, 'trust', c.trust) ?? false
     const placement = placementOf(d, c, c.placement, numUnits)
     const storage = storageDirectives(c, charm, c.storage)
+    const resources = deployResources(c, charm, c.resources)
     if (Object.keys(charm.metadata.peers).length > limits.relationsPerUnitMax) refuse(c, `charm ${q(charm.url)} has more than ${limits.relationsPerUnitMax} peer endpoints`)
     const userConfig = sortedRecord(config)
     const app: ApplicationRecord = {
@@ -72,6 +74,7 @@ export const applicationCommands: HandlerTable<'deploy' | 'remove-application' |
       trustHash: trustHashOf(trust),
       constraints,
       ...(Object.keys(storage).length === 0 ? {} : { storage }),
+      ...(Object.keys(resources).length === 0 ? {} : { resources }),
       exposed: false,
       scale: 0,
       nextUnitNumber: 0,

@@ -72,5 +72,6 @@ export function describeCommand (c: ModelCommand): string {
     case 'commit-hook-changes': return `commit hook changes of ${q(c.unit)}`
     case 'set-workload-version': return `set the workload version of ${q(c.unit)}`
     case 'set-application-status': return `set the application status for ${q(c.unit)}`
+    case 'attach-resource': return `attach resource ${q(c.resource)} to ${q(c.application)}`
   }
 }
