@@ -43,6 +43,11 @@ const charmArchiveDeflateLevel = 6
 export interface PackCharmOptions {
   /** The charm's hook names (charmHookNames): such files in `hooks/` are packed executable. */
   readonly hooks?: ReadonlySet<string>
+  /**
+   * Files to add at the charm's root, by name, as `charmcraft pack` adds the metadata.yaml,
+   * config.yaml and actions.yaml it derives from charmcraft.yaml (LoadedCharm.generated).
+   */
+  readonly generated?: Readonly<Record<string, string>>
 }
 
 export type CharmArchiveEntry =
@@ -98,6 +103,7 @@ export async function packCharm (dir: string, options: PackCharmOptions = {}): P
     if (error instanceof InvalidCharmArchiveError) throw error
     throw new InvalidCharmArchiveError(subject, undefined, 'a readable charm directory', errorCode(error), { cause: error })
   }
+  entries.push(...generatedEntries(entries, options.generated))
   entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
   const bytes = encodeArchive(entries)
   return { bytes, hash: charmArchiveHash(bytes) }
@@ -279,6 +285,13 @@ export async function unpackCharm (bytes: Uint8Array, expectedHash: string, dest
   } finally {
     await parent.close()
   }
+}
+
+/** The `generated` files that `entries` lacks, as root-level 0644 files. */
+export function generatedEntries (entries: readonly CharmArchiveEntry[], generated: Readonly<Record<string, string>> = {}): CharmArchiveEntry[] {
+  const present = new Set(entries.map(entry => entry.path))
+  return Object.keys(generated).sort().filter(name => !present.has(name))
+    .map(name => ({ path: name, mode: 0o644 as const, data: new TextEncoder().encode(generated[name]!) }))
 }
 
 /** Entries read elsewhere (a pre-built .charm) as an archive; unpacking checks them as any other. */
