@@ -39,21 +39,28 @@ export function charmChunkRange (manifest: Pick<CharmManifest, 'size' | 'chunkBy
  * got …`). An archive over limits.charmArchiveBytesMax is refused here, before any chunk.
  */
 export function parseCharmManifest (value: unknown, component: string): CharmManifest | { invalid: string } {
-  const fail = (expected: string, got: unknown): { invalid: string } => ({ invalid: `${component}: expected ${expected}, got ${typeof got === 'string' ? got : describeValue(got)}` })
+  // `got` is a value from the wire (quoted, one line) or a figure rendered here (Rendered,
+  // which nothing decoded from the wire can be).
+  const fail = (expected: string, got: unknown): { invalid: string } =>
+    ({ invalid: `${component}: expected ${expected}, got ${got instanceof Rendered ? got.text : describeValue(got)}` })
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('a charm manifest {hash, size, chunkBytes, chunks}', value)
   const { hash, size, chunkBytes, chunks } = value as Record<string, unknown>
   if (typeof hash !== 'string' || !sha256Pattern.test(hash)) return fail('a charm archive sha256 in lower-case hex', hash)
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return fail('an archive size in bytes', size)
-  if (size > limits.charmArchiveBytesMax) return fail(`a charm archive of at most ${limits.charmArchiveBytesMax} bytes`, `${size} bytes`)
+  if (size > limits.charmArchiveBytesMax) return fail(`a charm archive of at most ${limits.charmArchiveBytesMax} bytes`, new Rendered(`${size} bytes`))
   if (typeof chunkBytes !== 'number' || !Number.isSafeInteger(chunkBytes) || chunkBytes < 1 || chunkBytes > limits.charmChunkBytesMax) {
     return fail(`a chunk size of 1 to ${limits.charmChunkBytesMax} bytes`, chunkBytes)
   }
   const count = charmChunkCount(size, chunkBytes)
-  if (!Array.isArray(chunks) || chunks.length !== count) return fail(`${count} chunk hashes for ${size} bytes in chunks of ${chunkBytes}`, Array.isArray(chunks) ? `${chunks.length}` : chunks)
+  if (!Array.isArray(chunks) || chunks.length !== count) return fail(`${count} chunk hashes for ${size} bytes in chunks of ${chunkBytes}`, Array.isArray(chunks) ? new Rendered(`${chunks.length}`) : chunks)
   for (const chunk of chunks) {
     if (typeof chunk !== 'string' || !sha256Pattern.test(chunk)) return fail('chunk hashes as sha256 in lower-case hex', chunk)
   }
   return { hash, size, chunkBytes, chunks: [...chunks as string[]] }
+}
+
+class Rendered {
+  constructor (readonly text: string) {}
 }
 
 export function isInvalidManifest (parsed: CharmManifest | { invalid: string }): parsed is { invalid: string } {
