@@ -246,8 +246,23 @@ export const limits = {
    * Python virtualenv have a few thousand files; every entry is held in memory.
    */
   charmArchiveEntriesMax: 20_000,
-  /** Bytes of file content in one charm archive; the archive is built and hashed in memory. */
+  /**
+   * Bytes of file content in one charm archive, and bytes of one (compressed) archive as
+   * uploaded and stored: an upload declaring more is refused before any chunk is sent.
+   */
   charmArchiveBytesMax: 64 * 1024 * 1024,
+  /**
+   * Bytes in one chunk of a charm archive on the wire (upload, replication between
+   * controllers, fetch by machine agents): each chunk is one request or reply, so it stays
+   * well under transportMessageBytesMax, and a controller holds one chunk of an archive in
+   * memory at a time, never the whole archive.
+   */
+  charmChunkBytesMax: 256 * 1024,
+  /**
+   * Unfinished charm uploads (begun, not committed) one controller keeps for a re-run to
+   * resume; beginning one more drops the oldest and its chunks.
+   */
+  charmUploadsPendingMax: 16,
   /** UTF-8 bytes in one archive entry's path or symlink target: well under PATH_MAX once unpacked under a data directory. */
   charmArchivePathBytesMax: 1024,
   /**
@@ -470,6 +485,12 @@ export const limits = {
   charmFetchPeersMax: 8,
   /** Charm replication: distinct archives being fetched at once. */
   charmFetchesInFlightMax: 64,
+  /**
+   * Charm replication: time a controller that accepted an upload waits for its peers to
+   * copy the archive (chunk by chunk) before it answers, so a majority holds it and any
+   * controller can serve it after a failover.
+   */
+  charmReplicationTimeoutMs: 120_000,
   /** Provisioner: a pass over the model and the provider's instances at least this often, besides every model change. */
   provisionerReconcileIntervalMs: 5_000,
   /** Provisioner: passes caused by changes of the machines come at most this often (each looks at every machine). */

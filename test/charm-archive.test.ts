@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { deflateRawSync } from 'node:zlib'
 import { Packr } from 'msgpackr'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -70,7 +71,7 @@ const charmFiles: Record<string, string | FileSpec> = {
 // Envelopes built by hand, for archives a packer would never produce.
 const packr = new Packr({ useRecords: false })
 function archiveOf (files: unknown[], envelope: Record<string, unknown> = {}): { bytes: Uint8Array, hash: string } {
-  const packed = packr.pack({ format: 'cantrip-charm', version: 1, files, ...envelope })
+  const packed = deflateRawSync(packr.pack({ format: 'cantrip-charm', version: 1, files, ...envelope }))
   const bytes = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength)
   return { bytes, hash: charmArchiveHash(bytes) }
 }
@@ -264,8 +265,11 @@ test('unpacking refuses envelopes that are not cantrip-charm version 1', async (
   await refusedUnpack(archive.bytes, archive.hash, /expected version 1, got 2$/)
   archive = archiveOf([], { extra: true })
   await refusedUnpack(archive.bytes, archive.hash, /expected a map with exactly "format", "version" and "files", got an object/)
-  const garbage = new Uint8Array([0xc1, 0xc1])
+  const garbage = new Uint8Array(deflateRawSync(new Uint8Array([0xc1, 0xc1])))
   await refusedUnpack(garbage, charmArchiveHash(garbage), /expected a msgpack-encoded archive, got ".*"$/)
+  // Not deflated at all: refused before msgpack sees it.
+  const raw = new Uint8Array([0xff, 0xff, 0xff])
+  await refusedUnpack(raw, charmArchiveHash(raw), /expected deflated data of at most \d+ bytes once inflated, got ".*"$/)
 })
 
 test(`unpacking refuses more than charmArchiveEntriesMax entries, before writing any`, async () => {

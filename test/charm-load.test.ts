@@ -509,7 +509,7 @@ test('files that are not UTF-8 text, or not files, are refused', async () => {
 test('a directory without metadata.yaml, or no directory at all, is a charm missing from disk', async () => {
   await withCharm({ 'hooks/install': '#!/bin/sh\n' }, async dir => {
     const error = await rejects(loadCharmDir(dir), 'CharmNotFoundError')
-    assert.is(error.message, `charm missing from disk: ${JSON.stringify(dir)} has no metadata.yaml`)
+    assert.is(error.message, `charm missing from disk: ${JSON.stringify(dir)} has no metadata.yaml (nor a charmcraft.yaml)`)
     const missing = join(dir, 'nope')
     const gone = await rejects(loadCharmDir(missing), 'CharmNotFoundError')
     assert.is(gone.message, `charm missing from disk: ${JSON.stringify(missing)} does not exist`)

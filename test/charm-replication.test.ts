@@ -1,16 +1,20 @@
 /**
- * Charm archives replicated between controllers: a put to one controller suffices, a
- * controller missing an archive fetches it from its peers (one hop, `local: true`),
- * checks its sha256, keeps it and answers; wrong bytes are refused, a hash nobody has
- * answers null in bounded time, and the fetches are bounded (limits.charmFetch*).
+ * Charm archives replicated between controllers, chunk by chunk: an upload committed on
+ * one controller is copied by a majority before the commit answers; a controller missing
+ * an archive fetches its manifest and chunks from its peers (one hop, `local: true`),
+ * checks each chunk and the whole sha256, keeps it and answers; wrong chunks are refused
+ * (and the next peer asked for the rest), a hash nobody has answers null in bounded time,
+ * and the fetches are bounded (limits.charmFetch*).
  */
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { controllerApiProtocol, serveApiRequest, type CharmReply } from '../actors/controller/controller-api.ts'
+import { controllerApiProtocol, serveApiRequest, type CharmChunkReply, type CharmManifestReply } from '../actors/controller/controller-api.ts'
 import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import { charmArchiveHash } from '../agent/charm/charm-archive.ts'
+import { charmManifestOf } from '../agent/charm/charm-chunks.ts'
 import { CharmStore } from '../agent/controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../agent/controller/replicated-charm-store.ts'
+import { fetchCharmArchive } from '../agent/uniter/charm-fetch.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { createMemoryLogger, type LogRecord } from '../runtime/logger.ts'
@@ -69,32 +73,55 @@ function cluster (options: { peers?: string[], timeoutMs?: number } = {}) {
     if (!outcome.ok) throw outcome.error
     return outcome.value
   }
-  /** A charm-archive request from the machine agent m0 to `controller`, through the network. */
-  const machineAsks = async (controller: string, hash: string): Promise<CharmReply> =>
-    decode(await settle(world.network.transport('m0').request(controller, controllerApiProtocol, encode({ op: 'charm-archive', hash }), { timeoutMs: 60_000 }), 60_000), 'test') as CharmReply
-  return { world, node, settle, machineAsks, records }
+  /** One API request from the machine agent m0 to `controller`, through the network. */
+  const machineRequest = async <T>(controller: string, body: Record<string, unknown>): Promise<T> =>
+    decode(await settle(world.network.transport('m0').request(controller, controllerApiProtocol, encode(body), { timeoutMs: 60_000 }), 60_000), 'test') as T
+  /** The archive as a machine agent fetches it from `controller` (agent/uniter/charm-fetch.ts); undefined if it has none. */
+  const machineFetches = async (controller: string, hash: string): Promise<Uint8Array | undefined> => {
+    const manifest = await machineRequest<CharmManifestReply>(controller, { op: 'charm-manifest', hash })
+    if (!manifest.ok || manifest.manifest === null) return undefined
+    return await fetchCharmArchive({
+      charmManifest: async () => manifest.manifest,
+      charmChunk: async (h, index) => {
+        const reply = await machineRequest<CharmChunkReply>(controller, { op: 'charm-chunk', hash: h, index })
+        return reply.ok && reply.bytes !== null ? reply.bytes : undefined
+      }
+    }, hash, 'local:test-0')
+  }
+  return { world, node, settle, machineRequest, machineFetches, records }
 }
 
-/** Replaces `controller`'s API with one that answers every charm-archive request with `bytes`. */
-function lie (c: ReturnType<typeof cluster>, controller: string, bytes: Uint8Array): void {
-  const handler: RequestHandler = async () => encode({ ok: true, bytes })
+/**
+ * Replaces `controller`'s API with one that claims to hold the archive `real` (its true
+ * manifest) but answers every chunk with `bytes`.
+ */
+function lie (c: ReturnType<typeof cluster>, controller: string, real: Uint8Array, bytes: Uint8Array, chunkBytes = 4): void {
+  const manifest = charmManifestOf(real, chunkBytes)
+  const handler: RequestHandler = async request => {
+    const body = decode(request.data, 'test') as Record<string, unknown>
+    return encode(body.op === 'charm-manifest' ? { ok: true, manifest } : { ok: true, bytes })
+  }
   c.world.network.transport(controller).handle(controllerApiProtocol, handler)
 }
 
 test('an archive put to one controller is served by another, which then holds it itself', async () => {
   const c = cluster()
-  const archive = bytesOf('the kv charm, packed')
-  const hash = await c.node('c0').charms.put(archive)
+  const archive = bytesOf('the kv charm, packed in chunks of four bytes')
+  // Into c0's own store only (no replication), in 11 chunks.
+  const hash = await c.node('c0').store.put(archive, 4)
   assert.is(hash, charmArchiveHash(archive))
   assert.is(await c.node('c2').store.get(hash), undefined)
 
-  const reply = await c.machineAsks('c2', hash)
-  assert.equal(reply, { ok: true, bytes: archive })
+  assert.equal(await c.machineFetches('c2', hash), archive)
   assert.equal(await c.node('c2').store.get(hash), archive, 'c2 kept the archive it fetched')
-  // c2 asked its peers for their own stores only, and c1 (which lacks it) did not ask on.
+  // c2 asked its peers for their own stores only, the manifest and then every chunk, and c1 (which lacks it) did not ask on.
   const peerRequests = [...c.node('c0').asked, ...c.node('c1').asked]
-  assert.ok(peerRequests.length >= 1)
-  for (const { from, body } of peerRequests) assert.equal({ from, body }, { from: 'c2', body: { op: 'charm-archive', hash, local: true } })
+  assert.ok(peerRequests.length >= 12)
+  for (const { from, body } of peerRequests) {
+    assert.is(from, 'c2')
+    assert.equal({ ...body, index: undefined }, { op: body.op, hash, local: true, index: undefined })
+  }
+  assert.is(c.node('c0').asked.filter(a => a.body.op === 'charm-chunk').length, 11)
   assert.is(c.node('c1').charms.fetchesInFlight(), 0)
   assert.is(await c.node('c1').store.get(hash), undefined, 'a local request does not make c1 fetch')
 
@@ -105,40 +132,78 @@ test('an archive put to one controller is served by another, which then holds it
   await c.world.close()
 })
 
+test('a committed upload is on a majority before the commit answers, and survives losing its controller', async () => {
+  const c = cluster()
+  const archive = bytesOf('uploaded to c0, then c0 is lost')
+  const manifest = charmManifestOf(archive, 8)
+  const charms = c.node('c0').charms
+  assert.equal(await c.settle(charms.begin(manifest), 1_000), { complete: false, missing: [0, 1, 2, 3] })
+  for (const index of [0, 1, 2, 3]) await c.settle(charms.putChunk(manifest.hash, index, archive.subarray(index * 8, index * 8 + 8)), 1_000)
+  await c.settle(charms.commit(manifest.hash), 10_000)
+  const holders = await Promise.all(['c1', 'c2'].map(async id => await c.node(id).store.manifest(manifest.hash) !== undefined))
+  assert.ok(holders.includes(true), `a peer holds it: ${JSON.stringify(holders)}`)
+  c.world.network.crash('c0')
+  assert.equal(await c.machineFetches('c1', manifest.hash), archive)
+  assert.equal(await c.machineFetches('c2', manifest.hash), archive)
+  await c.world.close()
+})
+
+test('a commit that no peer can copy says on how many controllers the archive is', async () => {
+  const c = cluster({ timeoutMs: 1_000 })
+  c.world.network.crash('c1')
+  c.world.network.crash('c2')
+  const archive = bytesOf('nobody else is up')
+  const manifest = charmManifestOf(archive)
+  const charms = c.node('c0').charms
+  await c.settle(charms.begin(manifest), 1_000)
+  await c.settle(charms.putChunk(manifest.hash, 0, archive), 1_000)
+  try {
+    await c.settle(charms.commit(manifest.hash), 200_000)
+    assert.unreachable('expected CharmReplicationError')
+  } catch (error) {
+    assert.is((error as Error).name, 'CharmReplicationError')
+    assert.match((error as Error).message, new RegExp(`^replicated charm store: charm archive "${manifest.hash}" is on 1 of 3 controllers, expected a majority \\(2\\): `))
+  }
+  assert.equal(await c.node('c0').store.get(manifest.hash), archive, 'the archive stays accepted here; a retried commit replicates again')
+  await c.world.close()
+})
+
 test('a local request is answered from the controller\'s own store only', async () => {
   const c = cluster()
   const archive = bytesOf('only c0 has this one')
-  const hash = await c.node('c0').charms.put(archive)
+  const hash = await c.node('c0').store.put(archive)
   const sent = c.world.network.transport('c1').counters().requestsSent
-  const reply = decode(await c.settle(c.world.network.transport('m0').request('c1', controllerApiProtocol, encode({ op: 'charm-archive', hash, local: true }), { timeoutMs: 10_000 }), 10_000), 'test')
-  assert.equal(reply, { ok: true, bytes: null })
+  assert.equal(await c.machineRequest('c1', { op: 'charm-manifest', hash, local: true }), { ok: true, manifest: null })
+  assert.equal(await c.machineRequest('c1', { op: 'charm-chunk', hash, index: 0, local: true }), { ok: true, bytes: null })
   assert.is(c.world.network.transport('c1').counters().requestsSent, sent, 'c1 asked nobody')
   assert.is(await c.node('c1').store.get(hash), undefined)
-  assert.equal(await c.settle(c.node('c1').charms.get(hash, { local: true }), 1_000), undefined)
-  const malformed = decode(await c.settle(c.world.network.transport('m0').request('c1', controllerApiProtocol, encode({ op: 'charm-archive', hash, local: 'yes' }), { timeoutMs: 10_000 }), 10_000), 'test') as CharmReply
-  assert.is(malformed.ok, false)
+  assert.equal(await c.settle(c.node('c1').charms.manifest(hash, { local: true }), 1_000), undefined)
+  const malformed = await c.machineRequest<CharmManifestReply>('c1', { op: 'charm-manifest', hash, local: 'yes' })
+  assert.equal(malformed, { ok: false, error: 'charm store: expected "local" to be a boolean, got "yes"' })
   await c.world.close()
 })
 
-test('a peer sending other bytes is refused and the next peer asked', async () => {
+test('a peer sending other chunks is refused and the next peer asked', async () => {
   const c = cluster({ peers: ['c1', 'c0', 'c2'] })
   const archive = bytesOf('the real archive')
-  const hash = await c.node('c0').charms.put(archive)
-  lie(c, 'c1', bytesOf('something else entirely'))
+  const hash = await c.node('c0').store.put(archive, 4)
+  lie(c, 'c1', archive, bytesOf('fake'))
 
   assert.equal(await c.settle(c.node('c2').charms.get(hash), 10_000), archive)
   assert.equal(await c.node('c2').store.get(hash), archive)
-  assert.ok(c.records.some(r => r.level === 'warning' && r.message.includes('"c1"') && r.message.includes('refused')), 'the refusal is logged')
+  assert.ok(c.records.some(r => r.level === 'warning' && r.message.includes('"c1"') && r.message.includes(`cannot accept chunk 0 of charm archive "${hash}": expected sha256`)), 'the refusal is logged')
   await c.world.close()
 })
 
-test('wrong bytes from every peer leave nothing stored and answer null', async () => {
+test('wrong chunks from every peer leave nothing stored and answer null', async () => {
   const c = cluster()
-  const hash = charmArchiveHash(bytesOf('nobody holds these bytes'))
-  lie(c, 'c0', bytesOf('a forgery'))
-  lie(c, 'c1', bytesOf('another forgery'))
-  assert.equal(await c.machineAsks('c2', hash), { ok: true, bytes: null })
+  const real = bytesOf('nobody holds these bytes')
+  const hash = charmArchiveHash(real)
+  lie(c, 'c0', real, bytesOf('forg'))
+  lie(c, 'c1', real, bytesOf('ery!'))
+  assert.equal(await c.machineRequest('c2', { op: 'charm-manifest', hash }), { ok: true, manifest: null })
   assert.is(await c.node('c2').store.get(hash), undefined)
+  assert.is(await c.node('c2').store.manifest(hash), undefined)
   await c.world.close()
 })
 
@@ -165,10 +230,10 @@ test('a hash nobody has answers null in bounded time, even with a peer down', as
 test('concurrent gets of one hash share one fetch', async () => {
   const c = cluster({ peers: ['c0', 'c2'] })
   const archive = bytesOf('asked for twice at once')
-  const hash = await c.node('c0').charms.put(archive)
+  const hash = await c.node('c0').store.put(archive)
   const both = Promise.all([c.node('c2').charms.get(hash), c.node('c2').charms.get(hash), c.node('c2').charms.get(hash)])
   assert.equal(await c.settle(both, 10_000), [archive, archive, archive])
-  assert.is(c.node('c0').asked.length, 1)
+  assert.is(c.node('c0').asked.length, 2, 'one manifest and one chunk request')
   await c.world.close()
 })
 
@@ -204,8 +269,8 @@ test('fetches are bounded: peers asked per fetch and archives fetched at once', 
 test('a malformed hash is refused before any peer is asked', async () => {
   const c = cluster()
   const sent = c.world.network.transport('c2').counters().requestsSent
-  const reply = await c.machineAsks('c2', '../../etc/passwd')
-  assert.is(reply.ok, false)
+  const reply = await c.machineRequest('c2', { op: 'charm-manifest', hash: '../../etc/passwd' })
+  assert.equal(reply, { ok: false, error: 'charm store: expected a charm archive sha256 in lower-case hex, got "../../etc/passwd"' })
   assert.is(c.world.network.transport('c2').counters().requestsSent, sent)
   await c.world.close()
 })

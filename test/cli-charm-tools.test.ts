@@ -13,12 +13,15 @@
  * - a pre-built .charm whose install hook is 0644 fails that hook as Juju does (the
  *   archive is deployed as it is), show-status-log shows the error's data
  *   (cmd/juju/status/history.go), and after `refresh --force-units` to a fixed archive
- *   and `resolved`, the unit goes on to active.
+ *   and `resolved`, the unit goes on to active;
+ * - a 3 MB charm of random content with only a charmcraft.yaml and `dispatch` deploys
+ *   (uploaded in chunks, checked, unpacked whole) and reaches active/idle.
  *
  * One controller for the whole file; every process is stopped by pid (destroy-controller
  * stops the agents) and the temporary directory removed.
  */
 import '../runtime/polyfill.ts'
+import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -59,6 +62,28 @@ function writePlainCharm (dir: string): void {
     writeFileSync(join(dir, path), content)
     chmodSync(join(dir, path), path.startsWith('actions/') ? 0o755 : 0o644)
   }
+}
+
+/**
+ * A charm of real size kept as charmcraft keeps one: only charmcraft.yaml (no
+ * metadata.yaml), a `dispatch` script, and `bytes` of random (incompressible) content
+ * under venv/, which its install checks byte for byte by sha256 in the unit's copy.
+ */
+function writeLargeCharm (dir: string, bytes: number): void {
+  const blob = randomBytes(bytes)
+  const digest = createHash('sha256').update(blob).digest('hex')
+  mkdirSync(join(dir, 'venv'), { recursive: true })
+  writeFileSync(join(dir, 'venv', 'blob.bin'), blob)
+  writeFileSync(join(dir, 'charmcraft.yaml'), 'name: large\ntype: charm\nsummary: s\ndescription: d\nbases:\n  - {name: ubuntu, channel: "22.04"}\nconfig:\n  options:\n    greeting: {type: string, default: hi}\n')
+  writeFileSync(join(dir, 'dispatch'), [
+    '#!/bin/bash',
+    'set -e',
+    'case "$JUJU_DISPATCH_PATH" in',
+    `  hooks/install) echo "${digest}  $CHARM_DIR/venv/blob.bin" | sha256sum -c --status; test -f "$CHARM_DIR/metadata.yaml" ;;`,
+    '  hooks/start) status-set active "$(config-get greeting)" ;;',
+    'esac',
+    ''
+  ].join('\n'), { mode: 0o755 })
 }
 
 /** A pre-built .charm: install as `installMode`, start sets active. */
@@ -114,6 +139,16 @@ test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in
     ok(home, 'refresh', 'zipped', '--path', fixed, '--force-units')
     cantrip(home, ['resolved', 'zipped/0']) // May find the automatic retry already moved it on.
     ok(home, 'wait-for', 'unit', 'zipped/0', '--status', 'active', '--timeout', '4m')
+
+    // A 3 MB charm with only charmcraft.yaml: uploaded in chunks (over the 1 MiB request
+    // maximum), unpacked whole on the machine, the files charmcraft would write present.
+    const large = join(home, 'large')
+    writeLargeCharm(large, 3_000_000)
+    ok(home, 'deploy', large)
+    ok(home, 'wait-for', 'unit', 'large/0', '--status', 'active', '--timeout', '4m')
+    const after = JSON.parse(ok(home, 'status', '--format', 'json')) as typeof status
+    const largeUnit = after.applications.large!.units['large/0']!
+    assert.equal([largeUnit['workload-status'].current, largeUnit['juju-status'].current], ['active', 'idle'])
   } finally {
     destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })

@@ -156,7 +156,7 @@ test('deploy: bad input is refused before anything is sent', async () => {
   const { client, connect, out } = setup()
   const empty = mkdtempSync(join(scratch, 'nocharm-'))
   mkdirSync(join(empty, 'hooks'))
-  await rejects(runDeploy(connect, empty, undefined, {}, out), /^cantrip deploy: expected a charm directory with metadata\.yaml, got ".*"$/)
+  await rejects(runDeploy(connect, empty, undefined, {}, out), /^cantrip deploy: expected a charm directory with metadata\.yaml or charmcraft\.yaml, got ".*"$/)
   await rejects(runDeploy(connect, '/nonexistent/charm', undefined, {}, out), /^cantrip deploy: expected a charm directory, a \.charm file or a bundle \.yaml file/)
   await rejects(runDeploy(connect, kvDir, undefined, { n: '0' }, out), /^cantrip deploy: expected -n to be a whole number of at least 1, got "0"$/)
   await rejects(runDeploy(connect, kvDir, undefined, { n: 'abc' }, out), /got "abc"/)

@@ -9,7 +9,7 @@
  * destroy-controller then leaves no process behind.
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
@@ -122,6 +122,14 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     const agentLog = join(home, 'controllers', 'local', 'machines', 'machine-0', 'agent.log')
     await eventually('machine-0 to learn c1 and c2', 30_000, () => existsSync(agentLog) && readFileSync(agentLog, 'utf8').split('learned controller').length - 1 >= 2 ? true : undefined)
 
+    // A charm uploaded now is on a majority before deploy returns (replicated-charm-store.ts).
+    const tiny = join(home, 'tiny')
+    mkdirSync(join(tiny, 'hooks'), { recursive: true })
+    writeFileSync(join(tiny, 'metadata.yaml'), 'name: tiny\nsummary: s\ndescription: d\n')
+    writeFileSync(join(tiny, 'hooks', 'start'), '#!/bin/bash\nstatus-set active up\n', { mode: 0o755 })
+    const deployed = cantrip(home, ['deploy', tiny, '--to', '0'])
+    assert.is(deployed.status, 0, deployed.stderr)
+
     // Power cut of the original leader: the two added members carry on.
     process.kill(oldLeader.pid, 'SIGKILL')
     const killedAt = Date.now()
@@ -132,6 +140,11 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     const status = cantrip(home, ['status', '--format', 'json'])
     assert.is(status.status, 0, status.stderr)
     assert.equal(Object.keys((JSON.parse(status.stdout) as { machines: Record<string, unknown> }).machines).sort(), ['0', '1'])
+    // Machine 1's agent fetches the charm from the survivors: the archive outlived its controller.
+    const added = cantrip(home, ['add-unit', 'tiny', '--to', '1'])
+    assert.is(added.status, 0, added.stderr)
+    const active = cantrip(home, ['wait-for', 'unit', 'tiny/1', '--status', 'active', '--timeout', '4m'])
+    assert.is(active.status, 0, active.stderr)
     const survivors = show(home)
     assert.is.not(survivors.raft.leader, oldLeader['peer-id'], 'a new leader was elected')
     assert.is(Object.values(survivors.members).filter(m => m.role === 'unreachable').length, 1)

@@ -16,8 +16,9 @@ import { members } from './api-members.ts'
 import { parseShipLogsRequest, shipLogs } from './api-ship-logs.ts'
 import { applicationStatus, fullModel, goalState, machineModel, register, summary } from './api-model-reads.ts'
 import { apiRefusal, type ApiOp } from './api-policy.ts'
-import type { ApiReplies, ApiRequests, CharmReply } from './api-requests.ts'
+import type { ApiReplies, ApiRequests } from './api-requests.ts'
 import type { ApiExtras, CharmArchives, IdentifyPeer, MachinePresence } from './controller-api.ts'
+import { parseCharmChunkRequest, parseCharmManifestRequest, parsePutCharmBegin, parsePutCharmChunk, parsePutCharmCommit, withCharms } from './api-charms.ts'
 import type { ModelReplica } from './model-replica.ts'
 
 const component = 'controller api'
@@ -80,19 +81,31 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
       : { invalid: apiRefusal(component, 'goal-state', peer, body.unit) },
     answer: goalState
   },
-  'charm-archive': {
-    parse: body => {
-      if (typeof body.hash !== 'string') return { invalid: `${component}: expected a charm hash, got ${typeof body.hash}` }
-      if (body.local !== undefined && typeof body.local !== 'boolean') return { invalid: `${component}: expected "local" to be a boolean, got ${typeof body.local}` }
-      return { op: 'charm-archive', hash: body.hash, ...(body.local === undefined ? {} : { local: body.local }) }
-    },
-    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, bytes: (await store.get(request.hash, { local: request.local === true })) ?? null }))
+  'charm-manifest': {
+    parse: parseCharmManifestRequest,
+    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, manifest: (await store.manifest(request.hash, { local: request.local === true })) ?? null }))
   },
-  'put-charm': {
-    parse: body => body.bytes instanceof Uint8Array
-      ? { op: 'put-charm', bytes: body.bytes }
-      : { invalid: `${component}: expected archive bytes, got ${typeof body.bytes}` },
-    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, bytes: null, hash: await store.put(request.bytes) }))
+  'charm-chunk': {
+    parse: parseCharmChunkRequest,
+    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, bytes: (await store.chunk(request.hash, request.index, { local: request.local === true })) ?? null }))
+  },
+  'put-charm-begin': {
+    parse: parsePutCharmBegin,
+    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, ...await store.begin(request.manifest) }))
+  },
+  'put-charm-chunk': {
+    parse: parsePutCharmChunk,
+    answer: async ({ charms }, request) => await withCharms(charms, async store => {
+      await store.putChunk(request.hash, request.index, request.bytes)
+      return { ok: true }
+    })
+  },
+  'put-charm-commit': {
+    parse: parsePutCharmCommit,
+    answer: async ({ charms }, request) => await withCharms(charms, async store => {
+      await store.commit(request.hash)
+      return { ok: true, hash: request.hash }
+    })
   },
   'model-summary': { parse: () => ({ op: 'model-summary' }), answer: summary },
   register: {
@@ -123,16 +136,6 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
     answer: ({ node, extras }, request) => queryDebugLog(node.id, request, extras.logs)
   },
   'ship-logs': { parse: parseShipLogsRequest, answer: shipLogs }
-}
-
-/** Any known agent may fetch an archive by its hash (it is checked again on unpacking); only admins may add one. */
-async function withCharms (charms: CharmArchives | undefined, use: (store: CharmArchives) => Promise<CharmReply>): Promise<CharmReply> {
-  if (charms === undefined) return { ok: false, error: `${component}: this controller keeps no charm archives` }
-  try {
-    return await use(charms)
-  } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) }
-  }
 }
 
 /** The one line for a body that names no operation. */

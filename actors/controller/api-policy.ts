@@ -11,7 +11,7 @@
 import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
-  'machine-model', 'application-status', 'goal-state', 'charm-archive', 'put-charm', 'model-summary', 'register', 'model',
+  'machine-model', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model',
   'controller-status', 'members', 'add-controller', 'controllers', 'debug-log', 'ship-logs'
 ] as const
 
@@ -43,8 +43,11 @@ export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   'machine-model': { allowed: ['controller', 'machine'], ownMachineOnly: true, refusal: target => `may not read machine ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
   'application-status': { allowed: ['controller', 'machine'], leaderUnitOnly: true, refusal: target => `may not read the application status for unit ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
   'goal-state': { allowed: ['controller', 'machine'], refusal: target => `may not read the goal state for unit ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
-  'charm-archive': { allowed: known, refusal: () => 'is not known to this model' },
-  'put-charm': { allowed: staff, refusal: () => 'may not add charms' },
+  'charm-manifest': { allowed: known, refusal: () => 'is not known to this model' },
+  'charm-chunk': { allowed: known, refusal: () => 'is not known to this model' },
+  'put-charm-begin': { allowed: staff, refusal: () => 'may not add charms' },
+  'put-charm-chunk': { allowed: staff, refusal: () => 'may not add charms' },
+  'put-charm-commit': { allowed: staff, refusal: () => 'may not add charms' },
   'model-summary': { allowed: staff, refusal: () => 'may not read the model summary' },
   register: { allowed: ['user', 'controller', 'machine', 'unit', 'stranger'], refusal: () => 'may not register' },
   model: { allowed: staff, refusal: () => 'may not read the whole model' },

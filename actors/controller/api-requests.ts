@@ -5,6 +5,7 @@
  * types, so a request is typed from the caller's hand to the handler. The wire format is
  * the request itself, msgpack-encoded (runtime/codec.ts).
  */
+import type { CharmManifest, CharmUploadState } from '../../runtime/charm/charm-manifest.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import { describeValue } from '../../runtime/errors.ts'
 import type { ApplicationStatusReply } from '../../runtime/model/application-status.ts'
@@ -35,14 +36,24 @@ export interface ApiRequests {
    */
   'goal-state': { op: 'goal-state', unit: string }
   /**
-   * A charm archive by content address. A controller that lacks it fetches it from its
-   * peer controllers first (agent/controller/replicated-charm-store.ts); `local: true`
-   * asks for this controller's own store only, which is how those peers are asked, so
-   * a fetch never goes further than one hop.
+   * A charm archive's manifest by content address (runtime/charm/charm-manifest.ts): its
+   * size and chunk hashes. A controller that lacks the archive fetches it from its peer
+   * controllers first, chunk by chunk (agent/controller/replicated-charm-store.ts);
+   * `local: true` asks for this controller's own store only, which is how those peers are
+   * asked, so a fetch never goes further than one hop.
    */
-  'charm-archive': { op: 'charm-archive', hash: string, local?: boolean }
-  /** Admins only: put a charm archive into this controller's store. */
-  'put-charm': { op: 'put-charm', bytes: Uint8Array }
+  'charm-manifest': { op: 'charm-manifest', hash: string, local?: boolean }
+  /** One chunk of a charm archive (at most limits.charmChunkBytesMax), as `charm-manifest` finds it. */
+  'charm-chunk': { op: 'charm-chunk', hash: string, index: number, local?: boolean }
+  /** Admins only: begin (or resume) an upload; the reply lists the chunks still to send. */
+  'put-charm-begin': { op: 'put-charm-begin', manifest: CharmManifest }
+  /** Admins only: one chunk of an upload begun on this controller, checked against its manifest. */
+  'put-charm-chunk': { op: 'put-charm-chunk', hash: string, index: number, bytes: Uint8Array }
+  /**
+   * Admins only: the whole archive checked against its hash and made readable; answered
+   * once a majority of the controllers hold it, so any of them can serve it after a failover.
+   */
+  'put-charm-commit': { op: 'put-charm-commit', hash: string }
   /** Admins only: the revision and the machine ids, read linearizably (status, tests). */
   'model-summary': { op: 'model-summary' }
   /**
@@ -109,16 +120,33 @@ export type GoalStateReply =
   | { ok: true, goalState: GoalState }
   | { ok: false, error: string }
 
-export type CharmReply =
-  | { ok: true, bytes: Uint8Array | null, hash?: string }
+export type CharmManifestReply =
+  | { ok: true, manifest: CharmManifest | null }
   | { ok: false, error: string }
+
+export type CharmChunkReply =
+  | { ok: true, bytes: Uint8Array | null }
+  | { ok: false, error: string }
+
+export type CharmUploadReply =
+  | ({ ok: true } & CharmUploadState)
+  | { ok: false, error: string }
+
+export type CharmCommitReply =
+  | { ok: true, hash: string }
+  | { ok: false, error: string }
+
+export type CharmChunkPutReply = { ok: true } | { ok: false, error: string }
 
 export interface ApiReplies {
   'machine-model': MachineModelReply
   'application-status': ApplicationStatusReply
   'goal-state': GoalStateReply
-  'charm-archive': CharmReply
-  'put-charm': CharmReply
+  'charm-manifest': CharmManifestReply
+  'charm-chunk': CharmChunkReply
+  'put-charm-begin': CharmUploadReply
+  'put-charm-chunk': CharmChunkPutReply
+  'put-charm-commit': CharmCommitReply
   'model-summary': SummaryReply
   register: RegisterReply
   model: FullModelReply
@@ -133,7 +161,9 @@ export interface ApiReplies {
 /** What every reply is at least: ok, or one line saying why not. */
 export type ApiReplyBase = { ok: true } | { ok: false, error: string }
 export type ApiReply = ApiReplies[ApiOp]
-export type ApiSuccess<Op extends ApiOp> = Extract<ApiReplies[Op], { ok: true }>
+/** Each op's success, as a mapped type: indexed by a generic op it stays deferred (a plain Extract over the union of every reply is more than the compiler will expand, TS2590). */
+type ApiSuccesses = { readonly [Op in ApiOp]: Extract<ApiReplies[Op], { ok: true }> }
+export type ApiSuccess<Op extends ApiOp> = ApiSuccesses[Op]
 
 // The compiler checks that the two maps name exactly the policy's ops, and that every reply has the base shape.
 type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : never) : never

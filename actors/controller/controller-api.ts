@@ -10,6 +10,7 @@
  * (runtime/model/application-status.ts), as Juju's uniter asks its controller: the view
  * carries only the machine's own units.
  */
+import type { CharmManifest, CharmUploadState } from '../../runtime/charm/charm-manifest.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
@@ -23,16 +24,22 @@ import type { ApiReplies, ApiReply } from './api-requests.ts'
 import { isPlainRecord } from '../../runtime/model/charm-summary.ts'
 
 export type { ApplicationStatusReply } from '../../runtime/model/application-status.ts'
-export type { ApiRequest, CharmReply, FullModelReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
+export type { ApiRequest, CharmChunkReply, CharmManifestReply, FullModelReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
 
 export const controllerApiProtocol = 'cantrip/api/1'
 const component = 'controller api'
 
-/** Where this controller keeps charm archives (agent/controller/charm-store.ts in the agent). */
+/**
+ * Where this controller keeps charm archives, chunk by chunk (runtime/charm/
+ * charm-manifest.ts; agent/controller/replicated-charm-store.ts in the agent).
+ */
 export interface CharmArchives {
   /** With `local`, only what this controller holds itself: never ask anyone else. */
-  get (hash: string, options?: { local?: boolean }): Promise<Uint8Array | undefined>
-  put (bytes: Uint8Array): Promise<string>
+  manifest (hash: string, options?: { local?: boolean }): Promise<CharmManifest | undefined>
+  chunk (hash: string, index: number, options?: { local?: boolean }): Promise<Uint8Array | undefined>
+  begin (manifest: CharmManifest): Promise<CharmUploadState>
+  putChunk (hash: string, index: number, bytes: Uint8Array): Promise<void>
+  commit (hash: string): Promise<void>
 }
 
 /** Whether a machine agent is heard from (runtime/presence), for the units' agent status. */
@@ -67,7 +74,7 @@ async function answer (node: ModelReplica, identify: IdentifyPeer, request: Inco
 }
 
 /** One op from its table entry: the policy first, then the request typed, then its handler. */
-async function perform<Op extends ApiOp> (op: Op, body: WireBody, context: ApiContext): Promise<ApiReplies[Op] | { ok: false, error: string }> {
+async function perform<Op extends ApiOp> (op: Op, body: WireBody, context: ApiContext): Promise<ApiReply> {
   const operation: ApiOperation<Op> = apiOperations[op]
   // The policy table first: a refused caller learns nothing, not even whether its target exists.
   const target = operation.target?.(body)

@@ -239,16 +239,38 @@ export class ControllerClient {
     })
   }
 
-  async charmArchive (hash: string): Promise<Uint8Array | undefined> {
+  /** A charm archive's manifest (runtime/charm/charm-manifest.ts), from the first controller that has it. */
+  async charmManifest (hash: string): Promise<unknown> {
+    return await this.#charmRequest(async target => {
+      const reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'charm-manifest', hash }, { component, timeoutMs: this.#charmTimeoutMs() })
+      return reply.ok ? reply.manifest ?? undefined : undefined
+    })
+  }
+
+  /** One chunk of a charm archive; the caller checks it against the manifest (agent/uniter/charm-fetch.ts). */
+  async charmChunk (hash: string, index: number): Promise<Uint8Array | undefined> {
+    return await this.#charmRequest(async target => {
+      const reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'charm-chunk', hash, index }, { component, timeoutMs: this.#charmTimeoutMs() })
+      return reply.ok && reply.bytes instanceof Uint8Array ? reply.bytes : undefined
+    })
+  }
+
+  /** Asks the controllers in turn (each twice at most) until one answers with something. */
+  async #charmRequest<T> (ask: (target: string) => Promise<T | undefined>): Promise<T | undefined> {
     for (let attempt = 0; attempt < this.#o.controllers.length * 2; attempt++) {
       try {
-        const reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'charm-archive', hash }, { component, timeoutMs: this.#timeoutMs() })
-        if (reply.ok && reply.bytes !== null) return reply.bytes
+        const answer = await ask(this.#controller())
+        if (answer !== undefined) return answer
       } catch {
         // Try the next controller.
       }
     }
     return undefined
+  }
+
+  /** A controller that lacks the archive copies it from its peers before it answers. */
+  #charmTimeoutMs (): number {
+    return Math.max(this.#timeoutMs(), limits.charmFetchPeerTimeoutMs * 4)
   }
 
   /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
 import { chmod, lstat, mkdir, mkdtemp, open, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, posix, resolve, sep } from 'node:path'
+import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { Packr } from 'msgpackr'
 import { InvalidCharmArchiveError } from '../../runtime/charm/charm-error.ts'
 import { describeValue } from '../../runtime/errors.ts'
@@ -11,14 +12,17 @@ import { JujuIgnore, JujuIgnoreError } from './jujuignore.ts'
 /**
  * A charm directory as one content-addressed byte string, and back.
  *
- * The archive is a msgpack encoding of `{format: 'cantrip-charm', version: 1, files}`
- * where `files` lists every directory, regular file and symlink under the charm root,
+ * The archive is a raw-deflated (RFC 1951, as in a zip) msgpack encoding of
+ * `{format: 'cantrip-charm', version: 1, files}`, where `files` lists every directory, regular file and symlink under the charm root,
  * sorted by path:
  *   `{path, dir: true}`                   a directory (so empty ones survive);
  *   `{path, mode: 0o755 | 0o644, data}`   a file; only the executable bit is kept;
  *   `{path, link}`                        a symlink whose target stays inside the charm.
  * Nothing else about a file is kept (no owner, no mtime), so the same content always
- * gives the same bytes and the same sha256, whatever the mtimes or readdir order.
+ * gives the same bytes and the same sha256, whatever the mtimes or readdir order (and
+ * the same zlib at the same level deflates them alike, so a re-run deploy resumes an
+ * interrupted upload of the same archive). The sha256 of the compressed bytes is the
+ * charm's identity, as Juju's is the sha256 of its .charm zip.
  *
  * Packing a directory does what Juju's directory archiver does (internal/charm/
  * charmdir.go): it leaves out what `.jujuignore` and Juju's default rules exclude
@@ -33,10 +37,17 @@ import { JujuIgnore, JujuIgnoreError } from './jujuignore.ts'
 
 export const charmArchiveFormat = 'cantrip-charm'
 export const charmArchiveVersion = 1
+/** zlib's default level, as zip writers (Go's archive/zip, charmcraft's zipfile) use. */
+const charmArchiveDeflateLevel = 6
 
 export interface PackCharmOptions {
   /** The charm's hook names (charmHookNames): such files in `hooks/` are packed executable. */
   readonly hooks?: ReadonlySet<string>
+  /**
+   * Files to add at the charm's root, by name, as `charmcraft pack` adds the metadata.yaml,
+   * config.yaml and actions.yaml it derives from charmcraft.yaml (LoadedCharm.generated).
+   */
+  readonly generated?: Readonly<Record<string, string>>
 }
 
 export type CharmArchiveEntry =
@@ -92,6 +103,7 @@ export async function packCharm (dir: string, options: PackCharmOptions = {}): P
     if (error instanceof InvalidCharmArchiveError) throw error
     throw new InvalidCharmArchiveError(subject, undefined, 'a readable charm directory', errorCode(error), { cause: error })
   }
+  entries.push(...generatedEntries(entries, options.generated))
   entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
   const bytes = encodeArchive(entries)
   return { bytes, hash: charmArchiveHash(bytes) }
@@ -158,9 +170,16 @@ export function readCharmArchive (bytes: Uint8Array, expectedHash: string): Char
   const actualHash = charmArchiveHash(bytes)
   if (actualHash !== expectedHash) fail(undefined, `content with sha256 ${expectedHash}`, `sha256 ${actualHash}`)
 
+  let inflated: Buffer
+  try {
+    // Bounded, so a small archive cannot inflate past what an honest one could hold.
+    inflated = inflateRawSync(bytes, { maxOutputLength: limits.charmArchiveBytesMax + envelopeBytesMax })
+  } catch (cause) {
+    throw new InvalidCharmArchiveError(subject, undefined, `deflated data of at most ${limits.charmArchiveBytesMax + envelopeBytesMax} bytes once inflated`, JSON.stringify(cause instanceof Error ? cause.message : String(cause)), { cause })
+  }
   let envelope: unknown
   try {
-    envelope = packr.unpack(bytes)
+    envelope = packr.unpack(inflated)
   } catch (cause) {
     throw new InvalidCharmArchiveError(subject, undefined, 'a msgpack-encoded archive', JSON.stringify(cause instanceof Error ? cause.message : String(cause)), { cause })
   }
@@ -268,6 +287,13 @@ export async function unpackCharm (bytes: Uint8Array, expectedHash: string, dest
   }
 }
 
+/** The `generated` files that `entries` lacks, as root-level 0644 files. */
+export function generatedEntries (entries: readonly CharmArchiveEntry[], generated: Readonly<Record<string, string>> = {}): CharmArchiveEntry[] {
+  const present = new Set(entries.map(entry => entry.path))
+  return Object.keys(generated).sort().filter(name => !present.has(name))
+    .map(name => ({ path: name, mode: 0o644 as const, data: new TextEncoder().encode(generated[name]!) }))
+}
+
 /** Entries read elsewhere (a pre-built .charm) as an archive; unpacking checks them as any other. */
 export function packEntries (entries: readonly CharmArchiveEntry[]): PackedCharm {
   const sorted = [...entries].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
@@ -284,7 +310,8 @@ function encodeArchive (entries: readonly CharmArchiveEntry[]): Uint8Array {
         ? { path: entry.path, link: entry.link }
         : { path: entry.path, mode: entry.mode, data: entry.data })
   const packed = packr.pack({ format: charmArchiveFormat, version: charmArchiveVersion, files })
-  return new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength)
+  const deflated = deflateRawSync(packed, { level: charmArchiveDeflateLevel })
+  return new Uint8Array(deflated.buffer, deflated.byteOffset, deflated.byteLength)
 }
 
 /** Why `path` is not a plain relative path inside the charm, or undefined. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InvalidCharmArchiveError } from '../../runtime/charm/charm-error.ts'
 import { limits } from '../../runtime/limits.ts'
-import { packEntries, unpackCharm, type PackedCharm } from './charm-archive.ts'
+import { generatedEntries, packEntries, unpackCharm, type PackedCharm } from './charm-archive.ts'
 import { loadCharmDir, type LoadedCharm } from './load-charm.ts'
 import { readZipCharm } from './zip-charm.ts'
 
@@ -19,12 +19,16 @@ export function isCharmArchivePath (path: string): boolean {
  */
 export async function loadCharmArchive (file: string): Promise<{ charm: LoadedCharm, packed: PackedCharm }> {
   const bytes = await readArchiveFile(file)
-  const packed = packEntries(readZipCharm(bytes, file))
+  const entries = readZipCharm(bytes, file)
+  const packed = packEntries(entries)
   const temp = await mkdtemp(join(tmpdir(), 'cantrip-charm-'))
   try {
     const dir = join(temp, 'charm')
     await unpackCharm(packed.bytes, packed.hash, dir)
-    return { charm: { ...await loadCharmDir(dir), dir: file }, packed }
+    const charm = { ...await loadCharmDir(dir), dir: file }
+    // A .charm described only by charmcraft.yaml gets the files charmcraft would have packed.
+    const extra = generatedEntries(entries, charm.generated)
+    return { charm, packed: extra.length === 0 ? packed : packEntries([...entries, ...extra]) }
   } finally {
     await rm(temp, { recursive: true, force: true })
   }

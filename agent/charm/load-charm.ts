@@ -6,16 +6,23 @@ import { CharmNotFoundError, InvalidCharmError } from '../../runtime/charm/charm
 import { parseCharmMetadata } from '../../runtime/charm/charm-metadata.ts'
 import { limits } from '../../runtime/limits.ts'
 import { parseCharmYaml } from './charm-yaml.ts'
+import { charmcraftFiles } from '../../runtime/charm/charmcraft-yaml.ts'
+import { stringify } from 'yaml'
 
 /**
  * Reads a charm directory's metadata.yaml (required), config.yaml and actions.yaml
- * (optional) and checks them against juju-semantics.md §7. Each file is read with a
+ * (optional) and checks them against juju-semantics.md §7. Where one of the three is
+ * absent and a unified charmcraft.yaml is there, its part of charmcraft.yaml stands in
+ * for it (runtime/charm/charmcraft-yaml.ts), as `charmcraft pack` would have written it;
+ * `generated` holds those files as YAML, for the packer to add. Each file is read with a
  * size bound before it is parsed; every problem is one InvalidCharmError line naming the
  * charm, the file and the field.
  */
 export interface LoadedCharm extends CharmDefinition {
   /** The directory, resolved to an absolute path. */
   readonly dir: string
+  /** metadata.yaml, config.yaml or actions.yaml derived from charmcraft.yaml, by file name; empty when none was. */
+  readonly generated: Readonly<Record<string, string>>
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
@@ -33,21 +40,30 @@ export async function loadCharmDir (dir: string): Promise<LoadedCharm> {
   // Until metadata.yaml names the charm, messages name it by its directory.
   const label = basename(root)
   const metadataText = await readCharmFile(root, 'metadata.yaml', label)
-  if (metadataText === undefined) throw new CharmNotFoundError(root, 'has no metadata.yaml')
-  const metadata = parseCharmYaml(metadataText, label, 'metadata.yaml')
-  const hasManifest = await exists(join(root, 'manifest.yaml'))
+  const charmcraftText = await readCharmFile(root, 'charmcraft.yaml', label)
+  const charmcraft = charmcraftText === undefined ? undefined : charmcraftFiles(parseCharmYaml(charmcraftText, label, 'charmcraft.yaml'), label)
+  if (metadataText === undefined && charmcraft === undefined) throw new CharmNotFoundError(root, 'has no metadata.yaml (nor a charmcraft.yaml)')
+  const metadata = metadataText === undefined ? charmcraft!.metadata : parseCharmYaml(metadataText, label, 'metadata.yaml')
+  // charmcraft always packs a manifest.yaml: a charm described by charmcraft.yaml is a v2 charm.
+  const hasManifest = await exists(join(root, 'manifest.yaml')) || metadataText === undefined
 
   // config.yaml and actions.yaml are read only after metadata.yaml is known to be sound,
   // so a metadata problem is reported first and their messages can use the charm's name.
   const { name } = parseCharmMetadata(metadata, { label, hasManifest })
   const configText = await readCharmFile(root, 'config.yaml', name)
   const actionsText = await readCharmFile(root, 'actions.yaml', name)
+  const config = configText === undefined ? charmcraft?.config : parseCharmYaml(configText, name, 'config.yaml')
+  const actions = actionsText === undefined ? charmcraft?.actions : parseCharmYaml(actionsText, name, 'actions.yaml')
   const definition = charmDefinition({
     metadata,
-    ...(configText === undefined ? {} : { config: parseCharmYaml(configText, name, 'config.yaml') }),
-    ...(actionsText === undefined ? {} : { actions: parseCharmYaml(actionsText, name, 'actions.yaml') })
+    ...(config === undefined ? {} : { config }),
+    ...(actions === undefined ? {} : { actions })
   }, { label, hasManifest })
-  return { dir: root, ...definition }
+  const generated: Record<string, string> = {}
+  if (metadataText === undefined) generated['metadata.yaml'] = stringify(metadata)
+  if (configText === undefined && charmcraft?.config !== undefined) generated['config.yaml'] = stringify(charmcraft.config)
+  if (actionsText === undefined && charmcraft?.actions !== undefined) generated['actions.yaml'] = stringify(charmcraft.actions)
+  return { dir: root, ...definition, generated }
 }
 
 /**

@@ -17,6 +17,9 @@ import { changeTopic } from '../../actors/controller/change-notices.ts'
 import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
 import { modelProtocol } from '../../actors/controller/model-scope.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
+import { limits } from '../../runtime/limits.ts'
+import { charmManifestOf } from '../charm/charm-chunks.ts'
+import { CharmUploadRefusedError, uploadCharm, type UploadTarget } from '../charm/charm-upload.ts'
 import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
@@ -104,9 +107,11 @@ export class Connection {
       const target = this.#members[attempt % this.#members.length]!
       try {
         const reply = await this.apiTo<Op>(target, request)
-        if (isSuccess(reply)) return reply
-        const refused: ApiReplyBase = reply
-        if (!refused.ok) last = refused.error
+        // Read through the base type: narrowing the union of every op's replies directly
+        // is more than the compiler will expand (TS2590).
+        const base: ApiReplyBase = reply
+        if (base.ok) return reply as ApiSuccess<Op>
+        last = base.error
       } catch (error) {
         last = error instanceof Error ? error.message : String(error)
       }
@@ -119,10 +124,29 @@ export class Connection {
     return { ...await this.api({ op: 'model' }), modelName: this.#model }
   }
 
+  /**
+   * Uploads a charm archive in chunks (agent/charm/charm-upload.ts) to one controller,
+   * the next member if one cannot be reached; a refusal is final. Answers the hash the
+   * controller stored it as.
+   */
   async putCharm (bytes: Uint8Array): Promise<string> {
-    const reply = await this.api({ op: 'put-charm', bytes })
-    if (reply.hash === undefined) throw new CantripError(`${component}: the controller stored the charm but gave no hash`)
-    return reply.hash
+    const manifest = charmManifestOf(bytes)
+    let last = 'no controller answered'
+    for (const target of this.#members) {
+      try {
+        const upload: UploadTarget = {
+          begin: async m => await this.apiTo(target, { op: 'put-charm-begin', manifest: m }),
+          chunk: async (hash, index, chunk) => await this.apiTo(target, { op: 'put-charm-chunk', hash, index, bytes: chunk }),
+          // The controller answers once a majority of the controllers hold the archive.
+          commit: async hash => await this.apiTo(target, { op: 'put-charm-commit', hash }, { timeoutMs: limits.charmReplicationTimeoutMs + requestTimeoutMs })
+        }
+        return (await uploadCharm(upload, bytes, manifest)).hash
+      } catch (error) {
+        if (error instanceof CharmUploadRefusedError) throw new CantripError(`${component}: put-charm failed: ${error.message}`)
+        last = error instanceof Error ? error.message : String(error)
+      }
+    }
+    throw new CantripError(`${component}: put-charm failed: ${last}`)
   }
 
   /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */
@@ -204,10 +228,4 @@ export class Connection {
   get members (): readonly string[] {
     return this.#members
   }
-}
-
-/** Narrows a reply of any one op to its success. */
-function isSuccess<Op extends ApiOp> (reply: ApiReplies[Op]): reply is ApiSuccess<Op> {
-  const base: ApiReplyBase = reply
-  return base.ok
 }

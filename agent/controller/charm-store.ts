@@ -1,38 +1,213 @@
 /**
  * The controller's charm store: archives by content address (sha256 of the archive), in
- * the controller's Storage beside its Raft state. The model records only the URL →
- * hash; an agent deploying a charm fetches the archive by that hash and checks it again
- * as it unpacks (agent/charm/charm-archive.ts), so a store that returned other bytes
- * could not install anything.
+ * the controller's Storage beside its Raft state, one key per chunk
+ * (runtime/charm/charm-manifest.ts). The model records only the URL → hash; whoever
+ * fetches the archive gets its manifest and then its chunks, and checks both again.
+ *
+ * An upload is begun with the manifest, fed chunk by chunk (each checked against the
+ * manifest's sha256 as it arrives, and written with a record of which chunks are in, in
+ * one atomic batch), and committed: the whole archive is hashed again from the stored
+ * chunks, one at a time, and only then does it become readable. A commit whose hash does
+ * not match drops the upload and its chunks, so nothing half-applied is ever served. An
+ * upload begun again with the same manifest (a re-run deploy) answers the chunks still
+ * missing, so only those are sent. The store never holds more than one chunk in memory.
  */
-import { charmArchiveHash } from '../charm/charm-archive.ts'
-import { InvalidInputError } from '../../runtime/errors.ts'
+import { chunkProblem, sha256Hex, charmManifestOf, charmChunk } from '../charm/charm-chunks.ts'
+import { charmChunkCount, sha256Pattern, type CharmManifest, type CharmUploadState } from '../../runtime/charm/charm-manifest.ts'
+import { decode, encode } from '../../runtime/codec.ts'
+import { CantripError, InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
-import type { Storage } from '../../runtime/storage.ts'
+import { prefixUpperBound, type Storage } from '../../runtime/storage.ts'
+import { createHash } from 'node:crypto'
 
 const component = 'charm store'
-const keyPrefix = 'charm-archive/'
-const hashPattern = /^[0-9a-f]{64}$/
+const archivePrefix = 'charm-archive/'
+const uploadPrefix = 'charm-upload/'
+const chunkPrefix = 'charm-chunk/'
+
+/** An upload the store refuses (a chunk that is not what the manifest says, a hash that does not match): one line. */
+export class CharmUploadError extends CantripError {
+  override name = 'CharmUploadError'
+  constructor (hash: string, what: string, problem: string) {
+    super(`${component}: cannot accept ${what}charm archive ${JSON.stringify(hash)}: ${problem}`)
+  }
+}
+
+/** An unfinished upload: the manifest, which chunks are in, and when it was begun (for eviction). */
+interface Upload {
+  manifest: CharmManifest
+  received: boolean[]
+  begun: number
+}
+
 
 export class CharmStore {
   readonly #storage: Storage
+  /** Mutations one at a time, so two chunks of one upload never race on its record. */
+  #queue: Promise<unknown> = Promise.resolve()
+  #uploads: Map<string, Upload> | undefined
 
   constructor (storage: Storage) {
     this.#storage = storage
   }
 
-  /** Stores `bytes` (synced) and returns its hash; storing the same archive again is a no-op. */
-  async put (bytes: Uint8Array): Promise<string> {
-    if (bytes.byteLength > limits.charmArchiveBytesMax) {
-      throw new InvalidInputError(component, `an archive of at most ${limits.charmArchiveBytesMax} bytes`, `${bytes.byteLength} bytes`)
-    }
-    const hash = charmArchiveHash(bytes)
-    if (await this.#storage.get(keyPrefix + hash) === undefined) await this.#storage.put(keyPrefix + hash, bytes, { sync: true })
-    return hash
+  /** Begins (or resumes) the upload `manifest` describes; answers what is still to send. */
+  async begin (manifest: CharmManifest): Promise<CharmUploadState> {
+    return await this.#serial(async () => {
+      if (await this.manifest(manifest.hash) !== undefined) return { complete: true, missing: [] }
+      const uploads = await this.#pending()
+      const held = uploads.get(manifest.hash)
+      if (held !== undefined && sameManifest(held.manifest, manifest)) return { complete: false, missing: missingOf(held) }
+      if (held !== undefined) await this.#drop(manifest.hash)
+      while (uploads.size >= limits.charmUploadsPendingMax) {
+        const oldest = [...uploads.entries()].sort((a, b) => a[1].begun - b[1].begun)[0]![0]
+        await this.#drop(oldest)
+      }
+      const begun = Math.max(0, ...[...uploads.values()].map(u => u.begun)) + 1
+      const upload: Upload = { manifest, received: manifest.chunks.map(() => false), begun }
+      await this.#storage.put(uploadPrefix + manifest.hash, encodeUpload(upload), { sync: false })
+      uploads.set(manifest.hash, upload)
+      return { complete: false, missing: missingOf(upload) }
+    })
   }
 
-  async get (hash: string): Promise<Uint8Array | undefined> {
-    if (!hashPattern.test(hash)) throw new InvalidInputError(component, 'a sha256 hex digest', hash)
-    return await this.#storage.get(keyPrefix + hash)
+  /** Stores chunk `index` of the upload of `hash` after checking its length and sha256 against the manifest. */
+  async putChunk (hash: string, index: number, bytes: Uint8Array): Promise<void> {
+    await this.#serial(async () => {
+      if (await this.manifest(hash) !== undefined) return
+      const upload = (await this.#pending()).get(hash)
+      if (upload === undefined) throw new CharmUploadError(hash, `chunk ${index} of `, 'expected an upload begun with its manifest, got none')
+      const count = upload.manifest.chunks.length
+      if (!Number.isSafeInteger(index) || index < 0 || index >= count) throw new CharmUploadError(hash, `chunk ${index} of `, `expected a chunk index from 0 to ${count - 1}`)
+      const problem = chunkProblem(upload.manifest, index, bytes)
+      if (problem !== undefined) throw new CharmUploadError(hash, `chunk ${index} of `, problem)
+      if (upload.received[index] === true) return
+      upload.received[index] = true
+      await this.#storage.batch([
+        { type: 'put', key: chunkKey(hash, index), value: bytes },
+        { type: 'put', key: uploadPrefix + hash, value: encodeUpload(upload) }
+      ], { sync: false })
+    })
   }
+
+  /**
+   * Makes the upload of `hash` readable once every chunk is in and the stored chunks hash
+   * to `hash`; otherwise refuses, and a wrong whole hash drops the upload. Synced.
+   */
+  async commit (hash: string): Promise<void> {
+    await this.#serial(async () => {
+      if (await this.manifest(hash) !== undefined) return
+      const uploads = await this.#pending()
+      const upload = uploads.get(hash)
+      if (upload === undefined) throw new CharmUploadError(hash, '', 'expected an upload begun with its manifest, got none')
+      const missing = missingOf(upload)
+      if (missing.length > 0) throw new CharmUploadError(hash, '', `expected all ${upload.manifest.chunks.length} chunks, got ${upload.manifest.chunks.length - missing.length} (chunk ${missing[0]!} is missing)`)
+      const whole = createHash('sha256')
+      for (let index = 0; index < upload.manifest.chunks.length; index++) {
+        const chunk = await this.#storage.get(chunkKey(hash, index))
+        if (chunk === undefined) throw new CharmUploadError(hash, '', `expected chunk ${index} in the store, got none`)
+        whole.update(chunk)
+      }
+      const actual = whole.digest('hex')
+      if (actual !== hash) {
+        await this.#drop(hash)
+        throw new CharmUploadError(hash, '', `expected the chunks to hash to sha256 ${hash}, got sha256 ${actual}; the upload was dropped`)
+      }
+      await this.#storage.batch([
+        { type: 'put', key: archivePrefix + hash, value: encode(upload.manifest, component) },
+        { type: 'del', key: uploadPrefix + hash }
+      ], { sync: true })
+      uploads.delete(hash)
+    })
+  }
+
+  /** The manifest of a stored (committed) archive, or undefined. */
+  async manifest (hash: string): Promise<CharmManifest | undefined> {
+    checkHash(hash)
+    const bytes = await this.#storage.get(archivePrefix + hash)
+    return bytes === undefined ? undefined : decode(bytes, component) as CharmManifest
+  }
+
+  /** Chunk `index` of a stored (committed) archive, or undefined. */
+  async chunk (hash: string, index: number): Promise<Uint8Array | undefined> {
+    const manifest = await this.manifest(hash)
+    if (manifest === undefined || !Number.isSafeInteger(index) || index < 0 || index >= manifest.chunks.length) return undefined
+    return await this.#storage.get(chunkKey(hash, index))
+  }
+
+  /** Unfinished uploads this store keeps (for tests and the bound). */
+  async pendingUploads (): Promise<string[]> {
+    return [...(await this.#pending()).keys()].sort()
+  }
+
+  /** Stores a whole archive held in memory (tests, fixtures); answers its hash. */
+  async put (bytes: Uint8Array, chunkBytes: number = limits.charmChunkBytesMax): Promise<string> {
+    if (bytes.byteLength > limits.charmArchiveBytesMax) {
+      throw new InvalidInputError(component, `a charm archive of at most ${limits.charmArchiveBytesMax} bytes`, `${bytes.byteLength} bytes`)
+    }
+    const manifest = charmManifestOf(bytes, chunkBytes)
+    const { missing } = await this.begin(manifest)
+    for (const index of missing) await this.putChunk(manifest.hash, index, charmChunk(bytes, manifest, index))
+    await this.commit(manifest.hash)
+    return manifest.hash
+  }
+
+  /** A stored archive whole, in memory (tests, fixtures); undefined if not stored. */
+  async get (hash: string): Promise<Uint8Array | undefined> {
+    const manifest = await this.manifest(hash)
+    if (manifest === undefined) return undefined
+    const bytes = new Uint8Array(manifest.size)
+    for (let index = 0; index < manifest.chunks.length; index++) {
+      const chunk = await this.#storage.get(chunkKey(hash, index))
+      if (chunk === undefined) return undefined
+      bytes.set(chunk, index * manifest.chunkBytes)
+    }
+    return sha256Hex(bytes) === hash ? bytes : undefined
+  }
+
+  async #serial<T> (run: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(run, run)
+    this.#queue = next.catch(() => undefined)
+    return await next
+  }
+
+  /** The unfinished uploads, read from storage once (they survive a restart, for resuming). */
+  async #pending (): Promise<Map<string, Upload>> {
+    if (this.#uploads !== undefined) return this.#uploads
+    const uploads = new Map<string, Upload>()
+    const records = await this.#storage.range({ gte: uploadPrefix, lt: prefixUpperBound(uploadPrefix), limit: limits.charmUploadsPendingMax * 2 })
+    for (const [key, value] of records) uploads.set(key.slice(uploadPrefix.length), decode(value, component) as Upload)
+    this.#uploads = uploads
+    return uploads
+  }
+
+  /** Removes an unfinished upload and every chunk it received. */
+  async #drop (hash: string): Promise<void> {
+    const uploads = await this.#pending()
+    const upload = uploads.get(hash)
+    const count = upload === undefined ? 0 : charmChunkCount(upload.manifest.size, upload.manifest.chunkBytes)
+    const operations = Array.from({ length: count }, (_, index) => ({ type: 'del' as const, key: chunkKey(hash, index) }))
+    await this.#storage.batch([...operations, { type: 'del', key: uploadPrefix + hash }], { sync: false })
+    uploads.delete(hash)
+  }
+}
+
+function checkHash (hash: string): void {
+  if (typeof hash !== 'string' || !sha256Pattern.test(hash)) throw new InvalidInputError(component, 'a sha256 hex digest', hash)
+}
+
+function chunkKey (hash: string, index: number): string {
+  return `${chunkPrefix}${hash}/${String(index).padStart(6, '0')}`
+}
+
+function encodeUpload (upload: Upload): Uint8Array {
+  return encode(upload, component)
+}
+
+function missingOf (upload: Upload): number[] {
+  return upload.received.flatMap((received, index) => received ? [] : [index])
+}
+
+function sameManifest (a: CharmManifest, b: CharmManifest): boolean {
+  return a.size === b.size && a.chunkBytes === b.chunkBytes && a.chunks.length === b.chunks.length && a.chunks.every((chunk, i) => chunk === b.chunks[i])
 }

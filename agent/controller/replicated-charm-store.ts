@@ -1,19 +1,26 @@
 /**
  * A controller's charm store that fills itself from its peer controllers, so an admin
- * puts an archive to one controller and every controller can serve it. The model records
- * only URL → hash; when this controller is asked for a hash it does not hold, it asks its
- * peers in turn over the controller API (`{op: 'charm-archive', hash, local: true}`),
- * keeps the first answer whose sha256 is the hash asked for, stores it and answers.
+ * uploads an archive to one controller and every controller can serve it. The Raft log
+ * carries only the archive's identity (`add-charm`: URL → hash), never its bytes.
  *
- * `local: true` makes a peer answer from its own store only, so a fetch is one hop and
- * two controllers that both lack an archive cannot ask each other in a loop. Concurrent
- * gets of one hash share one fetch; the peers asked, the time each may take and the
- * fetches running at once are bounded (limits.charmFetch*). A hash nobody has answers
- * undefined, and the next get asks again: the archive may have been put since.
+ * When this controller is asked for a hash it does not hold, it asks its peers in turn
+ * over the controller API for the manifest (`{op: 'charm-manifest', hash, local: true}`)
+ * and then for each chunk (`charm-chunk`), feeding them into its own store as an upload
+ * (charm-store.ts checks each chunk against the manifest and the whole against the
+ * hash); a peer that fails half-way leaves the chunks received so far, and the next peer
+ * is asked only for the rest. `local: true` makes a peer answer from its own store only,
+ * so a fetch is one hop and two controllers that both lack an archive cannot ask each
+ * other in a loop. Concurrent requests for one hash share one fetch; the peers asked, the
+ * time each may take and the fetches running at once are bounded (limits.charmFetch*).
+ *
+ * Committing an upload waits until a majority of the controllers hold the archive: the
+ * peers are asked for its manifest without `local`, which makes each fetch it from here.
+ * So once `deploy` has added the charm to the model, losing the controller it uploaded
+ * to loses no archive.
  */
-import { charmArchiveHash } from '../charm/charm-archive.ts'
-import { controllerApiProtocol, type CharmArchives, type CharmReply } from '../../actors/controller/controller-api.ts'
+import { controllerApiProtocol, type CharmArchives } from '../../actors/controller/controller-api.ts'
 import { requestApi } from '../../actors/controller/api-requests.ts'
+import { isInvalidManifest, parseCharmManifest, type CharmManifest, type CharmUploadState } from '../../runtime/charm/charm-manifest.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
@@ -30,8 +37,10 @@ export interface ReplicatedCharmStoreOptions {
   self: PeerId
   /** The controllers to ask, read at each fetch so membership changes are followed. */
   peers: () => readonly PeerId[]
-  /** Time one peer may take to answer; limits.charmFetchPeerTimeoutMs by default. */
+  /** Time one peer may take to answer one request; limits.charmFetchPeerTimeoutMs by default. */
   timeoutMs?: number
+  /** Time a commit waits for a majority to hold the archive; limits.charmReplicationTimeoutMs by default. */
+  replicationTimeoutMs?: number
   logger?: Logger
 }
 
@@ -43,22 +52,55 @@ export class CharmFetchBusyError extends CantripError {
   }
 }
 
+/** An accepted upload that not enough controllers could copy in time. */
+export class CharmReplicationError extends CantripError {
+  override name = 'CharmReplicationError'
+}
+
 export class ReplicatedCharmStore implements CharmArchives {
   readonly #o: ReplicatedCharmStoreOptions
-  readonly #fetches = new Map<string, Promise<Uint8Array | undefined>>()
+  readonly #fetches = new Map<string, Promise<CharmManifest | undefined>>()
 
   constructor (options: ReplicatedCharmStoreOptions) {
     this.#o = options
   }
 
-  async put (bytes: Uint8Array): Promise<string> {
-    return await this.#o.store.put(bytes)
+  async begin (manifest: CharmManifest): Promise<CharmUploadState> {
+    return await this.#o.store.begin(manifest)
   }
 
-  async get (hash: string, options: { local?: boolean } = {}): Promise<Uint8Array | undefined> {
+  async putChunk (hash: string, index: number, bytes: Uint8Array): Promise<void> {
+    await this.#o.store.putChunk(hash, index, bytes)
+  }
+
+  async commit (hash: string): Promise<void> {
+    await this.#o.store.commit(hash)
+    await this.#replicate(hash)
+  }
+
+  async manifest (hash: string, options: { local?: boolean } = {}): Promise<CharmManifest | undefined> {
     // The store checks the hash's form (and throws) before anything goes to a peer.
-    const held = await this.#o.store.get(hash)
+    const held = await this.#o.store.manifest(hash)
     if (held !== undefined || options.local === true) return held
+    return await this.#ensure(hash)
+  }
+
+  async chunk (hash: string, index: number, options: { local?: boolean } = {}): Promise<Uint8Array | undefined> {
+    if (options.local !== true && await this.#o.store.manifest(hash) === undefined) await this.#ensure(hash)
+    return await this.#o.store.chunk(hash, index)
+  }
+
+  /** A whole archive, for tests: fetched from the peers first if need be. */
+  async get (hash: string): Promise<Uint8Array | undefined> {
+    return await this.manifest(hash) === undefined ? undefined : await this.#o.store.get(hash)
+  }
+
+  /** Fetches currently running (one per hash). */
+  fetchesInFlight (): number {
+    return this.#fetches.size
+  }
+
+  async #ensure (hash: string): Promise<CharmManifest | undefined> {
     const running = this.#fetches.get(hash)
     if (running !== undefined) return await running
     if (this.#fetches.size >= limits.charmFetchesInFlightMax) throw new CharmFetchBusyError(hash, limits.charmFetchesInFlightMax)
@@ -67,48 +109,81 @@ export class ReplicatedCharmStore implements CharmArchives {
     return await fetch
   }
 
-  /** Fetches currently running (one per hash). */
-  fetchesInFlight (): number {
-    return this.#fetches.size
-  }
-
-  async #fetch (hash: string): Promise<Uint8Array | undefined> {
+  async #fetch (hash: string): Promise<CharmManifest | undefined> {
     for (const peer of this.#candidates()) {
-      const bytes = await this.#ask(peer, hash)
-      if (bytes === undefined) continue
-      await this.#o.store.put(bytes)
-      this.#o.logger?.log('info', `charm archive "${hash}" fetched from controller "${peer}"`, { hash, peer, bytes: bytes.byteLength })
-      return bytes
+      try {
+        const manifest = await this.#copyFrom(peer, hash)
+        if (manifest === undefined) continue
+        this.#o.logger?.log('info', `charm archive "${hash}" fetched from controller "${peer}"`, { hash, peer, bytes: manifest.size })
+        return manifest
+      } catch (error) {
+        this.#o.logger?.log('warning', `cannot fetch charm archive "${hash}" from controller "${peer}": ${error instanceof Error ? error.message : String(error)}`, { hash, peer })
+      }
     }
     return undefined
+  }
+
+  /** Copies the archive from `peer`'s own store, chunk by chunk; undefined if it has none. Throws on a bad or broken copy. */
+  async #copyFrom (peer: PeerId, hash: string): Promise<CharmManifest | undefined> {
+    const reply = await this.#ask(peer, { op: 'charm-manifest', hash, local: true })
+    if (!reply.ok) throw new CantripError(reply.error)
+    if (reply.manifest === null) return undefined
+    const manifest = parseCharmManifest(reply.manifest, component)
+    if (isInvalidManifest(manifest)) throw new CantripError(manifest.invalid)
+    if (manifest.hash !== hash) throw new CantripError(`${component}: expected the manifest of "${hash}", got that of "${manifest.hash}"`)
+    const { missing } = await this.#o.store.begin(manifest)
+    for (const index of missing) {
+      const chunk = await this.#ask(peer, { op: 'charm-chunk', hash, index, local: true })
+      if (!chunk.ok) throw new CantripError(chunk.error)
+      if (!(chunk.bytes instanceof Uint8Array)) throw new CantripError(`${component}: expected chunk ${index} of "${hash}", got none`)
+      await this.#o.store.putChunk(hash, index, chunk.bytes)
+    }
+    await this.#o.store.commit(hash)
+    return manifest
+  }
+
+  async #ask<Op extends 'charm-manifest' | 'charm-chunk'> (peer: PeerId, request: Parameters<typeof requestApi<Op>>[3]): ReturnType<typeof requestApi<Op>> {
+    return await requestApi<Op>(this.#o.transport, peer, controllerApiProtocol, request, { component, timeoutMs: this.#o.timeoutMs ?? limits.charmFetchPeerTimeoutMs })
   }
 
   /** Peers other than this one, those connected now first, at most limits.charmFetchPeersMax. */
   #candidates (): PeerId[] {
     const connected = new Set(this.#o.transport.connectedPeers())
-    const others = [...new Set(this.#o.peers())].filter(peer => peer !== this.#o.self)
+    const others = this.#others()
     return [...others.filter(peer => connected.has(peer)), ...others.filter(peer => !connected.has(peer))].slice(0, limits.charmFetchPeersMax)
   }
 
-  /** The archive from `peer`'s own store, if it has it and it is what was asked for; undefined otherwise. */
-  async #ask (peer: PeerId, hash: string): Promise<Uint8Array | undefined> {
-    let reply: CharmReply
-    try {
-      reply = await requestApi(this.#o.transport, peer, controllerApiProtocol, { op: 'charm-archive', hash, local: true }, { component, timeoutMs: this.#o.timeoutMs ?? limits.charmFetchPeerTimeoutMs })
-    } catch (error) {
-      this.#o.logger?.log('debug', `cannot fetch charm archive "${hash}" from controller "${peer}"`, { hash, peer, error: error instanceof Error ? error.message : String(error) })
-      return undefined
+  #others (): PeerId[] {
+    return [...new Set(this.#o.peers())].filter(peer => peer !== this.#o.self)
+  }
+
+  /**
+   * Resolves once a majority of the group (this controller included) holds `hash`: each
+   * peer is asked for the manifest without `local`, so it fetches the archive from here.
+   */
+  async #replicate (hash: string): Promise<void> {
+    const others = this.#others()
+    const group = others.length + 1
+    const needed = Math.floor(group / 2) // Peers besides this one.
+    if (needed === 0) return
+    let held = 0
+    let answered = 0
+    let last = 'no peer answered'
+    await new Promise<void>(resolve => {
+      for (const peer of others) {
+        requestApi(this.#o.transport, peer, controllerApiProtocol, { op: 'charm-manifest', hash }, { component, timeoutMs: this.#o.replicationTimeoutMs ?? limits.charmReplicationTimeoutMs })
+          .then(reply => {
+            if (reply.ok && reply.manifest !== null) held++
+            else last = reply.ok ? `controller "${peer}" could not copy it` : reply.error
+          }, (error: unknown) => { last = error instanceof Error ? error.message : String(error) })
+          .finally(() => {
+            answered++
+            if (held >= needed || answered === others.length) resolve()
+          })
+      }
+    })
+    if (held < needed) {
+      throw new CharmReplicationError(`${component}: charm archive "${hash}" is on ${held + 1} of ${group} controllers, expected a majority (${needed + 1}): ${last}`)
     }
-    if (typeof reply !== 'object' || reply === null || reply.ok !== true) {
-      const error = typeof reply === 'object' && reply !== null && reply.ok === false ? String(reply.error) : 'a malformed reply'
-      this.#o.logger?.log('debug', `cannot fetch charm archive "${hash}" from controller "${peer}"`, { hash, peer, error })
-      return undefined
-    }
-    if (reply.bytes === null || reply.bytes === undefined) return undefined
-    if (!(reply.bytes instanceof Uint8Array) || reply.bytes.byteLength > limits.charmArchiveBytesMax || charmArchiveHash(reply.bytes) !== hash) {
-      this.#o.logger?.log('warning', `charm archive "${hash}" from controller "${peer}" refused: its bytes are not the archive asked for`, { hash, peer })
-      return undefined
-    }
-    return reply.bytes
   }
 }

@@ -7,6 +7,7 @@
  * or not at all; status, logs, leader settings, the workload version and action results
  * take effect at once.
  */
+import { fetchCharmArchive } from './charm-fetch.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
 import type { ApplicationStatusReply, StatusEntry } from '../../runtime/model/application-status.ts'
 import { applicationOf } from '../../runtime/ids.ts'
@@ -45,8 +46,9 @@ export interface UnitControllerApi {
    * controllers serve whole.
    */
   goalState?: (unit: string) => Promise<GoalStateReply>
-  /** Content by address from the controllers' store (charms and resources share it). */
-  charmArchive?: (hash: string) => Promise<Uint8Array | undefined>
+  /** Content by address from the controllers' chunked store (charms and resources share it). */
+  charmManifest?: (hash: string) => Promise<unknown>
+  charmChunk?: (hash: string, index: number) => Promise<Uint8Array | undefined>
 }
 
 export interface UnitHookContextOptions {
@@ -246,9 +248,17 @@ export class UnitHookContext implements HookContext {
     return localCloudSpec()
   }
 
+  /** A resource's bytes from the chunked store, each chunk and the whole checked (agent/uniter/charm-fetch.ts). */
+  #resourceFetch (name: string): ((hash: string) => Promise<Uint8Array | undefined>) | undefined {
+    const { charmManifest, charmChunk } = this.#o.controller
+    if (charmManifest === undefined || charmChunk === undefined) return undefined
+    const source = { charmManifest: charmManifest.bind(this.#o.controller), charmChunk: charmChunk.bind(this.#o.controller) }
+    return async hash => await fetchCharmArchive(source, hash, `resource ${name}`)
+  }
+
   async resourcePath (name: string): Promise<string> {
     if (this.#o.resourcesDir === undefined) throw new Error(`resource ${JSON.stringify(name)}: this unit agent keeps no resources`)
-    return await unitResourcePath({ model: this.#model(), application: this.application, dir: this.#o.resourcesDir, fetch: this.#o.controller.charmArchive?.bind(this.#o.controller) }, name)
+    return await unitResourcePath({ model: this.#model(), application: this.application, dir: this.#o.resourcesDir, fetch: this.#resourceFetch(name) }, name)
   }
 
   /**

@@ -50,8 +50,11 @@ test('the table is DESIGN.md §10: who may make each call', () => {
     'machine-model': ['controller', 'machine'],
     'application-status': ['controller', 'machine'],
     'goal-state': ['controller', 'machine'],
-    'charm-archive': ['user', 'controller', 'machine', 'unit'],
-    'put-charm': ['user', 'controller'],
+    'charm-manifest': ['user', 'controller', 'machine', 'unit'],
+    'charm-chunk': ['user', 'controller', 'machine', 'unit'],
+    'put-charm-begin': ['user', 'controller'],
+    'put-charm-chunk': ['user', 'controller'],
+    'put-charm-commit': ['user', 'controller'],
     'model-summary': ['user', 'controller'],
     register: ['user', 'controller', 'machine', 'unit', 'stranger'],
     model: ['user', 'controller'],
@@ -85,8 +88,9 @@ test('random (entity, call, target) triples are answered as the table says; deni
       await keepLeader()
     }
     if (op === 'goal-state') body['unit'] = target
-    if (op === 'charm-archive') body['hash'] = 'ab'.repeat(8)
-    if (op === 'put-charm') body['bytes'] = new Uint8Array(4)
+    if (op === 'charm-manifest' || op === 'charm-chunk' || op === 'put-charm-chunk' || op === 'put-charm-commit') Object.assign(body, { hash: 'ab'.repeat(32), index: 0 })
+    if (op === 'put-charm-chunk') body['bytes'] = new Uint8Array(4)
+    if (op === 'put-charm-begin') body['manifest'] = { hash: 'ab'.repeat(32), size: 4, chunkBytes: 4, chunks: ['cd'.repeat(32)] }
     if (op === 'register') Object.assign(body, { machine: '7', secret: 'wrong' })
     if (op === 'add-controller') body['peer'] = '!'
     const reply = await ask(from, controllerApiProtocol, body)

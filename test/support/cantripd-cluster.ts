@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { controllerApiProtocol, type CharmReply, type SummaryReply } from '../../actors/controller/controller-api.ts'
+import { controllerApiProtocol, type SummaryReply } from '../../actors/controller/controller-api.ts'
+import { uploadCharm } from '../../agent/charm/charm-upload.ts'
 import { packCharm } from '../../agent/charm/charm-archive.ts'
 import { loadCharmDir } from '../../agent/charm/load-charm.ts'
 import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
@@ -144,9 +145,9 @@ export class CantripdCluster {
     return undefined
   }
 
-  async api<T> (agent: Agent, body: Record<string, unknown>): Promise<T | undefined> {
+  async api<T> (agent: Agent, body: Record<string, unknown>, timeoutMs = 3_000): Promise<T | undefined> {
     try {
-      return decode(await this.client!.request(agent.id, controllerApiProtocol, encode(body, 'test'), { timeoutMs: 3_000 }), 'test') as T
+      return decode(await this.client!.request(agent.id, controllerApiProtocol, encode(body, 'test'), { timeoutMs }), 'test') as T
     } catch {
       return undefined
     }
@@ -158,13 +159,23 @@ export class CantripdCluster {
    */
   async addCharm (agent: Agent, dir: string, url: string): Promise<{ hash: string, stored: string | undefined, added: CommandResult | undefined }> {
     const packed = await packCharm(dir)
-    let put: CharmReply | undefined
+    let stored: string | undefined
+    let last = ''
+    const unanswered = { ok: false as const, error: 'no answer' }
     await waitFor(`the charm ${url} in ${agent.id.slice(-6)}'s store`, async () => {
-      put = await this.api<CharmReply>(agent, { op: 'put-charm', bytes: packed.bytes })
-      return put?.ok === true
-    }, () => JSON.stringify(put))
+      try {
+        stored = (await uploadCharm({
+          begin: async manifest => await this.api(agent, { op: 'put-charm-begin', manifest }) ?? unanswered,
+          chunk: async (hash, index, bytes) => await this.api(agent, { op: 'put-charm-chunk', hash, index, bytes }) ?? unanswered,
+          commit: async hash => await this.api(agent, { op: 'put-charm-commit', hash }, 60_000) ?? unanswered
+        }, packed.bytes)).hash
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+      return stored !== undefined
+    }, () => last)
     const added = await this.submit({ type: 'add-charm', url, hash: packed.hash, metadata: (await loadCharmDir(dir)).summary })
-    return { hash: packed.hash, stored: put?.ok === true ? put.hash : undefined, added }
+    return { hash: packed.hash, stored, added }
   }
 
   async summary (agent: Agent): Promise<SummaryReply | undefined> {

@@ -98,9 +98,14 @@ export class OneControllerFixture implements UnitControllerApi, UnitHostControll
     return result
   }
 
-  /** An archive from the charm store, for agents deploying the charm. */
-  async charmArchive (hash: string): Promise<Uint8Array | undefined> {
-    return await this.charms.get(hash)
+  /** An archive's manifest from the charm store, for agents deploying the charm. */
+  async charmManifest (hash: string): Promise<unknown> {
+    return await this.charms.manifest(hash)
+  }
+
+  /** One chunk of an archive from the charm store. */
+  async charmChunk (hash: string, index: number): Promise<Uint8Array | undefined> {
+    return await this.charms.chunk(hash, index)
   }
 
   now (): number {

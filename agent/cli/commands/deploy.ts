@@ -95,9 +95,9 @@ export async function prepareCharm (dir: string, label = component): Promise<Pre
     return { dir: root, name: charm.summary.name, hash: packed.hash, bytes: packed.bytes, summary: charm.summary }
   }
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new InvalidInputError(label, 'a charm directory, a .charm file or a bundle .yaml file', dir)
-  if (!existsSync(join(root, 'metadata.yaml'))) throw new InvalidInputError(label, 'a charm directory with metadata.yaml', dir)
+  if (!existsSync(join(root, 'metadata.yaml')) && !existsSync(join(root, 'charmcraft.yaml'))) throw new InvalidInputError(label, 'a charm directory with metadata.yaml or charmcraft.yaml', dir)
   const loaded = await loadCharmDir(root)
-  const packed = await packCharm(root, { hooks: charmHookNames(loaded.summary) })
+  const packed = await packCharm(root, { hooks: charmHookNames(loaded.summary), generated: loaded.generated })
   return { dir: root, name: loaded.summary.name, hash: packed.hash, bytes: packed.bytes, summary: loaded.summary }
 }
 

@@ -31,9 +31,13 @@ export interface CanaryGroup {
   ask: (from: string, protocol: string, body: unknown, bytes?: Uint8Array) => Promise<Record<string, unknown>>
 }
 
+const archive = 'ab'.repeat(32)
 const charms: CharmArchives = {
-  async get (hash) { return hash === 'ab'.repeat(8) ? new TextEncoder().encode('archive') : undefined },
-  async put () { return 'cd'.repeat(8) }
+  async manifest (hash) { return hash === archive ? { hash, size: 7, chunkBytes: 7, chunks: ['cd'.repeat(32)] } : undefined },
+  async chunk (hash, index) { return hash === archive && index === 0 ? new TextEncoder().encode('archive') : undefined },
+  async begin () { return { complete: false, missing: [0] } },
+  async putChunk () {},
+  async commit () {}
 }
 
 export async function canaryGroup (seed = 12): Promise<CanaryGroup> {
