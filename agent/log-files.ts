@@ -34,7 +34,7 @@ export interface LogFilesOptions {
 }
 
 const levelNames: Readonly<Record<LogLevel, string>> = {
-  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR'
+  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR', critical: 'CRITICAL'
 }
 
 /** One record as a line of a Juju agent's log file (no newline). */

@@ -29,7 +29,7 @@ export interface StreamLoggerOptions {
 }
 
 const levelNames: Readonly<Record<LogLevel, string>> = {
-  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR'
+  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR', critical: 'CRITICAL'
 }
 
 /** Shared by a logger and its children: one stream, one drop count. */

@@ -1,8 +1,8 @@
 /** Structured logging; real output goes to files or stderr in agent/, the sim records it. */
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warning' | 'error'
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warning' | 'error' | 'critical'
 
 export const logLevelOrder: Readonly<Record<LogLevel, number>> = {
-  trace: 0, debug: 1, info: 2, warning: 3, error: 4
+  trace: 0, debug: 1, info: 2, warning: 3, error: 4, critical: 5
 }
 
 export interface LogRecord {

@@ -18,9 +18,9 @@ export interface LoggingConfig {
 }
 
 const levelsByName: Readonly<Record<string, LogLevel>> = {
-  TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warning', WARN: 'warning', ERROR: 'error', CRITICAL: 'error'
+  TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warning', WARN: 'warning', ERROR: 'error', CRITICAL: 'critical'
 }
-const namesByLevel: Readonly<Record<LogLevel, string>> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR' }
+const namesByLevel: Readonly<Record<LogLevel, string>> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR', critical: 'CRITICAL' }
 const modulePattern = /^(<root>|[A-Za-z0-9_./@-]+)$/
 
 /** The parsed specification, or one line saying what is wrong with it. */

@@ -57,7 +57,7 @@ test('debug-log (replay, filter, follow), show-status-log and show-unit on a boo
     assert.ok(last2.every(line => /^unit-kv-[01]: /.test(line)))
     const warnings = ok(home, 'debug-log', '--replay', '--no-tail', '--level', 'WARNING').trim()
     assert.ok(warnings === '' || warnings.split('\n').every(line => / (WARNING|ERROR) /.test(line)), warnings)
-    assert.match(cantrip(home, ['debug-log', '--level', 'LOUD']).stderr, /^ERROR cantrip debug-log: expected a level TRACE, DEBUG, INFO, WARNING or ERROR, got "LOUD"$/m)
+    assert.match(cantrip(home, ['debug-log', '--level', 'LOUD']).stderr, /^ERROR cantrip debug-log: expected a level TRACE, DEBUG, INFO, WARNING, ERROR or CRITICAL, got "LOUD"$/m)
 
     // Following: a line logged after it started arrives (pushed, bounded wait).
     const out: string[] = []

@@ -77,7 +77,7 @@ filters('entities: tags, units, applications (only their units), globs; modules 
 })
 
 filters('bad input is refused in one line naming the command, before anything is sent', () => {
-  assert.throws(() => logFilter('cantrip debug-log', { level: 'LOUD' }), /^cantrip debug-log: expected a level TRACE, DEBUG, INFO, WARNING or ERROR, got "LOUD"$/)
+  assert.throws(() => logFilter('cantrip debug-log', { level: 'LOUD' }), /^cantrip debug-log: expected a level TRACE, DEBUG, INFO, WARNING, ERROR or CRITICAL, got "LOUD"$/)
   assert.throws(() => logFilter('cantrip debug-log', { include: ['Kv/0'] }), /cantrip debug-log: expected an entity like unit-kv-0, kv\/0, machine-1 or an application kv/)
   assert.throws(() => logFilter('cantrip debug-log', { excludeModule: ['a b'] }), /expected a module name/)
   assert.throws(() => logFilter('x', { include: Array.from({ length: limits.debugLogFilterItemsMax + 1 }, () => 'kv') }), /at most 64 --include values/)
@@ -223,6 +223,9 @@ const cli = suite('debug-log: the command')
 cli('Juju\'s line format', () => {
   const t = new Date(2026, 10, 24, 9, 4, 5).getTime()
   assert.is(formatLogLine(entry('unit-kv-0', 1, { time: t, message: 'ran "install" hook' })), 'unit-kv-0: 09:04:05 INFO unit.kv/0.juju-log ran "install" hook')
+  // `juju-log -l CRITICAL` keeps its level end to end (loggo's CRITICAL; ops' test_main
+  // asserts "super critical" at CRITICAL): it was shown as ERROR.
+  assert.is(formatLogLine(entry('unit-kv-0', 1, { time: t, level: 'critical', message: 'super critical' })), 'unit-kv-0: 09:04:05 CRITICAL unit.kv/0.juju-log super critical')
 })
 
 cli('--no-tail: the last N matching records, paged from one controller; --replay: every record kept', async () => {

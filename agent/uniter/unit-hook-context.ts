@@ -86,7 +86,7 @@ function samePortChange (a: OpenedPort, b: OpenedPort): boolean {
 }
 
 const logLevels: Record<LogLevel, RuntimeLogLevel> = {
-  TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warning', ERROR: 'error', CRITICAL: 'error'
+  TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warning', ERROR: 'error', CRITICAL: 'critical'
 }
 
 export class UnitHookContext implements HookContext {

@@ -29,7 +29,7 @@ const modulePattern = /^[A-Za-z0-9_./-]+$/
 export function parseLogLevel (component: string, value: string): LogLevel {
   const lower = value.toLowerCase()
   const level = lower === 'warn' ? 'warning' : lower
-  if (!Object.hasOwn(logLevelOrder, level)) throw new InvalidInputError(component, 'a level TRACE, DEBUG, INFO, WARNING or ERROR', value)
+  if (!Object.hasOwn(logLevelOrder, level)) throw new InvalidInputError(component, 'a level TRACE, DEBUG, INFO, WARNING, ERROR or CRITICAL', value)
   return level as LogLevel
 }
 

@@ -31,7 +31,7 @@ const agentsRefreshMs = 2_000
 const seenMax = 50_000
 /** `-n` at most: every record a controller keeps. */
 const linesMax = 20_000
-const levelNames = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR' } as const
+const levelNames = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warning: 'WARNING', error: 'ERROR', critical: 'CRITICAL' } as const
 
 export type LogClient = Pick<Connection, 'debugLog' | 'logs' | 'model' | 'members'>
 
@@ -165,7 +165,7 @@ export const registerDebugLog: RegisterCommand = (program, context) => {
     .option('--exclude <entity>', 'not these entities (repeatable)', collect, [])
     .option('--include-module <module>', 'only these modules and those under them (repeatable)', collect, [])
     .option('--exclude-module <module>', 'not these modules (repeatable)', collect, [])
-    .option('--level <level>', 'the lowest level shown: TRACE, DEBUG, INFO, WARNING or ERROR')
+    .option('--level <level>', 'the lowest level shown: TRACE, DEBUG, INFO, WARNING, ERROR or CRITICAL')
     .option(controllerFlags, controllerHelp)
     .action(async (options: DebugLogOptions & { controller?: string }) => {
       await runDebugLog(async () => await context.connect(options.controller), options, context.out)
