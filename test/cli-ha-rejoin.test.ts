@@ -9,6 +9,9 @@
  *   a new incarnation and its unit is idle again. Juju's agents do this with agent.conf's
  *   apiaddresses, rewritten on every change of the controllers' addresses
  *   (juju/juju worker/apiaddressupdater/apiaddressupdater.go; agent/agent.go SetAPIHostPorts).
+ * - then a second controller is killed: with 1 of 3 left the group cannot commit, and every
+ *   command says so in one line within a request's timeout (`status`, `add-unit`), exit 1;
+ *   `show-controller` lists the two down members as unreachable and `controllers` shows HA 1/3.
  *
  * Every process is stopped by pid (destroy-controller, then by the recorded pids) and the
  * temporary directory removed.
@@ -128,6 +131,34 @@ test('machine agents restarted after the original controller died rejoin from th
   const all = units()!
   assert.equal(Object.keys(all).sort(), ['tiny/0', 'tiny/1'])
   assert.ok(Object.values(all).every(u => u['juju-status'].current === 'idle'), JSON.stringify(all))
+})
+
+test('quorum lost: one line naming how many controllers answer and how many are needed, fast', async () => {
+  const [, second, third] = controllerPids()
+  process.kill(second!, 'SIGKILL')
+  await eventually('c1 to die', 10_000, () => processAlive(second!) ? undefined : true)
+  assert.ok(processAlive(third!))
+  const line = 'ERROR controller group "local": 1 of 3 controllers reachable, 2 needed to commit; reachable: c2\n'
+  const measured: string[] = []
+  for (const args of [['status'], ['add-unit', 'tiny'], ['show-unit', 'tiny/0'], ['config', 'tiny']]) {
+    const started = Date.now()
+    const run = cantrip(home, args)
+    const seconds = (Date.now() - started) / 1000
+    measured.push(`${args[0]} ${seconds.toFixed(1)} s`)
+    assert.equal([run.status, run.stderr, run.stdout], [1, line, ''], args.join(' '))
+    // The CLI's own start is in this figure; the bound is generous for a busy machine.
+    assert.ok(seconds < 15, `${args.join(' ')} answered in ${seconds} s`)
+  }
+  console.log(`  quorum-loss line (CLI process start included): ${measured.join(', ')}`)
+  const shown = JSON.parse(ok(home, 'show-controller', '--format', 'json')) as Record<string, { members: Record<string, { role: string, error?: string }> }>
+  const members = shown['local']!.members
+  assert.equal(Object.keys(members), ['c0', 'c1', 'c2'])
+  assert.equal([members['c0']!.role, members['c1']!.role], ['unreachable', 'unreachable'])
+  assert.ok(members['c0']!.error !== undefined && members['c1']!.error !== undefined)
+  assert.is.not(members['c2']!.role, 'unreachable')
+  assert.match(ok(home, 'controllers'), /^local\*\s+default\s+admin\s+superuser\s+localhost\/localhost\s+1\s+3\s+1\/3\s+/m)
+  const listed = JSON.parse(ok(home, 'controllers', '--format', 'json')) as { controllers: Record<string, { 'controller-machines': unknown }> }
+  assert.equal(listed.controllers['local']!['controller-machines'], { active: 1, total: 3 })
 })
 
 test('destroy-controller stops every process', () => {
