@@ -3,7 +3,8 @@
  * for the file):
  *
  * - machines added while the group had one controller (their bootstrap data names only
- *   c0) learn the members `enable-ha -n 3` added and keep them (<data dir>/controllers.json);
+ *   c0) learn the members `enable-ha -n 3` added and keep them (<data dir>/controllers.json),
+ *   as every controller keeps its peers';
  *   after kill -9 of c0, every machine agent is killed -9 and restarted by the provider's
  *   watchdog: each one registers again with a controller it remembered, heartbeats under
  *   a new incarnation and its unit is idle again. Juju's agents do this with agent.conf's
@@ -40,6 +41,11 @@ async function eventually<T> (what: string, timeoutMs: number, check: () => T | 
     value = check()
   }
   return value
+}
+
+function controllerMembers (): Array<{ 'peer-id': string, 'data-dir': string }> {
+  const value = parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as { controllers: Record<string, { controllers: Array<{ 'peer-id': string, 'data-dir': string }> }> }
+  return value.controllers['local']!.controllers
 }
 
 function controllerPids (): number[] {
@@ -101,6 +107,19 @@ test('machine agents restarted after the original controller died rejoin from th
   assert.match(ok(home, 'enable-ha', '-n', '3'), /Controller "local" has 3 members/)
   // Every machine agent keeps the group's three members (it started knowing c0 only).
   for (const machine of machines) await eventually(`machine-${machine} to remember 3 controllers`, 60_000, () => (remembered(machine) ?? 0) >= 3 ? true : undefined)
+  // The controllers keep their peers' addresses too: a restarted member dials them, not only its --seed.
+  const members = controllerMembers()
+  for (const member of members) {
+    const others = members.filter(m => m['peer-id'] !== member['peer-id']).map(m => m['peer-id']).sort()
+    await eventually(`${member['peer-id'].slice(-8)} to remember its peers`, 60_000, () => {
+      try {
+        const kept = (JSON.parse(readFileSync(join(member['data-dir'], 'controllers.json'), 'utf8')) as { controllers: Array<{ peerId: string, addresses: string[] }> }).controllers
+        return others.every(peer => kept.some(c => c.peerId === peer && c.addresses.length > 0)) ? true : undefined
+      } catch {
+        return undefined
+      }
+    })
+  }
 
   process.kill(original, 'SIGKILL')
   await eventually('c0 to die', 10_000, () => processAlive(original) ? undefined : true)
