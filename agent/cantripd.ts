@@ -43,6 +43,11 @@
  *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F] [--agent-down-ms MS]
  *            [--provider local|none] [--machines-dir DIR] [--join]
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
+ *   cantripd --help
+ *
+ * Every agent keeps the controllers it learns in `<data dir>/controllers.json`
+ * (agent/known-controllers-file.ts) and starts from them with its bootstrap data or flags,
+ * so it finds the group again after the controllers it was started with are gone.
  */
 import '../runtime/polyfill.ts'
 import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
@@ -78,13 +83,15 @@ import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
 import { LogShipper, modelLoggingConfig } from './log-shipper.ts'
 import { controllerLogDelivery } from './log-delivery.ts'
 import { LogFiles } from './log-files.ts'
+import { KnownControllersFile, knownControllersFileName } from './known-controllers-file.ts'
+import { mergeControllers } from '../runtime/known-controllers.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
 import { AgentInspection } from './inspect/agent-inspection.ts'
 import { inspectAgentName } from './inspect/inspect-endpoints.ts'
 import { parseInspectAddress, type InspectAddress } from './inspect/inspect-server.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -127,7 +134,8 @@ function parseOptions () {
       join: { type: 'boolean' },
       inspect: { type: 'string' },
       'inspect-log': { type: 'string' },
-      'inspect-data': { type: 'boolean' }
+      'inspect-data': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' }
     },
     strict: true
   }).values
@@ -135,6 +143,11 @@ function parseOptions () {
 
 async function main (): Promise<void> {
   const values = parse()
+  // Asked for, the usage is the answer (stdout, exit 0), as every Unix tool's --help.
+  if (values.help === true) {
+    process.stdout.write(`${usage}\n`)
+    process.exit(0)
+  }
   // A provisioned machine agent: everything it needs is in its bootstrap data.
   const boot = values.bootstrap === undefined ? undefined : readBootstrap(values.bootstrap)
   const role = (values.role ?? (boot === undefined ? undefined : 'machine')) as typeof roles[number]
@@ -144,8 +157,8 @@ async function main (): Promise<void> {
   // Checked before anything is read or started, like the flags.
   const logLevelMin = logLevelFromEnv(process.env['CANTRIP_LOG_LEVEL'])
   const networkKey = boot?.networkKey ?? await readNetworkKey(values['network-key'] ?? fail(`expected --network-key; ${usage}`))
-  const controllers = boot?.controllers.map(c => c.peerId) ?? (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
-  const seeds = boot?.controllers.flatMap(c => c.addresses) ?? values.seed ?? []
+  const controllerFlag = boot?.controllers.map(c => c.peerId) ?? (values.controllers ?? fail(`expected --controllers; ${usage}`)).split(',').filter(Boolean)
+  const flagSeeds = boot?.controllers.flatMap(c => c.addresses) ?? values.seed ?? []
   const machineId = role === 'controller' ? undefined : boot?.machineId ?? values['machine-id'] ?? fail(`expected --machine-id with --role ${role}; ${usage}`)
   const providerName = values.provider ?? 'none'
   if (!providers.includes(providerName as typeof providers[number])) fail(`expected --provider ${providers.join(' or ')}, got ${JSON.stringify(providerName)}`)
@@ -174,11 +187,20 @@ async function main (): Promise<void> {
   const id = peerIdOfKey(privateKey).toString()
   const joining = values.join === true
   if (joining && role === 'machine') fail(`expected --join only with --role controller or both, got --role ${role}`)
-  if (role !== 'machine' && !joining && !controllers.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
+  if (role !== 'machine' && !joining && !controllerFlag.includes(id)) fail(`this agent's peer id ${id} is not among --controllers ${controllerFlag.join(',')}`)
   // The agent of its own machine, as the controllers know it.
   if (role === 'both') machines.set(id, machineId!)
   const rootModule = `cantripd.${machineId === undefined ? id.slice(-8) : `machine-${machineId}`}`
   const streamLogger = new StreamLogger({ stream: process.stderr, module: rootModule, levelMin: logLevelMin })
+  // The controllers this agent learned before it last stopped (the original ones may be
+  // gone): a machine agent tries them, with its bootstrap data's, for everything; a
+  // controller dials them as seeds, since its Raft voters are peer ids without addresses.
+  const knownFile = new KnownControllersFile(dataDir, streamLogger)
+  const started = mergeControllers(knownFile.remembered, startingControllers(controllerFlag, flagSeeds, boot))
+  // A controller's --controllers list bootstraps its Raft configuration and stays as given.
+  const controllers = role === 'machine' ? started.map(c => c.peerId) : controllerFlag
+  const seeds = [...new Set([...flagSeeds, ...started.filter(c => c.peerId !== id).flatMap(c => c.addresses)])]
+  if (knownFile.remembered.length > 0) streamLogger.log('info', `remembered ${knownFile.remembered.length} controllers from ${knownControllersFileName}`)
   // The mesh logs to the agent's own log only: shipping its records would feed on itself.
   const mesh = await Libp2pTransport.create({
     privateKey,
@@ -248,12 +270,16 @@ async function main (): Promise<void> {
   const learned = new Map<string, string[]>()
   const learnTimer = setInterval(() => {
     const voters = controllerRole?.node.host.voters ?? []
-    void learnControllerAddresses(mesh, voters.filter(v => v !== id), learned)
+    if (controllerRole === undefined) return
+    void learnControllerAddresses(mesh, voters.filter(v => v !== id), learned).then(() => {
+      // Kept for this controller's next start: the peers it must dial to find the group again.
+      knownFile.remember(mergeControllers(controllerAddresses(id, mesh.addresses().map(String), seeds, voters, learned).filter(c => c.peerId !== id), knownFile.remembered))
+    })
   }, controllerAddressRefreshMs)
   // A machine agent follows the group's membership: `controllers` is shared with its
   // machine role (which reads it on every request), and grows as enable-ha adds voters.
   const followTimer = role === 'machine'
-    ? setInterval(() => { void followControllers(mesh, model, controllers, logger) }, controllerListRefreshMs)
+    ? setInterval(() => { void followControllers(mesh, model, controllers, knownFile, logger) }, controllerListRefreshMs)
     : undefined
   // Only a controller (role controller or both) has a presence of its own here.
   if (presence !== undefined) {
@@ -307,7 +333,7 @@ async function main (): Promise<void> {
       name: `machine-${machineId}`,
       start: async () => {
         // A provisioned agent first proves its one-time secret; the controllers then know its peer id.
-        if (boot !== undefined) await registerMachineAgent(modelTransport(transport, model), boot, logger, () => stopping)
+        if (boot !== undefined) await registerMachineAgent(modelTransport(transport, model), boot, controllers, logger, () => stopping)
         machineRole = await MachineRole.start({
           machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation: nextIncarnation,
           // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
@@ -409,7 +435,7 @@ let following = false
  * addresses; dials each one not known yet and adds it to `controllers` once it answers the
  * dial. One round at a time.
  */
-async function followControllers (mesh: Libp2pTransport, model: string, controllers: string[], logger: Logger): Promise<void> {
+async function followControllers (mesh: Libp2pTransport, model: string, controllers: string[], known: KnownControllersFile, logger: Logger): Promise<void> {
   if (following) return
   following = true
   try {
@@ -422,6 +448,9 @@ async function followControllers (mesh: Libp2pTransport, model: string, controll
         continue
       }
       if (!reply.ok) continue
+      // Remembered at once (the newest membership first), so a restart finds this group
+      // even when none of the controllers the agent started with is left.
+      known.remember(mergeControllers(reply.controllers, known.remembered))
       for (const { peerId, addresses } of reply.controllers.slice(0, controllersMax)) {
         if (controllers.includes(peerId) || addresses[0] === undefined || controllers.length >= controllersMax) continue
         try {
@@ -451,6 +480,12 @@ async function learnControllerAddresses (mesh: Libp2pTransport, peers: readonly 
   }
 }
 
+/** The controllers the agent was started with: its bootstrap data's, or `--controllers` with the `--seed` addresses that name them. */
+function startingControllers (peers: readonly string[], seeds: readonly string[], boot: BootstrapData | undefined): BootstrapController[] {
+  if (boot !== undefined) return [...boot.controllers]
+  return peers.map(peerId => ({ peerId, addresses: seeds.filter(seed => seed.endsWith(`/p2p/${peerId}`)) }))
+}
+
 function readBootstrap (file: string): BootstrapData {
   try {
     return decodeBootstrapData(readFileSync(file))
@@ -464,14 +499,14 @@ function readBootstrap (file: string): BootstrapData {
  * turn (limits.registrationAttemptsMax rounds, a second apart). A refusal of the secret
  * is fatal: no retry can make a wrong or used secret right.
  */
-async function registerMachineAgent (transport: Transport, boot: BootstrapData, logger: Logger, stopping: () => boolean): Promise<void> {
+async function registerMachineAgent (transport: Transport, boot: BootstrapData, controllers: readonly string[], logger: Logger, stopping: () => boolean): Promise<void> {
   let last = 'no controller answered'
   for (let round = 0; round < limits.registrationAttemptsMax; round++) {
-    for (const controller of boot.controllers) {
+    for (const peerId of [...controllers]) {
       // A stop while registering ends the attempt at once (SIGTERM must not wait out the rounds).
       if (stopping()) throw new Error(`machine ${boot.machineId}: stopped while registering`)
       try {
-        const reply = await requestApi(transport, controller.peerId, controllerApiProtocol, { op: 'register', machine: boot.machineId, secret: boot.secret }, { component: 'cantripd', timeoutMs: 5_000 })
+        const reply = await requestApi(transport, peerId, controllerApiProtocol, { op: 'register', machine: boot.machineId, secret: boot.secret }, { component: 'cantripd', timeoutMs: 5_000 })
         if (reply.ok) {
           logger.log('info', `registered as the agent of machine ${boot.machineId}`)
           return

@@ -506,6 +506,15 @@ export const limits = {
    * machineAgentDownAfterMs, so a healthy agent's down deadline is always pushed on in time.
    */
   provisionerLivenessFeedIntervalMs: 5_000,
+  /**
+   * Controllers an agent remembers (runtime/known-controllers.ts): the membership it last
+   * learned plus its bootstrap data's, persisted in its data directory so a restart after
+   * the original controllers died still finds the group. Twice enable-ha's 7 members, so a
+   * whole replaced group and the one it replaced both fit; a longer list is cut here.
+   */
+  knownControllersMax: 14,
+  /** Addresses kept per remembered controller. */
+  knownControllerAddressesMax: 8,
   /** A provisioned machine agent's registration: rounds over every controller before its start fails (and its supervisor backs off). */
   registrationAttemptsMax: 30,
   /**

@@ -1,6 +1,8 @@
 /**
  * cantripd refuses a bad environment before it starts anything: one line on stderr
- * naming what was expected and what arrived, exit 1.
+ * naming what was expected and what arrived, exit 1. Asked for `--help` (or `-h`), it prints
+ * its usage on stdout and exits 0, as jujud's commands do (juju/juju cmd/jujud/main.go runs
+ * them through juju/cmd, whose `--help` prints the usage and succeeds).
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -25,6 +27,21 @@ test('CANTRIP_LOG_LEVEL that is not a level: one line, exit 1, nothing started',
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('--help and -h print the usage on stdout and exit 0; an unknown flag is one line, exit 1', () => {
+  for (const flag of ['--help', '-h']) {
+    const run = spawnSync(process.execPath, [distProgram('cantripd'), flag], { cwd: root, encoding: 'utf8', timeout: 60_000 })
+    assert.equal([run.status, run.stderr], [0, ''], flag)
+    assert.match(run.stdout, /^usage: cantripd --role controller\|machine\|both /, flag)
+    assert.match(run.stdout, /^ {7}cantripd --bootstrap FILE --data-dir DIR /m, flag)
+    assert.match(run.stdout, /^ {7}cantripd --help\n$/m, flag)
+  }
+  const bad = spawnSync(process.execPath, [distProgram('cantripd'), '--hepl'], { cwd: root, encoding: 'utf8', timeout: 60_000 })
+  assert.is(bad.status, 1)
+  assert.is(bad.stdout, '')
+  assert.match(bad.stderr, /^cantripd: Unknown option '--hepl'[^\n]*; usage: cantripd /)
+  assert.is(bad.stderr.trim().split('\n').length, 3, 'the error line, then the usage\'s other lines')
 })
 
 test.run()

@@ -53,7 +53,7 @@ export function createContext (options: { noColor: boolean }): CliContext & { cl
     err: text => { process.stderr.write(text.endsWith('\n') ? text : `${text}\n`) },
     async connect (controller?: string): Promise<Connection> {
       const target = modelTarget(this.model, controller)
-      const connection = await Connection.open(target.entry)
+      const connection = await Connection.open(target.entry, target.controller)
       open.push(connection)
       if (target.model !== defaultModelName) await checkModel(connection, target.controller, target.model)
       connection.useModel(target.model)

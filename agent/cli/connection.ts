@@ -28,6 +28,7 @@ import { Libp2pTransport } from '../mesh/libp2p-transport.ts'
 import { readNetworkKey } from '../mesh/network-key.ts'
 import { readPeerKey } from '../mesh/peer-identity.ts'
 import type { ControllerEntry } from './cli-home.ts'
+import { quorumLostMessage } from './group-health.ts'
 import type { DebugLogReply, DebugLogRequest } from '../../actors/controller/api-debug-log.ts'
 import { logTopic, parseLogBatch, type LogEntry } from '../../runtime/logs/log-entry.ts'
 
@@ -35,6 +36,16 @@ const component = 'cantrip'
 /** Attempts of one command across leader changes and lost replies, 200 ms apart. */
 const submitAttemptsMax = 50
 const requestTimeoutMs = 5_000
+/**
+ * A call that has not succeeded this long, or that failed once, asks every member at once
+ * whether the group can commit (each within groupCheckTimeoutMs): a group without a
+ * quorum is then said in one line, well inside one request's timeout.
+ */
+const groupCheckAfterMs = 1_000
+const groupCheckTimeoutMs = 2_000
+
+/** One call's link to its group check: `failed` asks for the check now; `aborted` once the check has answered for the call. */
+interface CallSignal { failed: () => void, aborted: boolean }
 
 type ForwardReply = { ok: true, result: CommandResult } | { ok: false, name: string, message: string, leader: string }
 /** The model as a controller answers it, with the model's name (filled in by the CLI). */
@@ -50,9 +61,13 @@ export class Connection {
   /** The admin's commands: request ids `cli/<uuid>/<n>`, one per command, kept across its retries. */
   readonly #proposer = new CommandProposer({ proposer: { kind: 'user', name: 'admin' }, requestPrefix: `cli/${randomUUID()}` })
 
-  private constructor (transport: Libp2pTransport, members: string[]) {
+  /** The controller's name and entry, for the quorum check's line; absent, calls are not checked. */
+  readonly #group: { name: string, entry: ControllerEntry } | undefined
+
+  private constructor (transport: Libp2pTransport, members: string[], group: { name: string, entry: ControllerEntry } | undefined) {
     this.transport = transport
     this.#members = members
+    this.#group = group
   }
 
   get modelName (): string {
@@ -65,13 +80,13 @@ export class Connection {
     this.#model = model
   }
 
-  static async open (entry: ControllerEntry): Promise<Connection> {
+  static async open (entry: ControllerEntry, name?: string): Promise<Connection> {
     const transport = await Libp2pTransport.create({
       privateKey: await readPeerKey(join(entry.dir, 'admin.key')),
       networkKey: await readNetworkKey(join(entry.dir, 'swarm.key')),
       bootstrap: entry.controllers.flatMap(c => c.addresses)
     })
-    return new Connection(transport, entry.controllers.map(c => c['peer-id']))
+    return new Connection(transport, entry.controllers.map(c => c['peer-id']), name === undefined ? undefined : { name, entry })
   }
 
   async close (): Promise<void> {
@@ -81,8 +96,12 @@ export class Connection {
   /** Commits `body` as the admin; resolves with the model's answer (which may be a refusal). */
   async submit (body: ModelCommandBody): Promise<CommandResult> {
     const command = this.#proposer.command(body)
+    return await this.#checked(async signal => await this.#submit(command, body, signal))
+  }
+
+  async #submit (command: ReturnType<CommandProposer['command']>, body: ModelCommandBody, signal: CallSignal): Promise<CommandResult> {
     let last = 'no controller answered'
-    for (let attempt = 0; attempt < submitAttemptsMax; attempt++) {
+    for (let attempt = 0; attempt < submitAttemptsMax && !signal.aborted; attempt++) {
       const target = this.#leader !== '' ? this.#leader : this.#members[attempt % this.#members.length]!
       try {
         const reply = decode(await this.transport.request(target, modelProtocol(controllerProposeProtocol, this.#model), encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
@@ -90,10 +109,12 @@ export class Connection {
         if (reply.name === 'PermissionDeniedError') throw new CantripError(reply.message)
         last = reply.message
         this.#leader = reply.leader
+        if (reply.leader === '') signal.failed()
       } catch (error) {
         if (error instanceof CantripError && error.name === 'CantripError') throw error
         last = error instanceof Error ? error.message : String(error)
         this.#leader = ''
+        signal.failed()
       }
       await new Promise(resolve => setTimeout(resolve, 200))
     }
@@ -102,8 +123,12 @@ export class Connection {
 
   /** One API request, to each member in turn until one answers. */
   async api<Op extends ApiOp> (request: ApiRequests[Op] & { readonly op: Op }): Promise<ApiSuccess<Op>> {
+    return await this.#checked(async signal => await this.#api<Op>(request, signal))
+  }
+
+  async #api<Op extends ApiOp> (request: ApiRequests[Op] & { readonly op: Op }, signal: CallSignal): Promise<ApiSuccess<Op>> {
     let last = 'no controller answered'
-    for (let attempt = 0; attempt < this.#members.length * 5; attempt++) {
+    for (let attempt = 0; attempt < this.#members.length * 5 && !signal.aborted; attempt++) {
       const target = this.#members[attempt % this.#members.length]!
       try {
         const reply = await this.apiTo<Op>(target, request)
@@ -114,10 +139,44 @@ export class Connection {
         last = base.error
       } catch (error) {
         last = error instanceof Error ? error.message : String(error)
+        signal.failed()
       }
       await new Promise(resolve => setTimeout(resolve, 200))
     }
     throw new CantripError(`${component}: ${request.op} failed: ${last}`)
+  }
+
+  /**
+   * Runs one call; past groupCheckAfterMs or at its first failure, asks the group whether
+   * it can commit at all, and when it cannot, the call ends at once with that one line
+   * (its retries stop) instead of waiting out every attempt.
+   */
+  async #checked<T> (run: (signal: CallSignal) => Promise<T>): Promise<T> {
+    let due = (): void => {}
+    const checkDue = new Promise<void>(resolve => { due = resolve })
+    const signal: CallSignal = { failed: () => { due() }, aborted: false }
+    const timer = setTimeout(signal.failed, groupCheckAfterMs)
+    let settled = false
+    const verdict = checkDue.then(async () => settled ? undefined : await this.quorumLost()).then(async message => {
+      if (message === undefined || settled) return await new Promise<never>(() => {})
+      signal.aborted = true
+      throw new CantripError(message)
+    })
+    verdict.catch(() => {})
+    try {
+      return await Promise.race([run(signal), verdict])
+    } finally {
+      settled = true
+      clearTimeout(timer)
+    }
+  }
+
+  /** The one line saying the group cannot commit (group-health.ts), or undefined while a majority of its voters answers. */
+  async quorumLost (): Promise<string | undefined> {
+    if (this.#group === undefined) return undefined
+    const { name, entry } = this.#group
+    const answers = await this.controllerStatuses(entry.controllers.map(m => ({ peer: m['peer-id'], ...(m.addresses[0] === undefined ? {} : { address: m.addresses[0] }) })), groupCheckTimeoutMs)
+    return quorumLostMessage(name, entry, [...answers].map(([peer, reply]) => ({ peer, status: reply.ok ? reply : undefined })))
   }
 
   async model (): Promise<FullModel> {

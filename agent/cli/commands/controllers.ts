@@ -3,10 +3,17 @@
  * columns) and `cantrip show-controller [NAME]` (each member's Raft state — role, term,
  * commit and applied index, and its **commit lag** from the leader's progress tracker —
  * and its version), like Juju's. Both take `--format`; show-controller warns on stderr
- * about a member whose version differs from the client's.
+ * about a member whose version differs from the client's, and lists a member that does not
+ * answer as `unreachable` with why.
+ *
+ * `controllers` asks the members of every group of more than one (in parallel, bounded)
+ * which of them answer: with some down, HA shows `ACTIVE/TOTAL` (as Juju's
+ * cmd/juju/controller/listcontrollersformatters.go shows its controller machines) and
+ * `controller-machines` says the same in yaml and json.
  */
 import type { RegisterCommand } from '../cli-context.ts'
 import { controllerEntry, readControllers, type ControllerEntry } from '../cli-home.ts'
+import { Connection } from '../connection.ts'
 import { groupStatus, type GroupStatus } from '../group-status.ts'
 import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
 import { versionSkewWarnings } from '../version-skew.ts'
@@ -15,13 +22,14 @@ export const registerControllers: RegisterCommand = (program, context) => {
   program.command('controllers')
     .description('list the controllers this client knows')
     .option('--format <format>', 'tabular, yaml or json', 'tabular')
-    .action((options: { format: string }) => {
+    .action(async (options: { format: string }) => {
       const format = parseFormat('cantrip controllers', options.format, ['tabular', 'yaml', 'json'])
       const file = readControllers()
       const names = Object.keys(file.controllers).sort()
+      const active = new Map(await Promise.all(names.map(async name => [name, await activeMembers(file.controllers[name]!)] as const)))
       if (format !== 'tabular') {
         context.out(formatDocument(format, {
-          controllers: Object.fromEntries(names.map(name => [name, controllerSummary(file.controllers[name]!)])),
+          controllers: Object.fromEntries(names.map(name => [name, controllerSummary(file.controllers[name]!, active.get(name))])),
           'current-controller': file['current-controller']
         }))
         return
@@ -31,7 +39,7 @@ export const registerControllers: RegisterCommand = (program, context) => {
         return
       }
       context.out(formatTable(['Controller', 'Model', 'User', 'Access', 'Cloud/Region', 'Models', 'Nodes', 'HA', 'Version'], names.map(name => {
-        const s = controllerSummary(file.controllers[name]!)
+        const s = controllerSummary(file.controllers[name]!, active.get(name))
         return [`${name}${name === file['current-controller'] ? '*' : ''}`, s.model, s.user, s.access, s['cloud-region'], String(s.models), String(s.nodes), s.ha, s.version]
       })))
     })
@@ -53,9 +61,28 @@ export const registerControllers: RegisterCommand = (program, context) => {
     })
 }
 
+/** Members of a group of more than one that answer `controller-status` (each asked once, in parallel); undefined for a lone controller. */
+async function activeMembers (entry: ControllerEntry): Promise<number | undefined> {
+  if (entry.controllers.length < 2) return undefined
+  let connection: Connection | undefined
+  try {
+    connection = await Connection.open(entry)
+    const answers = await connection.controllerStatuses(entry.controllers.map(m => ({ peer: m['peer-id'], ...(m.addresses[0] === undefined ? {} : { address: m.addresses[0] }) })), probeTimeoutMs)
+    return [...answers.values()].filter(reply => reply.ok).length
+  } catch {
+    return 0
+  } finally {
+    await connection?.close().catch(() => {})
+  }
+}
+
+/** Per member while `controllers` asks which members answer. */
+const probeTimeoutMs = 2_000
+
 /** The `controllers` columns that this client can know: one model (`default`), the admin user, the local provider. */
-function controllerSummary (entry: ControllerEntry): { model: string, user: string, access: string, 'cloud-region': string, models: number, nodes: number, ha: string, version: string } {
+function controllerSummary (entry: ControllerEntry, active: number | undefined): { model: string, user: string, access: string, 'cloud-region': string, models: number, nodes: number, ha: string, 'controller-machines'?: { active: number, total: number }, version: string } {
   const nodes = entry.controllers.length
+  const degraded = active !== undefined && active < nodes
   return {
     model: 'default',
     user: 'admin',
@@ -63,7 +90,8 @@ function controllerSummary (entry: ControllerEntry): { model: string, user: stri
     'cloud-region': entry.provider === 'local' ? 'localhost/localhost' : entry.provider,
     models: 1,
     nodes,
-    ha: nodes > 1 ? String(nodes) : 'none',
+    ha: nodes > 1 ? (degraded ? `${active}/${nodes}` : String(nodes)) : 'none',
+    ...(active === undefined ? {} : { 'controller-machines': { active, total: nodes } }),
     version: entry.version
   }
 }
