@@ -479,6 +479,12 @@ export const limits = {
   apiBatchCommandsMax: 64,
   /** Commands a machine agent's ControllerClient holds (queued or in flight) before refusing more. */
   apiBatchQueueMax: 4096,
+  /**
+   * Machines whose last view a controller keeps, to answer a fetch whose view has not
+   * changed with "unchanged" (actors/controller/machine-view-cache.ts); the least recently
+   * asked is forgotten first, and its agent's next fetch gets the whole view again.
+   */
+  machineViewsCachedMax: 4096,
   /** Charm replication: time one peer controller may take to answer for a missing archive. */
   charmFetchPeerTimeoutMs: 5_000,
   /** Charm replication: peer controllers asked per fetch, at most. */

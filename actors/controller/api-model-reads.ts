@@ -5,16 +5,20 @@
  * here is what needs the model.
  */
 import { readerOf } from '../../runtime/model/model-draft.ts'
-import { machineModelView } from '../../runtime/model/machine-view.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import { goalStateOf } from '../../runtime/model/goal-state.ts'
 import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
 import type { ApiContext } from './api-operations.ts'
 import { fullModelView } from './full-model-view.ts'
+import { MachineViewCache } from './machine-view-cache.ts'
+import type { ModelReplica } from './model-replica.ts'
 import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { ApiRequests, FullModelReply, GoalStateReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
 
 const component = 'controller api'
+
+/** Each controller's last views sent to machine agents (a restarted controller starts afresh). */
+const machineViews = new WeakMap<ModelReplica, MachineViewCache>()
 
 function failure (error: unknown): { ok: false, error: string } {
   return { ok: false, error: error instanceof Error ? error.message : String(error) }
@@ -79,9 +83,12 @@ export async function register ({ node, request: { from } }: ApiContext, { machi
  * The machine's own agent, or a controller (which holds the whole model anyway; with
  * `cantripd --role both` it is also the agent of its machine): the table admitted it.
  */
-export async function machineModel ({ node }: ApiContext, { machine }: ApiRequests['machine-model']): Promise<MachineModelReply> {
+export async function machineModel ({ node }: ApiContext, { machine, since }: ApiRequests['machine-model']): Promise<MachineModelReply> {
   try {
-    return { ok: true, model: machineModelView(await node.read(), machine) }
+    const model = await node.read()
+    let cache = machineViews.get(node)
+    if (cache === undefined) machineViews.set(node, cache = new MachineViewCache())
+    return cache.answer(model, machine, since)
   } catch (error) {
     return failure(error)
   }

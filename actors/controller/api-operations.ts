@@ -62,9 +62,14 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
   'machine-model': {
     target: machineTarget,
     // A target that is not a machine id is one the caller may not read: it learns nothing more.
-    parse: (body, peer) => typeof body.machine === 'string'
-      ? { op: 'machine-model', machine: body.machine }
-      : { invalid: apiRefusal(component, 'machine-model', peer, body.machine) },
+    parse: (body, peer) => {
+      if (typeof body.machine !== 'string') return { invalid: apiRefusal(component, 'machine-model', peer, body.machine) }
+      if (body.since === undefined) return { op: 'machine-model', machine: body.machine }
+      if (!Number.isSafeInteger(body.since) || (body.since as number) < 0) {
+        return { invalid: `${component}: expected "since" to be a revision (an integer >= 0), got ${describeValue(body.since)}` }
+      }
+      return { op: 'machine-model', machine: body.machine, since: body.since as number }
+    },
     answer: machineModel
   },
   'application-status': {

@@ -21,8 +21,12 @@ import type { ShipLogsReply, ShipLogsRequest } from './api-ship-logs.ts'
 import type { ApiOp } from './api-policy.ts'
 
 export interface ApiRequests {
-  /** The machine's view of the model (runtime/model/machine-view.ts), for its unit agents. */
-  'machine-model': { op: 'machine-model', machine: string }
+  /**
+   * The machine's view of the model (runtime/model/machine-view.ts), for its unit agents;
+   * `since`, the revision of the view the agent holds, lets the controller answer
+   * `unchanged` (machine-view-cache.ts).
+   */
+  'machine-model': { op: 'machine-model', machine: string, since?: number }
   /**
    * `status-get --application` for `unit`, its application's leader: the application's
    * status and its units' (at most limits.applicationStatusReplyBytesMax of them).
@@ -114,6 +118,8 @@ export type RegisterReply = { ok: true } | { ok: false, error: string }
 
 export type MachineModelReply =
   | { ok: true, model: ModelContext }
+  /** The view of revision `since` is still the machine's; the model has moved on to `revision`. */
+  | { ok: true, unchanged: true, revision: number, term: number }
   | { ok: false, error: string }
 
 export type GoalStateReply =

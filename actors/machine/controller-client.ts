@@ -1,7 +1,9 @@
 /**
  * A machine agent's link to the controllers over the mesh: it keeps the machine's view
  * of the model (`machine-model`, refreshed on every change notice and on a periodic
- * catch-up), submits commands through whichever controller leads (retries keep the
+ * catch-up; it names the revision of the view it holds, and a controller that kept that
+ * view answers `unchanged` when nothing the machine sees changed: machine-view-cache.ts),
+ * submits commands through whichever controller leads (retries keep the
  * request id, so a command applies once), and fetches charm archives. Unit agents use it
  * as their controller: they read hook-tool data and project their remote state from the
  * view exactly as from a local model. What the view does not carry, a leader's
@@ -54,8 +56,11 @@ interface Queued {
 export class ControllerClient {
   readonly #o: ControllerClientOptions
   #model: ModelContext = emptyModel()
+  /** The revision of the last whole view received: its content is what #model holds. */
+  #viewRevision = 0
   #fetched = false
   readonly #listeners = new Set<() => void>()
+  readonly #revisionListeners = new Set<(revision: number) => void>()
   #fetching = false
   #again = false
   #timer: TimerHandle | undefined
@@ -113,9 +118,16 @@ export class ControllerClient {
     return this.#o.clock.now()
   }
 
+  /** Called after every change of the view's content (not when only the model's revision moved). */
   onChange (listener: () => void): () => void {
     this.#listeners.add(listener)
     return () => { this.#listeners.delete(listener) }
+  }
+
+  /** Called whenever the view reaches a newer revision, changed or not. */
+  onRevision (listener: (revision: number) => void): () => void {
+    this.#revisionListeners.add(listener)
+    return () => { this.#revisionListeners.delete(listener) }
   }
 
   /**
@@ -351,19 +363,35 @@ export class ControllerClient {
     let reply: MachineModelReply
     this.counters.fetches++
     try {
-      reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'machine-model', machine: this.#o.machine }, { component, timeoutMs: this.#timeoutMs() })
+      const since = this.#fetched ? { since: this.#viewRevision } : {}
+      reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'machine-model', machine: this.#o.machine, ...since }, { component, timeoutMs: this.#timeoutMs() })
     } catch {
       return false
     }
     if (!reply.ok || this.#stopped) return false
+    if ('unchanged' in reply) {
+      // Only an answer to the view we named; one before our first view is a controller's mistake.
+      if (!this.#fetched) return false
+      if (reply.revision > this.#model.revision) {
+        this.#model = { ...this.#model, revision: reply.revision, term: reply.term }
+        this.#revisionMoved()
+      }
+      return true
+    }
     if (reply.model.revision < this.#model.revision && this.#fetched) return true
     this.#model = reply.model
+    this.#viewRevision = reply.model.revision
     if (!this.#fetched) {
       this.#fetched = true
       this.#ready.resolve()
     }
     for (const listener of [...this.#listeners]) listener()
+    this.#revisionMoved()
     return true
+  }
+
+  #revisionMoved (): void {
+    for (const listener of [...this.#revisionListeners]) listener(this.#model.revision)
   }
 
   #controller (): NodeId {

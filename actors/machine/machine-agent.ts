@@ -63,7 +63,7 @@ export interface MachineAgentInit {
   /** Back-off of a failing machiner; the supervisor's defaults otherwise. */
   supervision?: SupervisorPolicy
   inspect?: ActorInspect
-  /** Each new view of the model, with its revision. */
+  /** Each newer revision of the machine's view of the model (its content changed or not). */
   onView?: (revision: number) => void
   /** The identity of the machine's current boot (see DeployerInit.bootId). */
   bootId?: string
@@ -185,7 +185,7 @@ export class MachineAgent implements Worker {
       lastRevision = revision
       this.#o.onView?.(revision)
     }
-    this.client.onChange(viewed)
+    this.client.onRevision(viewed)
     // The first view arrived before anyone listened (ready() waited for it): report it now,
     // or an agent whose model does not change again never says it has one.
     viewed()

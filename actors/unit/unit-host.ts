@@ -76,6 +76,8 @@ export class UnitHost {
   #lastRemote: RemoteState | undefined
   /** The model configuration last sent to the actor. */
   #lastConfig: UnitConfig | undefined
+  /** The model's settings it was derived from. */
+  #configSource: ModelContext['config'] | undefined
   /** Emitted effects still being sent to the controller, in order. */
   #outbox: Promise<void> = Promise.resolve()
 
@@ -126,6 +128,7 @@ export class UnitHost {
     })
     const host = new UnitHost(options, actor, sent)
     host.#lastConfig = config
+    host.#configSource = controller.model().config
     host.#unsubscribe = controller.onChange(() => { host.#refresh(false) })
     actor.on('*', event => { host.#onEmitted(event as UnitEmitted) })
     actor.subscribe({ complete: () => { host.#dispose() }, error: () => { host.#dispose() } })
@@ -200,6 +203,10 @@ export class UnitHost {
 
   /** A changed model configuration goes to the actor, which applies it at once. */
   #refreshConfig (): void {
+    // Parsing the model's settings costs more than seeing they are the ones parsed last.
+    const source = this.#o.controller.model().config
+    if (this.#configSource !== undefined && plainEqual(source, this.#configSource)) return
+    this.#configSource = source
     const config = unitConfigOf(this.#o.controller.model(), this.#o.updateStatusIntervalMs)
     if (this.#lastConfig !== undefined && plainEqual(config, this.#lastConfig)) return
     this.#lastConfig = config

@@ -13,11 +13,24 @@
  * and projects its remote state (`remoteStateFor`) from it exactly as it would from the
  * whole model; what other machines keep private (their units' charm state, their
  * actions, unrelated applications) is not in it.
+ *
+ * Nor are its units' agent statuses (`executing`, `idle`, …): only `status` shows them,
+ * from the controllers' model, and nothing on an agent reads them back. Carried in the
+ * view, each unit's own report before and after every hook — two thirds of all commits
+ * on a busy machine — changed its machine's view, so the agent fetched and re-projected
+ * it for every unit after each of them. Every unit in a view shows `agentStatusNotInView`.
  */
+import { plainEqual } from '../plain-equal.ts'
 import { emptyModel, readerOf } from './model-draft.ts'
-import type { ActionRecord, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, UnitRecord } from './model-types.ts'
+import type { ActionRecord, AgentStatus, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, StatusRecord, UnitRecord } from './model-types.ts'
 import { keys } from './keys.ts'
-import { tableFrom, tableGet, tableKeys } from './table.ts'
+import { forEachTableEntry, tableFrom, tableGet, tableKeys, type Table } from './table.ts'
+
+/** What a view leaves empty, shared by every view (tables are immutable values). */
+const emptyView: ModelContext = emptyModel()
+
+/** The agent status every unit in a machine's view shows: the real one is not in views (see above). */
+export const agentStatusNotInView: StatusRecord<AgentStatus> = Object.freeze({ status: 'idle', message: '', since: null, data: null })
 
 export function machineModelView (context: ModelContext, machineId: string): ModelContext {
   const reader = readerOf(context)
@@ -69,8 +82,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   for (const name of ownApplications) {
     for (const unitName of applications.get(name)?.units ?? []) {
       const unit = reader.unit(unitName)
-      // No unit's status history: agents never read it, and it would ride in every view.
-      if (unit !== undefined && unit.machine === machineId) units.push([unitName, { ...unit, statusHistory: [] }])
+      // No unit's status history or agent status: agents never read them, and they would ride in every view.
+      if (unit !== undefined && unit.machine === machineId) units.push([unitName, { ...unit, agent: agentStatusNotInView, statusHistory: [] }])
     }
   }
   const charms: Array<[string, CharmRecord]> = []
@@ -107,7 +120,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     }
   }
   return {
-    ...emptyModel(),
+    ...emptyView,
     revision: context.revision,
     term: context.term,
     counters: context.counters,
@@ -123,4 +136,38 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     settings: tableFrom(settings),
     actions: tableFrom(actions)
   }
+}
+
+/**
+ * Whether two views of one machine hold the same content: everything but the revision and
+ * term they were taken at. Records taken from the model as they are compare by identity;
+ * those a view rebuilds (its machine, applications and units) field by field.
+ */
+export function sameViewContent (a: ModelContext, b: ModelContext): boolean {
+  const keys = Object.keys(a) as Array<keyof ModelContext>
+  if (keys.length !== Object.keys(b).length) return false
+  for (const key of keys) {
+    if (key === 'revision' || key === 'term') continue
+    const x = a[key]
+    const y = b[key]
+    if (x === y) continue
+    if (!(isTable(x) && isTable(y) ? sameTable(x, y) : plainEqual(x, y))) return false
+  }
+  return true
+}
+
+function isTable (value: unknown): value is Table<unknown> {
+  return typeof value === 'object' && value !== null && 'buckets' in value && 'size' in value
+}
+
+/** Same keys, and under each the same record (identical, or equal as plain data). */
+function sameTable (a: Table<unknown>, b: Table<unknown>): boolean {
+  if (a.size !== b.size) return false
+  let same = true
+  forEachTableEntry(a, (key, value) => {
+    if (!same) return
+    const other = tableGet(b, key)
+    same = other !== undefined && (other === value || plainEqual(value, other))
+  })
+  return same
 }

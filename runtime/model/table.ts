@@ -71,6 +71,11 @@ export function tableKeys<T> (table: Table<T>): string[] {
   return keys
 }
 
+/** Visits every entry in the order of `tableEntries`, without building a list. */
+export function forEachTableEntry<T> (table: Table<T>, visit: (key: string, value: T) => void): void {
+  forEachEntry(table, visit)
+}
+
 function forEachEntry<T> (table: Table<T>, visit: (key: string, value: T) => void): void {
   for (const middle of table.buckets) {
     if (middle === null) continue

@@ -260,6 +260,9 @@ export class SimMachineAgent implements SimMachineAgentApi {
     await run.agent.stop()
     if (this.#run !== run) return
     this.#end(run)
+    // The process exits: a hook it no longer waited for (one busy with its hook tools'
+    // calls when the stop came) dies with it, as after kill -9.
+    this.#hooks.reset()
     await run.transport.stop()
     for (const unit of units) this.#o.onUnitRestart?.(unit, this.#durable(unit))
   }

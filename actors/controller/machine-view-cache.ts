@@ -1,0 +1,41 @@
+/**
+ * The last view of the model this controller sent each machine agent, so that a fetch
+ * after a commit that changed nothing the machine sees costs the agent nothing: it names
+ * the revision of the view it holds (`since`), and when that is the view kept here and a
+ * view taken now holds the same content, the reply says only `unchanged` and where the
+ * model is. Most commits on a busy machine are its own units' reports (their agent
+ * status, which views do not carry: runtime/model/machine-view.ts), and each is followed
+ * by a change notice and a fetch.
+ *
+ * A view is a pure function of the committed model at its revision, so any controller's
+ * view at revision R is the view the agent holds when it names R: a kept view answers
+ * for any agent that names its revision, whichever controller that agent fetched from.
+ */
+import { limits } from '../../runtime/limits.ts'
+import { machineModelView, sameViewContent } from '../../runtime/model/machine-view.ts'
+import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { MachineModelReply } from './api-requests.ts'
+
+export class MachineViewCache {
+  /** Machine → the last whole view sent to it; Map order is least recently asked first. */
+  readonly #views = new Map<string, ModelContext>()
+  readonly #max: number
+
+  constructor (max: number = limits.machineViewsCachedMax) {
+    this.#max = max
+  }
+
+  /** The reply to `machine`'s fetch from `model`, its agent holding the view of revision `since` (if any). */
+  answer (model: ModelContext, machine: string, since: number | undefined): Extract<MachineModelReply, { ok: true }> {
+    const view = machineModelView(model, machine)
+    const kept = this.#views.get(machine)
+    this.#views.delete(machine)
+    if (kept !== undefined && since === kept.revision && sameViewContent(kept, view)) {
+      this.#views.set(machine, kept)
+      return { ok: true, unchanged: true, revision: view.revision, term: view.term }
+    }
+    this.#views.set(machine, view)
+    if (this.#views.size > this.#max) this.#views.delete(this.#views.keys().next().value!)
+    return { ok: true, model: view }
+  }
+}

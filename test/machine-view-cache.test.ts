@@ -1,0 +1,69 @@
+/**
+ * A controller's last views sent to machine agents (actors/controller/machine-view-cache.ts):
+ * a fetch naming the view it holds gets `unchanged` while nothing its machine sees has
+ * changed — its own units' agent status reports included, since views do not carry them —
+ * and the whole view otherwise; a bad `since` is refused with one line.
+ */
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { apiOperations, isInvalid } from '../actors/controller/api-operations.ts'
+import { MachineViewCache } from '../actors/controller/machine-view-cache.ts'
+import { agentStatusNotInView } from '../runtime/model/machine-view.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
+import { tableGet } from '../runtime/model/table.ts'
+import { MemoryController } from './support/model-controller.ts'
+
+function world (): { c: MemoryController, machine: string } {
+  const c = new MemoryController()
+  c.run('add-charm', { url: 'local:web-0', hash: 'a'.repeat(16), metadata: { name: 'web' } })
+  c.run('deploy', { application: 'web', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 1 })
+  return { c, machine: readerOf(c.context).unit('web/0')!.machine }
+}
+
+test('the view held is answered unchanged until something the machine sees changes', () => {
+  const { c, machine } = world()
+  const cache = new MachineViewCache()
+  const first = cache.answer(c.context, machine, undefined)
+  assert.ok('model' in first, 'the first fetch gets the whole view')
+  const held = first.model.revision
+  c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: 'running install hook', now: 5 })
+  assert.equal(cache.answer(c.context, machine, held), { ok: true, unchanged: true, revision: c.context.revision, term: 1 },
+    'its unit\'s own agent status is not in the view')
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  const changed = cache.answer(c.context, machine, held)
+  assert.ok('model' in changed, 'a workload status is in the view')
+  assert.is(tableGet(changed.model.units, 'web/0')!.workload.status, 'active')
+  assert.equal(tableGet(changed.model.units, 'web/0')!.agent, agentStatusNotInView)
+  assert.ok('unchanged' in cache.answer(c.context, machine, changed.model.revision), 'the new view is the one kept')
+  assert.ok('model' in cache.answer(c.context, machine, held), 'an older view gets the whole view again')
+})
+
+test('a view kept at another revision, or by another cache, is never taken for the one held', () => {
+  const { c, machine } = world()
+  const cache = new MachineViewCache()
+  const first = cache.answer(c.context, machine, undefined)
+  assert.ok('model' in first)
+  assert.ok('model' in cache.answer(c.context, machine, first.model.revision - 1))
+  assert.ok('model' in new MachineViewCache().answer(c.context, machine, first.model.revision), 'a restarted controller knows no view')
+})
+
+test('the least recently asked machine is forgotten beyond the bound', () => {
+  const { c, machine } = world()
+  const cache = new MachineViewCache(1)
+  const first = cache.answer(c.context, machine, undefined)
+  assert.ok('model' in first)
+  cache.answer(c.context, 'other', undefined)
+  assert.ok('model' in cache.answer(c.context, machine, first.model.revision))
+})
+
+test('machine-model: a since that is not a revision is refused with one line', () => {
+  const parse = apiOperations['machine-model'].parse
+  assert.equal(parse({ op: 'machine-model', machine: '0', since: 7 }, 'machine-0'), { op: 'machine-model', machine: '0', since: 7 })
+  assert.equal(parse({ op: 'machine-model', machine: '0' }, 'machine-0'), { op: 'machine-model', machine: '0' })
+  const bad = parse({ op: 'machine-model', machine: '0', since: 'x' }, 'machine-0')
+  assert.ok(isInvalid(bad))
+  assert.is(bad.invalid, 'controller api: expected "since" to be a revision (an integer >= 0), got "x"')
+  assert.ok(isInvalid(parse({ op: 'machine-model', machine: '0', since: -1 }, 'machine-0')))
+})
+
+test.run()
