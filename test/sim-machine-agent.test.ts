@@ -8,13 +8,20 @@ import { runSwarm } from '../sim/swarm.ts'
  * MachineAgent with its deployer and unit hosts, through SimMachineAgent, against one
  * real controller on the simulated network; five units of two related applications,
  * random hook failures that get resolved, kill -9 / SIGTERM / SIGSTOP of the agent at
- * random points, clock drift. `npm test` runs 500 seeds of 6 steps and 30 of them again;
+ * random points, clock drift. `npm test` runs 170 seeds of 6 steps and 30 of them again,
+ * plus the pinned seeds below;
  * `npm run test:long` (CANTRIP_LONG=1) 10,000 of 40. CANTRIP_SEED=N replays one seed and
  * prints its failure.
  */
 const long = process.env['CANTRIP_LONG'] === '1'
 const only = process.env['CANTRIP_SEED']
-const seedCount = long ? 10_000 : 500
+// 500 seeds cost ~255 CPU-s, twice the suite's budget for this file (the developers' guide:
+// npm test only gets faster); 170 cost what 140 did before views stopped carrying agent status.
+const seedCount = long ? 10_000 : 170
+/** Seeds that found a bug, each failing before the fix named: run in npm test whatever the sample. */
+const pinnedSeeds = [
+  230 // a hook busy with hook-tool calls at SIGTERM outlived the simulated process (sim-machine-agent.ts terminate)
+]
 const steps = long ? 40 : 6
 
 if (only !== undefined) {
@@ -39,6 +46,13 @@ if (only !== undefined) {
   // The shipped stack costs several times the bare unit actors per seed (about 0.5 CPU-s at
   // 6 steps, most of it the unit actors' own transitions and the real controller's commits): 30 rerun.
   const rerun = 30
+  for (const seed of pinnedSeeds) {
+    test(`pinned seed ${seed} passes`, async () => {
+      const result = await runMachineAgentFaults({ seed, steps })
+      assert.is(result.failure, undefined, result.failure)
+    })
+  }
+
   test(`determinism: ${rerun} seeds run again give identical trace hashes`, async () => {
     const again = await runSwarm({ fromSeed: 1, toSeed: rerun, jobs: 2, scenario: { steps } })
     const differing = again.filter(result => result.hash !== hashes.get(result.seed)).map(result => result.seed)
