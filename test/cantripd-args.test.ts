@@ -23,7 +23,7 @@ test('CANTRIP_LOG_LEVEL that is not a level: one line, exit 1, nothing started',
     const lines = run.stderr.trim().split('\n')
     assert.is(run.status, 1, run.stderr)
     assert.equal(lines, lines.slice(-1))
-    assert.is(lines[0], 'cantripd: expected CANTRIP_LOG_LEVEL to be one of trace, debug, info, warning, error, got "loud"')
+    assert.is(lines[0], 'cantripd: expected CANTRIP_LOG_LEVEL to be one of trace, debug, info, warning, error, critical, got "loud"')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
