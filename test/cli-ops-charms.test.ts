@@ -95,7 +95,7 @@ async function settled (what: string, unit: string, done: (view: ShowUnit) => bo
 const relatedIn = (view: ShowUnit, endpoint: string): string[] =>
   Object.entries(view['relation-info']?.find(info => info.endpoint === endpoint)?.['related-units'] ?? {}).filter(([, u]) => u['in-scope']).map(([name]) => name).sort()
 
-interface Status { applications: Record<string, { version?: string, units?: Record<string, { leader?: true, 'workload-status': { current: string, message?: string } }> }> }
+interface Status { applications: Record<string, { version?: string, units?: Record<string, { leader?: true, 'workload-status': { current: string, message?: string }, 'open-ports'?: string[] }> }> }
 const status = (): Status => JSON.parse(ok(home, 'status', '--format', 'json')) as Status
 
 let leader = ''
@@ -187,6 +187,13 @@ test('open-port, opened-ports and close-port within one action (test_ports_open_
   assert.not.ok(list('after-close-tcp').includes('9988/tcp'), r['after-close-tcp'])
   assert.ok(list('after-close-tcp').includes('9988/udp'), r['after-close-tcp'])
   assert.is(list('final').length, list('before').length)
+})
+
+test('an action that exits 0 commits its changes: a port it opened shows in status afterwards', async () => {
+  runOk(follower, 'keep-port', 'port=9977')
+  // Juju's HookContext.Flush writes an action's ports and settings as it does a hook's; they were dropped.
+  const unitPorts = (): string[] => status().applications['ops-probe']!.units![follower]!['open-ports'] ?? []
+  await converge('9977/tcp in status', unitPorts, ports => ports.includes('9977/tcp'))
 })
 
 test('juju-log at every level ops uses succeeds and reaches debug-log under the unit', async () => {

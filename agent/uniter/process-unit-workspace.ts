@@ -221,7 +221,19 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     } finally {
       close()
     }
+    // As after a hook, an action that exited 0 commits what it changed (relation settings,
+    // ports, charm state, storage-add), whether or not it called action-fail; a refused
+    // commit fails the action (Juju's HookContext.Flush, runner/context/context.go).
+    let flushError: string | undefined
+    if (outcome.kind === 'succeeded') {
+      try {
+        await context.flush()
+      } catch (error) {
+        flushError = error instanceof Error ? error.message : String(error)
+      }
+    }
     const results = { ...context.actionResults, ...actionProcessResults(outcome, output) }
+    if (flushError !== undefined) return { status: 'failed', message: flushError, results }
     if (outcome.kind === 'missing') return { status: 'failed', message: `action not implemented on unit "${this.#o.unit}"`, results }
     if (outcome.kind !== 'succeeded') return { status: 'failed', message: outcome.kind === 'failed' ? outcome.reason : `action "${action.name}" was terminated`, results }
     if (context.actionFailure !== undefined) return { status: 'failed', message: context.actionFailure, results }
