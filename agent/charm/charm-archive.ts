@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha256Hex } from './charm-chunks.ts'
 import { constants } from 'node:fs'
 import { chmod, lstat, mkdir, mkdtemp, open, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, posix, resolve, sep } from 'node:path'
@@ -75,7 +75,7 @@ const envelopeBytesMax = limits.charmArchiveEntriesMax * (2 * limits.charmArchiv
 type Fail = (entry: string | undefined, expected: string, got: string) => never
 
 export function charmArchiveHash (bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex')
+  return sha256Hex(bytes)
 }
 
 /** Packs the directory `dir`; throws InvalidCharmArchiveError for anything it cannot represent faithfully. */

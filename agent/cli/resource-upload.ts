@@ -7,7 +7,7 @@
  * content by that hash (agent/uniter/unit-resources.ts). The model then records name →
  * {hash, size} (runtime/model/apply/resource-commands.ts).
  */
-import { createHash } from 'node:crypto'
+import { sha256Hex } from '../charm/charm-chunks.ts'
 import { openSync, closeSync, fstatSync, readSync } from 'node:fs'
 import { InvalidInputError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -63,7 +63,7 @@ export function readResourceFile (component: string, name: string, path: string)
       read += n
     }
     const content = bytes.subarray(0, read)
-    return { name, path, bytes: content, hash: createHash('sha256').update(content).digest('hex') }
+    return { name, path, bytes: content, hash: sha256Hex(content) }
   } finally {
     closeSync(fd)
   }

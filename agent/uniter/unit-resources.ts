@@ -12,7 +12,8 @@
  * (core/resources/resourceadapters/opener.go, noopClient):
  * `getting resource from charmhub: resource "x" not found`.
  */
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
+import { sha256Hex as sha256 } from '../charm/charm-chunks.ts'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readerOf } from '../../runtime/model/model-draft.ts'
@@ -23,11 +24,9 @@ export interface UnitResourceSource {
   application: string
   /** `<agent dir>/resources`. */
   dir: string
-  /** Content by address from the controllers' store (the charm-archive op). */
+  /** Content by address from the controllers' chunked store (agent/uniter/charm-fetch.ts). */
   fetch: ((hash: string) => Promise<Uint8Array | undefined>) | undefined
 }
-
-const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
 
 export async function unitResourcePath (source: UnitResourceSource, name: string): Promise<string> {
   const reader = readerOf(source.model)
