@@ -104,7 +104,7 @@ test('machine agents restarted after the original controller died rejoin from th
   for (const machine of machines) assert.is(await eventually(`machine-${machine} to remember c0`, 60_000, () => remembered(machine)), 1, 'c0 only, before enable-ha')
 
   const original = controllerPids()[0]!
-  assert.match(ok(home, 'enable-ha', '-n', '3'), /Controller "local" has 3 members/)
+  assert.match(ok(home, 'enable-ha', '-n', '3'), /^adding controllers: c1, c2$/m)
   // Every machine agent keeps the group's three members (it started knowing c0 only).
   for (const machine of machines) await eventually(`machine-${machine} to remember 3 controllers`, 60_000, () => (remembered(machine) ?? 0) >= 3 ? true : undefined)
   // The controllers keep their peers' addresses too: a restarted member dials them, not only its --seed.
