@@ -24,6 +24,7 @@ import { newMember, spawnController, type NewMember } from '../controller-proces
 import { groupStatus } from '../group-status.ts'
 import { haPlanLines, planHa, type HaPlan, type PlannedMember } from '../ha-plan.ts'
 import { progress, type Progress } from '../progress.ts'
+import { removeAgentUnit } from '../../systemd-unit.ts'
 
 const component = 'cantrip enable-ha'
 /** How long a new member may take to start and answer, to be added, and to catch up; a removal, to be made. */
@@ -155,6 +156,8 @@ function keep (run: Run, member: NewMember): void {
 
 /** The process of a member that never became a voter is stopped and its directory removed. */
 function abandon (member: NewMember): void {
+  // A unit first, or systemd would start the killed process again.
+  if (member.unit !== undefined) removeAgentUnit(member.unit.name, member.unit.scope)
   if (member.pid > 1) {
     try { process.kill(member.pid, 'SIGKILL') } catch { /* already gone */ }
   }
