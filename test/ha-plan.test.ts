@@ -19,6 +19,7 @@ test('grow a group of one to 3 (the default), or to 5', () => {
 test('replace a member that is down; a plain enable-ha keeps the group\'s size', () => {
   const plan = planHa('local', [m('c0'), m('c1'), m('c2', false)], undefined)
   assert.equal(plan, { wanted: 3, maintain: [m('c0'), m('c1')], remove: [m('c2', false)], add: 1 })
+  assert.equal(planHa('local', [m('c0'), m('c1'), m('c2', false)], '3'), plan, 'enable-ha -n 3 replaces it too (it used to refuse: "expected -n above the 3 members")')
   assert.is(planHa('local', [m('c0'), m('c1', false), m('c2'), m('c3'), m('c4', false)], undefined).add, 2, 'a group of 5 stays 5')
 })
 
