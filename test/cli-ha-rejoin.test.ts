@@ -13,6 +13,18 @@
  * - then a second controller is killed: with 1 of 3 left the group cannot commit, and every
  *   command says so in one line within a request's timeout (`status`, `add-unit`), exit 1;
  *   `show-controller` lists the two down members as unreachable and `controllers` shows HA 1/3.
+ * - the killed controllers come back with `cantrip start-agent c1` / `c0`, from their data
+ *   directories and launch records, as the voters they were: 3 voters again, every commit
+ *   lag 0. Juju users do this with `juju ssh 0 sudo systemctl start jujud-machine-0`
+ *   (juju/juju service/systemd/service.go).
+ * - a controller killed with -9 whose data directory is deleted (lost for good) is
+ *   replaced by `cantrip enable-ha`: the leader removes its vote (one configuration
+ *   change), a new member c3 joins, the group has 3 voters again and a write commits;
+ *   show-controller lists c2 as removed. Juju's enable-ha demotes unavailable controllers
+ *   and adds new ones (juju/juju state/enableha.go, enableHAIntentions; the output lines
+ *   are cmd/juju/commands/enableha.go's formatSimple).
+ * - with every controller down (no watchdog to restart anything, as after a host reboot),
+ *   `cantrip start-agent 0` brings a machine agent back from its instance directory.
  *
  * Every process is stopped by pid (destroy-controller, then by the recorded pids) and the
  * temporary directory removed.
@@ -48,11 +60,33 @@ function controllerMembers (): Array<{ 'peer-id': string, 'data-dir': string }> 
   return value.controllers['local']!.controllers
 }
 
+/** Every member's pid, removed members' too. */
 function controllerPids (): number[] {
   const file = join(home, 'controllers.yaml')
   if (!existsSync(file)) return []
-  const value = parse(readFileSync(file, 'utf8')) as { controllers: Record<string, { controllers: Array<{ pid: number }> }> }
-  return Object.values(value.controllers).flatMap(c => c.controllers.map(m => m.pid))
+  const value = parse(readFileSync(file, 'utf8')) as { controllers: Record<string, { controllers: Array<{ pid: number }>, 'removed-controllers'?: Array<{ pid: number }> }> }
+  return Object.values(value.controllers).flatMap(c => [...c.controllers, ...(c['removed-controllers'] ?? [])].map(m => m.pid))
+}
+
+interface Member { 'peer-id': string, pid: number, 'data-dir': string }
+function member (name: string): Member {
+  const value = parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as { controllers: Record<string, { controllers: Member[] }> }
+  return value.controllers['local']!.controllers.find(m => m['data-dir'].endsWith(`/${name}`))!
+}
+
+interface Shown { raft: { voters: string[] }, members: Record<string, { 'peer-id': string, role: string, 'commit-lag': number | null }>, removed?: Record<string, { 'peer-id': string }> }
+/** show-controller when it lists exactly `names`, three voters, every member answering with commit lag 0. */
+function healthy (names: string[]): Shown | undefined {
+  const run = cantrip(home, ['show-controller', '--format', 'json'])
+  const s = run.status === 0 ? (JSON.parse(run.stdout) as Record<string, Shown>)['local'] : undefined
+  if (s === undefined || s.raft.voters.length !== 3) return undefined
+  const members = Object.entries(s.members)
+  return members.map(([n]) => n).join() === names.join() && members.every(([, m]) => m.role !== 'unreachable' && m['commit-lag'] === 0 && s.raft.voters.includes(m['peer-id'])) ? s : undefined
+}
+
+async function killed (pid: number, what: string): Promise<void> {
+  process.kill(pid, 'SIGKILL')
+  await eventually(`${what} to die`, 10_000, () => processAlive(pid) ? undefined : true)
 }
 
 function agentPid (machine: string): number | undefined {
@@ -89,7 +123,12 @@ function writeTinyCharm (dir: string): void {
 }
 
 test('machine agents restarted after the original controller died rejoin from the controllers they remembered', async () => {
-  ok(home, 'bootstrap')
+  // Without systemd as PID 1 (this sandbox), --systemd says so in one line and goes on with detached processes.
+  const hostHasSystemd = existsSync('/run/systemd/system')
+  const boot = cantrip(home, ['bootstrap', ...(hostHasSystemd ? [] : ['--systemd'])])
+  assert.is(boot.status, 0, boot.stderr)
+  if (!hostHasSystemd) assert.match(boot.stderr, /^cantrip bootstrap: systemd is not running on this host \(PID 1 is "[^"]+"\): the controllers run as detached processes; "cantrip start-agent cN" brings one back$/m)
+  assert.ok(existsSync(join(home, 'controllers', 'local', 'c0', 'launch.json')), 'c0 keeps its launch record')
   const charm = join(home, 'tiny')
   writeTinyCharm(charm)
   ok(home, 'deploy', charm, '-n', '2')
@@ -104,7 +143,7 @@ test('machine agents restarted after the original controller died rejoin from th
   for (const machine of machines) assert.is(await eventually(`machine-${machine} to remember c0`, 60_000, () => remembered(machine)), 1, 'c0 only, before enable-ha')
 
   const original = controllerPids()[0]!
-  assert.match(ok(home, 'enable-ha', '-n', '3'), /Controller "local" has 3 members/)
+  assert.match(ok(home, 'enable-ha', '-n', '3'), /^adding controllers: c1, c2$/m)
   // Every machine agent keeps the group's three members (it started knowing c0 only).
   for (const machine of machines) await eventually(`machine-${machine} to remember 3 controllers`, 60_000, () => (remembered(machine) ?? 0) >= 3 ? true : undefined)
   // The controllers keep their peers' addresses too: a restarted member dials them, not only its --seed.
@@ -178,6 +217,64 @@ test('quorum lost: one line naming how many controllers answer and how many are 
   assert.match(ok(home, 'controllers'), /^local\*\s+default\s+admin\s+superuser\s+localhost\/localhost\s+1\s+3\s+1\/3\s+/m)
   const listed = JSON.parse(ok(home, 'controllers', '--format', 'json')) as { controllers: Record<string, { 'controller-machines': unknown }> }
   assert.equal(listed.controllers['local']!['controller-machines'], { active: 1, total: 3 })
+})
+
+test('start-agent brings the killed controllers back as the voters they were; a running one is left alone', async () => {
+  const c2 = member('c2')
+  assert.equal(cantrip(home, ['start-agent', 'c2']), { status: 0, stdout: `controller c2 is already running (pid ${c2.pid})\n`, stderr: '' })
+  const bad = cantrip(home, ['start-agent', 'bogus'])
+  assert.equal([bad.status, bad.stderr], [1, 'ERROR cantrip start-agent: expected a controller member (c0, c1, c2) or a machine id, got "bogus"\n'])
+  const none = cantrip(home, ['start-agent', '7'])
+  assert.equal([none.status, none.stderr], [1, `ERROR cantrip start-agent: expected a machine of model "default" with a local instance on this host (${join(machinesDir, 'machine-7')}); a machine added over SSH is started on its host, got "7"\n`])
+  // c1 (killed for the quorum loss) first: with it the group has a quorum again; then c0, the original.
+  for (const name of ['c1', 'c0']) {
+    const run = cantrip(home, ['start-agent', name])
+    assert.is(run.status, 0, run.stderr)
+    const pid = Number(new RegExp(`^started controller ${name} \\(pid (\\d+)\\)\n$`).exec(run.stdout)?.[1])
+    assert.ok(processAlive(pid), run.stdout)
+    assert.is(member(name).pid, pid, 'controllers.yaml has its new pid')
+  }
+  const before = controllerMembers().map(m => m['peer-id'])
+  const s = await eventually('c0 and c1 back as voters, caught up', 60_000, () => healthy(['c0', 'c1', 'c2']))
+  assert.equal(Object.values(s.members).map(m => m['peer-id']), before, 'the same members, not new ones')
+})
+
+test('a controller lost with its data is replaced by enable-ha; 3 voters again and a write commits', async () => {
+  const lost = member('c2')
+  await killed(lost.pid, 'c2')
+  rmSync(lost['data-dir'], { recursive: true, force: true })
+  const gone = cantrip(home, ['start-agent', 'c2'])
+  assert.equal([gone.status, gone.stderr], [1, `ERROR cantrip start-agent: expected controller c2's data directory ${lost['data-dir']} with its launch.json (a member whose data is lost is replaced by "cantrip enable-ha"), got "no directory"\n`])
+  const refused = cantrip(home, ['enable-ha', '-n', '1'])
+  assert.equal([refused.status, refused.stderr], [1, 'ERROR cantrip enable-ha: expected -n of at least the 3 members controller "local" has (enable-ha never removes a working member), got "1"\n'])
+
+  const ha = cantrip(home, ['enable-ha'])
+  assert.is(ha.status, 0, ha.stderr)
+  assert.is(ha.stdout, 'maintaining controllers: c0, c1\nadding controllers: c3\nremoving controllers: c2\n')
+  assert.match(ha.stderr, /removing c2 \(\w+\), which is down, from the voters/, 'progress is shown')
+  assert.match(ha.stderr, /adding c3 \(\w+\) as a voter/)
+  const s = await eventually('c3 voting, caught up', 60_000, () => healthy(['c0', 'c1', 'c3']))
+  assert.not.ok(s.raft.voters.includes(lost['peer-id']), 'c2 lost its vote')
+  assert.equal(Object.keys(s.removed ?? {}), ['c2'])
+  assert.is(s.removed!['c2']!['peer-id'], lost['peer-id'])
+  assert.match(ok(home, 'controllers'), /^local\*\s+default\s+admin\s+superuser\s+localhost\/localhost\s+1\s+3\s+3\s+/m)
+  ok(home, 'model-config', 'update-status-hook-interval=7m')
+  assert.is(ok(home, 'model-config', 'update-status-hook-interval'), '7m\n', 'the write committed')
+  const again = cantrip(home, ['start-agent', 'c2'])
+  assert.equal([again.status, again.stderr], [1, 'ERROR cantrip start-agent: expected a member of controller "local" (c0, c1, c3); c2 was replaced by enable-ha, got "c2"\n'])
+  assert.equal(cantrip(home, ['enable-ha']), { status: 0, stdout: 'maintaining controllers: c0, c1, c3\n', stderr: 'enabling HA for controller "local": 3 of 3 members up, 3 wanted...\n' }, 'nothing more to do')
+})
+
+test('with every controller down, start-agent brings a machine agent back', async () => {
+  for (const name of ['c0', 'c1', 'c3']) await killed(member(name).pid, name)
+  const old = agentPid('0')!
+  process.kill(-old, 'SIGKILL')
+  await eventually('machine 0\'s agent to die', 10_000, () => processAlive(old) ? undefined : true)
+  const run = cantrip(home, ['start-agent', '0'])
+  assert.is(run.status, 0, run.stderr)
+  const pid = Number(/^started machine 0 \(pid (\d+)\)\n$/.exec(run.stdout)?.[1])
+  assert.ok(pid !== old && processAlive(pid), run.stdout)
+  assert.is(agentPid('0'), pid)
 })
 
 test('destroy-controller stops every process', () => {

@@ -1,6 +1,8 @@
 /**
  * The API ops behind `enable-ha` and `show-controller`, on the simulated controller group:
  * `add-controller` (admins only, on the leader, idempotent) makes a joining server a voter;
+ * `remove-controller` (admins only, on the leader, idempotent) takes the vote of a member
+ * that is down and never of one the leader hears, so `enable-ha` can replace it;
  * `controller-status` gives each member's Raft state and, on the leader, each voter's
  * commit lag (commit index minus match index); `controllers` lists the voters with the
  * addresses the serving controller knows.
@@ -9,6 +11,7 @@ import '../runtime/polyfill.ts'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { AddControllerReply } from '../actors/controller/api-add-controller.ts'
+import type { RemoveControllerReply } from '../actors/controller/api-remove-controller.ts'
 import type { ControllerStatusReply } from '../actors/controller/api-controller-status.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras } from '../actors/controller/controller-api.ts'
@@ -114,6 +117,32 @@ test('add-controller counts a crashed voter as unreachable', async () => {
   await g.runUntil(() => false, 3_000)
   const reply = await ask<AddControllerReply>(g, leader, { op: 'add-controller', peer: '12D3KooWfakeA' })
   assert.equal(reply, { ok: false, error: `controller api: controller "${leader.id}" cannot add "12D3KooWfakeA": 2 of 3 voters are reachable, and 4 voters need 3 for a quorum` })
+  await g.stop()
+})
+
+test('remove-controller: only a member that is down, admins only, on the leader; the group commits with the rest and grows back', async () => {
+  // Juju's enable-ha demotes only unavailable controllers (juju/juju state/enableha.go, enableHAIntentions).
+  const g = await group(17)
+  assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('first')))).ok)
+  const leader = g.leaderNode()!
+  const [up, down] = g.ids.filter(id => id !== leader.id) as [string, string]
+  const remove = async (peer: string, from = 'admin', node = leader): Promise<RemoveControllerReply> => await ask<RemoveControllerReply>(g, node, { op: 'remove-controller', peer }, from)
+  assert.equal(await remove(up), { ok: false, error: `controller api: controller "${leader.id}" cannot remove "${up}": it is reachable (heard from within the election timeout); only a member that is down is replaced` })
+  g.crash(g.indexOf(down))
+  await g.runUntil(() => false, 3_000)
+  assert.equal(await remove(down, 'm'), { ok: false, error: 'controller api: permission denied: peer "m" may not remove controllers' })
+  assert.equal(await remove(down, 'admin', g.nodes().find(node => node.id === up)!), { ok: false, error: `controller api: controller "${up}" cannot remove "${down}": not the leader`, leader: leader.id })
+  assert.equal(await ask<RemoveControllerReply>(g, leader, { op: 'remove-controller', peer: 'not a peer id!' }), { ok: false, error: 'controller api: expected {op: "remove-controller", peer} with a peer id, got "not a peer id!"' })
+  assert.equal(g.leader()!.status().config.voters.length, 3, 'nothing changed by a refusal')
+  const voters = [leader.id, up].sort()
+  assert.equal(await remove(down), { ok: true, voters })
+  assert.equal(await remove(down), { ok: true, voters }, 'again: nothing more to do')
+  assert.ok((await settle(g, g.leaderNode()!.submit(addMachine('after')))).ok, 'two voters of two commit')
+  // Then the replacement joins: 2 reachable of 3 is a quorum.
+  const seat = await g.addController()
+  const joiner = g.ids[seat]!
+  assert.equal(await ask<AddControllerReply>(g, g.leaderNode()!, { op: 'add-controller', peer: joiner }), { ok: true, voters: [...voters, joiner].sort() })
+  assert.ok(await g.runUntil(() => g.host(g.indexOf(joiner))?.state().machines.size === 2, 3_000), 'the replacement caught up')
   await g.stop()
 })
 

@@ -23,11 +23,17 @@ export type AddControllerReply =
 
 /** The wire body as an `add-controller` request: a peer id. */
 export function parseAddController (body: WireBody): ApiRequests['add-controller'] | Invalid {
+  const peer = parsePeerRequest('add-controller', body)
+  return typeof peer === 'string' ? { op: 'add-controller', peer } : peer
+}
+
+/** The peer id of an `add-controller` or `remove-controller` body (base58btc, bounded). */
+export function parsePeerRequest (op: 'add-controller' | 'remove-controller', body: WireBody): string | Invalid {
   const peer = body.peer
   if (typeof peer !== 'string' || peer.length === 0 || peer.length > peerIdLengthMax || !/^[1-9A-HJ-NP-Za-km-z]+$/.test(peer)) {
-    return { invalid: `${component}: expected {op: "add-controller", peer} with a peer id, got ${describeValue(peer)}` }
+    return { invalid: `${component}: expected {op: "${op}", peer} with a peer id, got ${describeValue(peer)}` }
   }
-  return { op: 'add-controller', peer }
+  return peer
 }
 
 /** The caller was admitted by the policy table (admins only). */

@@ -9,6 +9,7 @@ import { describeValue } from '../../runtime/errors.ts'
 import type { Entity } from '../../runtime/model/model-types.ts'
 import type { IncomingRequest } from '../../runtime/transport.ts'
 import { addController, parseAddController } from './api-add-controller.ts'
+import { parseRemoveController, removeController } from './api-remove-controller.ts'
 import { controllerStatus } from './api-controller-status.ts'
 import { controllers } from './api-controllers.ts'
 import { parseDebugLogRequest, queryDebugLog } from './api-debug-log.ts'
@@ -131,6 +132,10 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
   'add-controller': {
     parse: parseAddController,
     answer: async ({ node }, request) => await addController(node, request)
+  },
+  'remove-controller': {
+    parse: parseRemoveController,
+    answer: async ({ node }, request) => await removeController(node, request)
   },
   controllers: {
     parse: () => ({ op: 'controllers' }),

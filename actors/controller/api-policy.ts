@@ -12,7 +12,7 @@ import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
   'machine-model', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model',
-  'controller-status', 'members', 'add-controller', 'controllers', 'debug-log', 'ship-logs'
+  'controller-status', 'members', 'add-controller', 'remove-controller', 'controllers', 'debug-log', 'ship-logs'
 ] as const
 
 export type ApiOp = typeof apiOps[number]
@@ -54,6 +54,7 @@ export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   'controller-status': { allowed: staff, refusal: () => 'may not read the controller status' },
   members: { allowed: staff, refusal: () => 'may not read the membership' },
   'add-controller': { allowed: ['user'], refusal: () => 'may not add controllers' },
+  'remove-controller': { allowed: ['user'], refusal: () => 'may not remove controllers' },
   controllers: { allowed: known, refusal: () => 'is not known to this model' },
   'debug-log': { allowed: staff, refusal: () => 'may not read the model\'s logs' },
   'ship-logs': { allowed: ['controller', 'machine'], refusal: () => 'may not ship log records' }

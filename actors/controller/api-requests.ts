@@ -13,6 +13,7 @@ import type { GoalState } from '../../runtime/model/goal-state.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import type { RequestOptions, Transport } from '../../runtime/transport.ts'
 import type { AddControllerReply } from './api-add-controller.ts'
+import type { RemoveControllerReply } from './api-remove-controller.ts'
 import type { ControllerStatusReply } from './api-controller-status.ts'
 import type { ControllersReply } from './api-controllers.ts'
 import type { DebugLogReply, DebugLogRequest } from './api-debug-log.ts'
@@ -73,6 +74,8 @@ export interface ApiRequests {
   members: { op: 'members' }
   /** Admins only, on the leader: add a joining controller as a Raft voter (api-add-controller.ts). */
   'add-controller': { op: 'add-controller', peer: string }
+  /** Admins only, on the leader: remove a voter that is down (api-remove-controller.ts, enable-ha). */
+  'remove-controller': { op: 'remove-controller', peer: string }
   /** Any known agent: every voter with the addresses this controller knows (api-controllers.ts). */
   controllers: { op: 'controllers' }
   /** Admins only: the log records this controller keeps, filtered and paged (api-debug-log.ts). */
@@ -159,6 +162,7 @@ export interface ApiReplies {
   'controller-status': ControllerStatusReply
   members: MembersReply
   'add-controller': AddControllerReply
+  'remove-controller': RemoveControllerReply
   controllers: ControllersReply
   'debug-log': DebugLogReply
   'ship-logs': ShipLogsReply

@@ -8,14 +8,15 @@
  *   controllers:
  *     local:
  *       dir: /home/me/.local/share/cantrip/controllers/local
- *       controllers: [{ peer-id, addresses, pid, data-dir }]   # one per member of the group
+ *       controllers: [{ peer-id, addresses, pid, data-dir, unit? }]   # one per member of the group
+ *       removed-controllers: [{ peer-id, …, removed-at }]       # members enable-ha replaced
  *       provider: local
  *       version: 0.1.0
  *       current-model: staging                                  # absent: "default"
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { parse, stringify } from 'yaml'
 import { InvalidInputError } from '../../runtime/errors.ts'
 import { defaultModelName, isModelName } from '../../runtime/ids.ts'
@@ -27,6 +28,20 @@ export interface ControllerMember {
   addresses: string[]
   pid: number
   'data-dir': string
+  /** The systemd unit that runs it (`cantrip bootstrap --systemd` where systemd runs the host). */
+  unit?: { name: string, scope: 'system' | 'user' }
+}
+
+/** A member `enable-ha` took out of the group because it was down; shown by show-controller. */
+export type RemovedMember = ControllerMember & { 'removed-at': string }
+
+/**
+ * A member's name, as every command shows it: its data directory's (`c0`, `c1`, …). Names
+ * are never reused, so the member that replaces a lost `c2` is `c3`, as Juju never reuses
+ * a machine id.
+ */
+export function controllerMemberName (member: ControllerMember): string {
+  return basename(member['data-dir'])
 }
 
 export interface ControllerEntry {
@@ -38,6 +53,9 @@ export interface ControllerEntry {
   'current-model'?: string
   /** Bootstrapped with `--inspect`: every agent streams its actors (members added by enable-ha too). */
   inspect?: boolean
+  /** Bootstrapped with `--systemd` on a host that runs it: members are units (added ones too). */
+  systemd?: boolean
+  'removed-controllers'?: RemovedMember[]
 }
 
 export interface ControllersFile {

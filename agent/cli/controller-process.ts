@@ -2,11 +2,13 @@
  * Starting controller processes on this host, for `bootstrap` and `enable-ha`: a new
  * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a free
  * loopback port, and runs as a detached `cantripd --role controller --provider local`
- * with its log in `<data dir>/cantripd.log`, so it outlives the CLI.
+ * (or a systemd unit) with its log in `<data dir>/cantripd.log`, so it outlives the CLI;
+ * its launch record (`<data dir>/launch.json`) lets `cantrip start-agent` restart it.
  */
-import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, openSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readdirSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import { keptEnvironment, startAgentProcess, writeAgentLaunch, type AgentLaunch } from '../agent-launch.ts'
+import { defaultUnitScope, installAgentUnit } from '../systemd-unit.ts'
 import { freeLoopbackPort } from '../free-port.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../mesh/peer-identity.ts'
 import { cantripdProgram, packageRoot } from '../package-root.ts'
@@ -22,10 +24,17 @@ export function validGroupSize (n: number): boolean {
 
 export type NewMember = ControllerMember & { port: number }
 
-/** A fresh member in the first unused `cN` under `dir`: its identity written, not started. */
-export async function newMember (dir: string): Promise<NewMember> {
+/**
+ * A fresh member named after the first `cN` above every one `dir` holds or `taken` names
+ * (members that were lost with their directories keep their names): its identity
+ * written, not started.
+ */
+export async function newMember (dir: string, taken: readonly string[] = []): Promise<NewMember> {
   let i = 0
-  while (existsSync(join(dir, `c${i}`))) i++
+  for (const name of [...readdirSync(dir), ...taken]) {
+    const n = /^c(\d+)$/.exec(name)?.[1]
+    if (n !== undefined) i = Math.max(i, Number(n) + 1)
+  }
   const dataDir = join(dir, `c${i}`)
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const key = await generatePeerKey()
@@ -47,23 +56,47 @@ export interface SpawnOptions {
   join?: boolean
   /** `cantrip bootstrap --inspect`: `cantripd --inspect 0` (its machine agents inherit it). */
   inspect?: boolean
+  /** Run it as a systemd unit (only where systemd runs the host: see systemdPresence). */
+  systemd?: boolean
 }
 
-/** Starts `member` detached; sets and returns its pid. */
+/**
+ * Starts `member` detached, or as a systemd unit; sets and returns its pid. How it was
+ * started is kept in its data directory first (agent/agent-launch.ts), so `cantrip
+ * start-agent` can bring it back with the same flags.
+ */
 export function spawnController (member: NewMember, options: SpawnOptions): number {
-  const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a', 0o600)
-  const cantripd = cantripdProgram()
-  const child = spawn(cantripd.file, [
-    ...cantripd.args,
-    '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
-    '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', options.controllers.join(','),
-    ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
-    '--admin', options.admin,
-    '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
-    ...(options.join === true ? ['--join'] : []),
-    ...(options.inspect === true ? ['--inspect', '0'] : [])
-  ], { cwd: packageRoot, detached: true, stdio: ['ignore', log, log] })
-  child.unref()
-  member.pid = child.pid ?? 0
+  const launch = controllerLaunch(member, options)
+  writeAgentLaunch(member['data-dir'], launch)
+  if (options.systemd === true) {
+    const scope = defaultUnitScope()
+    member.pid = installAgentUnit(launch, scope)
+    member.unit = { name: launch.name, scope }
+  } else {
+    member.pid = startAgentProcess(launch)
+  }
   return member.pid
+}
+
+function controllerLaunch (member: NewMember, options: SpawnOptions): AgentLaunch {
+  const cantripd = cantripdProgram()
+  const name = basename(member['data-dir'])
+  return {
+    name: `cantripd-${basename(options.dir)}-${name}`,
+    description: `cantrip controller ${name} of "${basename(options.dir)}"`,
+    command: cantripd.file,
+    args: [
+      ...cantripd.args,
+      '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
+      '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', options.controllers.join(','),
+      ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
+      '--admin', options.admin,
+      '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
+      ...(options.join === true ? ['--join'] : []),
+      ...(options.inspect === true ? ['--inspect', '0'] : [])
+    ],
+    cwd: packageRoot,
+    logFile: join(member['data-dir'], 'cantripd.log'),
+    env: keptEnvironment(process.env)
+  }
 }

@@ -6,10 +6,10 @@
  * on an unreachable API with the addresses it tried (api/apiclient.go); a Raft group
  * without a quorum is what cantrip adds, so the line names the numbers Raft needs.
  *
- * Members are named as `controllers` and `show-controller` name them: c0, c1, … in the
- * order of the client's controllers file.
+ * Members are named as `controllers` and `show-controller` name them: c0, c1, … after
+ * their data directories.
  */
-import type { ControllerEntry } from './cli-home.ts'
+import { controllerMemberName, type ControllerEntry } from './cli-home.ts'
 import type { ControllerStatus } from './connection.ts'
 
 export interface MemberAnswer {
@@ -17,10 +17,10 @@ export interface MemberAnswer {
   status: ControllerStatus | undefined
 }
 
-/** The members' names (c0, c1, …), by peer id; a voter this client does not list shows by the end of its peer id. */
+/** The members' names (c0, c1, …, their data directories'), by peer id; a voter this client does not list shows by the end of its peer id. */
 export function memberName (entry: ControllerEntry, peer: string): string {
-  const index = entry.controllers.findIndex(m => m['peer-id'] === peer)
-  return index < 0 ? peer.slice(-8) : `c${index}`
+  const member = entry.controllers.find(m => m['peer-id'] === peer)
+  return member === undefined ? peer.slice(-8) : controllerMemberName(member)
 }
 
 /**

@@ -61,6 +61,7 @@ test('the table is DESIGN.md §10: who may make each call', () => {
     'controller-status': ['user', 'controller'],
     members: ['user', 'controller'],
     'add-controller': ['user'],
+    'remove-controller': ['user'],
     controllers: ['user', 'controller', 'machine', 'unit'],
     'debug-log': ['user', 'controller'],
     'ship-logs': ['controller', 'machine']
@@ -92,7 +93,7 @@ test('random (entity, call, target) triples are answered as the table says; deni
     if (op === 'put-charm-chunk') body['bytes'] = new Uint8Array(4)
     if (op === 'put-charm-begin') body['manifest'] = { hash: 'ab'.repeat(32), size: 4, chunkBytes: 4, chunks: ['cd'.repeat(32)] }
     if (op === 'register') Object.assign(body, { machine: '7', secret: 'wrong' })
-    if (op === 'add-controller') body['peer'] = '!'
+    if (op === 'add-controller' || op === 'remove-controller') body['peer'] = '!'
     const reply = await ask(from, controllerApiProtocol, body)
     const caller = peers.get(from)
     const targeted = op === 'machine-model' || op === 'application-status' || op === 'goal-state'

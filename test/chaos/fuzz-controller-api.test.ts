@@ -48,7 +48,7 @@ function judge (reply: Record<string, unknown>): ReturnType<typeof rejected> {
 const apiSeeds = [
   { op: 'machine-model', machine: '0' }, { op: 'application-status', unit: 'canaryapp/0' }, { op: 'charm-manifest', hash: 'ab'.repeat(32), local: true }, { op: 'charm-chunk', hash: 'ab'.repeat(32), index: 0 }, { op: 'put-charm-begin', manifest: { hash: 'ab'.repeat(32), size: 3, chunkBytes: 3, chunks: ['cd'.repeat(32)] } }, { op: 'put-charm-chunk', hash: 'ab'.repeat(32), index: 0, bytes: new Uint8Array(3) }, { op: 'put-charm-commit', hash: 'ab'.repeat(32) },
   { op: 'model-summary' }, { op: 'register', machine: '1', secret: 'ff'.repeat(16) }, { op: 'model' }, { op: 'controller-status' },
-  { op: 'members' }, { op: 'add-controller', peer: '12D3KooWabc' }, { op: 'controllers' }, { op: 'debug-log', after: 0, lines: 5 },
+  { op: 'members' }, { op: 'add-controller', peer: '12D3KooWabc' }, { op: 'remove-controller', peer: '12D3KooWabc' }, { op: 'controllers' }, { op: 'debug-log', after: 0, lines: 5 },
   { op: 'ship-logs', records: [{ entity: 'unit-canaryapp-0', time: 1, level: 'info', module: 'unit.canaryapp/0.juju-log', message: 'x', seq: 1 }] }
 ]
 const status = { type: 'set-unit-status', unit: 'canaryapp/0', status: 'active', message: 'ok', now: 1, requestId: 'f-1', proposer: { kind: 'unit', name: 'canaryapp/0' } }

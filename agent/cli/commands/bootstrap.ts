@@ -13,7 +13,8 @@ import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
-import { cantripVersion, type RegisterCommand } from '../cli-context.ts'
+import { cantripVersion, type CliContext, type RegisterCommand } from '../cli-context.ts'
+import { systemdPresence } from '../../systemd-unit.ts'
 import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
 import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
 import { Connection } from '../connection.ts'
@@ -29,7 +30,8 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .argument('[name]', 'controller name', 'local')
     .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
     .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')
-    .action(async (name: string, options: { ha: string, inspect?: boolean }) => {
+    .option('--systemd', 'run the controllers as systemd units (restarted on failure and at boot) where systemd runs this host')
+    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean }) => {
       const ha = Number(options.ha)
       if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new InvalidInputError(component, 'a controller name of lowercase letters, digits and dashes', name)
@@ -38,8 +40,9 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       const dir = join(cantripHome(), 'controllers', name)
       if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
       mkdirSync(dir, { recursive: true, mode: 0o700 })
+      const systemd = options.systemd === true && systemdWanted(context)
       const step = progress(context, `bootstrapping controller "${name}" with ${ha} member${ha === 1 ? '' : 's'}`)
-      const entry = await startGroup(dir, ha, options.inspect === true)
+      const entry = await startGroup(dir, ha, options.inspect === true, systemd)
       file.controllers[name] = entry
       file['current-controller'] = name
       writeControllers(file)
@@ -54,7 +57,14 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     })
 }
 
-async function startGroup (dir: string, ha: number, inspect: boolean): Promise<ControllerEntry> {
+/** systemd where it runs the host; else one line saying why, and detached processes. */
+function systemdWanted (context: CliContext): boolean {
+  const presence = systemdPresence()
+  if (!presence.running) context.err(`${component}: ${presence.why}: the controllers run as detached processes; "cantrip start-agent cN" brings one back`)
+  return presence.running
+}
+
+async function startGroup (dir: string, ha: number, inspect: boolean, systemd: boolean): Promise<ControllerEntry> {
   await writeNetworkKey(join(dir, 'swarm.key'), generateNetworkKey())
   const adminKey = await generatePeerKey()
   await writePeerKey(join(dir, 'admin.key'), adminKey)
@@ -62,13 +72,14 @@ async function startGroup (dir: string, ha: number, inspect: boolean): Promise<C
   for (let i = 0; i < ha; i++) members.push(await newMember(dir))
   const controllers = members.map(m => m['peer-id'])
   const seeds = members.map(m => m.addresses[0]!)
-  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey), ...(inspect ? { inspect } : {}) })
+  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey), ...(inspect ? { inspect } : {}), ...(systemd ? { systemd } : {}) })
   return {
     dir,
     controllers: members.map(({ port: _port, ...member }) => member),
     provider: 'local',
     version: cantripVersion,
-    ...(inspect ? { inspect } : {})
+    ...(inspect ? { inspect } : {}),
+    ...(systemd ? { systemd } : {})
   }
 }
 

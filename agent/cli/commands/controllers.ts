@@ -12,7 +12,7 @@
  * `controller-machines` says the same in yaml and json.
  */
 import type { RegisterCommand } from '../cli-context.ts'
-import { controllerEntry, readControllers, type ControllerEntry } from '../cli-home.ts'
+import { controllerEntry, controllerMemberName, readControllers, type ControllerEntry } from '../cli-home.ts'
 import { Connection } from '../connection.ts'
 import { groupStatus, type GroupStatus } from '../group-status.ts'
 import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
@@ -55,7 +55,7 @@ export const registerControllers: RegisterCommand = (program, context) => {
       // The bootstrap group's Raft state: the default model's, whichever model is current.
       connection.useModel('default')
       const group = await groupStatus(connection, entry)
-      const warnings = versionSkewWarnings(group.members.map((m, i) => ({ who: `controller c${i} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })))
+      const warnings = versionSkewWarnings(group.members.map((m, i) => ({ who: `controller ${controllerMemberName(entry.controllers[i]!)} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })))
       for (const warning of warnings) context.err(warning)
       context.out(formatDocument(format as 'yaml' | 'json', { [chosen]: showController(entry, group) }))
     })
@@ -110,7 +110,7 @@ function showController (entry: ControllerEntry, group: GroupStatus): Record<str
     members: Object.fromEntries(entry.controllers.map((member, i) => {
       const status = group.members[i]?.status
       const progress = leader?.progress[member['peer-id']]
-      return [`c${i}`, {
+      return [controllerMemberName(member), {
         'peer-id': member['peer-id'],
         addresses: member.addresses,
         pid: member.pid,
@@ -124,6 +124,14 @@ function showController (entry: ControllerEntry, group: GroupStatus): Record<str
         'match-index': progress?.match ?? null,
         replication: progress?.state ?? null
       }]
-    }))
+    })),
+    // Members enable-ha replaced because they were down (Juju's enable-ha lists them as removed).
+    ...(entry['removed-controllers'] === undefined || entry['removed-controllers'].length === 0
+      ? {}
+      : {
+          removed: Object.fromEntries(entry['removed-controllers'].map(member => [controllerMemberName(member), {
+            'peer-id': member['peer-id'], 'data-dir': member['data-dir'], 'removed-at': member['removed-at']
+          }]))
+        })
   }
 }

@@ -12,6 +12,7 @@ import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand } from '../cli-context.ts'
 import { readControllers, writeControllers } from '../cli-home.ts'
 import { progress } from '../progress.ts'
+import { removeAgentUnit } from '../../systemd-unit.ts'
 import { ask } from '../ask.ts'
 
 const component = 'cantrip destroy-controller'
@@ -35,7 +36,10 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       const step = progress(context, `destroying controller "${name}"`)
       const owned = (pid: number): boolean => cmdline(pid).includes(entry.dir)
       step.update('stopping controllers')
-      await Promise.all(entry.controllers.map(async member => { await stop(member.pid, owned, false) }))
+      // Units first (disabled and stopped), so systemd restarts none of them; then every process, removed members' too.
+      const members = [...entry.controllers, ...(entry['removed-controllers'] ?? [])]
+      for (const member of members) if (member.unit !== undefined) removeAgentUnit(member.unit.name, member.unit.scope)
+      await Promise.all(members.map(async member => { await stop(member.pid, owned, false) }))
       step.update('stopping machine agents')
       const agents = machineDirs(join(entry.dir, 'machines'))
       await Promise.all(agents.map(async d => {

@@ -4,6 +4,7 @@ import { registerBootstrap } from './bootstrap.ts'
 import { registerControllers } from './controllers.ts'
 import { registerDestroyController } from './destroy-controller.ts'
 import { registerEnableHa } from './enable-ha.ts'
+import { registerStartAgent } from './start-agent.ts'
 import { registerMembers } from './members.ts'
 import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
@@ -30,6 +31,7 @@ export const commands: RegisterCommand[] = [
   registerControllers,
   registerDestroyController,
   registerEnableHa,
+  registerStartAgent,
   registerMembers,
   registerVersion,
   registerModels,

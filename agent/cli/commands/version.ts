@@ -5,7 +5,7 @@
  * warning line on stderr for each that differs from the client's.
  */
 import { cantripVersion, type RegisterCommand } from '../cli-context.ts'
-import { controllerEntry } from '../cli-home.ts'
+import { controllerEntry, controllerMemberName } from '../cli-home.ts'
 import { groupStatus } from '../group-status.ts'
 import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
 import { versionSkewWarnings, type ReportedVersion } from '../version-skew.ts'
@@ -28,8 +28,8 @@ export const registerVersion: RegisterCommand = (program, context) => {
       const connection = await context.connect(name)
       const group = await groupStatus(connection, entry)
       const members = await connection.api({ op: 'members' })
-      const rows: Array<ReportedVersion & { kind: string, peer: string }> = [
-        ...group.members.map((m, i) => ({ kind: 'controller', peer: m.peer, who: `controller c${i} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })),
+      const rows: Array<ReportedVersion & { kind: string, peer: string, name?: string }> = [
+        ...group.members.map((m, i) => ({ kind: 'controller', peer: m.peer, name: controllerMemberName(entry.controllers[i]!), who: `controller ${controllerMemberName(entry.controllers[i]!)} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })),
         ...members.members.filter(m => m.role === 'machine').map(m => ({ kind: m.entity, peer: m.id, who: `${m.entity} (${m.id.slice(-8)})`, version: m.version }))
       ]
       for (const warning of versionSkewWarnings(rows)) context.err(warning)
@@ -39,7 +39,7 @@ export const registerVersion: RegisterCommand = (program, context) => {
       }
       context.out(formatTable(['Component', 'Peer', 'Version'], [
         ['client', '', cantripVersion],
-        ...rows.map((r, i) => [r.kind === 'controller' ? `controller c${i}` : r.kind, r.peer, r.version ?? (r.kind === 'controller' ? 'unreachable' : 'unknown')])
+        ...rows.map(r => [r.kind === 'controller' ? `controller ${r.name ?? ''}` : r.kind, r.peer, r.version ?? (r.kind === 'controller' ? 'unreachable' : 'unknown')])
       ]))
     })
 }

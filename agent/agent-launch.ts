@@ -1,0 +1,88 @@
+/**
+ * How an agent is started, kept in its data directory (`launch.json`), so the agent can be
+ * brought back on its host from that directory alone (`cantrip start-agent`), as Juju
+ * keeps `/etc/systemd/system/jujud-machine-N-exec-start.sh` beside the agent's data
+ * (juju/juju service/systemd/conf.go). The same record is a systemd unit's ExecStart
+ * (agent/systemd-unit.ts). Written by whoever starts the agent (the CLI for controllers),
+ * atomically; whatever flags the starter passes are kept as they were given.
+ */
+import { spawn } from 'node:child_process'
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { InvalidInputError } from '../runtime/errors.ts'
+
+export const agentLaunchFileName = 'launch.json'
+const component = 'agent launch'
+/** Bounds what is read back: a launch record is a few kilobytes. */
+const launchBytesMax = 64 * 1024
+/** Settings of the starter's environment that the agent is started with again (the rest is the restarter's). */
+const keptEnvPrefix = 'CANTRIP_'
+
+export interface AgentLaunch {
+  /** A name for people and systemd: `cantripd-local-c1`. */
+  name: string
+  /** One line: what this agent is. */
+  description: string
+  /** The program (node) and its arguments, as spawned. */
+  command: string
+  args: string[]
+  cwd: string
+  /** Where its stdout and stderr are appended. */
+  logFile: string
+  /** The starter's CANTRIP_* settings. */
+  env: Record<string, string>
+}
+
+/** The CANTRIP_* settings of `env`, which a restarted agent must see as the first start did. */
+export function keptEnvironment (env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) if (name.startsWith(keptEnvPrefix) && value !== undefined) kept[name] = value
+  return kept
+}
+
+/** Written whole to a temporary file and renamed, so a crash never leaves half a record. */
+export function writeAgentLaunch (dataDir: string, launch: AgentLaunch): void {
+  const file = join(dataDir, agentLaunchFileName)
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(launch, null, 2)}\n`, { mode: 0o600 })
+  renameSync(`${file}.tmp`, file)
+}
+
+/** The record in `dataDir`, or undefined when there is none; a record that is not one is refused in one line. */
+export function readAgentLaunch (dataDir: string): AgentLaunch | undefined {
+  const file = join(dataDir, agentLaunchFileName)
+  if (!existsSync(file)) return undefined
+  const text = readFileSync(file, 'utf8')
+  let value: unknown
+  try {
+    value = text.length > launchBytesMax ? undefined : JSON.parse(text)
+  } catch {
+    value = undefined
+  }
+  if (!isAgentLaunch(value)) throw new InvalidInputError(component, `${file} with name, description, command, args, cwd, logFile and env`, text.length > 80 ? `${text.slice(0, 80)}…` : text)
+  return value
+}
+
+function isAgentLaunch (value: unknown): value is AgentLaunch {
+  if (typeof value !== 'object' || value === null) return false
+  const v = value as Record<string, unknown>
+  const strings = ['name', 'description', 'command', 'cwd', 'logFile'].every(key => typeof v[key] === 'string' && v[key] !== '')
+  const args = Array.isArray(v.args) && v.args.every(arg => typeof arg === 'string')
+  const env = typeof v.env === 'object' && v.env !== null && Object.values(v.env).every(s => typeof s === 'string')
+  return strings && args && env
+}
+
+/**
+ * Starts the agent detached (its own session and process group, output appended to its
+ * log), so it outlives the caller; its environment is the caller's with the record's
+ * settings over it. Returns the pid.
+ */
+export function startAgentProcess (launch: AgentLaunch): number {
+  const log = openSync(launch.logFile, 'a', 0o600)
+  try {
+    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: { ...process.env, ...launch.env }, detached: true, stdio: ['ignore', log, log] })
+    child.unref()
+    return child.pid ?? 0
+  } finally {
+    closeSync(log)
+  }
+}
