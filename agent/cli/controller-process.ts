@@ -1,16 +1,18 @@
 /**
  * Starting controller processes on this host, for `bootstrap` and `enable-ha`: a new
- * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a free
- * loopback port, and runs as a detached `cantripd --role controller --provider local`
+ * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a port
+ * on the group's listen address (controller-network.ts: loopback unless bootstrap was
+ * told otherwise), and runs as a detached `cantripd --role controller --provider local`
  * with its log in `<data dir>/cantripd.log`, so it outlives the CLI.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
-import { freeLoopbackPort } from '../free-port.ts'
+import { freePort } from '../free-port.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../mesh/peer-identity.ts'
 import { cantripdProgram, packageRoot } from '../package-root.ts'
 import type { ControllerMember } from './cli-home.ts'
+import { hostMultiaddr, readControllerNetwork } from './controller-network.ts'
 
 /** The most controllers a group may have (odd sizes only: 1, 3, 5, 7). */
 export const controllerGroupSizeMax = 7
@@ -31,8 +33,9 @@ export async function newMember (dir: string): Promise<NewMember> {
   const key = await generatePeerKey()
   await writePeerKey(join(dataDir, 'agent.key'), key)
   const peerId = peerIdOfKey(key)
-  const port = await freeLoopbackPort()
-  return { 'peer-id': peerId, addresses: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port }
+  const network = readControllerNetwork(dir)
+  const port = network.port === undefined ? await freePort(network.listen) : network.port + i
+  return { 'peer-id': peerId, addresses: [`${hostMultiaddr(network.advertise)}/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port }
 }
 
 export interface SpawnOptions {
@@ -53,10 +56,13 @@ export interface SpawnOptions {
 export function spawnController (member: NewMember, options: SpawnOptions): number {
   const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a', 0o600)
   const cantripd = cantripdProgram()
+  const network = readControllerNetwork(options.dir)
   const child = spawn(cantripd.file, [
     ...cantripd.args,
     '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
-    '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', options.controllers.join(','),
+    '--listen', `${hostMultiaddr(network.listen)}/tcp/${member.port}`, '--advertise', network.advertise,
+    ...(network.machineNetwork === undefined ? [] : ['--machine-network', network.machineNetwork]),
+    '--controllers', options.controllers.join(','),
     ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
     '--admin', options.admin,
     '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
