@@ -246,7 +246,17 @@ start)
 stop)
   # stop MACHINE-DIR-NAME GRACE-TENTHS
   d=$root/$1
-  if [ -d "$d" ]; then stop_agent "$d" "$2"; rm -rf "$d" || exit 1; fi
+  if [ -d "$d" ]; then
+    stop_agent "$d" "$2"
+    # Workloads a charm daemonised out of the agent's process group record their pids
+    # under the units' state directories (as on the local provider): they go with it.
+    for f in "$d"/agent/agents/*/state/*.pid; do
+      [ -f "$f" ] || continue
+      p=$(head -c 20 "$f" | tr -dc 0-9)
+      [ -n "$p" ] && [ "$p" -gt 1 ] && live "$p" && kill -s KILL "$p" 2>/dev/null
+    done
+    rm -rf "$d" || exit 1
+  fi
   n=0; for m in "$root"/machine-*; do [ -d "$m" ] && n=$((n + 1)); done
   echo "remaining $n"
   ;;
