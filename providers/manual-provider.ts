@@ -100,6 +100,11 @@ export interface ManualProviderOptions {
   readonly remoteNode?: string
   /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it). */
   readonly listen?: string
+  /**
+   * The agent program's arguments to node, relative to `codeDir` (default
+   * `--import tsx agent/cantripd.ts`; a bundled controller ships and runs `dist/cantripd.mjs`).
+   */
+  readonly agentProgram?: readonly string[]
   /** The agent's argv on the host, run in `codeDir` (default: `cantripd --bootstrap`). */
   readonly agentCommand?: (paths: AgentPaths) => readonly string[]
   /** ssh's ConnectTimeout (default 5000). */
@@ -420,7 +425,7 @@ export class ManualProvider implements Provider {
   }
 
   readonly #defaultAgentCommand = (paths: AgentPaths): readonly string[] => [
-    paths.remoteNode, '--import', 'tsx', 'agent/cantripd.ts',
+    paths.remoteNode, ...(this.#options.agentProgram ?? ['--import', 'tsx', 'agent/cantripd.ts']),
     '--bootstrap', paths.bootstrapFile,
     '--data-dir', paths.dataDir,
     '--listen', this.#options.listen ?? '/ip4/0.0.0.0/tcp/0',
