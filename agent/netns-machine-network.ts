@@ -102,8 +102,14 @@ export class NetnsMachineNetwork implements LocalMachineNetwork {
     while (used.has(n) && n < this.spec.size - 1) n++
     if (n >= this.spec.size - 1) throw new Error(`machine network ${this.spec.cidr}: every address is taken`)
     const namespace = `cantrip-${this.#tag}-${n}`
-    const veth = `cv${this.#tag}-${n}`
     const address = dotted(this.spec.base + n)
+    this.#plumb(namespace, n, address)
+    return { namespace, address }
+  }
+
+  /** The namespace, its veth pair on the bridge and its address; all undone if a step fails. */
+  #plumb (namespace: string, n: number, address: string): void {
+    const veth = `cv${this.#tag}-${n}`
     try {
       ip(['netns', 'add', namespace])
       ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', namespace])
@@ -115,7 +121,16 @@ export class NetnsMachineNetwork implements LocalMachineNetwork {
       this.detachSync(namespace)
       throw error
     }
-    return { namespace, address }
+  }
+
+  async restore (namespace: string, address: string): Promise<void> {
+    const run = this.#queue.then(() => {
+      if (this.namespaces().includes(namespace)) return
+      this.ensureBridge()
+      this.#plumb(namespace, Number(namespace.slice(namespace.lastIndexOf('-') + 1)), address)
+    })
+    this.#queue = run.catch(() => {})
+    await run
   }
 
   async detach (namespace: string): Promise<void> {

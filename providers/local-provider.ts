@@ -49,6 +49,8 @@ export interface LocalAgentCommand {
 export interface LocalMachineNetwork {
   /** Makes the machine's namespace; answers its name and the machine's address. */
   attach (machineId: string): Promise<{ namespace: string, address: string }>
+  /** Makes the namespace again with the same address if it is gone (a host reboot drops them all). */
+  restore (namespace: string, address: string): Promise<void>
   /** Removes a namespace attach made (and what joined it to the host). */
   detach (namespace: string): Promise<void>
   /** The command that runs `command` inside the namespace, as the same process. */
@@ -434,6 +436,7 @@ export class LocalProvider implements Provider {
     const dataDir = joinPath(dir, files.data)
     const logFile = joinPath(dir, files.log)
     const isolated = this.#network === undefined ? undefined : this.#namespace(dir)
+    if (isolated !== undefined) await this.#network!.restore(isolated.namespace, isolated.address)
     const plain = {
       file: this.#command.file,
       args: [...this.#command.args(bootstrapFile, dataDir), ...(isolated === undefined ? [] : this.#command.listenArgs?.(isolated.address) ?? []), ...this.#extraArgs]

@@ -11,7 +11,7 @@
  * pinned by a check that runs everywhere.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -20,6 +20,7 @@ import * as assert from 'uvu/assert'
 import { NetnsMachineNetwork, machineNetworkUnavailable, parseMachineNetwork } from '../agent/netns-machine-network.ts'
 import { controllerNetwork } from '../agent/cli/controller-network.ts'
 import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
+import { killUnitWorkloads } from './support/processes.ts'
 import { StatusReader } from './support/status-reader.ts'
 
 const test = suite('isolated local machines')
@@ -79,6 +80,31 @@ test('two units serve on one port on two isolated machines, each at its own addr
     const [first, second] = Object.keys(units).sort() as [string, string]
     const shown = cantripOk(home, 'show-unit', first, '--format', 'json')
     assert.match(shown, units[second]!['public-address']!)
+    // A host reboot drops every namespace: a machine whose agent died with its namespace
+    // gone is brought back by the watchdog in a namespace made again at the same address.
+    const [machineId, address] = [units[first]!.machine!, units[first]!['public-address']!]
+    const instanceDir = join(home, 'controllers', 'local', 'machines', `machine-${machineId}`)
+    const [namespace] = readFileSync(join(instanceDir, 'netns'), 'utf8').trim().split(' ') as [string]
+    const agentPid = Number(readFileSync(join(instanceDir, 'agent.pid'), 'utf8').trim().split(' ')[0])
+    try { process.kill(-agentPid, 'SIGKILL') } catch { /* gone */ }
+    killUnitWorkloads(join(instanceDir, 'agent'))
+    execFileSync('ip', ['netns', 'del', namespace])
+    // The watchdog's restart: a new agent pid, in the namespace made again.
+    const deadline = Date.now() + 120_000
+    const restarted = (): boolean => {
+      const pid = Number(readFileSync(join(instanceDir, 'agent.pid'), 'utf8').trim().split(' ')[0])
+      return pid !== agentPid && new NetnsMachineNetwork(cidr).namespaces().includes(namespace)
+    }
+    while (!restarted()) {
+      assert.ok(Date.now() < deadline, `the watchdog restarted machine ${machineId} within 120 s`)
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+    await reader.until(`machine ${machineId} back after its namespace was lost`, d => {
+      const unit = d.applications['kv']?.units?.[first]
+      return unit?.['juju-status'].current === 'idle' && d.machines[machineId]?.['juju-status'].current === 'started'
+    }, 240_000)
+    assert.ok(new NetnsMachineNetwork(cidr).namespaces().includes(namespace), `${namespace} made again`)
+    assert.match(execFileSync('ip', ['-n', namespace, '-br', 'addr'], { encoding: 'utf8' }), address)
   } finally {
     await reader.close()
   }
