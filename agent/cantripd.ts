@@ -39,10 +39,16 @@
  * local provider starts inherit `--inspect 0`.
  *
  *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
- *            --listen /ip4/127.0.0.1/tcp/PORT --controllers ID,ID,ID [--seed MULTIADDR ...]
+ *            --listen MULTIADDR [--advertise HOST] --controllers ID,ID,ID [--seed MULTIADDR ...]
  *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F] [--agent-down-ms MS]
- *            [--provider local|none] [--machines-dir DIR] [--join]
- *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR]
+ *            [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--join]
+ *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST]
+ *
+ * `--listen` is where the agent binds (default `/ip4/127.0.0.1/tcp/0`, this host only);
+ * `--advertise HOST` is the address other hosts dial when that is not the bound one
+ * (`--listen /ip4/0.0.0.0/tcp/17070 --advertise 10.0.0.5`). `--machine-network CIDR`
+ * gives each machine of the local provider a network namespace of its own with an
+ * address in CIDR (root only; agent/netns-machine-network.ts).
  *   cantripd --help
  *
  * Every agent keeps the controllers it learns in `<data dir>/controllers.json`
@@ -60,6 +66,7 @@ import { modelMachinesHome } from '../providers/local-provider.ts'
 import { createLocalProvider } from './create-local-provider.ts'
 import type { ManualProvider } from '../providers/manual-provider.ts'
 import { createManualProvider } from './create-manual-provider.ts'
+import { machineNetworkUnavailable, NetnsMachineNetwork } from './netns-machine-network.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { limits } from '../runtime/limits.ts'
 import { join } from 'node:path'
@@ -91,7 +98,7 @@ import { AgentInspection } from './inspect/agent-inspection.ts'
 import { inspectAgentName } from './inspect/inspect-endpoints.ts'
 import { parseInspectAddress, type InspectAddress } from './inspect/inspect-server.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR [--advertise HOST] --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -120,6 +127,8 @@ function parseOptions () {
       'data-dir': { type: 'string' },
       'network-key': { type: 'string' },
       listen: { type: 'string' },
+      advertise: { type: 'string' },
+      'machine-network': { type: 'string' },
       controllers: { type: 'string' },
       seed: { type: 'string', multiple: true },
       admin: { type: 'string', multiple: true },
@@ -173,6 +182,7 @@ async function main (): Promise<void> {
     if (machine === undefined || peer === undefined || machine === '' || peer === '') fail(`expected --machine N=PEERID, got ${JSON.stringify(entry)}`)
     return [peer, machine] as const
   }))
+  const machineNetwork = isolatedMachines(values['machine-network'])
   const timings = presenceTimings(values['presence-ms'])
   const agentDownAfterMs = agentDownTiming(values['agent-down-ms'])
   let inspectAddress: InspectAddress | undefined
@@ -206,6 +216,7 @@ async function main (): Promise<void> {
     privateKey,
     networkKey,
     ...(values.listen === undefined ? {} : { listen: values.listen }),
+    ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
     bootstrap: seeds,
     logger: streamLogger,
     ...wireCapture(process.env['CANTRIP_WIRE_CAPTURE_DIR'], `${role}-${machineId ?? id}`)
@@ -307,7 +318,7 @@ async function main (): Promise<void> {
    * injected faults around it; its watchdog runs only while the provisioner does.
    */
   function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
-    const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs })
+    const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs, ...(machineNetwork === undefined ? {} : { network: machineNetwork }) })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
@@ -521,6 +532,26 @@ async function registerMachineAgent (transport: Transport, boot: BootstrapData, 
     await new Promise(resolve => setTimeout(resolve, 1_000))
   }
   throw new Error(`machine ${boot.machineId}: could not register with any controller: ${last}`)
+}
+
+/**
+ * `--machine-network CIDR`: each local machine in a namespace of its own. Where this
+ * process cannot make namespaces it says why on stderr and the machines share loopback.
+ */
+function isolatedMachines (cidr: string | undefined): NetnsMachineNetwork | undefined {
+  if (cidr === undefined) return undefined
+  let network: NetnsMachineNetwork
+  try {
+    network = new NetnsMachineNetwork(cidr)
+  } catch (error) {
+    fail((error as Error).message)
+  }
+  const unavailable = machineNetworkUnavailable()
+  if (unavailable !== undefined) {
+    process.stderr.write(`cantripd: --machine-network ${network.spec.cidr}: ${unavailable}; machines share this host's loopback (127.0.0.1) instead\n`)
+    return undefined
+  }
+  return network
 }
 
 /** `--presence-ms HEARTBEAT,SUSPECT,FAILED`: presence timings (tests shorten them); the defaults otherwise. */

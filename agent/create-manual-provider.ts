@@ -12,7 +12,7 @@ import { ProviderError } from '../runtime/provider.ts'
 import { ManualProvider, type ManualProviderOptions, type ManualSource } from '../providers/manual-provider.ts'
 import { ChildProcessRunner } from './child-process-runner.ts'
 import { NodeFileSystem } from './node-file-system.ts'
-import { packageRoot } from './package-root.ts'
+import { packageRoot, runningBundled } from './package-root.ts'
 import { SystemClock } from './system-clock.ts'
 
 const projectRoot = packageRoot
@@ -36,6 +36,8 @@ export function createManualProvider (options: RealManualProviderOptions): Manua
     ...(options.sshKeyFile === undefined ? {} : { sshKeyFile: absolute(options.sshKeyFile).path! }),
     ...(options.controlDir === undefined ? {} : { controlDir: absolute(options.controlDir).path! }),
     source: { ...source, path: resolve(source.path) },
+    // A bundled controller's hosts run the same bundle: no TypeScript to compile there at every start.
+    ...(options.agentProgram === undefined && options.source === undefined && runningBundled ? { agentProgram: ['dist/cantripd.mjs'] } : {}),
     sourceVersion: options.sourceVersion ?? (() => manualSourceStamp(source)),
     // ssh was SIGKILLed at its timeout before it ran through the ProcessRunner; no grace.
     processes: new ChildProcessRunner({ timeoutKillGraceMs: 0 }),

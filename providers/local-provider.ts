@@ -37,6 +37,24 @@ export interface LocalAgentCommand {
   readonly args: (bootstrapFile: string, dataDir: string) => string[]
   /** The agent's whole environment (default: empty). */
   readonly env?: Readonly<Record<string, string>>
+  /** Arguments that make the agent listen on (and advertise) `address`: an isolated machine's. */
+  readonly listenArgs?: (address: string) => string[]
+}
+
+/**
+ * A network namespace per machine (agent/netns-machine-network.ts): the machine's agent
+ * runs inside it with an address of its own. Without one, every machine is this host's
+ * loopback, 127.0.0.1.
+ */
+export interface LocalMachineNetwork {
+  /** Makes the machine's namespace; answers its name and the machine's address. */
+  attach (machineId: string): Promise<{ namespace: string, address: string }>
+  /** Makes the namespace again with the same address if it is gone (a host reboot drops them all). */
+  restore (namespace: string, address: string): Promise<void>
+  /** Removes a namespace attach made (and what joined it to the host). */
+  detach (namespace: string): Promise<void>
+  /** The command that runs `command` inside the namespace, as the same process. */
+  wrap (namespace: string, command: { file: string, args: readonly string[] }): { file: string, args: string[] }
 }
 
 export interface LocalProviderOptions {
@@ -65,12 +83,16 @@ export interface LocalProviderOptions {
   readonly stopGraceMs?: number
   /** Arguments appended to every agent's command line (a controller run with `--inspect` passes `--inspect 0` on). */
   readonly extraArgs?: readonly string[]
+  /** Isolated machines: each in a namespace of its own. */
+  readonly network?: LocalMachineNetwork
 }
 
 const providerName = 'local'
 const instancePrefix = 'local:'
 const dirPrefix = 'machine-'
-const files = { token: 'token', bootstrap: 'bootstrap', pid: 'agent.pid', log: 'agent.log', data: 'agent' } as const
+const files = { token: 'token', bootstrap: 'bootstrap', pid: 'agent.pid', log: 'agent.log', data: 'agent', netns: 'netns' } as const
+/** A machine without a namespace of its own is this host, on loopback. */
+const loopbackAddress = '127.0.0.1'
 const messageLineLengthMax = 300
 const pollMs = 50
 /** After SIGKILL, how long to wait for the kernel to take the process away. */
@@ -130,6 +152,7 @@ export class LocalProvider implements Provider {
   readonly #clock: Clock
   readonly #watchdogClock: Clock
   readonly #extraArgs: readonly string[]
+  readonly #network: LocalMachineNetwork | undefined
   readonly #watchIntervalMs: number
   readonly #restartDelayMsMin: number
   readonly #restartDelayMsMax: number
@@ -154,6 +177,7 @@ export class LocalProvider implements Provider {
     this.#clock = options.clock
     this.#watchdogClock = options.watchdogClock ?? options.clock
     this.#extraArgs = options.extraArgs ?? []
+    this.#network = options.network
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
     this.#restartDelayMsMin = options.restartDelayMs ?? limits.localProviderRestartDelayMsMin
     this.#restartDelayMsMax = options.restartDelayMsMax ?? limits.localProviderRestartDelayMsMax
@@ -203,13 +227,13 @@ export class LocalProvider implements Provider {
           const token = this.#readText(joinPath(dir, files.token))
           const pid = this.#livePid(dir)
           if (token === spec.token) {
-            if (pid !== undefined) return { instanceId, addresses: ['127.0.0.1'] }
+            if (pid !== undefined) return { instanceId, addresses: this.#addresses(dir) }
             // The same instance with its agent down (a crash, or a host reboot): bring it back.
             onProgress?.({ type: 'allocated', instanceId })
             onProgress?.({ type: 'deploying', message: 'restarting agent process' })
             await this.#launch(machineId, dir, true)
             this.#logger.log('info', 'restarted instance for a repeated start', { machineId, instanceId })
-            return { instanceId, addresses: ['127.0.0.1'] }
+            return { instanceId, addresses: this.#addresses(dir) }
           }
           if (pid !== undefined) {
             throw new ProviderError(providerName, 'invalid', `cannot start instance "${instanceId}": machine "${machineId}" already has a running instance started with another token`)
@@ -217,21 +241,27 @@ export class LocalProvider implements Provider {
           // A dead instance made under another token (an abandoned attempt): it never
           // reached the model, so it is released and replaced.
           this.#logger.log('warning', 'replacing a dead instance made with another token', { machineId, instanceId })
-          this.#files.remove(dir)
+          await this.#release(dir)
         }
         this.#create(spec, dir)
+        try {
+          await this.#attach(machineId, dir)
+        } catch (err) {
+          await this.#release(dir)
+          throw new ProviderError(providerName, 'transient', `cannot start instance "${instanceId}": cannot give it a network namespace: ${String(err)}`, { cause: err })
+        }
         onProgress?.({ type: 'allocated', instanceId })
         onProgress?.({ type: 'deploying', message: 'starting agent process' })
         try {
           await this.#launch(machineId, dir, true)
         } catch (err) {
           // Released, so a later start (same token or not) begins afresh; the log's last line is in the error.
-          this.#files.remove(dir)
+          await this.#release(dir)
           throw err
         }
         this.#restart.set(machineId, { failures: 0, nextAt: 0, restarts: 0, launchedAt: this.#clock.now(), backingOffLogged: false })
-        this.#logger.log('info', 'started instance', { machineId, instanceId })
-        return { instanceId, addresses: ['127.0.0.1'] }
+        this.#logger.log('info', 'started instance', { machineId, instanceId, addresses: this.#addresses(dir) })
+        return { instanceId, addresses: this.#addresses(dir) }
       } finally {
         this.#phase.delete(machineId)
       }
@@ -253,7 +283,7 @@ export class LocalProvider implements Provider {
       try {
         const record = this.#livePidRecord(dir)
         if (record !== undefined) await this.#kill(record)
-        this.#files.remove(dir)
+        await this.#release(dir)
         this.#restart.delete(machineId)
         this.#logger.log('info', 'stopped instance', { machineId, pid: record?.pid })
       } catch (err) {
@@ -270,7 +300,7 @@ export class LocalProvider implements Provider {
       const instanceId = instancePrefix + localInstanceDirName(machineId)
       const token = this.#readText(joinPath(dir, files.token))
       const phase = this.#phase.get(machineId)
-      const base = { instanceId, machineId, token: token ?? '', addresses: ['127.0.0.1'] }
+      const base = { instanceId, machineId, token: token ?? '', addresses: this.#addresses(dir) }
       if (phase === 'stopping') { result.push({ ...base, status: 'stopping', message: 'stopping agent process' }); continue }
       if (phase === 'starting') { result.push({ ...base, status: 'deploying', message: 'starting agent process' }); continue }
       if (token === undefined) { result.push({ ...base, status: 'failed', message: 'incomplete instance directory (no token)' }); continue }
@@ -290,6 +320,29 @@ export class LocalProvider implements Provider {
   }
 
   // ---- instance directories ----
+
+  /** With a machine network, the machine's namespace, recorded before anything runs in it. */
+  async #attach (machineId: string, dir: string): Promise<void> {
+    if (this.#network === undefined) return
+    const { namespace, address } = await this.#network.attach(machineId)
+    this.#files.writeFile(joinPath(dir, files.netns), `${namespace} ${address}\n`, 0o600)
+  }
+
+  #namespace (dir: string): { namespace: string, address: string } | undefined {
+    const match = /^(\S+) (\S+)\s*$/.exec(this.#readText(joinPath(dir, files.netns)) ?? '')
+    return match === null ? undefined : { namespace: match[1]!, address: match[2]! }
+  }
+
+  #addresses (dir: string): string[] {
+    return [this.#namespace(dir)?.address ?? loopbackAddress]
+  }
+
+  /** Removes the instance directory, and its namespace first (the record of it is in the directory). */
+  async #release (dir: string): Promise<void> {
+    const namespace = this.#namespace(dir)?.namespace
+    if (namespace !== undefined && this.#network !== undefined) await this.#network.detach(namespace)
+    this.#files.remove(dir)
+  }
 
   #create (spec: InstanceSpec, dir: string): void {
     try {
@@ -382,9 +435,16 @@ export class LocalProvider implements Provider {
     const bootstrapFile = joinPath(dir, files.bootstrap)
     const dataDir = joinPath(dir, files.data)
     const logFile = joinPath(dir, files.log)
+    const isolated = this.#network === undefined ? undefined : this.#namespace(dir)
+    if (isolated !== undefined) await this.#network!.restore(isolated.namespace, isolated.address)
+    const plain = {
+      file: this.#command.file,
+      args: [...this.#command.args(bootstrapFile, dataDir), ...(isolated === undefined ? [] : this.#command.listenArgs?.(isolated.address) ?? []), ...this.#extraArgs]
+    }
+    const command = isolated === undefined ? plain : this.#network!.wrap(isolated.namespace, plain)
     const child = this.#processes.startDetached({
-      command: this.#command.file,
-      args: [...this.#command.args(bootstrapFile, dataDir), ...this.#extraArgs],
+      command: command.file,
+      args: command.args,
       env: this.#command.env ?? {},
       cwd: dir,
       logFile

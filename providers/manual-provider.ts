@@ -58,6 +58,8 @@ export interface AgentPaths {
   readonly dataDir: string
   readonly remoteNode: string
   readonly machineId: string
+  /** The host as the controller reached it: what the agent advertises to the others. */
+  readonly address: string
 }
 
 export interface ManualProviderOptions {
@@ -73,7 +75,11 @@ export interface ManualProviderOptions {
   readonly writerId: string
   /** Hosts this provider has provisioned (JSON), so `allInstances` survives a restart; absolute. */
   readonly stateFile: string
-  /** The controller's private key for ssh (`-i`); never copied anywhere. Default: ssh's own. */
+  /**
+   * The controller's private key for ssh (`-i`); never copied anywhere. Default: ssh's own.
+   * A start may name another for its host (`InstanceSpec.sshKeyFile`); it is kept with the
+   * host, for the stops and lists that follow.
+   */
   readonly sshKeyFile?: string
   /** Default port when a placement names none (default 22). */
   readonly sshPort?: number
@@ -94,6 +100,11 @@ export interface ManualProviderOptions {
   readonly remoteNode?: string
   /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it). */
   readonly listen?: string
+  /**
+   * The agent program's arguments to node, relative to `codeDir` (default
+   * `--import tsx agent/cantripd.ts`; a bundled controller ships and runs `dist/cantripd.mjs`).
+   */
+  readonly agentProgram?: readonly string[]
   /** The agent's argv on the host, run in `codeDir` (default: `cantripd --bootstrap`). */
   readonly agentCommand?: (paths: AgentPaths) => readonly string[]
   /** ssh's ConnectTimeout (default 5000). */
@@ -240,9 +251,26 @@ start)
 stop)
   # stop MACHINE-DIR-NAME GRACE-TENTHS
   d=$root/$1
-  if [ -d "$d" ]; then stop_agent "$d" "$2"; rm -rf "$d" || exit 1; fi
+  if [ -d "$d" ]; then
+    stop_agent "$d" "$2"
+    # Workloads a charm daemonised out of the agent's process group record their pids
+    # under the units' state directories (as on the local provider): they go with it.
+    for f in "$d"/agent/agents/*/state/*.pid; do
+      [ -f "$f" ] || continue
+      p=$(head -c 20 "$f" | tr -dc 0-9)
+      [ -n "$p" ] && [ "$p" -gt 1 ] && live "$p" && kill -s KILL "$p" 2>/dev/null
+    done
+    rm -rf "$d" || exit 1
+  fi
   n=0; for m in "$root"/machine-*; do [ -d "$m" ] && n=$((n + 1)); done
   echo "remaining $n"
+  ;;
+purge)
+  # Only a root that holds no machine any more: the code, then the root if nothing else is in it.
+  for m in "$root"/machine-*; do [ -d "$m" ] && { echo "kept $root"; exit 0; }; done
+  rm -rf "$root/code" "$root"/.code-* 2>/dev/null
+  rmdir "$root" 2>/dev/null
+  echo "purged $root"
   ;;
 list)
   for m in "$root"/machine-*; do
@@ -260,6 +288,8 @@ export class ManualProvider implements Provider {
   readonly name = providerName
   readonly #options: ManualProviderOptions
   readonly #hosts = new Set<string>()
+  /** Hosts reached with a key of their own (`add-machine --private-key`). */
+  readonly #keys = new Map<string, string>()
   readonly #starts = new Map<string, Promise<StartedInstance>>()
   /** Hosts with a master connection being made, and hosts whose master failed (retried after a while). */
   readonly #masters = new Map<string, Promise<void>>()
@@ -267,10 +297,14 @@ export class ManualProvider implements Provider {
   /** Starts in flight per host: a stop that empties a host does not forget it while one runs. */
   readonly #startingOn = new Map<string, number>()
   #stamp: string | undefined
+  /** destroyAll under way: stops do not forget their hosts. */
+  #destroying = false
 
   constructor (options: ManualProviderOptions) {
     this.#options = options
-    for (const host of readState(options.files, options.stateFile)) this.#hosts.add(host)
+    const state = readState(options.files, options.stateFile)
+    for (const host of state.hosts) this.#hosts.add(host)
+    for (const [host, key] of Object.entries(state.keys)) this.#keys.set(host, key)
     // ssh records a new host key only where its directory exists.
     options.files.makeDirectory(dirname(this.#knownHostsFile()), { recursive: true, mode: 0o700 })
   }
@@ -301,6 +335,11 @@ export class ManualProvider implements Provider {
     const dirName = machineDirName(spec.machineId)
     const instanceId = `${providerName}:${hostKey}/${dirName}`
     const stamp = this.#sourceStamp()
+    if (spec.sshKeyFile !== undefined && this.#keys.get(hostKey) !== spec.sshKeyFile) {
+      if (!spec.sshKeyFile.startsWith('/')) throw new ProviderError(providerName, 'invalid', `expected the ssh key of ${hostKey} as an absolute path, got ${JSON.stringify(spec.sshKeyFile)}`)
+      this.#keys.set(hostKey, spec.sshKeyFile)
+      this.#writeState()
+    }
     const probe = await this.#ssh(host, 'probe', [dirName, spec.token, stamp], { what: `reach ${hostKey}` })
     // Remembered once reachable and before anything is made there, so a crash mid-start
     // still lists the host, and a host never reached does not stall allInstances.
@@ -328,7 +367,8 @@ export class ManualProvider implements Provider {
       bootstrapFile: `${machineDir}/bootstrap`,
       dataDir: `${machineDir}/agent`,
       remoteNode: this.#options.remoteNode ?? 'node',
-      machineId: spec.machineId
+      machineId: spec.machineId,
+      address: bareHost(host.host)
     }
     const argv = (this.#options.agentCommand ?? this.#defaultAgentCommand)(paths)
     if (argv.length === 0) throw new ProviderError(providerName, 'invalid', 'agentCommand gave an empty command')
@@ -385,10 +425,12 @@ export class ManualProvider implements Provider {
   }
 
   readonly #defaultAgentCommand = (paths: AgentPaths): readonly string[] => [
-    paths.remoteNode, '--import', 'tsx', 'agent/cantripd.ts',
+    paths.remoteNode, ...(this.#options.agentProgram ?? ['--import', 'tsx', 'agent/cantripd.ts']),
     '--bootstrap', paths.bootstrapFile,
     '--data-dir', paths.dataDir,
-    '--listen', this.#options.listen ?? '/ip4/0.0.0.0/tcp/0'
+    '--listen', this.#options.listen ?? '/ip4/0.0.0.0/tcp/0',
+    // Listening on every interface, it is reached at the address the controller reached it at.
+    '--advertise', paths.address
   ]
 
   #parsePlacement (placement: string | undefined): Host {
@@ -462,6 +504,30 @@ export class ManualProvider implements Provider {
     throw new ProviderError(providerName, 'deployment-failed', `cannot pack the agent code in ${source.path}: ${why}`)
   }
 
+  /**
+   * `destroy-controller`: every agent on every host this provider knows is stopped, then
+   * each host's agent code and install root go (once no machine is left there). Answers
+   * how many agents were stopped.
+   */
+  async destroyAll (): Promise<number> {
+    const instances = await this.allInstances()
+    // Hosts (and their keys) are kept through the stops: the purge needs them after.
+    this.#destroying = true
+    try {
+      await this.stopInstances(instances.map(instance => instance.instanceId))
+      for (const hostKey of [...this.#hosts].sort()) {
+        const host = parseHostKey(hostKey)
+        if (host !== undefined) await this.#ssh(host, 'purge', [], { what: `remove the agent code on ${hostKey}` })
+      }
+    } finally {
+      this.#destroying = false
+    }
+    this.#hosts.clear()
+    this.#keys.clear()
+    this.#writeState()
+    return instances.length
+  }
+
   /** Ends the ssh master connections this provider made (with `controlDir`). */
   async close (): Promise<void> {
     const dir = this.#options.controlDir
@@ -488,7 +554,7 @@ export class ManualProvider implements Provider {
     const dir = this.#options.controlDir
     if (dir === undefined) return
     const hostKey = hostString(host)
-    const path = controlPath(dir, hostKey, this.#options.sshKeyFile)
+    const path = controlPath(dir, hostKey, this.#keyFile(hostKey))
     const files = this.#options.files
     if (files.exists(path)) return
     const failedAt = this.#masterFailedAt.get(hostKey)
@@ -513,8 +579,14 @@ export class ManualProvider implements Provider {
     return this.#options.knownHostsFile ?? joinPath(dirname(this.#options.stateFile), 'known_hosts')
   }
 
+  /** The host's own key, else the provider's, else ssh's defaults (undefined). */
+  #keyFile (hostKey: string): string | undefined {
+    return this.#keys.get(hostKey) ?? this.#options.sshKeyFile
+  }
+
   #sshArgs (host: Host): string[] {
     const o = this.#options
+    const keyFile = this.#keyFile(hostString(host))
     const knownHosts = this.#knownHostsFile()
     return [
       '-o', 'BatchMode=yes',
@@ -527,7 +599,7 @@ export class ManualProvider implements Provider {
       '-o', 'ServerAliveInterval=5',
       '-o', 'ServerAliveCountMax=3',
       '-o', 'LogLevel=ERROR',
-      ...(o.sshKeyFile === undefined ? [] : ['-o', 'IdentitiesOnly=yes', '-i', o.sshKeyFile]),
+      ...(keyFile === undefined ? [] : ['-o', 'IdentitiesOnly=yes', '-i', keyFile]),
       '-p', String(host.port),
       '-l', host.user,
       '--', bareHost(host.host)
@@ -544,7 +616,7 @@ export class ManualProvider implements Provider {
     const remote = ['sh', '-c', remoteScript, 'sh', root, action, ...args].map(shellQuote).join(' ')
     const timeoutMs = options.timeoutMs ?? this.#options.commandTimeoutMs ?? 30_000
     await this.#master(host)
-    const control = this.#options.controlDir === undefined ? [] : ['-S', controlPath(this.#options.controlDir, hostString(host), this.#options.sshKeyFile), '-o', 'ControlMaster=no']
+    const control = this.#options.controlDir === undefined ? [] : ['-S', controlPath(this.#options.controlDir, hostString(host), this.#keyFile(hostString(host))), '-o', 'ControlMaster=no']
     let stdout = ''
     let stderr = ''
     const exit = await this.#options.processes.start({
@@ -592,7 +664,8 @@ export class ManualProvider implements Provider {
       const match = placementPattern.exec(placement)
       return match !== null && hostString({ user: match[1]!, host: match[2]!, port: match[3] === undefined ? (this.#options.sshPort ?? 22) : Number(match[3]) }) === hostKey
     })
-    if (starting || !this.#hosts.delete(hostKey)) return
+    if (starting || this.#destroying || !this.#hosts.delete(hostKey)) return
+    this.#keys.delete(hostKey)
     this.#writeState()
   }
 
@@ -600,7 +673,8 @@ export class ManualProvider implements Provider {
     const { files, stateFile, writerId } = this.#options
     files.makeDirectory(dirname(stateFile), { recursive: true, mode: 0o700 })
     const temporary = `${stateFile}.${writerId}.new`
-    files.writeFile(temporary, JSON.stringify({ hosts: [...this.#hosts].sort() }, null, 2) + '\n', 0o600)
+    const keys = Object.fromEntries([...this.#keys].filter(([host]) => this.#hosts.has(host)).sort(([a], [b]) => a < b ? -1 : 1))
+    files.writeFile(temporary, JSON.stringify({ hosts: [...this.#hosts].sort(), ...(Object.keys(keys).length === 0 ? {} : { keys }) }, null, 2) + '\n', 0o600)
     files.rename(temporary, stateFile)
   }
 }
@@ -669,12 +743,16 @@ function lines (stdout: string): Map<string, string> {
   return facts
 }
 
-function readState (files: FileSystem, file: string): string[] {
+function readState (files: FileSystem, file: string): { hosts: string[], keys: Record<string, string> } {
   const bytes = files.readFile(file)
-  if (bytes === undefined) return []
-  const state = JSON.parse(new TextDecoder().decode(bytes)) as { hosts?: unknown }
+  if (bytes === undefined) return { hosts: [], keys: {} }
+  const state = JSON.parse(new TextDecoder().decode(bytes)) as { hosts?: unknown, keys?: unknown }
   if (!Array.isArray(state.hosts) || !state.hosts.every(h => typeof h === 'string' && hostKeyPattern.test(h))) {
     throw new ProviderError(providerName, 'invalid', `the state file ${file} does not hold a list of hosts`)
   }
-  return state.hosts as string[]
+  const keys = state.keys ?? {}
+  if (typeof keys !== 'object' || keys === null || !Object.entries(keys).every(([h, k]) => hostKeyPattern.test(h) && typeof k === 'string' && k.startsWith('/'))) {
+    throw new ProviderError(providerName, 'invalid', `the state file ${file} does not hold a map of hosts to key files`)
+  }
+  return { hosts: state.hosts as string[], keys: keys as Record<string, string> }
 }

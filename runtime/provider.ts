@@ -38,6 +38,8 @@ export interface InstanceSpec {
   readonly constraints: ProviderConstraints
   /** Provider-specific placement (`ssh:user@host` for manual; a zone or node name elsewhere). */
   readonly placement?: string
+  /** The manual provider's ssh key for this host (`add-machine --private-key`); its own default otherwise. */
+  readonly sshKeyFile?: string
 }
 
 /**

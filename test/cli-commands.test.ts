@@ -169,7 +169,7 @@ test('deploy: bad input is refused before anything is sent', async () => {
   await rejects(runDeploy(connect, bundle, undefined, {}, out), /bundle\.yaml: applications\.kv\.bogus: expected one of the keys/)
   await rejects(runAddUnit(connect, 'kv', { n: '0' }, out), /^cantrip add-unit: expected -n to be a whole number/)
   await rejects(runRemoveUnit(connect, ['kv'], out), /^cantrip remove-unit: expected a unit name like "web\/0", got "kv"$/)
-  await rejects(runAddMachine(connect, 'host', {}, out), /^cantrip add-machine: expected a placement like ssh:user@host, got "host"$/)
+  await rejects(runAddMachine(connect, 'host', {}, out), /^cantrip add-machine: expected a placement like ssh:user@host or ssh:user@host:port, got "host"$/)
   await rejects(runAddMachine(connect, undefined, { constraints: ['mem'] }, out), /expected --constraints like "mem=4G cores=2", got "mem"/)
   await rejects(runRemoveMachine(connect, ['x'], {}, out), /^cantrip remove-machine: expected a machine id/)
   await rejects(runAction(connect, 'kv/0', 'get', ['key'], {}, out), /^cantrip run: expected key=value, got "key"$/)

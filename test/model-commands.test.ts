@@ -194,6 +194,15 @@ provisioning('a unit without placement takes the oldest clean, empty machine; on
   model.refused('add-machine', { placement: 'ssh:; rm -rf /' }, /^controller: cannot add a machine: placement "ssh:; rm -rf \/" is not ssh:user@host\[:port\]$/)
 })
 
+provisioning('add-machine --private-key: an absolute key path kept with an ssh-placed machine, refused otherwise', () => {
+  const model = standard()
+  const [m] = model.ok('add-machine', { placement: 'ssh:root@10.0.0.9:2222', privateKey: '/home/me/.ssh/id_cantrip' }).machines!
+  assert.is(tableGet(model.context.machines, m!)!.privateKey, '/home/me/.ssh/id_cantrip')
+  assert.is(tableGet(model.context.machines, '0')!.privateKey, undefined, 'no key field on other machines')
+  model.refused('add-machine', { privateKey: '/k' }, /^controller: cannot add a machine: a private key needs an ssh: placement$/)
+  model.refused('add-machine', { placement: 'ssh:root@h', privateKey: 'id_rsa' }, /^controller: cannot add a machine: private key "id_rsa" is not an absolute file path$/)
+})
+
 provisioning('the first provisioning record stands; only controllers may write it', () => {
   const model = standard()
   const token = 'ab'.repeat(8)

@@ -324,7 +324,8 @@ export class Provisioner {
             token: current.provisioning.token,
             bootstrap,
             constraints: input.constraints,
-            ...(current.placement === null ? {} : { placement: current.placement })
+            ...(current.placement === null ? {} : { placement: current.placement }),
+            ...(current.privateKey === undefined ? {} : { sshKeyFile: current.privateKey })
           }, progress => {
             const actor = this.#machines.get(input.machineId)?.actor
             if (progress.type === 'allocated') actor?.send({ type: 'instance.allocated', instanceId: progress.instanceId, at: this.#o.clock.now() })

@@ -1,7 +1,8 @@
 /**
  * Starting controller processes on this host, for `bootstrap` and `enable-ha`: a new
- * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a free
- * loopback port, and runs as a detached `cantripd --role controller --provider local`
+ * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a port
+ * on the group's listen address (controller-network.ts: loopback unless bootstrap was
+ * told otherwise), and runs as a detached `cantripd --role controller --provider local`
  * (or a systemd unit) with its log in `<data dir>/cantripd.log`, so it outlives the CLI;
  * its launch record (`<data dir>/launch.json`) lets `cantrip start-agent` restart it.
  */
@@ -9,10 +10,11 @@ import { mkdirSync, readdirSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { keptEnvironment, startAgentProcess, writeAgentLaunch, type AgentLaunch } from '../agent-launch.ts'
 import { defaultUnitScope, installAgentUnit } from '../systemd-unit.ts'
-import { freeLoopbackPort } from '../free-port.ts'
+import { freePort } from '../free-port.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../mesh/peer-identity.ts'
 import { cantripdProgram, packageRoot } from '../package-root.ts'
 import type { ControllerMember } from './cli-home.ts'
+import { hostMultiaddr, readControllerNetwork } from './controller-network.ts'
 
 /** The most controllers a group may have (odd sizes only: 1, 3, 5, 7). */
 export const controllerGroupSizeMax = 7
@@ -40,8 +42,9 @@ export async function newMember (dir: string, taken: readonly string[] = []): Pr
   const key = await generatePeerKey()
   await writePeerKey(join(dataDir, 'agent.key'), key)
   const peerId = peerIdOfKey(key)
-  const port = await freeLoopbackPort()
-  return { 'peer-id': peerId, addresses: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port }
+  const network = readControllerNetwork(dir)
+  const port = network.port === undefined ? await freePort(network.listen) : network.port + i
+  return { 'peer-id': peerId, addresses: [`${hostMultiaddr(network.advertise)}/tcp/${port}/p2p/${peerId}`], pid: 0, 'data-dir': dataDir, port }
 }
 
 export interface SpawnOptions {
@@ -80,6 +83,7 @@ export function spawnController (member: NewMember, options: SpawnOptions): numb
 
 function controllerLaunch (member: NewMember, options: SpawnOptions): AgentLaunch {
   const cantripd = cantripdProgram()
+  const network = readControllerNetwork(options.dir)
   const name = basename(member['data-dir'])
   return {
     name: `cantripd-${basename(options.dir)}-${name}`,
@@ -88,7 +92,9 @@ function controllerLaunch (member: NewMember, options: SpawnOptions): AgentLaunc
     args: [
       ...cantripd.args,
       '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
-      '--listen', `/ip4/127.0.0.1/tcp/${member.port}`, '--controllers', options.controllers.join(','),
+      '--listen', `${hostMultiaddr(network.listen)}/tcp/${member.port}`, '--advertise', network.advertise,
+      ...(network.machineNetwork === undefined ? [] : ['--machine-network', network.machineNetwork]),
+      '--controllers', options.controllers.join(','),
       ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
       '--admin', options.admin,
       '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),

@@ -16,6 +16,7 @@ import type { Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { limits } from '../../runtime/limits.ts'
 import { withLazyWindowUpdates } from './lazy-window-updates.ts'
+import { advertiseAs } from './advertised-addresses.ts'
 import { loopbackDialSource } from './loopback-dial-source.ts'
 import type { HandshakeWatch } from './refusal-counters.ts'
 
@@ -26,6 +27,8 @@ export interface MeshNodeOptions {
   /** The private network's pre-shared key (pnet). */
   psk: Uint8Array
   listen: readonly Multiaddr[]
+  /** The host others dial (advertised-addresses.ts); the listen addresses themselves when not given. */
+  advertise?: string
   /** Watches handshakes to count refused peers (refusal-counters.ts). */
   handshakes: HandshakeWatch
   /** Gossipsub's heartbeat; its default (1 s) when not given. */
@@ -36,7 +39,10 @@ export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<
   return await createLibp2p<MeshServices>({
     privateKey: options.privateKey,
     connectionGater: options.handshakes.gater,
-    addresses: { listen: options.listen.map(address => address.toString()) },
+    addresses: {
+      listen: options.listen.map(address => address.toString()),
+      ...(options.advertise === undefined ? {} : { announceFilter: advertiseAs(options.advertise) })
+    },
     transports: [tcp(tcpOptions(options.listen))],
     connectionProtector: preSharedKey({ psk: options.psk }),
     connectionEncrypters: [noise()],

@@ -77,6 +77,7 @@ import { parsePeerKey } from './peer-identity.ts'
 import { emptyRefusals, HandshakeWatch, type RefusalCounters, type RefusalKind } from './refusal-counters.ts'
 import { createMeshNode, type MeshServices } from './libp2p-node.ts'
 export type { MeshServices } from './libp2p-node.ts'
+import { hostProtocol } from './advertised-addresses.ts'
 import { RequestChannel } from './request-channel.ts'
 import { ServingChannel } from './serving-channel.ts'
 import { TopicSubscriptions } from '../../runtime/topic-subscriptions.ts'
@@ -117,6 +118,11 @@ export interface Libp2pTransportOptions {
   networkKey: Uint8Array | string
   /** Multiaddr(s) to listen on; default `/ip4/127.0.0.1/tcp/0` (an ephemeral port on loopback). */
   listen?: string | readonly string[]
+  /**
+   * The host (an IP address or a name) other agents dial, when it is not the one listened
+   * on (`--listen /ip4/0.0.0.0/…`, NAT): every listen port is advertised at it.
+   */
+  advertise?: string
   /**
    * Seed peers (multiaddrs ending in `/p2p/<peer id>`), typically the controllers:
    * dialled at start, and redialled with back-off whenever unreachable or lost
@@ -213,7 +219,12 @@ export class Libp2pTransport implements Transport {
       throw new InvalidInputError(component, 'a gossipsub heartbeat interval of at least 10 ms', heartbeatIntervalMs)
     }
     const handshakes = new HandshakeWatch(limits.transportHandshakesWatchedMax)
-    const node = await createMeshNode({ privateKey, psk, listen, handshakes, ...(heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs }) })
+    if (options.advertise !== undefined) hostProtocol(component, options.advertise)
+    const node = await createMeshNode({
+      privateKey, psk, listen, handshakes,
+      ...(options.advertise === undefined ? {} : { advertise: options.advertise }),
+      ...(heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs })
+    })
     let transport: Libp2pTransport | undefined
     try {
       transport = new Libp2pTransport(node, seeds, options.logger, handshakes, options.capture)

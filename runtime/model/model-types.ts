@@ -293,6 +293,8 @@ export interface MachineRecord {
   readonly clean: boolean
   /** Where the machine must run, for the provider (`ssh:user@host` for manual); null: anywhere. */
   readonly placement: string | null
+  /** With an ssh placement: the private key file the controllers reach the host with; absent: ssh's own. */
+  readonly privateKey?: string
   /**
    * Recorded by the provisioner before the first start: the instance idempotency token
    * (the same token never makes a second instance) and the one-time registration secret
@@ -653,7 +655,8 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'detach-storage', readonly unit: UnitName, readonly storageId: StorageId }
   /** The unit committed `-storage-detaching` (or never attached it): the attachment leaves the model. */
   | { readonly type: 'storage-detached', readonly unit: UnitName, readonly storageId: StorageId }
-  | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string }
+  /** `privateKey`: with an ssh placement, the key file the controllers' ssh uses (Juju's `add-machine --private-key`). */
+  | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string, readonly privateKey?: string }
   /**
    * The provisioner records how it will start the machine's instance (controllers only).
    * `renew`: a new start attempt after one whose agent registered but whose instance

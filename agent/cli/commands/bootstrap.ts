@@ -1,6 +1,11 @@
 /**
- * `cantrip bootstrap [NAME] [--ha N]`: a controller group on this host with the local
- * provider, as `juju bootstrap localhost` does. It makes the private network key, the
+ * `cantrip bootstrap [NAME] [--ha N] [--listen HOST[:PORT]] [--advertise HOST]
+ * [--machine-network CIDR]`: a controller group on this host with the local provider, as
+ * `juju bootstrap localhost` does. The controllers listen on loopback unless told where
+ * (controller-network.ts): machines on other hosts need `--listen` on an address they
+ * reach, or `--listen 0.0.0.0 --advertise HOST`. `--machine-network` (root only) gives
+ * each local machine a network namespace and address of its own (agent/netns-machine-network.ts);
+ * without root it says why and the machines share loopback. It makes the private network key, the
  * admin's identity and one identity per controller, starts each controller as a detached
  * `cantripd --role controller --provider local` (its log in `<dir>/cN/cantripd.log`),
  * waits until the group has a leader that answers a linearizable read, and records the
@@ -15,6 +20,8 @@ import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
 import { cantripVersion, type CliContext, type RegisterCommand } from '../cli-context.ts'
 import { systemdPresence } from '../../systemd-unit.ts'
+import { controllerNetwork, loopbackNetwork, writeControllerNetwork, type ControllerNetwork } from '../controller-network.ts'
+import { machineNetworkUnavailable, NetnsMachineNetwork } from '../../netns-machine-network.ts'
 import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
 import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
 import { Connection } from '../connection.ts'
@@ -29,18 +36,25 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .description('start a controller group on this host (local provider) and make it current')
     .argument('[name]', 'controller name', 'local')
     .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
+    .option('--listen <host[:port]>', 'where the controllers listen (default 127.0.0.1 and free ports; member cN takes PORT+N)')
+    .option('--advertise <host>', 'the address other hosts dial to reach the controllers (default: the --listen host)')
+    .option('--machine-network <cidr>', 'root only: each local machine gets its own network namespace and an address in CIDR (e.g. 10.213.7.0/24)')
     .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')
     .option('--systemd', 'run the controllers as systemd units (restarted on failure and at boot) where systemd runs this host')
-    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean }) => {
+    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string }) => {
       const ha = Number(options.ha)
       if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new InvalidInputError(component, 'a controller name of lowercase letters, digits and dashes', name)
+      const network = isolatedMachines(context, controllerNetwork(component, options))
       const file = readControllers()
       if (file.controllers[name] !== undefined) throw new InvalidInputError(component, `a new controller name ("${name}" exists; destroy it first or choose another)`, name)
       const dir = join(cantripHome(), 'controllers', name)
       if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
       mkdirSync(dir, { recursive: true, mode: 0o700 })
       const systemd = options.systemd === true && systemdWanted(context)
+      writeControllerNetwork(dir, network)
+      // The bridge first: the controllers listen on its address.
+      if (network.machineNetwork !== undefined) new NetnsMachineNetwork(network.machineNetwork).ensureBridge()
       const step = progress(context, `bootstrapping controller "${name}" with ${ha} member${ha === 1 ? '' : 's'}`)
       const entry = await startGroup(dir, ha, options.inspect === true, systemd)
       file.controllers[name] = entry
@@ -53,7 +67,8 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       } finally {
         await connection.close()
       }
-      step.done(`Bootstrapped controller "${name}": ${ha} member${ha === 1 ? '' : 's'}, local provider, data in ${dir}`)
+      const where = network.machineNetwork === undefined ? '' : `, machines isolated in ${network.machineNetwork}`
+      step.done(`Bootstrapped controller "${name}": ${ha} member${ha === 1 ? '' : 's'} at ${network.advertise}, local provider${where}, data in ${dir}`)
     })
 }
 
@@ -62,6 +77,16 @@ function systemdWanted (context: CliContext): boolean {
   const presence = systemdPresence()
   if (!presence.running) context.err(`${component}: ${presence.why}: the controllers run as detached processes; "cantrip start-agent cN" brings one back`)
   return presence.running
+}
+
+/** Without root (or `ip netns`), isolated machines are not possible: say why, and use loopback. */
+function isolatedMachines (context: CliContext, network: ControllerNetwork): ControllerNetwork {
+  if (network.machineNetwork === undefined) return network
+  const unavailable = machineNetworkUnavailable()
+  if (unavailable === undefined) return network
+  context.err(`${component}: --machine-network ${network.machineNetwork}: ${unavailable}; machines share this host's loopback (127.0.0.1) instead`)
+  const { machineNetwork: _dropped, ...rest } = network
+  return rest.listen === new NetnsMachineNetwork(network.machineNetwork).spec.gateway ? loopbackNetwork : rest
 }
 
 async function startGroup (dir: string, ha: number, inspect: boolean, systemd: boolean): Promise<ControllerEntry> {

@@ -4,7 +4,9 @@
  * watchdog restart nothing), then every machine agent's process group, then the unit
  * workloads by their pid files, in every model — and forgets it. Processes are found by pid and killed
  * only while their command line still names this controller's directory, so a reused
- * pid is never hit.
+ * pid is never hit. Machines added over ssh (the manual provider's hosts, with the keys
+ * they were added with) are stopped there, and their agent code removed; isolated local
+ * machines' network namespaces and their bridge go last.
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,6 +15,9 @@ import type { RegisterCommand } from '../cli-context.ts'
 import { readControllers, writeControllers } from '../cli-home.ts'
 import { progress } from '../progress.ts'
 import { removeAgentUnit } from '../../systemd-unit.ts'
+import { readControllerNetwork } from '../controller-network.ts'
+import { createManualProvider } from '../../create-manual-provider.ts'
+import { NetnsMachineNetwork } from '../../netns-machine-network.ts'
 import { ask } from '../ask.ts'
 
 const component = 'cantrip destroy-controller'
@@ -48,13 +53,41 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       }))
       step.update('stopping workloads')
       for (const d of agents) for (const pid of workloadPids(join(d, 'agent'))) await stop(pid, () => true, false)
+      step.update('stopping machines on other hosts')
+      const remote = await stopManualMachines(join(entry.dir, 'machines'), text => { context.err(`${component}: ${text}`) })
+      const network = readControllerNetwork(entry.dir)
+      if (network.machineNetwork !== undefined) new NetnsMachineNetwork(network.machineNetwork).removeAll()
       rmSync(entry.dir, { recursive: true, force: true })
       const after = readControllers()
       delete after.controllers[name]
       if (after['current-controller'] === name) after['current-controller'] = Object.keys(after.controllers)[0] ?? null
       writeControllers(after)
-      step.done(`Destroyed controller "${name}": ${entry.controllers.length} controller${entry.controllers.length === 1 ? '' : 's'} and ${agents.length} machine agent${agents.length === 1 ? '' : 's'} stopped, ${entry.dir} removed`)
+      step.done(`Destroyed controller "${name}": ${entry.controllers.length} controller${entry.controllers.length === 1 ? '' : 's'} and ${agents.length + remote} machine agent${agents.length + remote === 1 ? '' : 's'} stopped, ${entry.dir} removed`)
     })
+}
+
+/**
+ * Every manual provider state file under the machines dir (the default model's and each
+ * other model's): every agent it lists is stopped over ssh and the hosts' code removed.
+ * A host that cannot be reached is named, not waited for.
+ */
+async function stopManualMachines (machines: string, warn: (text: string) => void): Promise<number> {
+  if (!existsSync(machines)) return 0
+  const homes = [machines, ...readdirSync(machines).filter(d => d.startsWith('m-')).map(d => join(machines, d))]
+  let stopped = 0
+  for (const home of homes) {
+    const stateFile = join(home, 'manual-hosts.json')
+    if (!existsSync(stateFile)) continue
+    const manual = createManualProvider({ stateFile })
+    try {
+      stopped += await manual.destroyAll()
+    } catch (error) {
+      warn(`cannot clean up the machines added over ssh (${stateFile}): ${error instanceof Error ? error.message : String(error)}`)
+    } finally {
+      await manual.close()
+    }
+  }
+  return stopped
 }
 
 /** Every machine's directory: the default model's `machine-N` and the other models' `m-<name>/machine-N` (modelMachinesHome). */

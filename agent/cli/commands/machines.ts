@@ -1,25 +1,43 @@
 /**
- * `cantrip add-machine [ssh:user@host] [-n N] [--constraints "k=v ..."]` and
- * `cantrip remove-machine M... [--force]`, as Juju's.
+ * `cantrip add-machine [ssh:user@host[:port]] [--private-key FILE] [-n N] [--constraints "k=v ..."]`
+ * and `cantrip remove-machine M... [--force]`, as Juju's. With an ssh placement the
+ * controllers run ssh to the host (the manual provider): `--private-key` names the key
+ * file they use, by its absolute path, so it must be readable where the controllers run
+ * (this host, for a group bootstrapped here); the key itself never enters the model.
  */
+import { accessSync, constants } from 'node:fs'
+import { resolve } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { parseConstraintText } from '../bundle.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount } from './model-common.ts'
 
-export function addMachineCommand (placement: string | undefined, constraints: readonly string[]): Extract<ModelCommandBody, { type: 'add-machine' }> {
+export function addMachineCommand (placement: string | undefined, constraints: readonly string[], privateKey?: string): Extract<ModelCommandBody, { type: 'add-machine' }> {
   const component = 'cantrip add-machine'
   if (placement !== undefined && !/^ssh:[A-Za-z0-9._-]+@[A-Za-z0-9.:_[\]-]+$/.test(placement)) {
-    throw new InvalidInputError(component, 'a placement like ssh:user@host', placement)
+    throw new InvalidInputError(component, 'a placement like ssh:user@host or ssh:user@host:port', placement)
   }
+  const key = privateKey === undefined ? undefined : privateKeyFile(component, placement, privateKey)
   const parsed: Record<string, string> = {}
   for (const text of constraints) Object.assign(parsed, parseConstraintText(text, got => { throw new InvalidInputError(component, '--constraints like "mem=4G cores=2"', got) }))
-  return { type: 'add-machine', ...(Object.keys(parsed).length > 0 ? { constraints: parsed } : {}), ...(placement === undefined ? {} : { placement }) }
+  return { type: 'add-machine', ...(Object.keys(parsed).length > 0 ? { constraints: parsed } : {}), ...(placement === undefined ? {} : { placement }), ...(key === undefined ? {} : { privateKey: key }) }
 }
 
-export async function runAddMachine (connect: Connect, placement: string | undefined, options: { n?: string, constraints?: string[] }, out: Out): Promise<void> {
-  const body = addMachineCommand(placement, options.constraints ?? [])
+/** The key file by its absolute path, checked readable here (the controllers of a local group read the same file). */
+function privateKeyFile (component: string, placement: string | undefined, file: string): string {
+  if (placement === undefined) throw new InvalidInputError(component, '--private-key only with an ssh:user@host placement', file)
+  const path = resolve(file)
+  try {
+    accessSync(path, constants.R_OK)
+  } catch {
+    throw new InvalidInputError(component, '--private-key as a readable private key file', path)
+  }
+  return path
+}
+
+export async function runAddMachine (connect: Connect, placement: string | undefined, options: { n?: string, constraints?: string[], privateKey?: string }, out: Out): Promise<void> {
+  const body = addMachineCommand(placement, options.constraints ?? [], options.privateKey)
   const count = parseCount('cantrip add-machine', options.n, 1)
   if (placement !== undefined && count > 1) throw new InvalidInputError('cantrip add-machine', '-n 1 with an ssh: placement', String(count))
   const client = await connect()
@@ -41,12 +59,17 @@ export async function runRemoveMachine (connect: Connect, machines: readonly str
 export const registerMachines: RegisterCommand = (program, context) => {
   program.command('add-machine')
     .description('add a machine to the model (a new instance, or an existing host over ssh)')
-    .argument('[placement]', 'ssh:user@host for a manually provisioned machine')
+    .argument('[placement]', 'ssh:user@host[:port] for a manually provisioned machine (an existing host)')
     .option('-n, --num-machines <n>', 'number of machines to add', '1')
     .option('--constraints <constraints>', 'machine constraints, e.g. "mem=4G cores=2" (repeatable)', collect, [])
+    .option('--private-key <file>', 'with ssh:user@host: the private key the controllers connect with (default: ssh\'s own)')
     .option(controllerFlags, controllerHelp)
-    .action(async (placement: string | undefined, options: { numMachines?: string, constraints?: string[], controller?: string }) => {
-      await runAddMachine(async () => await context.connect(options.controller), placement, { ...(options.numMachines === undefined ? {} : { n: options.numMachines }), constraints: options.constraints ?? [] }, context.out)
+    .action(async (placement: string | undefined, options: { numMachines?: string, constraints?: string[], privateKey?: string, controller?: string }) => {
+      await runAddMachine(async () => await context.connect(options.controller), placement, {
+        ...(options.numMachines === undefined ? {} : { n: options.numMachines }),
+        constraints: options.constraints ?? [],
+        ...(options.privateKey === undefined ? {} : { privateKey: options.privateKey })
+      }, context.out)
     })
 
   program.command('remove-machine')

@@ -21,7 +21,14 @@ export const machineCommands: HandlerTable<'add-machine' | 'set-machine-provisio
       placement = text(c, 'placement', c.placement)
       if (!/^ssh:[A-Za-z0-9._-]+@[A-Za-z0-9.:_[\]-]+$/.test(placement) || placement.length > 256) refuse(c, `placement ${q(placement)} is not ssh:user@host[:port]`)
     }
-    const machine = newMachine(d, constraintsOf(c, c.constraints), placement)
+    let privateKey: string | undefined
+    if (c.privateKey !== undefined) {
+      privateKey = text(c, 'privateKey', c.privateKey)
+      if (placement === null) refuse(c, 'a private key needs an ssh: placement')
+      // A path, never the key: the controllers read the file where they run ssh.
+      if (!/^\/[^\0\n]{0,1023}$/.test(privateKey)) refuse(c, `private key ${q(privateKey)} is not an absolute file path`)
+    }
+    const machine = newMachine(d, constraintsOf(c, c.constraints), placement, privateKey)
     return { machines: [machine.id] }
   },
 

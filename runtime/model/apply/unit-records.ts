@@ -17,7 +17,7 @@ import { putApplication, putUnit, putMachine, putRelation, removeKey } from './w
  * Machines, units and applications coming and going: shared by the commands that add, remove and finish them.
  */
 
-export function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>>, placement: string | null = null): MachineRecord {
+export function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>>, placement: string | null = null, privateKey?: string): MachineRecord {
   const id = String(d.counters.machine)
   d.counters = { ...d.counters, machine: d.counters.machine + 1 }
   const machine: MachineRecord = {
@@ -31,6 +31,7 @@ export function newMachine (d: ModelDraft, constraints: Readonly<Record<string, 
     units: [],
     clean: true,
     placement,
+    ...(privateKey === undefined ? {} : { privateKey }),
     provisioning: null,
     agentPeer: null,
     statusHistory: [

@@ -1,0 +1,110 @@
+/**
+ * cantrip over several hosts, on one machine: scripts/netns-hosts.ts makes network
+ * namespaces on a bridge with no way out, each with its own address and an sshd. The
+ * controller is bootstrapped on h1, listening on h1's address (`--listen`); h2 is added
+ * with the manual provider over ssh with a key given on the command line
+ * (`add-machine ssh:root@H2 --private-key F`, Juju's add-machine flag); a unit deployed
+ * there goes active, serves at h2's own address, and its address in status is h2's (as
+ * Juju's manual machines take the address they were added with: juju/juju
+ * environs/manual/sshprovisioner, the host becomes the machine's address).
+ * `destroy-controller` on h1 then stops the agent on h2 and removes everything it put
+ * there.
+ *
+ * This is the small sample `npm test` runs. Without root or `ip netns` it skips, saying
+ * why. The full fault schedule of issue 25 (three controllers over three hosts, a cut
+ * link, kill -9 of a controller host) is not here yet.
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createHosts, destroyHosts, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../scripts/netns-hosts.ts'
+import { distProgram } from './support/dist.ts'
+
+const test = suite('multi-host')
+const unavailable = netnsUnavailable()
+const dir = mkdtempSync(join(tmpdir(), 'cantrip-hosts-'))
+const home = join(dir, 'cli-home')
+const network = `10.231.${20 + (process.pid % 200)}.0/24`
+const kvCharm = resolve('examples/charms/kv')
+const port = 18490
+let hosts: NetnsHosts | undefined
+
+test.after(() => {
+  // The controller and its processes live in the namespaces: killing those kills them all.
+  destroyHosts(join(dir, 'hosts'))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** The CLI run on a host (in its namespace), with its own home; bounded. */
+function on (host: NetnsHost, args: readonly string[]): { status: number, stdout: string, stderr: string } {
+  const run = spawnSync('ip', ['netns', 'exec', host.namespace, process.execPath, distProgram('cantrip'), ...args], {
+    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 300_000
+  })
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+}
+
+function onOk (host: NetnsHost, ...args: string[]): string {
+  const run = on(host, args)
+  assert.is(run.status, 0, `cantrip ${args.join(' ')} on ${host.name}: ${run.stderr}`)
+  return run.stdout
+}
+
+type Status = { machines: Record<string, { 'dns-name'?: string, 'juju-status'?: { current: string } }>, applications: Record<string, { units?: Record<string, { machine?: string, 'public-address'?: string, 'workload-status': { current: string, message?: string } }> }> }
+
+async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) => boolean, withinMs: number): Promise<Status> {
+  const deadline = Date.now() + withinMs
+  let last = ''
+  for (;;) {
+    const run = on(host, ['status', '--format', 'json'])
+    if (run.status === 0) {
+      const doc = JSON.parse(run.stdout) as Status
+      if (holds(doc)) return doc
+      last = run.stdout
+    } else {
+      last = run.stderr
+    }
+    if (Date.now() > deadline) assert.unreachable(`${what} within ${withinMs / 1000} s; last: ${last.slice(0, 1500)}`)
+    await new Promise(resolve => setTimeout(resolve, 2_000))
+  }
+}
+
+test('a machine on another host, added over ssh, runs a unit at its own address', async () => {
+  if (unavailable !== undefined) {
+    console.log(`  skipped: multi-host ${unavailable}`)
+    return
+  }
+  hosts = createHosts({ count: 2, dir: join(dir, 'hosts'), network })
+  const [h1, h2] = hosts.hosts as [NetnsHost, NetnsHost]
+  const boot = onOk(h1, 'bootstrap', '--listen', h1.address)
+  assert.match(boot, `at ${h1.address}`)
+  assert.match(onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile), 'created machine 0')
+  onOk(h1, 'deploy', kvCharm, '--to', '0', '--config', `port=${port}`)
+  const doc = await untilStatus(h1, 'kv/0 active on h2', s => s.applications['kv']?.units?.['kv/0']?.['workload-status'].current === 'active', 420_000)
+  const unit = doc.applications['kv']!.units!['kv/0']!
+  assert.is(unit['public-address'], h2.address)
+  assert.is(doc.machines['0']?.['dns-name'], h2.address)
+  // The unit serves at h2's address, reached from h1 across the bridge.
+  const probe = spawnSync('ip', ['netns', 'exec', h1.namespace, process.execPath, '-e',
+    `fetch('http://${h2.address}:${port}/health').then(r => process.stdout.write(String(r.status)), e => { console.error(String(e)); process.exit(1) })`],
+  { encoding: 'utf8', timeout: 60_000 })
+  assert.is(probe.stdout, '200', probe.stderr)
+  // The agent lives under h2's own home.
+  assert.ok(existsSync(join(h2.home, '.cantrip', 'machine-0')), 'machine 0 installed under h2\'s home')
+
+  const destroyed = onOk(h1, 'destroy-controller', 'local', '--no-prompt')
+  assert.match(destroyed, '1 machine agent stopped')
+  // Nothing of cantrip is left on h2: only its sshd runs there, and its home is empty.
+  const left = hostPids(h2).filter(pid => !hosts!.pids.includes(pid) && !cmdline(pid).includes('sshd'))
+  assert.equal(left.map(cmdline), [], 'no process of cantrip left on h2')
+  assert.equal(readdirSync(h2.home).filter(name => name.startsWith('.cantrip')), [], 'no files of cantrip left on h2')
+})
+
+function cmdline (pid: number): string {
+  const run = spawnSync('cat', [`/proc/${pid}/cmdline`], { encoding: 'utf8' })
+  return run.stdout.replaceAll('\0', ' ').trim()
+}
+
+test.run()
