@@ -1,6 +1,7 @@
 /**
  * `cantrip resolved UNIT [--no-retry]` and `cantrip run UNIT ACTION [key=value...]
- * [--wait 1m]`, as Juju's. run enqueues the action, then waits for it to finish on the
+ * [--wait 1m]`, as Juju's. run enqueues the action (an operation of one task, see
+ * operations.ts), then waits for it to finish on the
  * controllers' change notices (no polling), prints its results as YAML, and fails when
  * the action failed or did not finish within --wait (default: wait until it does).
  */
@@ -35,8 +36,10 @@ export async function runAction (connect: Connect, unit: string, action: string,
   const parameters = actionParameters(component, params)
   const timeoutMs = options.wait === undefined ? undefined : parseDuration(component, '--wait', options.wait)
   const client = await connect()
-  const result = expectOk(await client.submit({ type: 'enqueue-action', unit, name: action, parameters }))
-  const id = result.actionId!
+  // One operation with one task, as Juju 3's run: the controller checks the parameters
+  // against the action's schema and refuses before anything is queued.
+  const result = expectOk(await client.submit({ type: 'enqueue-operation', units: [unit], task: { kind: 'action', name: action, parameters }, now: Date.now() }))
+  const id = result.tasks![0]!.id
   const record = await waitForAction(client, id, timeoutMs)
   if (record === undefined) throw new CantripError(`${component}: action ${id} finished, but the model no longer keeps its record`)
   if (Object.keys(record.results).length > 0) out(stringify(record.results).trimEnd())

@@ -8,6 +8,8 @@ import { registerMembers } from './members.ts'
 import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
+import { registerExec } from './exec.ts'
+import { registerOperations } from './operations.ts'
 import { registerAttachResource } from './attach-resource.ts'
 import { registerConfig } from './config.ts'
 import { registerTrust } from './trust.ts'
@@ -43,6 +45,8 @@ export const commands: RegisterCommand[] = [
   registerTrust,
   registerAttachResource,
   registerActions,
+  registerExec,
+  registerOperations,
   registerMachines,
   registerRefresh,
   registerDebugLog,

@@ -203,8 +203,8 @@ export function removeApplication (d: ModelDraft, app: ApplicationRecord): void 
   d.applications.delete(app.name)
 }
 
-export function finishAction (d: ModelDraft, action: ActionRecord, status: ActionRecord['status'], results: ActionRecord['results'], message: string): void {
-  d.actions.set(action.id, { ...action, status, results, message, completedAt: d.revision })
+export function finishAction (d: ModelDraft, action: ActionRecord, status: ActionRecord['status'], results: ActionRecord['results'], message: string, completedAtMs?: number): void {
+  d.actions.set(action.id, { ...action, status, results, message, completedAt: d.revision, ...(completedAtMs === undefined ? {} : { completedAtMs }) })
   d.touch(keys.action(action.id))
   const { list, dropped } = listAppend(d.finishedActions, [action.id], limits.modelFinishedActionsMax)
   for (const old of dropped) {
