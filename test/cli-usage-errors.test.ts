@@ -50,7 +50,8 @@ const usage = suite('usage errors')
 usage('every command: an unknown flag is one ERROR line and exit 2', async () => {
   const names = commandNames()
   assert.ok(names.length >= 40, `${names.length} commands`)
-  for (const name of names) {
+  // `cantrip sim` hands its flags to the simulator, whose usage error is exit 64 (sim-command.ts).
+  for (const name of names.filter(n => n !== 'sim')) {
     const run = await runCaptured([name, '--no-such-flag'])
     assert.is(run.status, 2, `${name}: ${run.stderr}`)
     assert.match(run.stderr, /^ERROR [^\n]+\n$/, `${name}: ${JSON.stringify(run.stderr)}`)

@@ -32,8 +32,12 @@ export async function runCantrip (argv: readonly string[], extraCommands: readon
     await program.parseAsync([...argv], { from: 'user' })
     return 0
   } catch (error) {
-    // Juju exits 2 on a usage error; help and --client-version are not errors.
-    if (error instanceof CommanderError) return error.exitCode === 0 || error.code === 'commander.help' ? error.exitCode : usageExitCode
+    // Juju exits 2 on a usage error; help and --client-version are not errors, and a
+    // command's own CommanderError (cantrip sim's exit codes) keeps its code.
+    if (error instanceof CommanderError) {
+      const usage = error.code.startsWith('commander.') && error.exitCode !== 0 && error.code !== 'commander.help'
+      return usage ? usageExitCode : error.exitCode
+    }
     const message = error instanceof Error ? error.message : String(error)
     // Juju lists failed tasks on lines of their own; every other failure is one line.
     process.stderr.write(`ERROR ${error instanceof Error && error.name === 'TaskFailures' ? message : message.split('\n')[0]}\n`)

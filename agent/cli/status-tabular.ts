@@ -42,16 +42,20 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   const sections: string[] = []
   const m = doc.model
   sections.push(table([
-    ['Model', 'Controller', 'Cloud/Region', 'Version', 'Timestamp'],
-    [m.name, m.controller, `${m.cloud}/${m.region}`, m.version, doc.controller.timestamp]
+    ['Model', 'Controller', 'Cloud/Region', 'Version', 'SLA', 'Timestamp'],
+    [m.name, m.controller, `${m.cloud}/${m.region}`, m.version, m.sla, doc.controller.timestamp]
   ]))
+  // Juju says so under the model line when there is nothing else to show.
+  if (Object.keys(doc.applications).length === 0 && Object.keys(doc.machines).length === 0) {
+    sections.push(`Model "admin/${m.name}" is empty.`)
+  }
 
   const apps = Object.entries(doc.applications)
   if (apps.length > 0) {
     sections.push(table([
       ['App', 'Version', 'Status', 'Scale', 'Charm', 'Channel', 'Rev', 'Exposed', 'Message'],
       ...apps.map(([name, app]) => [
-        name, app.version ?? '', app['application-status'].current, String(scaleOf(full, name)), app['charm-name'], '', String(app['charm-rev']),
+        name, app.version ?? '', app['application-status'].current, scaleOf(doc, name), app['charm-name'], '', String(app['charm-rev']),
         app.exposed ? 'yes' : 'no', app['application-status'].message ?? ''
       ])
     ]))
@@ -93,6 +97,19 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   return sections.join('\n\n') + '\n'
 }
 
-function scaleOf (full: FullModel, application: string): number {
-  return readerOf(full.model).application(application)?.units.length ?? 0
+/**
+ * Juju's Scale (cmd/juju/status/output_tabular.go applicationScale): the unit count, or
+ * `ready/total` while some units' agents are not yet idle or executing (allocating, lost,
+ * failed, rebooting). A subordinate's units are those under its principals.
+ */
+export function scaleOf (doc: StatusDocument, application: string): string {
+  const units: UnitStatus[] = []
+  for (const app of Object.values(doc.applications)) {
+    for (const [name, unit] of Object.entries(app.units ?? {})) {
+      if (name.split('/')[0] === application) units.push(unit)
+      for (const [sub, status] of Object.entries(unit.subordinates ?? {})) if (sub.split('/')[0] === application) units.push(status)
+    }
+  }
+  const ready = units.filter(u => u['juju-status'].current === 'idle' || u['juju-status'].current === 'executing').length
+  return ready === units.length ? String(units.length) : `${ready}/${units.length}`
 }

@@ -302,6 +302,8 @@ export interface MachineRecord {
    * in the bootstrap data, emptied once an agent has registered with it.
    */
   readonly provisioning: { readonly token: string, readonly secret: string } | null
+  /** How often `retry-provisioning` asked for a new start after a provisioning error (absent: never). */
+  readonly provisioningRetries?: number
   /** The peer id of the machine agent that registered for this machine. */
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
@@ -621,8 +623,9 @@ export type ModelCommand = CommandBase & (
   /** `attach-resource`: new content for one of the application's file resources (in the store already). */
   | { readonly type: 'attach-resource', readonly application: ApplicationName, readonly resource: string, readonly hash: string, readonly size: number }
   | { readonly type: 'add-unit', readonly application: ApplicationName, readonly numUnits: number, readonly placement?: readonly MachineId[] }
-  | { readonly type: 'remove-unit', readonly unit: UnitName }
-  | { readonly type: 'remove-application', readonly application: ApplicationName }
+  /** `force`: the unit leaves the model now, whether or not its agent answers (Juju's --force --no-wait). */
+  | { readonly type: 'remove-unit', readonly unit: UnitName, readonly force?: boolean }
+  | { readonly type: 'remove-application', readonly application: ApplicationName, readonly force?: boolean }
   | { readonly type: 'set-config', readonly application: ApplicationName, readonly config: ConfigChanges, readonly trust?: boolean }
   /** `app:endpoint` or `app` (the endpoint is inferred when exactly one pair matches). */
   | { readonly type: 'integrate', readonly a: string, readonly b: string }
@@ -704,6 +707,8 @@ export type ModelCommand = CommandBase & (
    */
   | { readonly type: 'record-agent-presence', readonly machine: MachineId, readonly present: boolean, readonly now: number }
   | { readonly type: 'remove-machine', readonly machine: MachineId, readonly force?: boolean }
+  /** `retry-provisioning`: a machine in provisioning error gets a new start, whatever the error was (admins). */
+  | { readonly type: 'retry-provisioning', readonly machine: MachineId }
   /** The provisioner stopped the instance of a dying machine with no units: it leaves the model. */
   | { readonly type: 'machine-dead', readonly machine: MachineId }
   | { readonly type: 'refresh', readonly application: ApplicationName, readonly charm: string, readonly force?: boolean }
@@ -756,7 +761,7 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource', 'enqueue-operation'
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

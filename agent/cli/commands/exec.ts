@@ -121,7 +121,8 @@ export async function runExec (connect: Connect, commands: readonly string[], op
   const tasks = await waitForTasks(client, (result.tasks ?? []).map(t => t.id), waitMs, component)
   if (format === 'plain') {
     const text = plainExecOutput(tasks)
-    if (text !== '') out(text.replace(/\n$/, ''))
+    // Written as it is: with several units Juju ends each unit's part with a blank line.
+    if (text !== '') out(text)
   } else {
     out(formatDocument(format, Object.fromEntries(tasks.map(t => [t.unit, taskDocument(t)]))))
   }
