@@ -9,6 +9,7 @@
  * (worker/uniter/resolver.go lets actions and commands through in the error state).
  */
 import '../runtime/polyfill.ts'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +17,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
+import { distProgram } from './support/dist.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'cantrip-exec-'))
 const machinesDir = join(home, 'controllers', 'local', 'machines')
@@ -102,6 +104,44 @@ exec('operations, show-operation and show-task show what ran; run with a missing
   assert.equal(parse(ok('run', 'demo/0', 'put', 'key=k1', '--wait', '2m')), { stored: 'k1', 'return-code': 0 })
   const none = cantrip(home, ['operations', '--units', 'demo/1', '--actions', 'put'])
   assert.equal([none.status, none.stdout, none.stderr], [0, '', 'no matching operations\n'])
+})
+
+exec('machines and show-machine (cmd/juju/machine/list.go, show.go): the Machine section, and the machine\'s status document', () => {
+  assert.match(ok('machines'), /^Machine +State +Address +Inst id +Base +AZ +Message\n0 +started +127\.0\.0\.1 +local:machine-0 /)
+  const shown = parse(ok('show-machine', '0')) as { model: { name: string }, machines: Record<string, { 'juju-status': { current: string } }> }
+  assert.equal([shown.model.name, Object.keys(shown.machines), shown.machines['0']!['juju-status'].current], ['default', ['0'], 'started'])
+  const missing = cantrip(home, ['show-machine', '7'])
+  assert.equal([missing.status, missing.stderr], [1, 'ERROR cantrip show-machine: expected machines of the model (0), got "7"\n'])
+})
+
+exec('debug-log at Juju\'s default logging-config (<root>=INFO): no DEBUG record was shipped, and every time is a time', () => {
+  const lines = ok('debug-log', '--replay', '--no-tail').trimEnd().split('\n')
+  assert.ok(lines.length > 5, lines.join('\n'))
+  for (const line of lines) {
+    if (/^\s/.test(line)) continue
+    assert.match(line, /^\S+: \d\d:\d\d:\d\d (INFO|WARNING|ERROR|CRITICAL) \S+/, line)
+    assert.not.match(line, /\b\d{12,}\b/, `a raw epoch in: ${line}`)
+  }
+})
+
+exec('completion bash, sourced in bash: command names, then the current model\'s application and unit names', () => {
+  const complete = (...words: string[]): string[] => {
+    const script = [
+      'cantrip() { "$CANTRIP_NODE" "$CANTRIP_DIST" "$@"; }',
+      'source <(cantrip completion bash)',
+      `COMP_WORDS=(${words.map(w => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}`,
+      '_cantrip_complete',
+      'printf "%s\\n" "${COMPREPLY[@]}"'
+    ].join('\n')
+    const run = spawnSync('bash', ['-c', script], { env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', CANTRIP_NODE: process.execPath, CANTRIP_DIST: distProgram('cantrip') }, encoding: 'utf8' })
+    assert.is(run.status, 0, run.stderr)
+    return run.stdout.split('\n').filter(line => line !== '')
+  }
+  assert.equal(complete('cantrip', 'sta').sort(), ['status'])
+  assert.ok(complete('cantrip', 'ex').includes('exec'))
+  assert.ok(!complete('cantrip', '').includes('__complete'), 'the helper stays hidden')
+  assert.equal(complete('cantrip', 'config', 'de').sort(), ['demo', 'demo/0', 'demo/1'])
+  assert.equal(complete('cantrip', 'remove-unit', 'demo/').sort(), ['demo/0', 'demo/1'])
 })
 
 /** The machine agent's pid (local provider: `machines/machine-N/agent.pid`). */

@@ -137,6 +137,18 @@ test('Juju 3.6\'s model line (§8): SLA unsupported, Cloud/Region as controllers
   assert.match(empty, /^Model +Controller +Cloud\/Region +Version +SLA +Timestamp\ndefault +local +localhost\/localhost +0\.1\.0 +unsupported +\S+\n\nModel "admin\/default" is empty\.\n$/)
 })
 
+test('colour for status words on a terminal only (cli-table3 keeps the columns aligned); plain otherwise', () => {
+  const { full } = world()
+  const doc = statusDocument(full(), 'local', at)
+  const plain = formatTabular(doc, full(), { relations: false })
+  const coloured = formatTabular(doc, full(), { relations: false, colour: true })
+  assert.not.match(plain, /\x1b\[/)
+  assert.match(coloured, /\x1b\[31merror\x1b\[39m/, 'error in red')
+  assert.match(coloured, /\x1b\[32mactive\x1b\[39m/, 'active in green')
+  // eslint-disable-next-line no-control-regex
+  assert.is(coloured.replace(/\x1b\[\d+m/g, ''), plain, 'the same table once the colour codes are taken out')
+})
+
 test('selectors keep what they name; formats and durations are checked before anything is sent', () => {
   const { full } = world()
   const doc = statusDocument(full(), 'local', at)

@@ -10,6 +10,7 @@
 import { Command, CommanderError } from 'commander'
 import { cantripVersion, createContext } from './cli-context.ts'
 import { commands } from './commands/index.ts'
+import { checkStoreWritable, storeWritingCommands } from './store-check.ts'
 
 /** A command registered from outside agent/: it gets the program only, no CLI context. */
 export type ExtraCommand = (program: Command) => void
@@ -25,7 +26,11 @@ export async function runCantrip (argv: readonly string[], extraCommands: readon
     .exitOverride()
     .configureOutput({ writeErr: text => { process.stderr.write(text) }, outputError: text => { process.stderr.write(usageErrorLine(text)) } })
   // A program option, so every model command takes it, before or after its own arguments.
-  program.hook('preAction', () => { context.model = (program.opts() as { model?: string }).model })
+  program.hook('preAction', (_program, command) => {
+    context.model = (program.opts() as { model?: string }).model
+    // A command that will write the store checks it first, so nothing is created or started in vain.
+    if (storeWritingCommands.has(command.name())) checkStoreWritable()
+  })
   for (const register of commands) register(program, context)
   for (const register of extraCommands) register(program)
   try {

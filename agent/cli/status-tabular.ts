@@ -7,6 +7,8 @@
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { FullModel } from './connection.ts'
+import { plainTable } from './plain-table.ts'
+import { statusPainter } from './status-colour.ts'
 import { naturalCompare, type StatusDocument, type UnitStatus } from './status-document.ts'
 
 /**
@@ -34,12 +36,12 @@ function unitMessage (unit: UnitStatus): string {
 }
 
 function table (rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map(row => (row[i] ?? '').length)))
-  return rows.map(row => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+  return plainTable(rows)
 }
 
-export function formatTabular (doc: StatusDocument, full: FullModel, options: { relations: boolean }): string {
+export function formatTabular (doc: StatusDocument, full: FullModel, options: { relations: boolean, colour?: boolean }): string {
   const sections: string[] = []
+  const paint = statusPainter(options.colour === true)
   const m = doc.model
   sections.push(table([
     ['Model', 'Controller', 'Cloud/Region', 'Version', 'SLA', 'Timestamp'],
@@ -55,7 +57,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
     sections.push(table([
       ['App', 'Version', 'Status', 'Scale', 'Charm', 'Channel', 'Rev', 'Exposed', 'Message'],
       ...apps.map(([name, app]) => [
-        name, app.version ?? '', app['application-status'].current, scaleOf(doc, name), app['charm-name'], '', String(app['charm-rev']),
+        name, app.version ?? '', paint(app['application-status'].current), scaleOf(doc, name), app['charm-name'], '', String(app['charm-rev']),
         app.exposed ? 'yes' : 'no', app['application-status'].message ?? ''
       ])
     ]))
@@ -64,7 +66,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   const unitRows: string[][] = []
   const addUnit = (name: string, unit: UnitStatus, indent: string): void => {
     unitRows.push([
-      `${indent}${name}${unit.leader === true ? '*' : ''}`, unit['workload-status'].current, unit['juju-status'].current, unit.machine,
+      `${indent}${name}${unit.leader === true ? '*' : ''}`, paint(unit['workload-status'].current), paint(unit['juju-status'].current), unit.machine,
       unit['public-address'] ?? '', (unit['open-ports'] ?? []).join(','), unitMessage(unit)
     ])
     for (const [sub, status] of Object.entries(unit.subordinates ?? {}).sort(([a], [b]) => naturalCompare(a, b))) addUnit(sub, status, `${indent}  `)
@@ -77,7 +79,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
     sections.push(table([
       ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
       ...machines.map(([id, machine]) => [
-        id, machine['juju-status'].current, machine['dns-name'] ?? '', machine['instance-id'], '', '',
+        id, paint(machine['juju-status'].current), machine['dns-name'] ?? '', machine['instance-id'], '', '',
         machine['machine-status'].message ?? machine['machine-status'].current
       ])
     ]))

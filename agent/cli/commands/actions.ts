@@ -51,6 +51,7 @@ export async function runAction (connect: Connect, unit: string, action: string,
 export const registerActions: RegisterCommand = (program, context) => {
   program.command('resolved')
     .description('mark a unit\'s hook error resolved (retrying the hook unless --no-retry)')
+    .addHelpText('after', '\nExamples:\n  cantrip resolved kv/0\n  cantrip resolved --no-retry kv/0')
     .argument('<unit>', 'unit name, e.g. web/0')
     .option('--no-retry', 'do not run the failed hook again')
     .option(controllerFlags, controllerHelp)
@@ -60,6 +61,7 @@ export const registerActions: RegisterCommand = (program, context) => {
 
   program.command('run')
     .description('run an action on a unit and wait for its results')
+    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 get key=colour --wait 1m')
     .argument('<unit>', 'unit name, e.g. kv/0')
     .argument('<action>', 'action name')
     .argument('[params...]', 'parameters as key=value (values read as YAML)')

@@ -26,6 +26,7 @@ const readyTimeoutMs = 120_000
 export const registerBootstrap: RegisterCommand = (program, context) => {
   program.command('bootstrap')
     .description('start a controller group on this host (local provider) and make it current')
+    .addHelpText('after', '\nExamples:\n  cantrip bootstrap\n  cantrip bootstrap --ha 3 prod')
     .argument('[name]', 'controller name', 'local')
     .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
     .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')

@@ -119,6 +119,7 @@ export async function runExpose (connect: Connect, application: string, expose: 
 export const registerConfig: RegisterCommand = (program, context) => {
   program.command('config')
     .description('get, set or reset an application\'s configuration')
+    .addHelpText('after', '\nExamples:\n  cantrip config kv\n  cantrip config kv log-level=debug\n  cantrip config kv --reset log-level')
     .argument('<application>', 'application name')
     .argument('[settings...]', 'key to read, or key=value pairs to set')
     .option('--reset <keys>', 'reset these options to their defaults (comma-separated)')

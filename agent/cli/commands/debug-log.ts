@@ -158,6 +158,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 export const registerDebugLog: RegisterCommand = (program, context) => {
   program.command('debug-log')
     .description('show the model\'s log records, then follow new ones')
+    .addHelpText('after', '\nExamples:\n  cantrip debug-log\n  cantrip debug-log --replay --no-tail --include kv/0 --level WARNING')
     .option('-n, --lines <n>', 'show this many of the most recent records first', '10')
     .option('--replay', 'show every record kept, then follow')
     .option('--no-tail', 'print the records and exit instead of following')

@@ -16,6 +16,7 @@ import { registerTrust } from './trust.ts'
 import { registerModelConfig } from './model-config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
+import { registerShowMachine } from './show-machine.ts'
 import { registerModels } from './models.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
@@ -26,6 +27,7 @@ import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
 import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
+import { registerCompletion } from './completion.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -48,10 +50,12 @@ export const commands: RegisterCommand[] = [
   registerExec,
   registerOperations,
   registerMachines,
+  registerShowMachine,
   registerRefresh,
   registerDebugLog,
   registerShowStatusLog,
   registerShowUnit,
   registerExportStatecharts,
-  registerInspect
+  registerInspect,
+  registerCompletion
 ]

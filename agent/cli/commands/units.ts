@@ -41,6 +41,7 @@ export async function runRemoveApplication (connect: Connect, applications: read
 export const registerUnits: RegisterCommand = (program, context) => {
   program.command('add-unit')
     .description('add units to an application')
+    .addHelpText('after', '\nExamples:\n  cantrip add-unit kv\n  cantrip add-unit kv -n 2 --to 0,1')
     .argument('<application>', 'application name')
     .option('-n, --num-units <n>', 'number of units to add', '1')
     .option('--to <machines>', 'machines for the new units in turn, e.g. 0,1')
@@ -62,6 +63,7 @@ export const registerUnits: RegisterCommand = (program, context) => {
 
   program.command('remove-application')
     .description('remove applications, their units and relations')
+    .addHelpText('after', '\nExamples:\n  cantrip remove-application web\n  cantrip remove-application --force web')
     .argument('<applications...>', 'application names')
     .option('--force', 'remove the units now, even when their agents do not answer')
     .option('--no-wait', 'with --force: do not wait for the agents (cantrip never does)')
