@@ -87,7 +87,7 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
 
     // switch, then the table stars the current model.
     assert.match(ok(home, 'switch', 'default'), /local:two -> local:default/)
-    assert.match(ok(home, 'models'), /^default\*\s+local\/localhost\s+iaas\s+available\s+1\s+1\s+admin$/m)
+    assert.match(ok(home, 'models'), /^default\*\s+localhost\/localhost\s+iaas\s+available\s+1\s+1\s+admin$/m)
 
     // destroy-model: its machine agent stops and everything of the model goes; the default model is untouched.
     const twoAgent = agentPid(join(twoMachines, 'machine-0'))

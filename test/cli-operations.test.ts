@@ -11,6 +11,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { checkExec, execUnits, plainExecOutput } from '../agent/cli/commands/exec.ts'
+import { actionsOutput, showActionOutput, showApplicationDocument } from '../agent/cli/commands/charm-actions.ts'
 import { matchingOperations, operationsTable, plainTaskOutput } from '../agent/cli/commands/operations.ts'
 import { operationDocument, operationsOf, taskDocument } from '../agent/cli/operation-view.ts'
 import { tableGet } from '../runtime/model/table.ts'
@@ -127,6 +128,18 @@ ops('operations filters keep an operation when one of its tasks matches', () => 
   assert.equal(matchingOperations(all, { status: ['completed'] }), [])
   const yaml = parse(operationsTable(all).split('\n').length === 3 ? 'ok: true' : 'ok: false') as { ok: boolean }
   assert.ok(yaml.ok)
+})
+
+ops('actions, show-action and show-application read the charm and application from the model (cmd/juju/action/list.go, show.go; cmd/juju/application/show.go)', () => {
+  const c = model()
+  assert.is(actionsOutput(c.context, 'kv', {}), 'Action  Description\nhello\nput     store')
+  assert.equal(parse(actionsOutput(c.context, 'kv', { format: 'yaml' })), { hello: '', put: 'store' })
+  const schema = parse(actionsOutput(c.context, 'kv', { schema: true })) as Record<string, { required: string[], properties: Record<string, unknown> }>
+  assert.equal([schema['put']!.required, Object.keys(schema['put']!.properties)], [['key'], ['key', 'value']])
+  assert.is(showActionOutput(c.context, 'kv', 'put'), 'store\n\nArguments\nkey:\n  type: string\nvalue:\n  type: string\n  default: x')
+  assert.throws(() => showActionOutput(c.context, 'kv', 'nope'), /cantrip show-action: unknown action "nope"/)
+  assert.equal(showApplicationDocument(c.context, 'kv'), { charm: 'kv', principal: true, exposed: false, remote: false, life: 'alive', 'endpoint-bindings': { '': 'alpha' } })
+  assert.throws(() => showApplicationDocument(c.context, 'web'), /cantrip show-application: application "web" not found/)
 })
 
 ops.run()

@@ -9,6 +9,7 @@ import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
 import { registerExec } from './exec.ts'
+import { registerCharmActions } from './charm-actions.ts'
 import { registerOperations } from './operations.ts'
 import { registerAttachResource } from './attach-resource.ts'
 import { registerConfig } from './config.ts'
@@ -48,6 +49,7 @@ export const commands: RegisterCommand[] = [
   registerAttachResource,
   registerActions,
   registerExec,
+  registerCharmActions,
   registerOperations,
   registerMachines,
   registerShowMachine,
