@@ -114,11 +114,22 @@ exec('machines and show-machine (cmd/juju/machine/list.go, show.go): the Machine
   assert.equal([missing.status, missing.stderr], [1, 'ERROR cantrip show-machine: expected machines of the model (0), got "7"\n'])
 })
 
+exec('ssh on the local provider: the unit\'s agent directory on its machine, the command\'s exit status passed through (cmd/juju/ssh)', () => {
+  const run = cantrip(home, ['ssh', 'demo/0', '--', 'echo "$PWD $JUJU_UNIT_NAME $JUJU_MACHINE_ID"; exit 4'])
+  assert.equal([run.status, run.stderr], [4, ''])
+  assert.is(run.stdout, `${join(machinesDir, 'machine-0', 'agent', 'agents', 'unit-demo-0')} demo/0 0\n`)
+  assert.is(ok('ssh', '0', '--', 'basename "$PWD"'), 'machine-0\n')
+})
+
 exec('debug-log at Juju\'s default logging-config (<root>=INFO): no DEBUG record was shipped, and every time is a time', () => {
   const lines = ok('debug-log', '--replay', '--no-tail').trimEnd().split('\n')
   // What an operator needs is there: demo/1's hook output on stderr (WARNING) and its failure.
   assert.ok(lines.some(line => /^unit-demo-1: \S+ ERROR juju\.worker\.uniter hook "start" failed: exit status 1$/.test(line)), lines.join('\n'))
   assert.ok(lines.some(line => /^unit-demo-1: \S+ WARNING unit\.demo\/1\.start start refused$/.test(line)), lines.join('\n'))
+  const json = ok('debug-log', '--replay', '--no-tail', '--format', 'json', '--include', 'demo/1', '--level', 'ERROR').trim().split('\n').map(line => JSON.parse(line) as Record<string, string>)
+  assert.equal(Object.keys(json[0]!), ['entity', 'timestamp', 'level', 'module', 'message'])
+  assert.equal([json[0]!['entity'], json[0]!['level'], json[0]!['module']], ['unit-demo-1', 'ERROR', 'juju.worker.uniter'])
+  assert.match(json[0]!['timestamp']!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   for (const line of lines) {
     if (/^\s/.test(line)) continue
     assert.match(line, /^\S+: \d\d:\d\d:\d\d (INFO|WARNING|ERROR|CRITICAL) \S+/, line)

@@ -29,6 +29,7 @@ import { registerShowUnit } from './show-unit.ts'
 import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
 import { registerCompletion } from './completion.ts'
+import { registerSsh } from './ssh.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -59,5 +60,6 @@ export const commands: RegisterCommand[] = [
   registerShowUnit,
   registerExportStatecharts,
   registerInspect,
+  registerSsh,
   registerCompletion
 ]
