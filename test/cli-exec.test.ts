@@ -121,6 +121,21 @@ exec('ssh on the local provider: the unit\'s agent directory on its machine, the
   assert.is(ok('ssh', '0', '--', 'basename "$PWD"'), 'machine-0\n')
 })
 
+exec('colour: status words coloured on a terminal (a pty from util-linux script), plain under NO_COLOR, --no-color and a pipe', () => {
+  const { NO_COLOR: _n, CI: _c, ...env } = process.env
+  const onTerminal = (args: string[], extra: Record<string, string> = {}): string => {
+    const line = [process.execPath, distProgram('cantrip'), ...args].map(a => `'${a}'`).join(' ')
+    const run = spawnSync('script', ['-qec', line, '/dev/null'], { env: { ...env, CANTRIP_HOME: home, TERM: 'xterm', ...extra }, encoding: 'utf8' })
+    assert.is(run.status, 0, run.stderr)
+    return run.stdout
+  }
+  assert.match(onTerminal(['status']), /\x1b\[32mactive\x1b\[39m/)
+  assert.not.match(onTerminal(['status', '--no-color']), /\x1b\[/)
+  assert.not.match(onTerminal(['status'], { NO_COLOR: '1' }), /\x1b\[/)
+  assert.not.match(onTerminal(['status'], { CI: 'true' }), /\x1b\[/)
+  assert.not.match(ok('status'), /\x1b\[/, 'a pipe')
+})
+
 exec('debug-log at Juju\'s default logging-config (<root>=INFO): no DEBUG record was shipped, and every time is a time', () => {
   const lines = ok('debug-log', '--replay', '--no-tail').trimEnd().split('\n')
   // What an operator needs is there: demo/1's hook output on stderr (WARNING) and its failure.
