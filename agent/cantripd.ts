@@ -271,6 +271,9 @@ async function main (): Promise<void> {
     ...(role === 'machine' ? { deliver: controllerLogDelivery(modelTransport(transport, model), controllers) } : {}),
     ...(logFiles === undefined ? {} : { files: logFiles })
   })
+  // Juju's default logging-config (<root>=INFO) from the start: no DEBUG record is shipped
+  // unless the model asks for it (a machine agent follows the model's setting below).
+  shipper.setLoggingConfig(modelLoggingConfig(undefined))
   shipper.start()
   const logger = shipper.logger(streamLogger)
 

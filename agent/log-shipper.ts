@@ -23,6 +23,7 @@
  * agent's own entity (`machine-1`, `controller-1a2b3c4d`) with module `juju.<rest>`.
  */
 import { loggingEnabled, parseLoggingConfig, type LoggingConfig } from '../runtime/logging-config.ts'
+import { modelConfigSchema } from '../runtime/model/model-config.ts'
 import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
@@ -270,10 +271,13 @@ function fieldsText (fields: Readonly<Record<string, unknown>>): string {
   }
 }
 
-/** The logging-config the model's `config` sets, or undefined when it sets none (or an unreadable one). */
+/**
+ * The logging-config the model's `config` sets, else Juju's default `<root>=INFO` (so an
+ * agent ships no DEBUG record unless asked: `logging-config=<root>=INFO;unit=DEBUG`);
+ * undefined only for an unreadable one.
+ */
 export function modelLoggingConfig (config: Readonly<Record<string, unknown>> | undefined): LoggingConfig | undefined {
   const text = config?.['logging-config']
-  if (typeof text !== 'string') return undefined
-  const parsed = parseLoggingConfig(text)
+  const parsed = parseLoggingConfig(typeof text === 'string' ? text : String(modelConfigSchema['logging-config'].default))
   return typeof parsed === 'string' ? undefined : parsed
 }

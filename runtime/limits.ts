@@ -19,6 +19,12 @@ export const limits = {
   pendingActionsMax: 1024,
   /** Pending `juju exec` commands queued for one unit. */
   pendingCommandsMax: 256,
+  /** Units one `run`/`exec` operation may target (one task each); more are refused before any is queued. */
+  operationUnitsMax: 1024,
+  /** `exec --timeout` at most: a day, as no hook-context command should hold the machine lock longer. */
+  execTimeoutMsMax: 86_400_000,
+  /** Characters of an exec task's stdout, and of its stderr, kept in its record (the rest is in the unit's log). */
+  execOutputCharsMax: 16 * 1024,
   /** Operations one unit actor may run without becoming idle, before asserting a loop. */
   operationsWithoutIdleMax: 100_000,
   /** Units waiting for the machine-wide hook lock. */

@@ -63,6 +63,8 @@ export interface RemoteAction {
 export interface RemoteCommand {
   id: string
   commands: string
+  /** `exec --timeout`: killed after this long (absent: the hook timeout). */
+  timeoutMs?: number
 }
 
 export interface RemoteState {

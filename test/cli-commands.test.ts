@@ -299,7 +299,7 @@ test('run: enqueues, waits on change notices and prints the results; a failed ac
   const completeNext = (status: 'completed' | 'failed', results: Record<string, unknown>, message?: string): void => {
     const before = client.bodies.length
     const tick = setInterval(() => {
-      const enqueued = client.bodies.slice(before).find(b => b['type'] === 'enqueue-action')
+      const enqueued = client.bodies.slice(before).find(b => b['type'] === 'enqueue-operation')
       if (enqueued === undefined) return
       clearInterval(tick)
       const id = tableGet(client.memory.context.units, 'kv/0')!.actions.at(-1)!
@@ -311,7 +311,10 @@ test('run: enqueues, waits on change notices and prints the results; a failed ac
   completeNext('completed', { value: 'v1' })
   await runAction(connect, 'kv/0', 'get', ['key=a'], { wait: '5s' }, out)
   assert.equal(lines, ['value: v1'])
-  assert.equal(client.bodies.at(-1), { type: 'enqueue-action', unit: 'kv/0', name: 'get', parameters: { key: 'a' } })
+  // One operation of one task, as Juju 3's run (operations.ts); the time is the client's.
+  const { now, ...sent } = client.bodies.at(-1)!
+  assert.equal(sent, { type: 'enqueue-operation', units: ['kv/0'], task: { kind: 'action', name: 'get', parameters: { key: 'a' } } })
+  assert.type(now, 'number')
   completeNext('failed', {}, 'no such key')
   await rejects(runAction(connect, 'kv/0', 'get', ['key=b'], {}, out), /^cantrip run: action "get" \(\d+\) on kv\/0 failed: no such key$/)
   await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { wait: '50ms' }, out), /^cantrip run: action \d+ did not complete within 0\.05s/)

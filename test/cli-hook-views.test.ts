@@ -86,6 +86,8 @@ test('relation views in -created and -broken, optional storage, whole multi-line
   })
   try {
     ok(home, 'bootstrap')
+    // Hook output is logged at DEBUG, which Juju's default logging-config (<root>=INFO) leaves out.
+    ok(home, 'model-config', 'logging-config=<root>=INFO;unit=DEBUG')
     ok(home, 'deploy', viewer)
     ok(home, 'deploy', provider)
     ok(home, 'deploy', crasher)

@@ -17,6 +17,7 @@ import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { cantripReadOnly, readOnlySupported } from './support/read-only-home.ts'
 
 function status (home: string, model: string): StatusDocument {
   return JSON.parse(ok(home, 'status', '--format', 'json', '-m', model)) as StatusDocument
@@ -44,6 +45,11 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
   const twoMachines = join(machinesDir, 'm-two')
   try {
     ok(home, 'bootstrap')
+    if (readOnlySupported()) {
+      // A read-only store: add-model says so before it creates anything (models lists no "ro" below).
+      const ro = cantripReadOnly(home, ['add-model', 'ro'])
+      assert.equal([ro.status, ro.stderr], [1, `ERROR cannot write to "${home}": read-only file system\n`])
+    }
     assert.match(ok(home, 'add-model', 'two'), /Added 'two' model/)
     // add-model switched to it, as Juju's does.
     let models = JSON.parse(ok(home, 'models', '--format', 'json')) as { models: Array<{ 'short-name': string, status: { current: string } }>, 'current-model': string }
@@ -81,7 +87,7 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
 
     // switch, then the table stars the current model.
     assert.match(ok(home, 'switch', 'default'), /local:two -> local:default/)
-    assert.match(ok(home, 'models'), /^default\*\s+local\/localhost\s+iaas\s+available\s+1\s+1\s+admin$/m)
+    assert.match(ok(home, 'models'), /^default\*\s+localhost\/localhost\s+iaas\s+available\s+1\s+1\s+admin$/m)
 
     // destroy-model: its machine agent stops and everything of the model goes; the default model is untouched.
     const twoAgent = agentPid(join(twoMachines, 'machine-0'))

@@ -12,7 +12,8 @@ import { parseDuration } from '../agent/cli/commands/model-common.ts'
 import { currentStatus, parseFormat, render, selectStatus } from '../agent/cli/commands/status-command.ts'
 import type { FullModel } from '../agent/cli/connection.ts'
 import { statusDocument } from '../agent/cli/status-document.ts'
-import { formatTabular } from '../agent/cli/status-tabular.ts'
+import { formatTabular, scaleOf } from '../agent/cli/status-tabular.ts'
+import { emptyModel } from '../runtime/model/model-store.ts'
 import { MemoryController } from './support/model-controller.ts'
 
 const at = Date.UTC(2026, 10, 22, 10, 0, 0)
@@ -49,7 +50,7 @@ test('JSON keys match juju status at every level (schema pinned)', () => {
   const { full } = world()
   const doc = statusDocument(full(), 'local', at)
   assert.equal(Object.keys(doc), ['model', 'machines', 'applications', 'controller'])
-  assert.equal(Object.keys(doc.model), ['name', 'type', 'controller', 'cloud', 'region', 'version', 'model-status'])
+  assert.equal(Object.keys(doc.model), ['name', 'type', 'controller', 'cloud', 'region', 'version', 'model-status', 'sla'])
   assert.equal(Object.keys(doc.machines['0']!), ['juju-status', 'instance-id', 'machine-status'])
   assert.equal(Object.keys(doc.applications['web']!), ['charm', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations', 'units'])
   assert.equal(Object.keys(doc.applications['web']!.units!['web/2']!).sort(), ['juju-status', 'leader', 'machine', 'subordinates', 'workload-status'].sort())
@@ -86,7 +87,7 @@ test('tabular: Juju\'s sections and header rows, natural order, leader star, sub
   const text = formatTabular(statusDocument(full(), 'local', at), full(), { relations: true })
   const sections = text.trimEnd().split('\n\n')
   assert.equal(sections.map(s => s.split('\n')[0]!.split(/\s{2,}/)), [
-    ['Model', 'Controller', 'Cloud/Region', 'Version', 'Timestamp'],
+    ['Model', 'Controller', 'Cloud/Region', 'Version', 'SLA', 'Timestamp'],
     ['App', 'Version', 'Status', 'Scale', 'Charm', 'Channel', 'Rev', 'Exposed', 'Message'],
     ['Unit', 'Workload', 'Agent', 'Machine', 'Public address', 'Ports', 'Message'],
     ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
@@ -115,6 +116,37 @@ test('tabular: while a unit hook or an action runs, the message says so, as Juju
   assert.match(row('web/6'), / \(backup\) ready$/)
   assert.match(row('web/7'), /executing .* ready$/)
   assert.not.match(row('web/7'), /\(/)
+})
+
+test('Juju 3.6\'s model line (§8): SLA unsupported, Cloud/Region as controllers shows it; Scale ready/total while units settle; an empty model says so', () => {
+  const { c, full } = world()
+  const doc = statusDocument(full(), 'local', at)
+  assert.equal([doc.model.cloud, doc.model.region, doc.model.sla], ['localhost', 'localhost', 'unsupported'])
+  const text = formatTabular(doc, full(), { relations: false })
+  assert.match(text.split('\n')[1]!, /^default\s+local\s+localhost\/localhost\s+0\.1\.0\s+unsupported\s+\d\d:\d\d:\d\dZ$/)
+  // Juju's applicationScale: units whose agent is idle or executing over all units.
+  const agents = (app: string): string[] => Object.values(doc.applications[app]!.units ?? {}).map(u => u['juju-status'].current)
+  const ready = agents('web').filter(a => a === 'idle' || a === 'executing').length
+  assert.ok(ready < agents('web').length, 'some web units are still allocating')
+  assert.is(scaleOf(doc, 'web'), `${ready}/${agents('web').length}`)
+  const appRow = text.split('\n').find(line => line.startsWith('web '))!
+  assert.match(appRow, new RegExp(` ${ready}/${agents('web').length} `))
+  for (const unit of Object.keys(doc.applications['web']!.units!)) c.run('set-agent-status', { unit, status: 'idle', message: '', now: at }, { kind: 'machine', id: doc.applications['web']!.units![unit]!.machine })
+  assert.is(scaleOf(statusDocument(full(), 'local', at), 'web'), String(agents('web').length), 'all ready: the count alone')
+  const empty = formatTabular(statusDocument({ ...full(), model: emptyModel() }, 'local', at), full(), { relations: false })
+  assert.match(empty, /^Model +Controller +Cloud\/Region +Version +SLA +Timestamp\ndefault +local +localhost\/localhost +0\.1\.0 +unsupported +\S+\n\nModel "admin\/default" is empty\.\n$/)
+})
+
+test('colour for status words on a terminal only (cli-table3 keeps the columns aligned); plain otherwise', () => {
+  const { full } = world()
+  const doc = statusDocument(full(), 'local', at)
+  const plain = formatTabular(doc, full(), { relations: false })
+  const coloured = formatTabular(doc, full(), { relations: false, colour: true })
+  assert.not.match(plain, /\x1b\[/)
+  assert.match(coloured, /\x1b\[31merror\x1b\[39m/, 'error in red')
+  assert.match(coloured, /\x1b\[32mactive\x1b\[39m/, 'active in green')
+  // eslint-disable-next-line no-control-regex
+  assert.is(coloured.replace(/\x1b\[\d+m/g, ''), plain, 'the same table once the colour codes are taken out')
 })
 
 test('selectors keep what they name; formats and durations are checked before anything is sent', () => {

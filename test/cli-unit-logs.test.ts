@@ -62,6 +62,8 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
   writeMarkerCharm(charm)
   try {
     ok(home, 'bootstrap')
+    // Hook output is logged at DEBUG, which Juju's default logging-config (<root>=INFO) leaves out.
+    ok(home, 'model-config', 'logging-config=<root>=INFO;unit=DEBUG')
     ok(home, 'deploy', charm)
     ok(home, 'wait-for', 'application', 'marker', '--status', 'active', '--timeout', '4m')
     ok(home, 'remove-unit', 'marker/0')

@@ -127,6 +127,28 @@ test('a failing start is retried with back-off; the reason shows in status; a ro
   provisioner.stop()
 })
 
+test('retry-provisioning: a machine whose first start failed for good (an "invalid" error, never retried alone) starts again on request', async () => {
+  // Juju's retry-provisioning (cmd/juju/machine/retryprovisioning.go): only a machine in error; the provisioner starts it again.
+  const provider = new ScriptedProvider()
+  const { controller, provisioner, admin, run } = world(provider)
+  provider.failNext = [new ProviderError('scripted', 'invalid', 'host 10.0.0.9 refused the connection')]
+  admin('add-machine', {})
+  assert.throws(() => admin('retry-provisioning', { machine: '0' }), /machine 0 is not in an error state \(pending\)/)
+  provisioner.start()
+  await run(30)
+  assert.is(tableGet(controller.model().machines, '0')!.instance.status, 'provisioning error')
+  await run(80)
+  assert.is(tableGet(controller.model().machines, '0')!.instance.status, 'provisioning error', 'not retried by itself')
+  assert.is(provider.calls.length, 1)
+  admin('retry-provisioning', { machine: '0' })
+  await run(20)
+  const machine = tableGet(controller.model().machines, '0')!
+  assert.is(machine.instance.status, 'running')
+  assert.is(provider.calls.length, 2)
+  assert.throws(() => admin('retry-provisioning', { machine: '0' }), /machine 0 is not in an error state \(running\)/)
+  provisioner.stop()
+})
+
 test('unknown instances are stopped before pending machines start; an instance with the machine\'s token is adopted, not started again', async () => {
   const provider = new ScriptedProvider()
   const { controller, provisioner, admin, run } = world(provider)

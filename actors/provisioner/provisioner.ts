@@ -98,6 +98,8 @@ interface Tracked {
   /** When the current provisioning error may start a new round (on the clock). */
   retryAt: number | null
   markedDead: boolean
+  /** The machine's `provisioningRetries` already acted on (`retry-provisioning`). */
+  retriesSeen: number
 }
 
 export class Provisioner {
@@ -288,6 +290,15 @@ export class Provisioner {
       this.counters.starts++
       actor.send({ type: 'machine.provision', at: now, bootstrapData: this.#o.bootstrapFor(machine, machine.provisioning.secret) })
     }
+    // The operator's retry-provisioning starts a round now, whatever the error was.
+    const retriesAsked = machine.provisioningRetries ?? 0
+    if (retriesAsked > tracked.retriesSeen) {
+      tracked.retriesSeen = retriesAsked
+      if (actor.getSnapshot().matches({ lifecycle: 'provisioningError' })) {
+        tracked.retryAt = null
+        actor.send({ type: 'machine.retryProvisioning', at: now })
+      }
+    }
     // A round that ended in error starts again later, unless the provider called it hopeless.
     if (actor.getSnapshot().matches({ lifecycle: 'provisioningError' })) {
       const failure = actor.getSnapshot().context.lastFailure
@@ -377,7 +388,7 @@ export class Provisioner {
         ...(o.policy === undefined ? {} : { policy: o.policy })
       }
     })
-    const tracked: Tracked = { actor, record: machine, recorded: machine.instanceId, retryAt: null, markedDead: false }
+    const tracked: Tracked = { actor, record: machine, recorded: machine.instanceId, retryAt: null, markedDead: false, retriesSeen: machine.provisioningRetries ?? 0 }
     this.#machines.set(machine.id, tracked)
     // Each change of the actor is written back against the model as it is then.
     actor.subscribe({

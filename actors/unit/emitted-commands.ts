@@ -17,9 +17,9 @@ export function commandForEmitted (unit: string, event: UnitEmitted, now: number
     case 'unit.terminated': return { type: 'unit-dead', unit }
     case 'action.completed': return {
       type: 'complete-action', unit, actionId: event.actionId, status: event.outcome.status, results: event.outcome.results,
-      ...(event.outcome.message === undefined ? {} : { message: event.outcome.message })
+      ...(event.outcome.message === undefined ? {} : { message: event.outcome.message }), now
     }
-    case 'command.completed': return { type: 'complete-command', unit, commandId: event.commandId }
+    case 'command.completed': return { type: 'complete-command', unit, commandId: event.commandId, outcome: event.outcome, now }
     // Juju's uniter sets these through the same API as the charm's status-set.
     case 'unit.workloadStatus': return { type: 'set-unit-status', unit, status: event.workload.status, message: event.workload.message, now }
     case 'unit.status': return {

@@ -54,7 +54,8 @@ export interface ActionOutcome {
   results: Record<string, unknown>
 }
 
-export type CommandOutcome = { exitCode: number, stdout: string, stderr: string }
+/** `timedOut`: killed at the command's timeout (the task fails, as Juju's juju-exec does). */
+export type CommandOutcome = { exitCode: number, stdout: string, stderr: string, timedOut?: boolean }
 
 export type ExecuteOutcome =
   | { type: 'hook', outcome: HookOutcome }

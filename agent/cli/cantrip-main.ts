@@ -2,12 +2,15 @@
  * `cantrip`: the command line, with Juju's commands, flags and output. Each command
  * lives in agent/cli/commands/ and registers itself on the program; `runCantrip` parses
  * (refusing unknown flags and bad values before anything is sent), runs, closes every
- * connection, and turns a failure into one line on stderr and exit 1. The executable is
+ * connection, and turns a failure into one line on stderr and exit 1. A usage error (an
+ * unknown command or flag, a missing argument) is one `ERROR …` line too, with commander's
+ * "did you mean" kept and no help after it, and exits 2, as Juju's cmd package does. The executable is
  * bin/cantrip.ts, which adds the commands that live outside agent/ (`cantrip sim`).
  */
 import { Command, CommanderError } from 'commander'
 import { cantripVersion, createContext } from './cli-context.ts'
 import { commands } from './commands/index.ts'
+import { checkStoreWritable, storeWritingCommands } from './store-check.ts'
 
 /** A command registered from outside agent/: it gets the program only, no CLI context. */
 export type ExtraCommand = (program: Command) => void
@@ -20,22 +23,44 @@ export async function runCantrip (argv: readonly string[], extraCommands: readon
     .version(cantripVersion, '--client-version', 'print the client version')
     .option('--no-color', 'plain output, no colour or progress drawing (also NO_COLOR, CI)')
     .option('-m, --model <model>', 'model to operate in, [controller:]model (default: the current one)')
-    .showHelpAfterError()
     .exitOverride()
-    .configureOutput({ writeErr: text => { process.stderr.write(text) } })
+    .configureOutput({ writeErr: text => { process.stderr.write(text) }, outputError: text => { process.stderr.write(usageErrorLine(text)) } })
   // A program option, so every model command takes it, before or after its own arguments.
-  program.hook('preAction', () => { context.model = (program.opts() as { model?: string }).model })
+  program.hook('preAction', (_program, command) => {
+    context.model = (program.opts() as { model?: string }).model
+    // A command that will write the store checks it first, so nothing is created or started in vain.
+    if (storeWritingCommands.has(command.name())) checkStoreWritable()
+  })
   for (const register of commands) register(program, context)
   for (const register of extraCommands) register(program)
   try {
     await program.parseAsync([...argv], { from: 'user' })
     return 0
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode
+    // Juju exits 2 on a usage error; help and --client-version are not errors, and a
+    // command's own CommanderError (cantrip sim's exit codes) keeps its code.
+    if (error instanceof CommanderError) {
+      const usage = error.code.startsWith('commander.') && error.exitCode !== 0 && error.code !== 'commander.help'
+      return usage ? usageExitCode : error.exitCode
+    }
     const message = error instanceof Error ? error.message : String(error)
-    process.stderr.write(`ERROR ${message.split('\n')[0]}\n`)
+    // Juju lists failed tasks on lines of their own; every other failure is one line.
+    process.stderr.write(`ERROR ${error instanceof Error && error.name === 'TaskFailures' ? message : message.split('\n')[0]}\n`)
     return 1
   } finally {
     await context.closeAll()
   }
+}
+
+/** Juju's exit status for a usage error (cmd.ErrSilent/flag errors in juju/cmd). */
+export const usageExitCode = 2
+
+/** Commander's `error: unknown option '--foo'\n(Did you mean --force?)\n` as one `ERROR …` line. */
+export function usageErrorLine (text: string): string {
+  const lines = text.split('\n').map(line => line.trim()).filter(line => line !== '')
+  const [first = 'usage error', ...rest] = lines
+  const suggestion = rest.map(line => line.replace(/^\((.*)\)$/, '$1').replace(/^Did you mean/, 'did you mean')).join(' ')
+  const main = first.replace(/^error: /, '')
+  const hint = / command /.test(main) ? '; see "cantrip --help"' : ''
+  return `ERROR ${main}${suggestion === '' ? '' : ` (${suggestion})`}${hint}\n`
 }

@@ -20,6 +20,7 @@ import { basename, join } from 'node:path'
 import { parse, stringify } from 'yaml'
 import { InvalidInputError } from '../../runtime/errors.ts'
 import { defaultModelName, isModelName } from '../../runtime/ids.ts'
+import { checkStoreWritable } from './store-check.ts'
 
 const component = 'cantrip'
 
@@ -80,6 +81,7 @@ export function readControllers (): ControllersFile {
 /** Written whole to a temporary file and renamed, so a crash never leaves half a file. */
 export function writeControllers (file: ControllersFile): void {
   const home = cantripHome()
+  checkStoreWritable(home)
   mkdirSync(home, { recursive: true, mode: 0o700 })
   const path = join(home, 'controllers.yaml')
   writeFileSync(`${path}.tmp`, stringify(file), { mode: 0o600 })

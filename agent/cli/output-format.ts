@@ -5,6 +5,7 @@
  */
 import { stringify } from 'yaml'
 import { InvalidInputError } from '../../runtime/errors.ts'
+import { plainTable } from './plain-table.ts'
 
 export type OutputFormat = 'tabular' | 'yaml' | 'json'
 
@@ -18,9 +19,7 @@ export function formatDocument (format: 'yaml' | 'json', value: unknown): string
   return format === 'json' ? JSON.stringify(value) : stringify(value).trimEnd()
 }
 
-/** Rows under a header, each column as wide as its widest cell, two spaces apart. */
+/** Rows under a header, each column as wide as its widest cell, two spaces apart (plain-table.ts). */
 export function formatTable (header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const all = [header, ...rows]
-  const widths = header.map((_, i) => Math.max(...all.map(row => (row[i] ?? '').length)))
-  return all.map(row => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+  return plainTable([header, ...rows.map(row => header.map((_, i) => row[i] ?? ''))])
 }

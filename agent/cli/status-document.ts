@@ -30,7 +30,7 @@ export interface UnitStatus {
 }
 
 export interface StatusDocument {
-  model: { name: string, type: string, controller: string, cloud: string, region: string, version: string, 'model-status': StatusValue }
+  model: { name: string, type: string, controller: string, cloud: string, region: string, version: string, 'model-status': StatusValue, sla: string }
   machines: Record<string, {
     'juju-status': StatusValue
     'dns-name'?: string
@@ -142,7 +142,9 @@ export function statusDocument (full: FullModel, controller: string, now: number
   }
 
   return {
-    model: { name: full.modelName ?? 'default', type: 'iaas', controller, cloud: 'local', region: 'localhost', version: '0.1.0', 'model-status': { current: 'available' } },
+    // The local provider's cloud is Juju's `localhost` (region `localhost`), as `controllers`
+    // shows it; no model has an SLA, which Juju 3 shows as `unsupported`.
+    model: { name: full.modelName ?? 'default', type: 'iaas', controller, cloud: 'localhost', region: 'localhost', version: '0.1.0', 'model-status': { current: 'available' }, sla: 'unsupported' },
     machines: sortKeys(machines),
     applications: sortKeys(applications),
     controller: { timestamp: new Date(now).toISOString().slice(11, 19) + 'Z' }

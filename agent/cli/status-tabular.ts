@@ -7,6 +7,8 @@
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { FullModel } from './connection.ts'
+import { plainTable } from './plain-table.ts'
+import { statusPainter } from './status-colour.ts'
 import { naturalCompare, type StatusDocument, type UnitStatus } from './status-document.ts'
 
 /**
@@ -34,24 +36,28 @@ function unitMessage (unit: UnitStatus): string {
 }
 
 function table (rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map(row => (row[i] ?? '').length)))
-  return rows.map(row => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+  return plainTable(rows)
 }
 
-export function formatTabular (doc: StatusDocument, full: FullModel, options: { relations: boolean }): string {
+export function formatTabular (doc: StatusDocument, full: FullModel, options: { relations: boolean, colour?: boolean }): string {
   const sections: string[] = []
+  const paint = statusPainter(options.colour === true)
   const m = doc.model
   sections.push(table([
-    ['Model', 'Controller', 'Cloud/Region', 'Version', 'Timestamp'],
-    [m.name, m.controller, `${m.cloud}/${m.region}`, m.version, doc.controller.timestamp]
+    ['Model', 'Controller', 'Cloud/Region', 'Version', 'SLA', 'Timestamp'],
+    [m.name, m.controller, `${m.cloud}/${m.region}`, m.version, m.sla, doc.controller.timestamp]
   ]))
+  // Juju says so under the model line when there is nothing else to show.
+  if (Object.keys(doc.applications).length === 0 && Object.keys(doc.machines).length === 0) {
+    sections.push(`Model "admin/${m.name}" is empty.`)
+  }
 
   const apps = Object.entries(doc.applications)
   if (apps.length > 0) {
     sections.push(table([
       ['App', 'Version', 'Status', 'Scale', 'Charm', 'Channel', 'Rev', 'Exposed', 'Message'],
       ...apps.map(([name, app]) => [
-        name, app.version ?? '', app['application-status'].current, String(scaleOf(full, name)), app['charm-name'], '', String(app['charm-rev']),
+        name, app.version ?? '', paint(app['application-status'].current), scaleOf(doc, name), app['charm-name'], '', String(app['charm-rev']),
         app.exposed ? 'yes' : 'no', app['application-status'].message ?? ''
       ])
     ]))
@@ -60,7 +66,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   const unitRows: string[][] = []
   const addUnit = (name: string, unit: UnitStatus, indent: string): void => {
     unitRows.push([
-      `${indent}${name}${unit.leader === true ? '*' : ''}`, unit['workload-status'].current, unit['juju-status'].current, unit.machine,
+      `${indent}${name}${unit.leader === true ? '*' : ''}`, paint(unit['workload-status'].current), paint(unit['juju-status'].current), unit.machine,
       unit['public-address'] ?? '', (unit['open-ports'] ?? []).join(','), unitMessage(unit)
     ])
     for (const [sub, status] of Object.entries(unit.subordinates ?? {}).sort(([a], [b]) => naturalCompare(a, b))) addUnit(sub, status, `${indent}  `)
@@ -73,7 +79,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
     sections.push(table([
       ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
       ...machines.map(([id, machine]) => [
-        id, machine['juju-status'].current, machine['dns-name'] ?? '', machine['instance-id'], '', '',
+        id, paint(machine['juju-status'].current), machine['dns-name'] ?? '', machine['instance-id'], '', '',
         machine['machine-status'].message ?? machine['machine-status'].current
       ])
     ]))
@@ -93,6 +99,19 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   return sections.join('\n\n') + '\n'
 }
 
-function scaleOf (full: FullModel, application: string): number {
-  return readerOf(full.model).application(application)?.units.length ?? 0
+/**
+ * Juju's Scale (cmd/juju/status/output_tabular.go applicationScale): the unit count, or
+ * `ready/total` while some units' agents are not yet idle or executing (allocating, lost,
+ * failed, rebooting). A subordinate's units are those under its principals.
+ */
+export function scaleOf (doc: StatusDocument, application: string): string {
+  const units: UnitStatus[] = []
+  for (const app of Object.values(doc.applications)) {
+    for (const [name, unit] of Object.entries(app.units ?? {})) {
+      if (name.split('/')[0] === application) units.push(unit)
+      for (const [sub, status] of Object.entries(unit.subordinates ?? {})) if (sub.split('/')[0] === application) units.push(status)
+    }
+  }
+  const ready = units.filter(u => u['juju-status'].current === 'idle' || u['juju-status'].current === 'executing').length
+  return ready === units.length ? String(units.length) : `${ready}/${units.length}`
 }

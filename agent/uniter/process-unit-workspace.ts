@@ -252,7 +252,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
         args: ['-c', command.commands],
         env: { ...hookEnvironment(this.#setup(), { kind: 'hook', name: 'juju-exec', contextId }), JUJU_HOOK_NAME: '' },
         cwd: existsSync(this.#charmDir) ? this.#charmDir : this.#o.agentDir,
-        timeoutMs: this.#o.hookTimeoutMs ?? limits.hookTimeoutMs,
+        timeoutMs: command.timeoutMs ?? this.#o.hookTimeoutMs ?? limits.hookTimeoutMs,
         outputBytesMax: limits.hookOutputBytesMax,
         onOutput: (stream, line) => { (stream === 'stdout' ? stdout : stderr).push(line) }
       })
@@ -262,7 +262,8 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
       signal.removeEventListener('abort', kill)
       const exitCode = exit.kind === 'exited' ? exit.exitCode : 1
       if (exitCode === 0) await context.flush()
-      return { exitCode, stdout: joinLines(stdout), stderr: joinLines(stderr) }
+      const kept = (lines: string[]): string => joinLines(lines).slice(0, limits.execOutputCharsMax)
+      return { exitCode, stdout: kept(stdout), stderr: kept(stderr), ...(exit.kind === 'timed-out' ? { timedOut: true } : {}) }
     } finally {
       close()
     }

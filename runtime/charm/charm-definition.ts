@@ -65,7 +65,8 @@ function charmSummaryInput (
       countMax: store.countMax,
       minimumSizeMiB: store.minimumSize === null ? 0 : parseMinimumSizeMiB(store.minimumSize) ?? 0
     })),
-    actions: mapSorted(actions, action => ({ description: action.description })),
+    // The schema travels too: a controller checks an action's parameters before queueing it.
+    actions: mapSorted(actions, action => ({ ...action.schema, description: action.description })),
     ...(Object.keys(metadata.resources).length === 0 ? {} : { resources: mapSorted(metadata.resources, resource => ({ type: resource.type, filename: resource.filename })) })
   }
 }

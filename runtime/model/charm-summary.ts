@@ -98,12 +98,14 @@ export function normaliseCharmSummary (input: unknown): CharmSummary | string {
 
   const rawActions = input.actions ?? {}
   if (!isPlainRecord(rawActions)) return 'actions must be a map'
-  const actions: Record<string, { description: string }> = {}
+  const actions: Record<string, { description: string, schema?: Record<string, unknown> }> = {}
   for (const [action, spec] of Object.entries(rawActions).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
     if (!actionNamePattern.test(action)) return `action name ${JSON.stringify(action)} is not valid`
     const description = isPlainRecord(spec) ? spec.description ?? '' : ''
     if (typeof description !== 'string') return `action ${JSON.stringify(action)} description must be a string`
-    actions[action] = { description }
+    // The whole actions.yaml entry is kept as its JSON-Schema, so a controller refuses a
+    // missing or mistyped parameter before anything is queued (Juju's apiserver does).
+    actions[action] = { description, schema: actionSchema(action, isPlainRecord(spec) ? spec : {}) }
   }
 
   const resources = charmResources(input.resources ?? {})
@@ -186,4 +188,22 @@ export function effectiveConfig (charm: CharmSummary, user: Readonly<Record<stri
     if (value !== null && value !== undefined) effective[option] = value
   }
   return effective
+}
+
+/**
+ * An actions.yaml entry as the JSON-Schema object it stands for (juju/charm's
+ * ReadActionsYaml): `params` become `properties`, `additionalProperties` defaults to false.
+ */
+function actionSchema (action: string, entry: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const actionOnly = new Set(['description', 'params', 'parallel', 'execution-group'])
+  const schema: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(entry)) {
+    if (!actionOnly.has(key)) Object.defineProperty(schema, key, { value, enumerable: true, writable: true, configurable: true })
+  }
+  schema.title = Object.hasOwn(entry, 'title') ? entry.title : action
+  schema.type = 'object'
+  // Raw actions.yaml says `params`; a schema parseCharmActions already built says `properties`.
+  schema.properties = isPlainRecord(entry.params) ? entry.params : isPlainRecord(entry.properties) ? entry.properties : {}
+  schema.additionalProperties = Object.hasOwn(entry, 'additionalProperties') ? entry.additionalProperties : false
+  return schema
 }

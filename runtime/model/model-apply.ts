@@ -18,6 +18,7 @@ import { presenceCommands } from './apply/presence-commands.ts'
 import { resourceCommands } from './apply/resource-commands.ts'
 import { statusCommands } from './apply/status-commands.ts'
 import { taskCommands } from './apply/task-commands.ts'
+import { operationCommands } from './apply/operation-commands.ts'
 import { storageCommands } from './apply/storage-commands.ts'
 import { unitCommands } from './apply/unit-commands.ts'
 
@@ -47,6 +48,7 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...unitCommands,
   ...storageCommands,
   ...taskCommands,
+  ...operationCommands,
   ...relationCommands,
   ...leadershipCommands,
   ...machineCommands,
@@ -59,7 +61,7 @@ const handlers: HandlerTable<ModelCommandType> = {
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

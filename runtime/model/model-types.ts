@@ -96,7 +96,8 @@ export interface CharmSummary {
   readonly peers: Readonly<Record<string, CharmEndpoint>>
   readonly config: Readonly<Record<string, CharmConfigOption>>
   readonly storage: Readonly<Record<string, CharmStorage>>
-  readonly actions: Readonly<Record<string, { readonly description: string }>>
+  /** `schema`: the action's JSON-Schema, so a controller checks parameters before queueing (absent in older records). */
+  readonly actions: Readonly<Record<string, { readonly description: string, readonly schema?: Readonly<Record<string, unknown>> }>>
   /** metadata.yaml `resources:`, when the charm declares any (left out otherwise, so older records read the same). */
   readonly resources?: Readonly<Record<string, CharmResource>>
 }
@@ -126,7 +127,7 @@ export interface CharmSummaryInput {
   peers?: Record<string, string | { interface: string, scope?: 'global' | 'container' }>
   config?: Record<string, { type?: ConfigOptionType, default?: ConfigValue | null }>
   storage?: Record<string, { type: 'filesystem' | 'block', location?: string | null, countMin?: number, countMax?: number, minimumSizeMiB?: number }>
-  actions?: Record<string, { description?: string }>
+  actions?: Record<string, { description?: string } & Record<string, unknown>>
   resources?: Record<string, { type: 'file' | 'oci-image', filename?: string | null }>
 }
 
@@ -232,6 +233,8 @@ export interface PortRangeChange {
 export interface PendingCommand {
   readonly id: string
   readonly commands: string
+  /** `exec --timeout`: the command is killed after this long (absent: the hook timeout). */
+  readonly timeoutMs?: number
 }
 
 export interface UnitRecord {
@@ -301,6 +304,8 @@ export interface MachineRecord {
    * in the bootstrap data, emptied once an agent has registered with it.
    */
   readonly provisioning: { readonly token: string, readonly secret: string } | null
+  /** How often `retry-provisioning` asked for a new start after a provisioning error (absent: never). */
+  readonly provisioningRetries?: number
   /** The peer id of the machine agent that registered for this machine. */
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
@@ -420,7 +425,17 @@ export interface ActionRecord {
   readonly message: string
   readonly enqueuedAt: number
   readonly completedAt: number | null
+  /** The operation (`enqueue-operation`) this task belongs to; absent for a lone `enqueue-action`. */
+  readonly operation?: string
+  /** Wall-clock times (epoch ms) the enqueuing client and the completing agent stamped, for `show-task`. */
+  readonly enqueuedAtMs?: number
+  readonly completedAtMs?: number
 }
+
+/** What an operation runs on each of its units: a charm action, or commands (`juju exec`, Juju's action "juju-exec"). */
+export type OperationTask =
+  | { readonly kind: 'action', readonly name: string, readonly parameters: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'exec', readonly commands: string, readonly timeoutMs?: number }
 
 export interface CommandSucceeded {
   readonly ok: true
@@ -431,6 +446,9 @@ export interface CommandSucceeded {
   readonly relationId?: RelationId
   readonly actionId?: string
   readonly commandId?: string
+  /** `enqueue-operation`: the operation's id and its tasks, one per unit, in the order given. */
+  readonly operationId?: string
+  readonly tasks?: ReadonlyArray<{ readonly unit: UnitName, readonly id: string }>
   /** `add-storage`: the storage instances added. */
   readonly storage?: readonly StorageId[]
   /** `attach-resource`: the resource's new revision. */
@@ -607,8 +625,9 @@ export type ModelCommand = CommandBase & (
   /** `attach-resource`: new content for one of the application's file resources (in the store already). */
   | { readonly type: 'attach-resource', readonly application: ApplicationName, readonly resource: string, readonly hash: string, readonly size: number }
   | { readonly type: 'add-unit', readonly application: ApplicationName, readonly numUnits: number, readonly placement?: readonly MachineId[] }
-  | { readonly type: 'remove-unit', readonly unit: UnitName }
-  | { readonly type: 'remove-application', readonly application: ApplicationName }
+  /** `force`: the unit leaves the model now, whether or not its agent answers (Juju's --force --no-wait). */
+  | { readonly type: 'remove-unit', readonly unit: UnitName, readonly force?: boolean }
+  | { readonly type: 'remove-application', readonly application: ApplicationName, readonly force?: boolean }
   | { readonly type: 'set-config', readonly application: ApplicationName, readonly config: ConfigChanges, readonly trust?: boolean }
   /** `app:endpoint` or `app` (the endpoint is inferred when exactly one pair matches). */
   | { readonly type: 'integrate', readonly a: string, readonly b: string }
@@ -645,9 +664,19 @@ export type ModelCommand = CommandBase & (
     readonly status: 'completed' | 'failed'
     readonly results?: Readonly<Record<string, unknown>>
     readonly message?: string
+    readonly now?: number
   }
   | { readonly type: 'enqueue-command', readonly unit: UnitName, readonly commands: string }
-  | { readonly type: 'complete-command', readonly unit: UnitName, readonly commandId: string }
+  /** The commands' outcome (absent from agents of before operations); `now` stamps the task's completion. */
+  | {
+    readonly type: 'complete-command'
+    readonly unit: UnitName
+    readonly commandId: string
+    readonly outcome?: { readonly exitCode: number, readonly stdout: string, readonly stderr: string, readonly timedOut?: boolean }
+    readonly now?: number
+  }
+  /** `run`/`exec`: one operation, a task per unit, every unit and parameter checked before any is queued (admins). */
+  | { readonly type: 'enqueue-operation', readonly units: readonly UnitName[], readonly task: OperationTask, readonly now?: number }
   | { readonly type: 'storage-attached', readonly unit: UnitName, readonly storageId: StorageId, readonly location?: string }
   /** `add-storage UNIT NAME=COUNT` (admins) and `storage-add` (the unit's own agent). */
   | { readonly type: 'add-storage', readonly unit: UnitName, readonly name: string, readonly count: number, readonly sizeMiB?: number }
@@ -681,6 +710,8 @@ export type ModelCommand = CommandBase & (
    */
   | { readonly type: 'record-agent-presence', readonly machine: MachineId, readonly present: boolean, readonly now: number }
   | { readonly type: 'remove-machine', readonly machine: MachineId, readonly force?: boolean }
+  /** `retry-provisioning`: a machine in provisioning error gets a new start, whatever the error was (admins). */
+  | { readonly type: 'retry-provisioning', readonly machine: MachineId }
   /** The provisioner stopped the instance of a dying machine with no units: it leaves the model. */
   | { readonly type: 'machine-dead', readonly machine: MachineId }
   | { readonly type: 'refresh', readonly application: ApplicationName, readonly charm: string, readonly force?: boolean }
@@ -733,7 +764,7 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource'
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

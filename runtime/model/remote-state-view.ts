@@ -65,7 +65,7 @@ export function remoteStateFor (context: ModelContext, unit: UnitName, now: numb
     storage,
     storageRequiredForInstall: [...record.storageRequired],
     actions,
-    commands: record.commands.map(command => ({ id: command.id, commands: command.commands })),
+    commands: record.commands.map(command => ({ id: command.id, commands: command.commands, ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }) })),
     subordinates: [...record.subordinates].sort(naturalCompare)
   }
   if (record.principal !== null) {

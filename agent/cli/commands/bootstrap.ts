@@ -34,6 +34,7 @@ const readyTimeoutMs = 120_000
 export const registerBootstrap: RegisterCommand = (program, context) => {
   program.command('bootstrap')
     .description('start a controller group on this host (local provider) and make it current')
+    .addHelpText('after', '\nExamples:\n  cantrip bootstrap\n  cantrip bootstrap --ha 3 prod')
     .argument('[name]', 'controller name', 'local')
     .option('--ha <n>', 'controllers in the group (1, 3, 5 or 7)', '1')
     .option('--listen <host[:port]>', 'where the controllers listen (default 127.0.0.1 and free ports; member cN takes PORT+N)')

@@ -86,13 +86,15 @@ export function configCommand (model: ModelContext, application: string, request
   return { type: 'set-config', application, config, ...(trust === undefined ? {} : { trust }) }
 }
 
-export async function runConfig (connect: Connect, application: string, args: readonly string[], reset: string | undefined, out: Out): Promise<void> {
+export async function runConfig (connect: Connect, application: string, args: readonly string[], reset: string | undefined, out: Out, format = 'yaml'): Promise<void> {
   checkApplication(component, application)
+  if (format !== 'yaml' && format !== 'json') throw new InvalidInputError(component, '--format yaml or json', format)
   const request = configRequest(args, reset)
   const client = await connect()
   const model = await readModel(client)
   if (request.kind === 'show') {
-    out(stringify(describeConfig(model, application)).trimEnd())
+    const described = describeConfig(model, application)
+    out(format === 'json' ? JSON.stringify(described) : stringify(described).trimEnd())
   } else if (request.kind === 'get') {
     const described = describeConfig(model, application)
     const settings = described['settings'] as Record<string, { value?: unknown }>
@@ -119,12 +121,14 @@ export async function runExpose (connect: Connect, application: string, expose: 
 export const registerConfig: RegisterCommand = (program, context) => {
   program.command('config')
     .description('get, set or reset an application\'s configuration')
+    .addHelpText('after', '\nExamples:\n  cantrip config kv\n  cantrip config kv log-level=debug\n  cantrip config kv --reset log-level')
     .argument('<application>', 'application name')
     .argument('[settings...]', 'key to read, or key=value pairs to set')
     .option('--reset <keys>', 'reset these options to their defaults (comma-separated)')
+    .option('--format <format>', 'yaml or json (showing the configuration)', 'yaml')
     .option(controllerFlags, controllerHelp)
-    .action(async (application: string, settings: string[], options: { reset?: string, controller?: string }) => {
-      await runConfig(async () => await context.connect(options.controller), application, settings, options.reset, context.out)
+    .action(async (application: string, settings: string[], options: { reset?: string, format: string, controller?: string }) => {
+      await runConfig(async () => await context.connect(options.controller), application, settings, options.reset, context.out, options.format)
     })
 
   for (const expose of [true, false]) {

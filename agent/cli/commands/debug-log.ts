@@ -39,6 +39,13 @@ export interface DebugLogOptions extends LogFilterSpec {
   lines?: string
   replay?: boolean
   tail?: boolean
+  /** `text` (Juju's line format, the default) or `json`: one JSON object a line. */
+  format?: string
+}
+
+/** A record as one JSON line (`--format json`): Juju's fields, the time as an RFC 3339 UTC time. */
+export function formatLogJson (entry: LogEntry): string {
+  return JSON.stringify({ entity: entry.entity, timestamp: new Date(entry.time).toISOString(), level: levelNames[entry.level], module: entry.module, message: entry.message })
 }
 
 /** One record as Juju prints it; the time is the local wall time of the record. */
@@ -64,6 +71,8 @@ export function debugLogPlan (options: DebugLogOptions): { spec: LogFilterSpec, 
 }
 
 export async function runDebugLog (connect: () => Promise<LogClient>, options: DebugLogOptions, out: Out, signal?: AbortSignal): Promise<void> {
+  if (options.format !== undefined && options.format !== 'text' && options.format !== 'json') throw new InvalidInputError(component, '--format text or json', options.format)
+  const render = options.format === 'json' ? formatLogJson : formatLogLine
   const { spec, lines, follow } = debugLogPlan(options)
   const filter = logFilter(component, spec)
   const client = await connect()
@@ -73,7 +82,7 @@ export async function runDebugLog (connect: () => Promise<LogClient>, options: D
     if (seen.has(key)) return
     seen.set(key, true)
     if (seen.size > seenMax) seen.delete(seen.keys().next().value!)
-    out(formatLogLine(entry))
+    out(render(entry))
   }
   // Listen before the replay, so nothing logged in between is missed; print live records after it.
   const early: Array<[string, LogEntry]> = []
@@ -158,6 +167,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 export const registerDebugLog: RegisterCommand = (program, context) => {
   program.command('debug-log')
     .description('show the model\'s log records, then follow new ones')
+    .addHelpText('after', '\nExamples:\n  cantrip debug-log\n  cantrip debug-log --replay --no-tail --include kv/0 --level WARNING')
     .option('-n, --lines <n>', 'show this many of the most recent records first', '10')
     .option('--replay', 'show every record kept, then follow')
     .option('--no-tail', 'print the records and exit instead of following')
@@ -166,6 +176,7 @@ export const registerDebugLog: RegisterCommand = (program, context) => {
     .option('--include-module <module>', 'only these modules and those under them (repeatable)', collect, [])
     .option('--exclude-module <module>', 'not these modules (repeatable)', collect, [])
     .option('--level <level>', 'the lowest level shown: TRACE, DEBUG, INFO, WARNING, ERROR or CRITICAL')
+    .option('--format <format>', 'text (Juju\'s lines) or json (one object a line)', 'text')
     .option(controllerFlags, controllerHelp)
     .action(async (options: DebugLogOptions & { controller?: string }) => {
       await runDebugLog(async () => await context.connect(options.controller), options, context.out)

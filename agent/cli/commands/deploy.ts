@@ -344,6 +344,7 @@ function isRecord (value: unknown): value is Record<string, unknown> {
 export const registerDeploy: RegisterCommand = (program, context) => {
   program.command('deploy')
     .description('deploy a local charm directory, a .charm archive or a bundle')
+    .addHelpText('after', '\nExamples:\n  cantrip deploy ./charms/kv\n  cantrip deploy ./charms/kv store -n 2 --config port=8080\n  cantrip deploy examples/bundle.yaml')
     .argument('<charm-or-bundle>', 'a charm directory, a .charm file or a bundle .yaml file')
     .argument('[application]', 'application name (default: the charm name)')
     .option('-n, --num-units <n>', 'number of units to add')

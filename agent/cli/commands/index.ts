@@ -9,12 +9,16 @@ import { registerMembers } from './members.ts'
 import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
 import { registerActions } from './actions.ts'
+import { registerExec } from './exec.ts'
+import { registerCharmActions } from './charm-actions.ts'
+import { registerOperations } from './operations.ts'
 import { registerAttachResource } from './attach-resource.ts'
 import { registerConfig } from './config.ts'
 import { registerTrust } from './trust.ts'
 import { registerModelConfig } from './model-config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
+import { registerShowMachine } from './show-machine.ts'
 import { registerModels } from './models.ts'
 import { registerRefresh } from './refresh.ts'
 import { registerRelations } from './relations.ts'
@@ -25,6 +29,8 @@ import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
 import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
+import { registerCompletion } from './completion.ts'
+import { registerSsh } from './ssh.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -45,11 +51,17 @@ export const commands: RegisterCommand[] = [
   registerTrust,
   registerAttachResource,
   registerActions,
+  registerExec,
+  registerCharmActions,
+  registerOperations,
   registerMachines,
+  registerShowMachine,
   registerRefresh,
   registerDebugLog,
   registerShowStatusLog,
   registerShowUnit,
   registerExportStatecharts,
-  registerInspect
+  registerInspect,
+  registerSsh,
+  registerCompletion
 ]

@@ -11,7 +11,8 @@ import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { parseConstraintText } from '../bundle.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
-import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount } from './model-common.ts'
+import { tableValues } from '../../../runtime/model/table.ts'
+import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount, readModel } from './model-common.ts'
 
 export function addMachineCommand (placement: string | undefined, constraints: readonly string[], privateKey?: string): Extract<ModelCommandBody, { type: 'add-machine' }> {
   const component = 'cantrip add-machine'
@@ -56,7 +57,32 @@ export async function runRemoveMachine (connect: Connect, machines: readonly str
   }
 }
 
+/**
+ * `retry-provisioning M... | --all`, as Juju's (cmd/juju/machine/retryprovisioning.go):
+ * each machine in provisioning error gets a new start; one that is not says so.
+ */
+export async function runRetryProvisioning (connect: Connect, machines: readonly string[], options: { all?: boolean }): Promise<void> {
+  const component = 'cantrip retry-provisioning'
+  if (options.all === true && machines.length > 0) throw new InvalidInputError(component, '--all or machine ids, not both', machines.join(' '))
+  if (options.all !== true && machines.length === 0) throw new InvalidInputError(component, 'machine ids or --all', 'none')
+  for (const id of machines) checkMachine(component, id)
+  const client = await connect()
+  const targets = options.all === true
+    ? tableValues((await readModel(client)).machines).filter(m => m.life === 'alive' && m.instance.status === 'provisioning error').map(m => m.id)
+    : machines
+  for (const machine of targets) expectOk(await client.submit({ type: 'retry-provisioning', machine }))
+}
+
 export const registerMachines: RegisterCommand = (program, context) => {
+  program.command('retry-provisioning')
+    .description('start machines whose provisioning failed again')
+    .argument('[machines...]', 'machine ids')
+    .option('--all', 'every machine in provisioning error')
+    .option(controllerFlags, controllerHelp)
+    .action(async (machines: string[], options: { all?: boolean, controller?: string }) => {
+      await runRetryProvisioning(async () => await context.connect(options.controller), machines, options)
+    })
+
   program.command('add-machine')
     .description('add a machine to the model (a new instance, or an existing host over ssh)')
     .argument('[placement]', 'ssh:user@host[:port] for a manually provisioned machine (an existing host)')

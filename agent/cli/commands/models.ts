@@ -22,6 +22,7 @@ import { tableGet, tableKeys, tableValues } from '../../../runtime/model/table.t
 import { modelMachinesHome } from '../../../providers/local-provider.ts'
 import { expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
 import { controllerEntry, readControllers, setCurrentModel, type ControllerEntry } from '../cli-home.ts'
+import { plainTable } from '../plain-table.ts'
 import type { Connection } from '../connection.ts'
 import { progress } from '../progress.ts'
 import { controllerFlags, controllerHelp, parseDuration, untilModel } from './model-common.ts'
@@ -58,6 +59,7 @@ async function openRegistry (context: CliContext, controller: string): Promise<C
 export const registerModels: RegisterCommand = (program, context) => {
   program.command('add-model')
     .description('add a model to the controller (its own Raft group on the same controllers) and switch to it')
+    .addHelpText('after', '\nExamples:\n  cantrip add-model staging\n  cantrip add-model staging -c prod')
     .argument('<name>', 'model name')
     .option(controllerFlags, controllerHelp)
     .action(async (name: string, options: { controller?: string }) => {
@@ -67,9 +69,15 @@ export const registerModels: RegisterCommand = (program, context) => {
       const connection = await openRegistry(context, controller)
       // The UUID is chosen here, outside the replicated core, so every replica applies the same one.
       expectOk(await connection.submit({ type: 'add-model', name, uuid: randomUUID() }))
+      // The model exists from here on: what fails later says so, and how to reach it, as
+      // Juju's add-model does when it cannot update the client's store.
+      try {
+        setCurrentModel(controller, name)
+      } catch (error) {
+        throw new CantripError(`${component}: model "${name}" was created on controller "${controller}", but it could not be made current: ${(error as Error).message}; use it with -m ${controller}:${name}`, { cause: error })
+      }
       connection.useModel(name)
       await untilServed(component, connection, name)
-      setCurrentModel(controller, name)
       context.out(`Added '${name}' model on ${controller}/localhost with credential 'admin' for user 'admin'`)
     })
 
@@ -160,7 +168,7 @@ async function untilServed (component: string, connection: Connection, name: str
     }
     await new Promise(resolve => setTimeout(resolve, readyPollMs))
   }
-  throw new CantripError(`${component}: model "${name}" was added but its controllers did not answer within ${addModelReadyMs / 1000}s: ${last}`)
+  throw new CantripError(`${component}: model "${name}" was added and is the current model, but its controllers did not answer within ${addModelReadyMs / 1000}s: ${last}`)
 }
 
 interface Emptied { ok: boolean, left: string, machines: number, applications: number }
@@ -226,8 +234,8 @@ function renderModels (controller: string, entry: ControllerEntry, current: stri
     return format === 'json' ? JSON.stringify(doc) : stringify(doc).trimEnd()
   }
   const table = [['Model', 'Cloud/Region', 'Type', 'Status', 'Machines', 'Units', 'Access'], ...rows.map(row => [
-    `${row.name}${row.name === current ? '*' : ''}`, `${entry.provider}/localhost`, 'iaas', row.status, String(row.machines), String(row.units), 'admin'
+    // The local provider's cloud is Juju's localhost/localhost, as controllers and status show it.
+    `${row.name}${row.name === current ? '*' : ''}`, entry.provider === 'local' ? 'localhost/localhost' : `${entry.provider}/localhost`, 'iaas', row.status, String(row.machines), String(row.units), 'admin'
   ])]
-  const widths = table[0]!.map((_, i) => Math.max(...table.map(row => row[i]!.length)))
-  return [`Controller: ${controller}`, '', ...table.map(row => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())].join('\n')
+  return [`Controller: ${controller}`, '', plainTable(table)].join('\n')
 }

@@ -55,6 +55,7 @@ export const registerRelations: RegisterCommand = (program, context) => {
   program.command('integrate')
     .alias('relate')
     .description('integrate two applications')
+    .addHelpText('after', '\nExamples:\n  cantrip integrate web kv\n  cantrip integrate web:backend kv:website')
     .argument('<a>', 'application[:endpoint]')
     .argument('<b>', 'application[:endpoint]')
     .option(controllerFlags, controllerHelp)

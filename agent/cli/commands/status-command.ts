@@ -45,16 +45,17 @@ export function selectStatus (doc: StatusDocument, selectors: readonly string[])
   return { ...doc, applications, machines: Object.fromEntries(Object.entries(doc.machines).filter(([id]) => machines.has(id))) }
 }
 
-export function render (full: FullModel, controller: string, options: { format: Format, relations: boolean, selectors: string[] }, now: number): string {
+export function render (full: FullModel, controller: string, options: { format: Format, relations: boolean, selectors: string[], colour?: boolean }, now: number): string {
   const doc = selectStatus(statusDocument(full, controller, now), options.selectors)
   if (options.format === 'json') return JSON.stringify(doc) + '\n'
   if (options.format === 'yaml') return stringify(doc)
-  return formatTabular(doc, full, { relations: options.relations })
+  return formatTabular(doc, full, { relations: options.relations, colour: options.colour === true })
 }
 
 export const registerStatus: RegisterCommand = (program, context) => {
   program.command('status')
     .description('show the model: applications, units, machines (and integrations)')
+    .addHelpText('after', '\nExamples:\n  cantrip status\n  cantrip status kv --relations\n  cantrip status --format yaml')
     .argument('[selectors...]', 'applications, units or machines to show (globs allowed)')
     .option('--format <format>', 'tabular, yaml or json', 'tabular')
     .option('--relations', 'show the integrations section')
@@ -66,7 +67,7 @@ export const registerStatus: RegisterCommand = (program, context) => {
       const name = modelTarget(context.model, options.controller).controller
       const connection = await context.connect(name)
       const show = (full: FullModel): void => {
-        const text = render(full, name, { format, relations: options.relations === true, selectors }, Date.now())
+        const text = render(full, name, { format, relations: options.relations === true, selectors, colour: context.fancy }, Date.now())
         if (options.watch === true && context.fancy) process.stdout.write('\x1b[2J\x1b[H')
         context.out(options.watch === true && !context.fancy ? `${text}\n` : text)
       }

@@ -1,6 +1,7 @@
 /**
  * `cantrip add-unit APP [-n N] [--to M[,M...]]`, `cantrip remove-unit UNIT...` and
- * `cantrip remove-application APP...`, as Juju's: every argument is checked before
+ * `cantrip remove-application APP... [--force]`, as Juju's (`--force` for units whose
+ * agents are gone, cmd/juju/application/removeunit.go): every argument is checked before
  * anything is sent; the model's refusal of one is reported as `controller 0.1.0: cannot …`.
  */
 import { InvalidInputError } from '../../../runtime/errors.ts'
@@ -18,20 +19,21 @@ export async function runAddUnit (connect: Connect, application: string, options
   for (const unit of result.units ?? []) out(`added unit ${unit}`)
 }
 
-export async function runRemoveUnit (connect: Connect, units: readonly string[], out: Out): Promise<void> {
+/** `force`: the units leave the model at once, their agents or not (a unit whose agent is gone can be removed). */
+export async function runRemoveUnit (connect: Connect, units: readonly string[], out: Out, options: { force?: boolean } = {}): Promise<void> {
   for (const unit of units) checkUnit('cantrip remove-unit', unit)
   const client = await connect()
   for (const unit of units) {
-    expectOk(await client.submit({ type: 'remove-unit', unit }))
+    expectOk(await client.submit({ type: 'remove-unit', unit, ...(options.force === true ? { force: true } : {}) }))
     out(`will remove unit ${unit}`)
   }
 }
 
-export async function runRemoveApplication (connect: Connect, applications: readonly string[], out: Out): Promise<void> {
+export async function runRemoveApplication (connect: Connect, applications: readonly string[], out: Out, options: { force?: boolean } = {}): Promise<void> {
   for (const application of applications) checkApplication('cantrip remove-application', application)
   const client = await connect()
   for (const application of applications) {
-    expectOk(await client.submit({ type: 'remove-application', application }))
+    expectOk(await client.submit({ type: 'remove-application', application, ...(options.force === true ? { force: true } : {}) }))
     out(`will remove application ${application}`)
   }
 }
@@ -39,6 +41,7 @@ export async function runRemoveApplication (connect: Connect, applications: read
 export const registerUnits: RegisterCommand = (program, context) => {
   program.command('add-unit')
     .description('add units to an application')
+    .addHelpText('after', '\nExamples:\n  cantrip add-unit kv\n  cantrip add-unit kv -n 2 --to 0,1')
     .argument('<application>', 'application name')
     .option('-n, --num-units <n>', 'number of units to add', '1')
     .option('--to <machines>', 'machines for the new units in turn, e.g. 0,1')
@@ -50,16 +53,22 @@ export const registerUnits: RegisterCommand = (program, context) => {
   program.command('remove-unit')
     .description('remove units from the model')
     .argument('<units...>', 'unit names, e.g. web/1')
+    .option('--force', 'remove the units now, even when their agents do not answer (no stop or remove hooks)')
+    .option('--no-wait', 'with --force: do not wait for the agents (cantrip never does)')
     .option(controllerFlags, controllerHelp)
-    .action(async (units: string[], options: { controller?: string }) => {
-      await runRemoveUnit(async () => await context.connect(options.controller), units, context.out)
+    .addHelpText('after', '\nExamples:\n  cantrip remove-unit web/1\n  cantrip remove-unit --force kv/2   # its machine is gone')
+    .action(async (units: string[], options: { force?: boolean, controller?: string }) => {
+      await runRemoveUnit(async () => await context.connect(options.controller), units, context.out, options)
     })
 
   program.command('remove-application')
     .description('remove applications, their units and relations')
+    .addHelpText('after', '\nExamples:\n  cantrip remove-application web\n  cantrip remove-application --force web')
     .argument('<applications...>', 'application names')
+    .option('--force', 'remove the units now, even when their agents do not answer')
+    .option('--no-wait', 'with --force: do not wait for the agents (cantrip never does)')
     .option(controllerFlags, controllerHelp)
-    .action(async (applications: string[], options: { controller?: string }) => {
-      await runRemoveApplication(async () => await context.connect(options.controller), applications, context.out)
+    .action(async (applications: string[], options: { force?: boolean, controller?: string }) => {
+      await runRemoveApplication(async () => await context.connect(options.controller), applications, context.out, options)
     })
 }

@@ -97,13 +97,14 @@ export const applicationCommands: HandlerTable<'deploy' | 'remove-application' |
   'remove-application': (d, c) => {
     requireAdmin(c)
     const app = getApplication(d, c, applicationName(c, c.application))
-    if (app.life !== 'alive') return {}
-    putApplication(d, { ...app, life: 'dying' })
+    const force = optionalBoolean(c, 'force', c.force) === true
+    if (app.life !== 'alive' && !force) return {}
+    if (app.life === 'alive') putApplication(d, { ...app, life: 'dying' })
     for (const id of app.relations) {
       const relation = d.relation(id)
       if (relation !== undefined && !relation.peer) dyingRelation(d, relation)
     }
-    for (const unit of app.units) destroyUnit(d, unit)
+    for (const unit of app.units) destroyUnit(d, unit, force)
     // Its last unit may have left at once (never started), taking the application with it.
     const dying = d.application(app.name)
     if (dying !== undefined && dying.units.length === 0) removeApplication(d, dying)

@@ -48,6 +48,8 @@ export function describeCommand (c: ModelCommand): string {
     case 'complete-action': return `complete action ${q(c.actionId)} of ${q(c.unit)}`
     case 'enqueue-command': return `run commands on ${q(c.unit)}`
     case 'complete-command': return `complete command ${q(c.commandId)} of ${q(c.unit)}`
+    case 'retry-provisioning': return `retry provisioning of machine ${q(c.machine)}`
+    case 'enqueue-operation': return c.task?.kind === 'action' ? `run action ${q(c.task.name)}` : 'run commands'
     case 'storage-attached': return `attach storage ${q(c.storageId)} to ${q(c.unit)}`
     case 'add-storage': return `add storage ${q(c.name)} to ${q(c.unit)}`
     case 'detach-storage': return `detach storage ${q(c.storageId)} from ${q(c.unit)}`

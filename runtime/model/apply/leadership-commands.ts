@@ -1,3 +1,4 @@
+import { utcTimestamp } from '../../utc-time.ts'
 import type { UnitName } from '../../ids.ts'
 import { limits } from '../../limits.ts'
 import { controllerLeaseHeld, validControllerLeaseDuration } from '../controller-leases.ts'
@@ -64,7 +65,7 @@ export const leadershipCommands: HandlerTable<'leader-settings' | 'claim-leaders
     if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
     const lease = d.lease(app.name)
     if (lease !== undefined && leaseHeld(lease, now)) {
-      if (lease.holder !== name) refuse(c, `${q(lease.holder)} holds it until ${lease.expiry}`)
+      if (lease.holder !== name) refuse(c, `${q(lease.holder)} holds it until ${utcTimestamp(lease.expiry)}`)
       return { lease: extendLease(d, lease, now + c.durationMs) }
     }
     const granted = { application: app.name, holder: name, start: now, expiry: now + c.durationMs, grantedAt: d.revision }
@@ -107,7 +108,7 @@ export const leadershipCommands: HandlerTable<'leader-settings' | 'claim-leaders
     }
     const lease = d.controllerLease(name)
     if (lease !== undefined && controllerLeaseHeld(lease, now)) {
-      if (lease.holder !== controller) refuse(c, `controller ${q(lease.holder)} holds it until ${lease.expiry}`)
+      if (lease.holder !== controller) refuse(c, `controller ${q(lease.holder)} holds it until ${utcTimestamp(lease.expiry)}`)
       return { lease: extendControllerLease(d, lease, now + c.durationMs) }
     }
     const granted: ControllerLeaseRecord = { lease: name, holder: controller, start: now, expiry: now + c.durationMs, grantedAt: d.revision }

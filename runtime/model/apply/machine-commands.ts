@@ -13,7 +13,20 @@ import { putMachine, removeKey } from './writes.ts'
  * The machine commands: adding, provisioning, registering, status and removal.
  */
 
-export const machineCommands: HandlerTable<'add-machine' | 'set-machine-provisioning' | 'register-machine-agent' | 'set-machine-instance' | 'set-machine-status' | 'remove-machine' | 'machine-dead'> = {
+export const machineCommands: HandlerTable<'retry-provisioning' | 'add-machine' | 'set-machine-provisioning' | 'register-machine-agent' | 'set-machine-instance' | 'set-machine-status' | 'remove-machine' | 'machine-dead'> = {
+  // Juju's retry-provisioning (cmd/juju/machine/retryprovisioning.go): only a machine whose
+  // provisioning failed, which the provisioner then starts again even after an error it
+  // would not retry by itself (a manual host that was unreachable, say).
+  'retry-provisioning': (d, c) => {
+    requireAdmin(c)
+    const machine = getMachine(d, c, machineId(c, c.machine))
+    if (machine.life !== 'alive') refuse(c, `machine is ${machine.life}`)
+    if (machine.instance.status !== 'provisioning error') refuse(c, `machine ${machine.id} is not in an error state (${machine.instance.status})`)
+    putMachine(d, { ...machine, provisioningRetries: (machine.provisioningRetries ?? 0) + 1 })
+    d.touch(keys.machineStatus(machine.id))
+    return {}
+  },
+
   'add-machine': (d, c) => {
     requireAdmin(c)
     let placement: string | null = null

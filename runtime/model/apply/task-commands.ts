@@ -1,8 +1,9 @@
 import { limits } from '../../limits.ts'
 import { isPlainRecord } from '../charm-summary.ts'
 import { keys } from '../keys.ts'
+import type { ModelCommand } from '../model-types.ts'
 import { requireAdmin, requireUnitAgent } from './authorisation.ts'
-import { unitName, text, encodedSize } from './fields.ts'
+import { clockReading, unitName, text, encodedSize } from './fields.ts'
 import { getUnit, charmOf } from './lookups.ts'
 import { q, refuse, type HandlerTable } from './refusal.ts'
 import { finishAction } from './unit-records.ts'
@@ -44,7 +45,7 @@ export const taskCommands: HandlerTable<'enqueue-action' | 'complete-action' | '
     if (!isPlainRecord(results)) refuse(c, 'results must be a map')
     if (encodedSize(c, 'results', results) > limits.modelTaskBytesMax) refuse(c, `results exceed ${limits.modelTaskBytesMax} bytes`)
     const message = text(c, 'message', c.message ?? '')
-    finishAction(d, action, c.status, results, message)
+    finishAction(d, action, c.status, results, message, completedAtMs(c))
     putUnit(d, { ...unit, actions: unit.actions.filter(id => id !== action.id) })
     return {}
   },
@@ -66,7 +67,21 @@ export const taskCommands: HandlerTable<'enqueue-action' | 'complete-action' | '
     requireUnitAgent(d, c, name)
     const unit = getUnit(d, c, name)
     if (!unit.commands.some(command => command.id === c.commandId)) refuse(c, `unit ${q(name)} has no pending command ${q(c.commandId)}`)
+    // An operation's exec task keeps what the commands printed and returned, as Juju's
+    // "juju-exec" action does; a command killed at its timeout fails the task.
+    const task = d.action(c.commandId)
+    if (task !== undefined && task.status === 'pending') {
+      const outcome = c.outcome ?? { exitCode: 0, stdout: '', stderr: '' }
+      if (!Number.isSafeInteger(outcome.exitCode)) refuse(c, `exit code must be a whole number, got ${q(outcome.exitCode)}`)
+      const results = { 'return-code': outcome.exitCode, stdout: text(c, 'stdout', outcome.stdout, limits.modelTaskBytesMax), stderr: text(c, 'stderr', outcome.stderr, limits.modelTaskBytesMax) }
+      const timedOut = outcome.timedOut === true
+      finishAction(d, task, timedOut ? 'failed' : 'completed', results, timedOut ? 'command timed out' : '', completedAtMs(c))
+    }
     putUnit(d, { ...unit, commands: unit.commands.filter(command => command.id !== c.commandId) })
     return {}
   }
+}
+
+function completedAtMs (c: ModelCommand & { now?: unknown }): number | undefined {
+  return c.now === undefined ? undefined : clockReading(c, c.now)
 }

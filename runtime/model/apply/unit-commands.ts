@@ -35,7 +35,9 @@ export const unitCommands: HandlerTable<'add-unit' | 'remove-unit' | 'unit-dead'
     // A unit agent may ask for its own removal (a subordinate whose principal relation went away).
     if (!isAdmin(c.proposer)) requireUnitAgent(d, c, name)
     getUnit(d, c, name)
-    destroyUnit(d, name)
+    if (c.force !== undefined && typeof c.force !== 'boolean') refuse(c, 'force must be true or false')
+    if (c.force === true) requireAdmin(c)
+    destroyUnit(d, name, c.force === true)
     return {}
   },
 

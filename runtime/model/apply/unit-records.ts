@@ -163,16 +163,24 @@ export function removeUnitRecord (d: ModelDraft, unit: UnitRecord): void {
  * `remove-unit` semantics: dying, and a dying principal takes its subordinates with it.
  * A unit whose agent never started (still `allocating`) has run no hook and holds no
  * scope, so nobody would ever finish its removal: as Juju does, it leaves the model at
- * once (after its subordinates, which it takes with it first).
+ * once (after its subordinates, which it takes with it first). `force` (Juju's
+ * `remove-unit --force`, for a unit whose agent is gone) does that for any unit, alive or
+ * already dying: nothing waits for its agent's stop and remove hooks.
  */
-export function destroyUnit (d: ModelDraft, name: UnitName): void {
+export function destroyUnit (d: ModelDraft, name: UnitName, force = false): void {
   const unit = d.unit(name)
-  if (unit === undefined || unit.life !== 'alive') return
-  putUnit(d, { ...unit, life: 'dying' })
-  const app = d.application(unit.application)!
-  putApplication(d, { ...app, scale: app.scale - 1 })
-  for (const sub of unit.subordinates) destroyUnit(d, sub)
+  if (unit === undefined || (unit.life !== 'alive' && !force)) return
+  if (unit.life === 'alive') {
+    putUnit(d, { ...unit, life: 'dying' })
+    const app = d.application(unit.application)!
+    putApplication(d, { ...app, scale: app.scale - 1 })
+  }
+  for (const sub of unit.subordinates) destroyUnit(d, sub, force)
   const dying = d.unit(name)!
+  if (force) {
+    removeUnitRecord(d, dying)
+    return
+  }
   if (dying.agent.status !== 'allocating' || d.lease(dying.application)?.holder === name) return
   if (dying.subordinates.some(sub => d.unit(sub) !== undefined)) return
   const inScope = d.application(dying.application)!.relations.some(id => {
@@ -204,8 +212,8 @@ export function removeApplication (d: ModelDraft, app: ApplicationRecord): void 
   d.applications.delete(app.name)
 }
 
-export function finishAction (d: ModelDraft, action: ActionRecord, status: ActionRecord['status'], results: ActionRecord['results'], message: string): void {
-  d.actions.set(action.id, { ...action, status, results, message, completedAt: d.revision })
+export function finishAction (d: ModelDraft, action: ActionRecord, status: ActionRecord['status'], results: ActionRecord['results'], message: string, completedAtMs?: number): void {
+  d.actions.set(action.id, { ...action, status, results, message, completedAt: d.revision, ...(completedAtMs === undefined ? {} : { completedAtMs }) })
   d.touch(keys.action(action.id))
   const { list, dropped } = listAppend(d.finishedActions, [action.id], limits.modelFinishedActionsMax)
   for (const old of dropped) {
