@@ -13,11 +13,41 @@ import {
 
 const component = 'level-storage'
 
+/** The range query LevelStorage hands to the database's iterator. */
+export interface LevelRangeQuery { gt?: string, gte?: string, lt?: string, lte?: string, reverse: boolean, limit: number }
+
+/** A chained batch, as classic-level's. */
+export interface LevelBatch {
+  put (key: string, value: Uint8Array): unknown
+  del (key: string): unknown
+  write (options: { sync: boolean }): Promise<void>
+  close (): Promise<void>
+}
+
+/**
+ * The part of classic-level that LevelStorage uses, so a test can stand between the two
+ * and see every write with its `sync` flag (test/support/power-cut-level.ts).
+ */
+export interface LevelDatabase {
+  open (): Promise<void>
+  get (key: string): Promise<Uint8Array | undefined>
+  put (key: string, value: Uint8Array, options: { sync: boolean }): Promise<void>
+  del (key: string, options: { sync: boolean }): Promise<void>
+  batch (): LevelBatch
+  iterator (query: LevelRangeQuery): { all (): Promise<Array<[string, Uint8Array]>> }
+  close (): Promise<void>
+}
+
+export interface LevelStorageOptions {
+  /** Wraps the opened-to-be classic-level database; tests only. */
+  wrap?: (db: LevelDatabase) => LevelDatabase
+}
+
 export class LevelStorage implements Storage {
-  readonly #db: ClassicLevel<string, Uint8Array>
+  readonly #db: LevelDatabase
   readonly location: string
 
-  private constructor (db: ClassicLevel<string, Uint8Array>, location: string) {
+  private constructor (db: LevelDatabase, location: string) {
     this.#db = db
     this.location = location
   }
@@ -27,13 +57,14 @@ export class LevelStorage implements Storage {
    * damaged before records that follow it (level-log-check.ts): LevelDB would drop the
    * damaged records silently, committed entries among them. A torn tail is LevelDB's to truncate.
    */
-  static async open (dir: string): Promise<LevelStorage> {
+  static async open (dir: string, options: LevelStorageOptions = {}): Promise<LevelStorage> {
     const damage = findLogDamage(dir)
     if (damage !== undefined) {
       throw new StorageFailedError(component, `open ${JSON.stringify(dir)}`,
         `the log ${damage.file} is damaged at offset ${damage.offset} (${damage.why}) before records that follow it; refusing to drop them (restore this controller's directory from a peer)`)
     }
-    const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' })
+    const level: LevelDatabase = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' })
+    const db = options.wrap?.(level) ?? level
     try {
       await db.open()
     } catch (error) {
@@ -96,7 +127,7 @@ export class LevelStorage implements Storage {
     checkRangeOptions(component, options)
     if (options.limit === 0) return []
     // Pass only the bounds that are set: an explicit undefined must not become a bound.
-    const query: { gt?: string, gte?: string, lt?: string, lte?: string, reverse: boolean, limit: number } = {
+    const query: LevelRangeQuery = {
       reverse: options.reverse ?? false,
       limit: options.limit
     }

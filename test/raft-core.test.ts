@@ -247,6 +247,50 @@ test('raw node: non-leaders refuse proposals with a hint; reads go to the leader
     { status: 'too-large', bytesMax: limits.raftMaxSizePerMessageBytes })
 })
 
+test('raw node: ticksUntilDue names the next tick that acts, and tickIdle is that many quiet ticks at once', () => {
+  // A host sleeps until the due tick and takes the quiet ones just before its next input
+  // (runtime/raft/tick-schedule.ts): both must agree exactly with ticking one by one.
+  const env = clusterWithLeader(3, 'heartbeat=3')
+  const leader = nodeOf(env, '1')
+  const follower = nodeOf(env, '2')
+  const quiet = (node: RawNode, ticks: number): void => {
+    for (let i = 0; i < ticks; i++) {
+      node.tick()
+      assert.not.ok(node.hasReady(), `tick ${i + 1} of ${ticks} did something`)
+    }
+  }
+  const leaderDue = leader.ticksUntilDue()
+  assert.is(leaderDue, 3, 'the next heartbeat')
+  quiet(leader, leaderDue - 1)
+  leader.tick()
+  assert.ok(leader.ready().messages.some(m => m.type === 'heartbeat'), 'the due tick heartbeats')
+  leader.advance()
+  const followerDue = follower.ticksUntilDue()
+  assert.ok(followerDue >= 10 && followerDue < 20, `a randomized election timeout away: ${followerDue}`)
+  quiet(follower, followerDue - 1)
+  follower.tick()
+  assert.is(follower.basicStatus().role, 'pre-candidate', 'the due tick campaigns')
+
+  const statusAfter = (idle: boolean, node: string, ticks: number): string => {
+    const e = clusterWithLeader(3, 'heartbeat=4')
+    const n = nodeOf(e, node)
+    if (idle) n.tickIdle(ticks)
+    else for (let i = 0; i < ticks; i++) n.tick()
+    return JSON.stringify(n.status())
+  }
+  for (const [node, ticks] of [['1', 3], ['2', 9], ['3', 0]] as const) {
+    assert.is(statusAfter(true, node, ticks), statusAfter(false, node, ticks), `node ${node}, ${ticks} ticks`)
+  }
+  assert.throws(() => { leader.tickIdle(leader.ticksUntilDue()) }, /tickIdle\(\d+\) would pass a due tick/)
+  const removed = clusterWithLeader(3)
+  removed.run('remove-voter 1 3')
+  removed.run('stabilize')
+  const outside = nodeOf(removed, '3')
+  assert.is(outside.ticksUntilDue(), Infinity, 'a node that may not campaign never has a due tick')
+  outside.tickIdle(1_000_000)
+  assert.ok(outside.status().electionElapsed <= 20, 'its election counter stops at twice the timeout, as tick() stops it')
+})
+
 test('raw node: the same seed and the same inputs give the same Readies', () => {
   const readies = (seed: number): string => {
     const storage = MemoryRaftStorage.bootstrap(['1', '2', '3'])

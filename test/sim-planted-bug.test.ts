@@ -4,7 +4,9 @@
  * failed 14 seeds (the first, 5) and `--shrink` reduced seed 5's 20 drawn fault events to
  * the 3 in examples/sim/planted-bug-figure-8-shrunk-5.yaml. (It was seed 8 before the Raft
  * host's write-order change, then seed 2 until the controllers ran their presence agents
- * and the shipped machine agent: each moved every trajectory.) Here:
+ * and the shipped machine agent: each moved every trajectory. The Raft host's ticks as
+ * deadlines moved them again; seed 5 still fails, and its shrunk file was written anew
+ * by `--shrink`: 20 → 3 events.) Here:
  * that seed fails with a safety violation and passes without the bug, and the shrunk
  * scenario, at most 20 events, reproduces it on its own.
  */

@@ -9,8 +9,8 @@ import { runSwarm } from '../sim/swarm.ts'
  * rate on every step, a quota below what the units need, and the leader crashed while
  * starts are in flight. Never two live instances for one machine; after healing every
  * unit's machine has exactly one deployed instance, recorded in the model, and no stray
- * instance is left. `npm test` runs 200 seeds (about 150 CPU-seconds: under 86 s on two
- * idle cores); `npm run test:long` 5,000.
+ * instance is left. `npm test` runs 200 seeds (about 76 CPU-seconds); `npm run test:long`
+ * 5,000.
  * CANTRIP_SEED=N replays one seed and prints its trace tail.
  */
 const long = process.env['CANTRIP_LONG'] === '1'

@@ -12,6 +12,7 @@ import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import type { CommitRule } from './commit-rule.ts'
 import { RawNode } from './raw-node.ts'
+import { TickSchedule } from './tick-schedule.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 
 /** The request protocol that carries Raft messages between controllers. */
@@ -165,8 +166,9 @@ export class RaftHost<Command, Result, State> {
   #term: number
   #snapshotsReceived = 0
   #leader: NodeId | '' = ''
-  #tickTimer: TimerHandle | undefined
-  /** Ticks since start, and the tick at which each peer's last Raft message arrived (reachableVoters). */
+  /** Ticks as deadlines: the host wakes for the next tick that acts, not for every tick. */
+  readonly #schedule: TickSchedule
+  /** Ticks taken since start, and the tick at which each peer's last Raft message arrived (reachableVoters). */
   #ticks = 0
   readonly #heardAtTick = new Map<NodeId, number>()
   #processing: Promise<void> | undefined
@@ -197,6 +199,10 @@ export class RaftHost<Command, Result, State> {
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
+    this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
+      this.#catchUp()
+      this.#kick()
+    })
   }
 
   /** Loads (or bootstraps) the durable state, then starts ticking and serving messages. */
@@ -211,7 +217,6 @@ export class RaftHost<Command, Result, State> {
     const durable = await DurableRaftStorage.load(options.storage, options.join === true ? {} : { bootstrapVoters: options.peers })
     const host = new RaftHost(options, durable)
     options.transport.handle(raftProtocol, async request => host.#receive(request))
-    host.#scheduleTick()
     host.#kick()
     return host
   }
@@ -222,7 +227,7 @@ export class RaftHost<Command, Result, State> {
    * check counts its started members the same way).
    */
   get reachableVoters (): NodeId[] {
-    const since = this.#ticks - this.#options.electionTicks
+    const since = this.#ticks + this.#schedule.pending() - this.#options.electionTicks
     return this.#node.voters.filter(id => id === this.id || (this.#heardAtTick.get(id) ?? -Infinity) >= since)
   }
 
@@ -305,6 +310,7 @@ export class RaftHost<Command, Result, State> {
     if (this.#stopped) throw new HostStoppedError(this.id)
     if (this.#reads.size >= limits.raftPendingReadIndexMax) throw new ReadFailedError(this.id, `${limits.raftPendingReadIndexMax} reads already pending`)
     const context = `${this.id}/${++this.#readsStarted}`
+    this.#catchUp()
     const result = this.#node.readIndex(encode(context, component))
     if (result.status === 'no-leader') throw new ReadFailedError(this.id, 'no leader known')
     if (result.status !== 'accepted' && result.status !== 'forwarded') throw new ReadFailedError(this.id, `refused: "${result.status}"`)
@@ -326,6 +332,7 @@ export class RaftHost<Command, Result, State> {
    */
   async changeMembership (change: ConfigChange): Promise<void> {
     if (this.#stopped) throw new HostStoppedError(this.id)
+    this.#catchUp()
     const result = this.#node.proposeConfigChange(change)
     if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
     if (result.status === 'invalid') throw new MembershipChangeRefusedError(this.id, change, result.reason)
@@ -342,6 +349,7 @@ export class RaftHost<Command, Result, State> {
    */
   async propose (command: Command): Promise<Result> {
     if (this.#stopped) throw new HostStoppedError(this.id)
+    this.#catchUp()
     const result = this.#node.propose(this.#machine.encodeCommand(command))
     if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
     if (result.status !== 'accepted') throw new ProposalRefusedError(this.id, result.status)
@@ -384,8 +392,7 @@ export class RaftHost<Command, Result, State> {
 
   #halt (): void {
     this.#stopped = true
-    if (this.#tickTimer !== undefined) this.#options.clock.clearTimeout(this.#tickTimer)
-    this.#tickTimer = undefined
+    this.#schedule.stop()
     try {
       this.#options.transport.unhandle(raftProtocol)
     } catch {
@@ -399,21 +406,39 @@ export class RaftHost<Command, Result, State> {
     }
   }
 
-  #scheduleTick (): void {
-    this.#tickTimer = this.#options.clock.setTimeout(() => {
-      if (this.#stopped) return
-      this.#ticks++
+  /**
+   * Takes the ticks that came due since the last ones (TickSchedule), before any input
+   * reaches the core, so it sees its ticks in the order a timer every tick would give.
+   */
+  #catchUp (): void {
+    if (this.#stopped) return
+    const due = this.#node.ticksUntilDue()
+    const count = this.#schedule.take(Math.min(due, this.#readsDueTicks()))
+    if (count === 0) return
+    if (count < due) {
+      this.#node.tickIdle(count)
+    } else {
+      this.#node.tickIdle(count - 1)
       this.#node.tick()
-      this.#askReadsAgain()
-      this.#kick()
-      this.#scheduleTick()
-    }, this.#options.tickMs)
+    }
+    this.#ticks += count
+    this.#askReadsAgain()
+  }
+
+  /** Ticks until a pending read is to be asked for again (askReadsAgain); Infinity when none waits. */
+  #readsDueTicks (): number {
+    let due = Infinity
+    for (const read of this.#reads.values()) {
+      if (read.index === undefined) due = Math.min(due, Math.max(1, read.askedAtTick + this.#options.electionTicks - this.#ticks))
+    }
+    return due
   }
 
   async #receive (request: IncomingRequest): Promise<Uint8Array> {
     if (this.#stopped) return new Uint8Array(0)
     const messages = decode(request.data, component)
     if (!Array.isArray(messages)) return new Uint8Array(0)
+    this.#catchUp()
     // Voters only: anyone on the mesh may send to this protocol, and the map must stay bounded.
     if (this.#node.voters.includes(request.from)) this.#heardAtTick.set(request.from, this.#ticks)
     for (const message of messages as unknown[]) {
@@ -427,7 +452,10 @@ export class RaftHost<Command, Result, State> {
 
   /** Starts handling Readies unless that is already under way: never two at once. */
   #kick (): void {
-    if (this.#processing !== undefined || this.#stopped) return
+    if (this.#stopped) return
+    // Every input ends here: the next tick that acts may have come nearer (a new leader heartbeats).
+    this.#schedule.arm(Math.min(this.#node.ticksUntilDue(), this.#readsDueTicks()))
+    if (this.#processing !== undefined) return
     this.#processing = this.#drain()
       .catch((error: unknown) => { this.#fail(error) })
       .finally(() => { this.#processing = undefined })
@@ -507,11 +535,13 @@ export class RaftHost<Command, Result, State> {
       sent.then(
         () => {
           if (this.#stopped || !hasSnapshot) return
+          this.#catchUp()
           this.#node.reportSnapshot(peer, 'finished')
           this.#kick()
         },
         () => {
           if (this.#stopped) return
+          this.#catchUp()
           this.#node.reportUnreachable(peer)
           if (hasSnapshot) this.#node.reportSnapshot(peer, 'failed')
           this.#kick()

@@ -316,6 +316,43 @@ export class Raft {
   // -------------------------------------------------------------------------------
   // Time
 
+  /**
+   * How many more calls of `tick()` until one does more than count: sends heartbeats,
+   * checks the quorum, gives up on a RaftSnapshot or starts an election. A host may
+   * sleep until then and make the counting ticks up just before its next input (ticks as
+   * deadlines, so an idle group wakes for heartbeats only); Infinity when no tick will
+   * ever act (a follower that cannot campaign). Always at least 1.
+   */
+  ticksUntilDue (): number {
+    if (this.role === 'leader') {
+      let due = Math.min(this.settings.heartbeatTicks - this.heartbeatElapsed, this.settings.electionTicks - this.electionElapsed)
+      for (const pr of this.progress.values()) {
+        if (pr.state === 'snapshot') due = Math.min(due, this.settings.snapshotTimeoutTicks - pr.snapshotElapsedTicks)
+      }
+      return Math.max(1, due)
+    }
+    if (!promotable(this)) return Infinity
+    return Math.max(1, this.randomizedElectionTimeout - this.electionElapsed)
+  }
+
+  /**
+   * `count` ticks of which none is due (count < ticksUntilDue()): the same as calling
+   * `tick()` that often, in one step. A host taking the ticks of a long idle spell uses it.
+   */
+  tickIdle (count: number): void {
+    assert(Number.isSafeInteger(count) && count >= 0 && count < this.ticksUntilDue(),
+      `raft node "${this.id}": tickIdle(${count}) would pass a due tick (${this.ticksUntilDue()} away)`)
+    if (count === 0) return
+    if (this.role !== 'leader') {
+      // tick() stops counting at twice the election timeout; so does this.
+      this.electionElapsed = Math.max(this.electionElapsed, Math.min(2 * this.settings.electionTicks, this.electionElapsed + count))
+      return
+    }
+    this.heartbeatElapsed += count
+    this.electionElapsed += count
+    for (const pr of this.progress.values()) if (pr.state === 'snapshot') pr.snapshotElapsedTicks += count
+  }
+
   #tickElection (): void {
     // Capped: past this the count means nothing, and it must not grow without bound.
     if (this.electionElapsed < 2 * this.settings.electionTicks) this.electionElapsed++

@@ -61,6 +61,16 @@ export class RawNode {
     this.#raft.tick()
   }
 
+  /** Ticks until one does more than count (Raft.ticksUntilDue); Infinity when none will. */
+  ticksUntilDue (): number {
+    return this.#raft.ticksUntilDue()
+  }
+
+  /** `count` ticks, none of them due (count < ticksUntilDue()), at once. */
+  tickIdle (count: number): void {
+    this.#raft.tickIdle(count)
+  }
+
   /**
    * A message from another node. Malformed messages (including any term or index that
    * is not a safe integer) are dropped and counted in `status().invalidMessages`; a

@@ -83,6 +83,11 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
   try {
     group = await SimControllerGroup.create(sim, {
       size: 3,
+      // The agent's own Raft timing (agent/roles/hosted-model.ts): cloud steps take
+      // hundreds of milliseconds to seconds, so nothing here needs faster elections.
+      tickMs: 100,
+      electionTicks: 6,
+      heartbeatTicks: 1,
       hostOptions: id => ({ onApplied: () => { for (const listener of [...listeners.get(id) ?? []]) listener() } }),
       singularWorkers: controller => {
         const node = nodeOf(controller)
@@ -133,7 +138,9 @@ export async function runProvisioningFaults (options: ProvisioningScenarioOption
     await submit(g, { type: 'deploy', requestId: 'deploy', proposer: admin, application: 'kv', charm: 'local:kv-0', config: {}, constraints: {}, numUnits: units })
 
     // Fault phase: crash the leader while starts are in flight, bring it back, scale up.
-    const faultPhaseMs = options.faultPhaseMs ?? 30_000
+    // Twenty seconds: a crashed leader's singular lease (15 s) runs out and the next
+    // leader provisions under failures and quota for the rest of it.
+    const faultPhaseMs = options.faultPhaseMs ?? 20_000
     const crashes = faults.int(1, 2)
     for (let c = 0; c < crashes; c++) {
       await g.runUntil(() => startsInFlight(cloud) > 0, 10_000)
