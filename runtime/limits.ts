@@ -105,6 +105,10 @@ export const limits = {
   modelFinishedActionsMax: 10_000,
   /** Models one controller group hosts besides "default": each is a Raft group of its own in every controller process. */
   modelsMax: 16,
+  /** Agent binaries (version × platform) one model records: a few versions for a few platforms. */
+  agentBinariesMax: 64,
+  /** Characters of the reason a machine agent gives for a failed upgrade (status shows it). */
+  agentUpgradeErrorLengthMax: 1024,
   /** Units one deploy or add-unit may create. */
   modelUnitsPerCommandMax: 1_000,
   /** Bytes (keys plus values) in one relation databag, in leader settings, or in an application's config. */
