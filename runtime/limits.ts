@@ -109,6 +109,10 @@ export const limits = {
   agentBinariesMax: 64,
   /** Characters of the reason a machine agent gives for a failed upgrade (status shows it). */
   agentUpgradeErrorLengthMax: 1024,
+  /** Starts a newly switched-to agent gets to report itself healthy before its launcher switches back. */
+  agentUpgradeStartsMax: 3,
+  /** Fetches of one agent version's bundle a machine agent tries (each on a later view of the model) before it waits for a restart. */
+  agentUpgradeAttemptsMax: 5,
   /** Units one deploy or add-unit may create. */
   modelUnitsPerCommandMax: 1_000,
   /** Bytes (keys plus values) in one relation databag, in leader settings, or in an application's config. */

@@ -9,6 +9,15 @@
 import { sha256Pattern } from '../charm/charm-manifest.ts'
 import { describeValue } from '../errors.ts'
 
+/** The model config key holding the version the model's agents should run (Juju's name). */
+export const agentVersionConfigKey = 'agent-version'
+
+/** The model's agent-version; undefined when none was ever set (its agents run the controllers' version). */
+export function modelAgentVersion (model: { readonly config: Readonly<Record<string, unknown>> }): string | undefined {
+  const value = model.config[agentVersionConfigKey]
+  return typeof value === 'string' ? value : undefined
+}
+
 /** One bundle of one version for one platform, as the model records it. */
 export interface AgentBinaryRecord {
   readonly version: string

@@ -24,6 +24,7 @@ import { registerShowStatusLog } from './show-status-log.ts'
 import { registerShowUnit } from './show-unit.ts'
 import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
+import { registerUpgrade } from './upgrade.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -34,6 +35,7 @@ export const commands: RegisterCommand[] = [
   registerVersion,
   registerModels,
   registerModelConfig,
+  registerUpgrade,
   registerStatus,
   registerDeploy,
   registerUnits,

@@ -1,5 +1,5 @@
 import { limits } from '../../limits.ts'
-import { agentBinaryKey, agentBinaryProblem, compareAgentVersions, noAgentBinaries, parseAgentVersion } from '../agent-binaries.ts'
+import { agentBinaryKey, agentBinaryProblem, agentVersionConfigKey, compareAgentVersions, noAgentBinaries, parseAgentVersion } from '../agent-binaries.ts'
 import { keys } from '../keys.ts'
 import { tableValues } from '../table.ts'
 import { requireAdmin, requireMachineAgent } from './authorisation.ts'
@@ -13,7 +13,7 @@ import { q, refuse, type HandlerTable } from './refusal.ts'
  * sees the config and the binaries (`model/config`), so a new `agent-version` is what
  * tells the machine agents to upgrade.
  */
-export const agentVersionConfigKey = 'agent-version'
+export { agentVersionConfigKey } from '../agent-binaries.ts'
 
 export const agentVersionCommands: HandlerTable<'add-agent-binary' | 'set-agent-version' | 'set-machine-agent-version'> = {
   'add-agent-binary': (d, c) => {
