@@ -346,7 +346,7 @@ async function main (): Promise<void> {
             // The model's logging-config applies to this agent's loggers at once (Juju's logger worker).
             if (machineRole !== undefined) shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
             say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
-            upgrader?.check()
+            void upgrader?.check()
           }
         })
         shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
@@ -362,7 +362,7 @@ async function main (): Promise<void> {
         void reporting.started().then(() => {
           if (role !== 'machine') return
           upgrader = reporting
-          upgrader.check()
+          void upgrader.check()
         }, (error: unknown) => { logger.log('warning', `cannot report the agent version: ${error instanceof Error ? error.message : String(error)}`) })
         const started = machineRole
         void started.done.then(async () => {

@@ -27,7 +27,7 @@ import { unpackCharm } from '../charm/charm-archive.ts'
 import { fetchCharmArchive } from '../uniter/charm-fetch.ts'
 import { agentPlatform } from './agent-bundle.ts'
 import { beginUpgrade, completeUpgrade, currentVersion, hasVersion, readUpgrade, readUpgradeFailure, recordUpgradeFailure, versionDir } from './agent-tools-dir.ts'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /** What the upgrader needs of the machine agent's controller client. */
@@ -81,12 +81,13 @@ export class AgentUpgrader {
     await this.#report(failure === undefined ? '' : `upgrade to ${failure.version} failed: ${failure.error}`)
   }
 
-  /** Looks at the model's agent-version again (each view); at most one upgrade runs at a time. */
-  check (): void {
-    if (this.#running !== undefined || this.#restarting) return
-    this.#running = this.#check().catch((error: unknown) => {
+  /** Looks at the model's agent-version again (each view); at most one upgrade runs at a time. Resolves when the one running is over. */
+  async check (): Promise<void> {
+    if (this.#restarting) return
+    this.#running ??= this.#check().catch((error: unknown) => {
       this.#o.logger.log('error', `${this.#component}: upgrade failed: ${error instanceof Error ? error.message : String(error)}`)
     }).finally(() => { this.#running = undefined })
+    await this.#running
   }
 
   async #check (): Promise<void> {
@@ -129,6 +130,13 @@ export class AgentUpgrader {
       } catch (error) {
         this.#refused = binary.hash
         await this.#fail(binary.version, `${subject}: ${error instanceof Error ? error.message : String(error)}`)
+        return
+      }
+      if (!hasVersion(dataDir, binary.version)) {
+        // Whole and as hashed, but not that version's agent (a bundle recorded under the wrong version).
+        rmSync(versionDir(dataDir, binary.version), { recursive: true, force: true })
+        this.#refused = binary.hash
+        await this.#fail(binary.version, `${subject}: expected a bundle of agent ${binary.version} (package.json and dist/cantripd.mjs), got another`)
         return
       }
     }
