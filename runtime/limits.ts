@@ -107,6 +107,8 @@ export const limits = {
   modelsMax: 16,
   /** Agent binaries (version × platform) one model records: a few versions for a few platforms. */
   agentBinariesMax: 64,
+  /** Nesting of any-of/all-of maps in a charm's `assumes` that deploy evaluates. */
+  charmAssumesDepthMax: 8,
   /** Characters of the reason a machine agent gives for a failed upgrade (status shows it). */
   agentUpgradeErrorLengthMax: 1024,
   /** Starts a newly switched-to agent gets to report itself healthy before its launcher switches back. */
