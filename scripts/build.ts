@@ -75,7 +75,7 @@ export async function buildDist (): Promise<void> {
   if (await buildToolClient()) written.add(join(distDir, toolClientName))
   for (const name of readdirSync(distDir)) {
     const path = join(distDir, name)
-    if (!written.has(path) && Date.now() - statSync(path).mtimeMs > staleChunkAgeMs) rmSync(path, { force: true })
+    if (!written.has(path) && Date.now() - statSync(path).mtimeMs > staleChunkAgeMs) rmSync(path, { recursive: true, force: true })
   }
 }
 

@@ -7,15 +7,12 @@
  * `controller 0.2.0: cannot upgrade model "default" to agent 0.3.0: no agent binaries for
  * 0.3.0 linux/x64 in the controller store (have 0.1.0, 0.2.0)`.
  */
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { CantripError } from '../../runtime/errors.ts'
 import { agentBinaryKey, compareAgentVersions, modelAgentVersion, noAgentBinaries, type AgentBinaryRecord } from '../../runtime/model/agent-binaries.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
-import { sha256Hex } from '../charm/charm-chunks.ts'
 import { packageRoot } from '../package-root.ts'
-import { agentPlatform, packAgentBundle, type AgentBundle } from '../tools/agent-bundle.ts'
+import { agentPlatform, installationAgentBundle, type AgentBundle } from '../tools/agent-bundle.ts'
 import { cantripVersion, expectOk } from './cli-context.ts'
 import type { Connection } from './connection.ts'
 
@@ -23,26 +20,9 @@ export class AgentVersionError extends CantripError {
   override name = 'AgentVersionError'
 }
 
-/**
- * This installation's agent bundle. Packing reads and deflates the agent's files (about
- * half a second), so the result is kept in dist/ and reused while no file of dist/ is newer.
- */
+/** This installation's agent bundle (its own version), packed once and cached in dist/. */
 export function clientAgentBundle (root: string = packageRoot): AgentBundle {
-  const dist = join(root, 'dist')
-  const cache = join(dist, `.agent-bundle-${cantripVersion}-${agentPlatform.replace('/', '-')}`)
-  if (existsSync(cache)) {
-    const cached = statSync(cache).mtimeMs
-    const newest = Math.max(...readdirSync(dist).filter(name => !name.startsWith('.')).map(name => statSync(join(dist, name)).mtimeMs))
-    if (cached >= newest) {
-      const bytes = new Uint8Array(readFileSync(cache))
-      return { version: cantripVersion, platform: agentPlatform, bytes, hash: sha256Hex(bytes) }
-    }
-  }
-  const bundle = packAgentBundle(root)
-  const temporary = `${cache}.tmp-${process.pid}`
-  writeFileSync(temporary, bundle.bytes)
-  renameSync(temporary, cache)
-  return bundle
+  return installationAgentBundle(root)
 }
 
 export function recordedBinaries (model: ModelContext): AgentBinaryRecord[] {

@@ -18,9 +18,10 @@
  *                                 loads (classic-level and its dependencies), with only
  *                                 this platform's prebuilt binding
  */
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, posix } from 'node:path'
-import { packEntries, type CharmArchiveEntry } from '../charm/charm-archive.ts'
+import { packEntries, readCharmArchive, type CharmArchiveEntry } from '../charm/charm-archive.ts'
+import { sha256Hex } from '../charm/charm-chunks.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import { packageRoot } from '../package-root.ts'
@@ -126,4 +127,53 @@ function withDirectories (files: ReadonlyMap<string, { data: Uint8Array, mode: 0
     ...[...directories].map(path => ({ path, dir: true as const })),
     ...[...files].map(([path, file]) => ({ path, mode: file.mode, data: file.data }))
   ]
+}
+
+/**
+ * The bundle of the installation at `root`. Packing reads and deflates the agent's files
+ * (about half a second), so the result is kept in its dist/ and reused while no file of
+ * dist/ is newer.
+ */
+export function installationAgentBundle (root: string = packageRoot): AgentBundle {
+  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown }).version
+  const dist = join(root, 'dist')
+  const cache = join(dist, `.agent-bundle-${String(version)}-${agentPlatform.replace('/', '-')}`)
+  if (typeof version === 'string' && existsSync(cache)) {
+    const cached = statSync(cache).mtimeMs
+    const newest = Math.max(...readdirSync(dist).filter(name => !name.startsWith('.')).map(name => statSync(join(dist, name)).mtimeMs))
+    if (cached >= newest) {
+      const bytes = new Uint8Array(readFileSync(cache))
+      return { version, platform: agentPlatform, bytes, hash: sha256Hex(bytes) }
+    }
+  }
+  const bundle = packAgentBundle(root)
+  const temporary = `${cache}.tmp-${process.pid}`
+  writeFileSync(temporary, bundle.bytes)
+  renameSync(temporary, cache)
+  return bundle
+}
+
+/**
+ * The installation's bundle unpacked into `dist/.agent-<hash>` (once): what the manual
+ * provider ships to a host instead of the source tree. Checked and written as any
+ * bundle is (readCharmArchive), into a temporary directory renamed into place.
+ */
+export function stagedAgentBundle (root: string = packageRoot): { dir: string, hash: string } {
+  const bundle = installationAgentBundle(root)
+  const dir = join(root, 'dist', `.agent-${bundle.hash.slice(0, 16)}`)
+  if (existsSync(dir)) return { dir, hash: bundle.hash }
+  const temporary = `${dir}.tmp-${process.pid}`
+  rmSync(temporary, { recursive: true, force: true })
+  mkdirSync(temporary)
+  for (const entry of readCharmArchive(bundle.bytes, bundle.hash)) {
+    const target = join(temporary, entry.path)
+    if ('dir' in entry) mkdirSync(target)
+    else if ('link' in entry) symlinkSync(entry.link, target)
+    else {
+      writeFileSync(target, entry.data)
+      chmodSync(target, entry.mode)
+    }
+  }
+  renameSync(temporary, dir)
+  return { dir, hash: bundle.hash }
 }
