@@ -85,6 +85,7 @@ import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
 import { MachineRole, machineRebootExitCode } from './roles/machine-role.ts'
+import { AgentUpgrader } from './tools/agent-upgrader.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
 import { LogShipper, modelLoggingConfig } from './log-shipper.ts'
@@ -342,6 +343,7 @@ async function main (): Promise<void> {
     }
   }
   let machineRole: MachineRole | undefined
+  let upgrader: AgentUpgrader | undefined
   if (machineId !== undefined) {
     children.push({
       name: `machine-${machineId}`,
@@ -358,10 +360,24 @@ async function main (): Promise<void> {
             // The model's logging-config applies to this agent's loggers at once (Juju's logger worker).
             if (machineRole !== undefined) shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
             say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
+            void upgrader?.check()
           }
         })
         shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
         say({ event: 'machine-started', machine: machineId })
+        // The agent reports the version it runs; a machine-only agent (started by its launcher) also upgrades itself.
+        const reporting = new AgentUpgrader({
+          machineId, dataDir, version, incarnation: nextIncarnation(), client: machineRole.agent.client, logger,
+          restart: to => {
+            say({ event: 'agent-upgrade', machine: machineId, from: version, to })
+            void stop(0, `restarting into agent ${to}`)
+          }
+        })
+        void reporting.started().then(() => {
+          if (role !== 'machine') return
+          upgrader = reporting
+          void upgrader.check()
+        }, (error: unknown) => { logger.log('warning', `cannot report the agent version: ${error instanceof Error ? error.message : String(error)}`) })
         const started = machineRole
         void started.done.then(async () => {
           if (started.rebootRequested) {

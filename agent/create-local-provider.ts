@@ -6,16 +6,17 @@ import * as path from 'node:path'
 import { LocalProvider, type LocalAgentCommand, type LocalProviderOptions } from '../providers/local-provider.ts'
 import { ChildProcessRunner } from './child-process-runner.ts'
 import { NodeFileSystem } from './node-file-system.ts'
-import { cantripdProgram } from './package-root.ts'
+import { cantripdStubProgram } from './package-root.ts'
 import { SystemClock } from './system-clock.ts'
 
 /**
- * This installation's own cantripd (agent/package-root.ts), run with the node running
+ * This installation's agent launcher (agent/cantripd-stub.ts, which runs the version the
+ * machine switched to, or this installation's own cantripd), run with the node running
  * this controller, in this process's environment (a controller's CANTRIP_* settings
  * reach its machines).
  */
 export function defaultLocalAgentCommand (): LocalAgentCommand {
-  const cantripd = cantripdProgram()
+  const cantripd = cantripdStubProgram()
   return {
     file: cantripd.file,
     args: (bootstrapFile, dataDir) => [...cantripd.args, '--bootstrap', bootstrapFile, '--data-dir', dataDir],

@@ -1,8 +1,9 @@
 /**
  * The manual provider (providers/manual-provider.ts) on the real host: the local ssh and
  * tar as child processes, node:fs, the system clock, this process's environment (an ssh
- * agent's socket reaches ssh), and by default this project directory as the agent code,
- * versioned by a hash of its files' names, sizes and times.
+ * agent's socket reaches ssh), and by default this installation's agent bundle as the
+ * agent code, versioned by its hash (a given source by a hash of its files' names,
+ * sizes and times).
  */
 import { createHash } from 'node:crypto'
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs'
@@ -12,22 +13,31 @@ import { ProviderError } from '../runtime/provider.ts'
 import { ManualProvider, type ManualProviderOptions, type ManualSource } from '../providers/manual-provider.ts'
 import { ChildProcessRunner } from './child-process-runner.ts'
 import { NodeFileSystem } from './node-file-system.ts'
-import { packageRoot, runningBundled } from './package-root.ts'
+import { packageRoot } from './package-root.ts'
+import { stagedAgentBundle } from './tools/agent-bundle.ts'
 import { SystemClock } from './system-clock.ts'
 
 const projectRoot = packageRoot
 
 export type RealManualProviderOptions =
   Omit<ManualProviderOptions, 'processes' | 'files' | 'clock' | 'sshCommand' | 'tarCommand' | 'env' | 'writerId' | 'source' | 'sourceVersion'> & {
-    /** Default: this project directory, node_modules included, without .git and the tests. */
+    /** Default: this installation's agent bundle, unpacked (agent/tools/agent-bundle.ts). */
     readonly source?: ManualSource
     /** Default: a hash of the source's names, sizes and times (or the archive's bytes), taken on first use. */
     readonly sourceVersion?: string
   }
 
-/** Relative paths are taken from this process's working directory. */
+/**
+ * Relative paths are taken from this process's working directory. By default a host gets
+ * this installation's agent bundle (agent/tools/agent-bundle.ts: the built agent, the
+ * compiled hook-tool client and LevelDB's prebuilt binding, a few MB), staged once, named
+ * by its hash, and started through its launcher: Node is all the host needs.
+ */
 export function createManualProvider (options: RealManualProviderOptions): ManualProvider {
-  const source = options.source ?? { kind: 'directory', path: projectRoot, exclude: ['./.git', './test', './node_modules/.cache'] }
+  let staged: { dir: string, hash: string } | undefined
+  const stage = (): { dir: string, hash: string } => { staged ??= stagedAgentBundle(projectRoot); return staged }
+  const source: ManualSource = options.source ?? { kind: 'directory', get path () { return stage().dir }, exclude: [] }
+  const sourceVersion = options.sourceVersion ?? (options.source === undefined ? () => stage().hash.slice(0, 16) : () => manualSourceStamp(source))
   const absolute = (path: string | undefined): { path?: string } => path === undefined ? {} : { path: resolve(path) }
   return new ManualProvider({
     ...options,
@@ -35,10 +45,9 @@ export function createManualProvider (options: RealManualProviderOptions): Manua
     ...(options.knownHostsFile === undefined ? {} : { knownHostsFile: absolute(options.knownHostsFile).path! }),
     ...(options.sshKeyFile === undefined ? {} : { sshKeyFile: absolute(options.sshKeyFile).path! }),
     ...(options.controlDir === undefined ? {} : { controlDir: absolute(options.controlDir).path! }),
-    source: { ...source, path: resolve(source.path) },
-    // A bundled controller's hosts run the same bundle: no TypeScript to compile there at every start.
-    ...(options.agentProgram === undefined && options.source === undefined && runningBundled ? { agentProgram: ['dist/cantripd.mjs'] } : {}),
-    sourceVersion: options.sourceVersion ?? (() => manualSourceStamp(source)),
+    // The default's path is found (and the bundle staged) only when a host is provisioned.
+    source: options.source === undefined ? source : { ...source, path: resolve(source.path) },
+    sourceVersion,
     // ssh was SIGKILLed at its timeout before it ran through the ProcessRunner; no grace.
     processes: new ChildProcessRunner({ timeoutKillGraceMs: 0 }),
     files: new NodeFileSystem(),

@@ -40,3 +40,12 @@ export function cantripdProgram (): NodeProgram {
   if (runningBundled) return { file: process.execPath, args: [join(packageRoot, 'dist', 'cantripd.mjs')] }
   return { file: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(packageRoot, 'agent', 'cantripd.ts')] }
 }
+
+/**
+ * The agent launcher (agent/cantripd-stub.ts) as this installation runs it: what a
+ * provider starts for a machine, so the machine runs the agent version it switched to.
+ */
+export function cantripdStubProgram (): NodeProgram {
+  if (runningBundled) return { file: process.execPath, args: [join(packageRoot, 'dist', 'cantripd-stub.mjs')] }
+  return { file: process.execPath, args: ['--import', import.meta.resolve('tsx'), join(packageRoot, 'agent', 'cantripd-stub.ts')] }
+}

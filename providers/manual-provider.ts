@@ -11,10 +11,11 @@
  *   machine-<id>/pid       the agent's pid (it leads its own session and process group)
  *   machine-<id>/agent/    the agent's data dir; machine-<id>/agent.log its output
  *
- * The code is shipped as a tar stream over the same ssh connection, by default the
- * project directory itself including node_modules (minus .git and the tests): on a host
- * with the same platform as the controller that works within seconds, and needs neither
- * npm nor registry access on the host. `remoteNode` names the host's node (>= 20.19).
+ * The code is shipped as a tar stream over the same ssh connection: by default
+ * (agent/create-manual-provider.ts) the controller's agent bundle, a few MB, which needs
+ * neither npm, registry access nor a compiler on a host of the controller's platform,
+ * and is started through its launcher (`dist/cantripd-stub.mjs`). `remoteNode` names the
+ * host's node (>= 20.19).
  *
  * Credentials: the ssh private key stays on the controller (it is only an `-i` argument
  * to the local ssh) and bootstrap data carries none, so a host never holds anything that
@@ -100,12 +101,7 @@ export interface ManualProviderOptions {
   readonly remoteNode?: string
   /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it). */
   readonly listen?: string
-  /**
-   * The agent program's arguments to node, relative to `codeDir` (default
-   * `--import tsx agent/cantripd.ts`; a bundled controller ships and runs `dist/cantripd.mjs`).
-   */
-  readonly agentProgram?: readonly string[]
-  /** The agent's argv on the host, run in `codeDir` (default: `cantripd --bootstrap`). */
+  /** The agent's argv on the host, run in `codeDir` (default: the bundle's launcher, `node dist/cantripd-stub.mjs --bootstrap …`). */
   readonly agentCommand?: (paths: AgentPaths) => readonly string[]
   /** ssh's ConnectTimeout (default 5000). */
   readonly connectTimeoutMs?: number
@@ -424,8 +420,9 @@ export class ManualProvider implements Provider {
     return all
   }
 
+  // The agent bundle's launcher (agent/cantripd-stub.ts): it runs the version the machine switched to, else the shipped one.
   readonly #defaultAgentCommand = (paths: AgentPaths): readonly string[] => [
-    paths.remoteNode, ...(this.#options.agentProgram ?? ['--import', 'tsx', 'agent/cantripd.ts']),
+    paths.remoteNode, 'dist/cantripd-stub.mjs',
     '--bootstrap', paths.bootstrapFile,
     '--data-dir', paths.dataDir,
     '--listen', this.#options.listen ?? '/ip4/0.0.0.0/tcp/0',

@@ -111,6 +111,16 @@ export const limits = {
   modelFinishedActionsMax: 10_000,
   /** Models one controller group hosts besides "default": each is a Raft group of its own in every controller process. */
   modelsMax: 16,
+  /** Agent binaries (version × platform) one model records: a few versions for a few platforms. */
+  agentBinariesMax: 64,
+  /** Nesting of any-of/all-of maps in a charm's `assumes` that deploy evaluates. */
+  charmAssumesDepthMax: 8,
+  /** Characters of the reason a machine agent gives for a failed upgrade (status shows it). */
+  agentUpgradeErrorLengthMax: 1024,
+  /** Starts a newly switched-to agent gets to report itself healthy before its launcher switches back. */
+  agentUpgradeStartsMax: 3,
+  /** Fetches of one agent version's bundle a machine agent tries (each on a later view of the model) before it waits for a restart. */
+  agentUpgradeAttemptsMax: 5,
   /** Units one deploy or add-unit may create. */
   modelUnitsPerCommandMax: 1_000,
   /** Bytes (keys plus values) in one relation databag, in leader settings, or in an application's config. */

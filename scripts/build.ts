@@ -16,7 +16,9 @@
  *   node --import tsx scripts/build.ts [--quiet]
  */
 import { build, type BuildOptions } from 'esbuild'
-import { chmodSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, copyFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { ensureToolClient } from '../agent/hook-tools/client/build-client.ts'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -27,6 +29,7 @@ export const distDir = join(root, 'dist')
 const entryPoints = {
   cantrip: 'bin/cantrip.ts',
   cantripd: 'agent/cantripd.ts',
+  'cantripd-stub': 'agent/cantripd-stub.ts',
   'sim-engine': 'sim/cli/sim-engine.ts',
   'sim-swarm-worker': 'sim/cli/sim-swarm-worker.ts'
 }
@@ -67,11 +70,34 @@ const staleChunkAgeMs = 24 * 3600_000
 
 export async function buildDist (): Promise<void> {
   const result = await build({ ...buildOptions, metafile: true })
-  for (const bin of ['cantrip', 'cantripd']) chmodSync(join(distDir, `${bin}.mjs`), 0o755)
+  for (const bin of ['cantrip', 'cantripd', 'cantripd-stub']) chmodSync(join(distDir, `${bin}.mjs`), 0o755)
   const written = new Set(Object.keys(result.metafile.outputs).map(output => join(root, output)))
+  if (await buildToolClient()) written.add(join(distDir, toolClientName))
   for (const name of readdirSync(distDir)) {
     const path = join(distDir, name)
-    if (!written.has(path) && Date.now() - statSync(path).mtimeMs > staleChunkAgeMs) rmSync(path, { force: true })
+    if (!written.has(path) && Date.now() - statSync(path).mtimeMs > staleChunkAgeMs) rmSync(path, { recursive: true, force: true })
+  }
+}
+
+/** The hook-tool client as the agent bundle ships it (agent/hook-tools/client/build-client.ts finds it there). */
+const toolClientName = 'cantrip-tool'
+
+/**
+ * Compiles the hook-tool client here, once, so the agent built from this tree carries it
+ * and a machine needs no compiler. Without a compiler the build goes on: the agent then
+ * compiles the client on first use, as it did before, and says so if it cannot.
+ */
+async function buildToolClient (): Promise<boolean> {
+  try {
+    const built = await ensureToolClient({ cacheDir: join(tmpdir(), `cantrip-tool-build-${process.getuid?.() ?? 0}`) })
+    const temporary = join(distDir, `.${toolClientName}.tmp-${process.pid}`)
+    copyFileSync(built, temporary)
+    chmodSync(temporary, 0o755)
+    renameSync(temporary, join(distDir, toolClientName))
+    return true
+  } catch (error) {
+    process.stderr.write(`build: hook-tool client not built (${error instanceof Error ? error.message : String(error)}); agents will compile it on first use\n`)
+    return false
   }
 }
 

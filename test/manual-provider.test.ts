@@ -385,7 +385,7 @@ if (reason !== undefined) {
   })
 
   const cantripdHasBootstrap = readFileSync(join(projectRoot, 'agent', 'cantripd.ts'), 'utf8').includes("bootstrap: { type: 'string' }")
-  test('the real agent: cantripd --bootstrap starts from the shipped project code', async () => {
+  test('the real agent: the launcher starts cantripd --bootstrap from the shipped agent bundle', async () => {
     if (!cantripdHasBootstrap) {
       console.log('manual-provider: cantripd has no --bootstrap yet; the real-agent start is not tested')
       return
@@ -414,14 +414,17 @@ if (reason !== undefined) {
     }
     assert.match(log, '"listening"', log)
     assert.ok(existsSync(join(dir, 'agent', 'agent.key')), 'the agent made its identity in its data dir')
-    // Shipped without the tests or git history, with its dependencies.
+    // The agent bundle, not the source tree (issue 26): the built agent and its launcher,
+    // the compiled hook-tool client, LevelDB's binding; no sources, no tsx, no compiler needed.
     const codeDirs = readdirSync(join(work, 'real-root', 'code')).filter(name => !name.startsWith('.'))
     assert.is(codeDirs.length, 1)
     const code = join(work, 'real-root', 'code', codeDirs[0]!)
-    assert.ok(existsSync(join(code, 'agent', 'cantripd.ts')))
-    assert.ok(existsSync(join(code, 'node_modules', 'tsx')))
-    assert.not.ok(existsSync(join(code, 'test')))
-    assert.not.ok(existsSync(join(code, '.git')))
+    for (const file of ['dist/cantripd-stub.mjs', 'dist/cantripd.mjs', 'node_modules/classic-level/package.json']) assert.ok(existsSync(join(code, file)), file)
+    assert.not.ok(existsSync(join(code, 'agent')))
+    assert.not.ok(existsSync(join(code, 'node_modules', 'tsx')))
+    const shipped = spawnSync('du', ['-sb', code], { encoding: 'utf8' }).stdout.split('\t')[0]
+    assert.ok(Number(shipped) < 15_000_000, `${shipped} bytes shipped, expected under 15 MB`)
+    console.log(`manual-provider: real agent: ${shipped} bytes of agent code on the host`)
     const again = Date.now()
     await provider.startInstance(spec('6', 'token-6', placement))
     console.log(`manual-provider: real agent: first start ${installMs}ms (code install included), same-token start ${Date.now() - again}ms`)

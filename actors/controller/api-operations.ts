@@ -89,26 +89,26 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
   },
   'charm-manifest': {
     parse: parseCharmManifestRequest,
-    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, manifest: (await store.manifest(request.hash, { local: request.local === true })) ?? null }))
+    answer: async (context, request) => await withCharms(context, request, async store => ({ ok: true, manifest: (await store.manifest(request.hash, { local: request.local === true })) ?? null }))
   },
   'charm-chunk': {
     parse: parseCharmChunkRequest,
-    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, bytes: (await store.chunk(request.hash, request.index, { local: request.local === true })) ?? null }))
+    answer: async (context, request) => await withCharms(context, request, async store => ({ ok: true, bytes: (await store.chunk(request.hash, request.index, { local: request.local === true })) ?? null }))
   },
   'put-charm-begin': {
     parse: parsePutCharmBegin,
-    answer: async ({ charms }, request) => await withCharms(charms, async store => ({ ok: true, ...await store.begin(request.manifest) }))
+    answer: async (context, request) => await withCharms(context, request, async store => ({ ok: true, ...await store.begin(request.manifest) }))
   },
   'put-charm-chunk': {
     parse: parsePutCharmChunk,
-    answer: async ({ charms }, request) => await withCharms(charms, async store => {
+    answer: async (context, request) => await withCharms(context, request, async store => {
       await store.putChunk(request.hash, request.index, request.bytes)
       return { ok: true }
     })
   },
   'put-charm-commit': {
     parse: parsePutCharmCommit,
-    answer: async ({ charms }, request) => await withCharms(charms, async store => {
+    answer: async (context, request) => await withCharms(context, request, async store => {
       await store.commit(request.hash)
       return { ok: true, hash: request.hash }
     })

@@ -47,18 +47,18 @@ export interface ApiRequests {
    * `local: true` asks for this controller's own store only, which is how those peers are
    * asked, so a fetch never goes further than one hop.
    */
-  'charm-manifest': { op: 'charm-manifest', hash: string, local?: boolean }
+  'charm-manifest': { op: 'charm-manifest', hash: string, local?: boolean } & StoreSelector
   /** One chunk of a charm archive (at most limits.charmChunkBytesMax), as `charm-manifest` finds it. */
-  'charm-chunk': { op: 'charm-chunk', hash: string, index: number, local?: boolean }
+  'charm-chunk': { op: 'charm-chunk', hash: string, index: number, local?: boolean } & StoreSelector
   /** Admins only: begin (or resume) an upload; the reply lists the chunks still to send. */
-  'put-charm-begin': { op: 'put-charm-begin', manifest: CharmManifest }
+  'put-charm-begin': { op: 'put-charm-begin', manifest: CharmManifest } & StoreSelector
   /** Admins only: one chunk of an upload begun on this controller, checked against its manifest. */
-  'put-charm-chunk': { op: 'put-charm-chunk', hash: string, index: number, bytes: Uint8Array }
+  'put-charm-chunk': { op: 'put-charm-chunk', hash: string, index: number, bytes: Uint8Array } & StoreSelector
   /**
    * Admins only: the whole archive checked against its hash and made readable; answered
    * once a majority of the controllers hold it, so any of them can serve it after a failover.
    */
-  'put-charm-commit': { op: 'put-charm-commit', hash: string }
+  'put-charm-commit': { op: 'put-charm-commit', hash: string } & StoreSelector
   /** Admins only: the revision and the machine ids, read linearizably (status, tests). */
   'model-summary': { op: 'model-summary' }
   /**
@@ -128,6 +128,13 @@ export type MachineModelReply =
 export type GoalStateReply =
   | { ok: true, goalState: GoalState }
   | { ok: false, error: string }
+
+/**
+ * Which content-addressed store the five charm operations address: the charm archives
+ * (absent) or the agent bundles (`store: 'agent'`, agent/tools/agent-bundle.ts), which
+ * are kept, replicated, fetched and checked exactly as charm archives are.
+ */
+export interface StoreSelector { store?: 'agent' }
 
 export type CharmManifestReply =
   | { ok: true, manifest: CharmManifest | null }

@@ -52,6 +52,8 @@ export interface ApiExtras {
   controllerAddresses?: ControllerAddresses
   /** The log records this controller keeps (debug-log). */
   logs?: LogRing
+  /** The agent bundles this controller keeps (`store: 'agent'` on the charm operations). */
+  agentBinaries?: CharmArchives
 }
 
 /** Who a peer is, from its (authenticated) peer id; undefined for strangers. */

@@ -25,7 +25,7 @@ import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
-import { encodeApiRequest, requestApi, type GoalStateReply } from '../controller/api-requests.ts'
+import { encodeApiRequest, requestApi, type GoalStateReply, type StoreSelector } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
 
 const component = 'controller client'
@@ -251,18 +251,18 @@ export class ControllerClient {
     })
   }
 
-  /** A charm archive's manifest (runtime/charm/charm-manifest.ts), from the first controller that has it. */
-  async charmManifest (hash: string): Promise<unknown> {
+  /** A charm archive's (or with `store: 'agent'` an agent bundle's) manifest (runtime/charm/charm-manifest.ts), from the first controller that has it. */
+  async charmManifest (hash: string, selector: StoreSelector = {}): Promise<unknown> {
     return await this.#charmRequest(async target => {
-      const reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'charm-manifest', hash }, { component, timeoutMs: this.#charmTimeoutMs() })
+      const reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'charm-manifest', hash, ...selector }, { component, timeoutMs: this.#charmTimeoutMs() })
       return reply.ok ? reply.manifest ?? undefined : undefined
     })
   }
 
   /** One chunk of a charm archive; the caller checks it against the manifest (agent/uniter/charm-fetch.ts). */
-  async charmChunk (hash: string, index: number): Promise<Uint8Array | undefined> {
+  async charmChunk (hash: string, index: number, selector: StoreSelector = {}): Promise<Uint8Array | undefined> {
     return await this.#charmRequest(async target => {
-      const reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'charm-chunk', hash, index }, { component, timeoutMs: this.#charmTimeoutMs() })
+      const reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'charm-chunk', hash, index, ...selector }, { component, timeoutMs: this.#charmTimeoutMs() })
       return reply.ok && reply.bytes instanceof Uint8Array ? reply.bytes : undefined
     })
   }

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { FullModelReply } from '../../actors/controller/controller-api.ts'
 import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
-import { requestApi, type ApiReplies, type ApiReplyBase, type ApiRequests, type ApiSuccess } from '../../actors/controller/api-requests.ts'
+import { requestApi, type ApiReplies, type ApiReplyBase, type ApiRequests, type ApiSuccess, type StoreSelector } from '../../actors/controller/api-requests.ts'
 import type { ApiOp } from '../../actors/controller/api-policy.ts'
 import type { ControllerStatusReply } from '../../actors/controller/api-controller-status.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
@@ -188,24 +188,25 @@ export class Connection {
    * the next member if one cannot be reached; a refusal is final. Answers the hash the
    * controller stored it as.
    */
-  async putCharm (bytes: Uint8Array): Promise<string> {
+  async putCharm (bytes: Uint8Array, selector: StoreSelector = {}): Promise<string> {
     const manifest = charmManifestOf(bytes)
+    const what = selector.store === 'agent' ? 'put-agent-binary' : 'put-charm'
     let last = 'no controller answered'
     for (const target of this.#members) {
       try {
         const upload: UploadTarget = {
-          begin: async m => await this.apiTo(target, { op: 'put-charm-begin', manifest: m }),
-          chunk: async (hash, index, chunk) => await this.apiTo(target, { op: 'put-charm-chunk', hash, index, bytes: chunk }),
+          begin: async m => await this.apiTo(target, { op: 'put-charm-begin', manifest: m, ...selector }),
+          chunk: async (hash, index, chunk) => await this.apiTo(target, { op: 'put-charm-chunk', hash, index, bytes: chunk, ...selector }),
           // The controller answers once a majority of the controllers hold the archive.
-          commit: async hash => await this.apiTo(target, { op: 'put-charm-commit', hash }, { timeoutMs: limits.charmReplicationTimeoutMs + requestTimeoutMs })
+          commit: async hash => await this.apiTo(target, { op: 'put-charm-commit', hash, ...selector }, { timeoutMs: limits.charmReplicationTimeoutMs + requestTimeoutMs })
         }
         return (await uploadCharm(upload, bytes, manifest)).hash
       } catch (error) {
-        if (error instanceof CharmUploadRefusedError) throw new CantripError(`${component}: put-charm failed: ${error.message}`)
+        if (error instanceof CharmUploadRefusedError) throw new CantripError(`${component}: ${what} failed: ${error.message}`)
         last = error instanceof Error ? error.message : String(error)
       }
     }
-    throw new CantripError(`${component}: put-charm failed: ${last}`)
+    throw new CantripError(`${component}: ${what} failed: ${last}`)
   }
 
   /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */

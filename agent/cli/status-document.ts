@@ -12,6 +12,8 @@
  * unknown); the leader unit is starred and subordinates are listed under their principal.
  */
 import type { FullModel } from './connection.ts'
+import { modelAgentVersion } from '../../runtime/model/agent-binaries.ts'
+import { cantripVersion } from '../version.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { MachineRecord, ModelContext, UnitRecord } from '../../runtime/model/model-types.ts'
 import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
@@ -37,6 +39,8 @@ export interface StatusDocument {
     'ip-addresses'?: string[]
     'instance-id': string
     'machine-status': StatusValue
+    /** Set when the agent runs another version than the model's, or its last upgrade failed: why. */
+    'agent-version-message'?: string
     constraints?: string
   }>
   applications: Record<string, {
@@ -54,6 +58,13 @@ export interface StatusDocument {
 }
 
 const severity = ['error', 'blocked', 'maintenance', 'waiting', 'active', 'terminated', 'unknown']
+
+/** Flags a machine whose agent is not at the model's version, with why when an upgrade failed. */
+function agentVersionNote (machine: MachineRecord, modelVersion: string): { 'agent-version-message'?: string } {
+  if (machine.agentUpgradeError !== undefined) return { 'agent-version-message': machine.agentUpgradeError }
+  if (machine.agentVersion === undefined || machine.agentVersion === modelVersion) return {}
+  return { 'agent-version-message': `agent ${machine.agentVersion}, model ${modelVersion}` }
+}
 
 function since (ms: number | null): string | undefined {
   return ms === null ? undefined : new Date(ms).toISOString()
@@ -79,6 +90,8 @@ function ports (unit: UnitRecord): string[] {
 export function statusDocument (full: FullModel, controller: string, now: number): StatusDocument {
   const model: ModelContext = full.model
   const reader = readerOf(model)
+  // The model's agent-version; a model that never had one runs the controllers' (this client's as far as it knows).
+  const modelVersion = modelAgentVersion(model) ?? cantripVersion
   const lost = (machine: string): boolean => full.presence[machine]?.status === 'lost'
   const machineAddress = (id: string): string | undefined => reader.machine(id)?.addresses[0]
 
@@ -103,7 +116,8 @@ export function statusDocument (full: FullModel, controller: string, now: number
   for (const machine of tableValues(model.machines) as MachineRecord[]) {
     const agent = displayedMachineAgent(machine, lost(machine.id))
     machines[machine.id] = {
-      'juju-status': value(agent.status, agent.message, agent.since),
+      'juju-status': { ...value(agent.status, agent.message, agent.since), ...(machine.agentVersion === undefined ? {} : { version: machine.agentVersion }) },
+      ...agentVersionNote(machine, modelVersion),
       ...(machine.addresses[0] === undefined ? {} : { 'dns-name': machine.addresses[0], 'ip-addresses': [...machine.addresses] }),
       'instance-id': machine.instanceId ?? 'pending',
       'machine-status': value(machine.instance.status, machine.instance.message, machine.instance.since),
@@ -144,7 +158,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
   return {
     // The local provider's cloud is Juju's `localhost` (region `localhost`), as `controllers`
     // shows it; no model has an SLA, which Juju 3 shows as `unsupported`.
-    model: { name: full.modelName ?? 'default', type: 'iaas', controller, cloud: 'localhost', region: 'localhost', version: '0.1.0', 'model-status': { current: 'available' }, sla: 'unsupported' },
+    model: { name: full.modelName ?? 'default', type: 'iaas', controller, cloud: 'localhost', region: 'localhost', version: modelVersion, 'model-status': { current: 'available' }, sla: 'unsupported' },
     machines: sortKeys(machines),
     applications: sortKeys(applications),
     controller: { timestamp: new Date(now).toISOString().slice(11, 19) + 'Z' }

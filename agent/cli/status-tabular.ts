@@ -80,7 +80,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
       ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
       ...machines.map(([id, machine]) => [
         id, paint(machine['juju-status'].current), machine['dns-name'] ?? '', machine['instance-id'], '', '',
-        machine['machine-status'].message ?? machine['machine-status'].current
+        machine['agent-version-message'] ?? machine['machine-status'].message ?? machine['machine-status'].current
       ])
     ]))
   }

@@ -1,5 +1,6 @@
 /**
- * The controller's charm store: archives by content address (sha256 of the archive), in
+ * The controller's charm store (and, as `new CharmStore(storage, 'agent')`, its agent
+ * binary store): archives by content address (sha256 of the archive), in
  * the controller's Storage beside its Raft state, one key per chunk
  * (runtime/charm/charm-manifest.ts). The model records only the URL → hash; whoever
  * fetches the archive gets its manifest and then its chunks, and checks both again.
@@ -20,16 +21,21 @@ import { limits } from '../../runtime/limits.ts'
 import { prefixUpperBound, type Storage } from '../../runtime/storage.ts'
 import { createHash } from 'node:crypto'
 
-const component = 'charm store'
-const archivePrefix = 'charm-archive/'
-const uploadPrefix = 'charm-upload/'
-const chunkPrefix = 'charm-chunk/'
+/**
+ * What a store holds: charm archives, or agent bundles (agent/tools/agent-bundle.ts),
+ * which are kept the same way under keys of their own, so one controller Storage holds
+ * both without either seeing the other's.
+ */
+export type StoreKind = 'charm' | 'agent'
+
+const components: Record<StoreKind, string> = { charm: 'charm store', agent: 'agent binary store' }
+const things: Record<StoreKind, string> = { charm: 'charm archive', agent: 'agent bundle' }
 
 /** An upload the store refuses (a chunk that is not what the manifest says, a hash that does not match): one line. */
 export class CharmUploadError extends CantripError {
   override name = 'CharmUploadError'
-  constructor (hash: string, what: string, problem: string) {
-    super(`${component}: cannot accept ${what}charm archive ${JSON.stringify(hash)}: ${problem}`)
+  constructor (hash: string, what: string, problem: string, kind: StoreKind = 'charm') {
+    super(`${components[kind]}: cannot accept ${what}${things[kind]} ${JSON.stringify(hash)}: ${problem}`)
   }
 }
 
@@ -43,12 +49,22 @@ interface Upload {
 
 export class CharmStore {
   readonly #storage: Storage
+  readonly #kind: StoreKind
+  readonly #component: string
+  readonly #archivePrefix: string
+  readonly #uploadPrefix: string
+  readonly #chunkPrefix: string
   /** Mutations one at a time, so two chunks of one upload never race on its record. */
   #queue: Promise<unknown> = Promise.resolve()
   #uploads: Map<string, Upload> | undefined
 
-  constructor (storage: Storage) {
+  constructor (storage: Storage, kind: StoreKind = 'charm') {
     this.#storage = storage
+    this.#kind = kind
+    this.#component = components[kind]
+    this.#archivePrefix = `${kind}-archive/`
+    this.#uploadPrefix = `${kind}-upload/`
+    this.#chunkPrefix = `${kind}-chunk/`
   }
 
   /** Begins (or resumes) the upload `manifest` describes; answers what is still to send. */
@@ -65,7 +81,7 @@ export class CharmStore {
       }
       const begun = Math.max(0, ...[...uploads.values()].map(u => u.begun)) + 1
       const upload: Upload = { manifest, received: manifest.chunks.map(() => false), begun }
-      await this.#storage.put(uploadPrefix + manifest.hash, encodeUpload(upload), { sync: false })
+      await this.#storage.put(this.#uploadPrefix + manifest.hash, encodeUpload(upload, this.#component), { sync: false })
       uploads.set(manifest.hash, upload)
       return { complete: false, missing: missingOf(upload) }
     })
@@ -76,16 +92,16 @@ export class CharmStore {
     await this.#serial(async () => {
       if (await this.manifest(hash) !== undefined) return
       const upload = (await this.#pending()).get(hash)
-      if (upload === undefined) throw new CharmUploadError(hash, `chunk ${index} of `, 'expected an upload begun with its manifest, got none')
+      if (upload === undefined) throw this.#error(hash, `chunk ${index} of `, 'expected an upload begun with its manifest, got none')
       const count = upload.manifest.chunks.length
-      if (!Number.isSafeInteger(index) || index < 0 || index >= count) throw new CharmUploadError(hash, `chunk ${index} of `, `expected a chunk index from 0 to ${count - 1}`)
+      if (!Number.isSafeInteger(index) || index < 0 || index >= count) throw this.#error(hash, `chunk ${index} of `, `expected a chunk index from 0 to ${count - 1}`)
       const problem = chunkProblem(upload.manifest, index, bytes)
-      if (problem !== undefined) throw new CharmUploadError(hash, `chunk ${index} of `, problem)
+      if (problem !== undefined) throw this.#error(hash, `chunk ${index} of `, problem)
       if (upload.received[index] === true) return
       upload.received[index] = true
       await this.#storage.batch([
-        { type: 'put', key: chunkKey(hash, index), value: bytes },
-        { type: 'put', key: uploadPrefix + hash, value: encodeUpload(upload) }
+        { type: 'put', key: this.#chunkKey(hash, index), value: bytes },
+        { type: 'put', key: this.#uploadPrefix + hash, value: encodeUpload(upload, this.#component) }
       ], { sync: false })
     })
   }
@@ -99,23 +115,23 @@ export class CharmStore {
       if (await this.manifest(hash) !== undefined) return
       const uploads = await this.#pending()
       const upload = uploads.get(hash)
-      if (upload === undefined) throw new CharmUploadError(hash, '', 'expected an upload begun with its manifest, got none')
+      if (upload === undefined) throw this.#error(hash, '', 'expected an upload begun with its manifest, got none')
       const missing = missingOf(upload)
-      if (missing.length > 0) throw new CharmUploadError(hash, '', `expected all ${upload.manifest.chunks.length} chunks, got ${upload.manifest.chunks.length - missing.length} (chunk ${missing[0]!} is missing)`)
+      if (missing.length > 0) throw this.#error(hash, '', `expected all ${upload.manifest.chunks.length} chunks, got ${upload.manifest.chunks.length - missing.length} (chunk ${missing[0]!} is missing)`)
       const whole = createHash('sha256')
       for (let index = 0; index < upload.manifest.chunks.length; index++) {
-        const chunk = await this.#storage.get(chunkKey(hash, index))
-        if (chunk === undefined) throw new CharmUploadError(hash, '', `expected chunk ${index} in the store, got none`)
+        const chunk = await this.#storage.get(this.#chunkKey(hash, index))
+        if (chunk === undefined) throw this.#error(hash, '', `expected chunk ${index} in the store, got none`)
         whole.update(chunk)
       }
       const actual = whole.digest('hex')
       if (actual !== hash) {
         await this.#drop(hash)
-        throw new CharmUploadError(hash, '', `expected the chunks to hash to sha256 ${hash}, got sha256 ${actual}; the upload was dropped`)
+        throw this.#error(hash, '', `expected the chunks to hash to sha256 ${hash}, got sha256 ${actual}; the upload was dropped`)
       }
       await this.#storage.batch([
-        { type: 'put', key: archivePrefix + hash, value: encode(upload.manifest, component) },
-        { type: 'del', key: uploadPrefix + hash }
+        { type: 'put', key: this.#archivePrefix + hash, value: encode(upload.manifest, this.#component) },
+        { type: 'del', key: this.#uploadPrefix + hash }
       ], { sync: true })
       uploads.delete(hash)
     })
@@ -123,16 +139,16 @@ export class CharmStore {
 
   /** The manifest of a stored (committed) archive, or undefined. */
   async manifest (hash: string): Promise<CharmManifest | undefined> {
-    checkHash(hash)
-    const bytes = await this.#storage.get(archivePrefix + hash)
-    return bytes === undefined ? undefined : decode(bytes, component) as CharmManifest
+    checkHash(hash, this.#component)
+    const bytes = await this.#storage.get(this.#archivePrefix + hash)
+    return bytes === undefined ? undefined : decode(bytes, this.#component) as CharmManifest
   }
 
   /** Chunk `index` of a stored (committed) archive, or undefined. */
   async chunk (hash: string, index: number): Promise<Uint8Array | undefined> {
     const manifest = await this.manifest(hash)
     if (manifest === undefined || !Number.isSafeInteger(index) || index < 0 || index >= manifest.chunks.length) return undefined
-    return await this.#storage.get(chunkKey(hash, index))
+    return await this.#storage.get(this.#chunkKey(hash, index))
   }
 
   /** Unfinished uploads this store keeps (for tests and the bound). */
@@ -143,7 +159,7 @@ export class CharmStore {
   /** Stores a whole archive held in memory (tests, fixtures); answers its hash. */
   async put (bytes: Uint8Array, chunkBytes: number = limits.charmChunkBytesMax): Promise<string> {
     if (bytes.byteLength > limits.charmArchiveBytesMax) {
-      throw new InvalidInputError(component, `a charm archive of at most ${limits.charmArchiveBytesMax} bytes`, `${bytes.byteLength} bytes`)
+      throw new InvalidInputError(this.#component, `a ${things[this.#kind]} of at most ${limits.charmArchiveBytesMax} bytes`, `${bytes.byteLength} bytes`)
     }
     const manifest = charmManifestOf(bytes, chunkBytes)
     const { missing } = await this.begin(manifest)
@@ -158,11 +174,19 @@ export class CharmStore {
     if (manifest === undefined) return undefined
     const bytes = new Uint8Array(manifest.size)
     for (let index = 0; index < manifest.chunks.length; index++) {
-      const chunk = await this.#storage.get(chunkKey(hash, index))
+      const chunk = await this.#storage.get(this.#chunkKey(hash, index))
       if (chunk === undefined) return undefined
       bytes.set(chunk, index * manifest.chunkBytes)
     }
     return sha256Hex(bytes) === hash ? bytes : undefined
+  }
+
+  #error (hash: string, what: string, problem: string): CharmUploadError {
+    return new CharmUploadError(hash, what, problem, this.#kind)
+  }
+
+  #chunkKey (hash: string, index: number): string {
+    return `${this.#chunkPrefix}${hash}/${String(index).padStart(6, '0')}`
   }
 
   async #serial<T> (run: () => Promise<T>): Promise<T> {
@@ -175,8 +199,8 @@ export class CharmStore {
   async #pending (): Promise<Map<string, Upload>> {
     if (this.#uploads !== undefined) return this.#uploads
     const uploads = new Map<string, Upload>()
-    const records = await this.#storage.range({ gte: uploadPrefix, lt: prefixUpperBound(uploadPrefix), limit: limits.charmUploadsPendingMax * 2 })
-    for (const [key, value] of records) uploads.set(key.slice(uploadPrefix.length), decode(value, component) as Upload)
+    const records = await this.#storage.range({ gte: this.#uploadPrefix, lt: prefixUpperBound(this.#uploadPrefix), limit: limits.charmUploadsPendingMax * 2 })
+    for (const [key, value] of records) uploads.set(key.slice(this.#uploadPrefix.length), decode(value, this.#component) as Upload)
     this.#uploads = uploads
     return uploads
   }
@@ -186,21 +210,17 @@ export class CharmStore {
     const uploads = await this.#pending()
     const upload = uploads.get(hash)
     const count = upload === undefined ? 0 : charmChunkCount(upload.manifest.size, upload.manifest.chunkBytes)
-    const operations = Array.from({ length: count }, (_, index) => ({ type: 'del' as const, key: chunkKey(hash, index) }))
-    await this.#storage.batch([...operations, { type: 'del', key: uploadPrefix + hash }], { sync: false })
+    const operations = Array.from({ length: count }, (_, index) => ({ type: 'del' as const, key: this.#chunkKey(hash, index) }))
+    await this.#storage.batch([...operations, { type: 'del', key: this.#uploadPrefix + hash }], { sync: false })
     uploads.delete(hash)
   }
 }
 
-function checkHash (hash: string): void {
+function checkHash (hash: string, component: string): void {
   if (typeof hash !== 'string' || !sha256Pattern.test(hash)) throw new InvalidInputError(component, 'a sha256 hex digest', hash)
 }
 
-function chunkKey (hash: string, index: number): string {
-  return `${chunkPrefix}${hash}/${String(index).padStart(6, '0')}`
-}
-
-function encodeUpload (upload: Upload): Uint8Array {
+function encodeUpload (upload: Upload, component: string): Uint8Array {
   return encode(upload, component)
 }
 

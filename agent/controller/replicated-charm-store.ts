@@ -25,9 +25,7 @@ import { CantripError } from '../../runtime/errors.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import type { PeerId, Transport } from '../../runtime/transport.ts'
-import type { CharmStore } from './charm-store.ts'
-
-const component = 'replicated charm store'
+import type { CharmStore, StoreKind } from './charm-store.ts'
 
 export interface ReplicatedCharmStoreOptions {
   /** This controller's own store. */
@@ -42,15 +40,20 @@ export interface ReplicatedCharmStoreOptions {
   /** Time a commit waits for a majority to hold the archive; limits.charmReplicationTimeoutMs by default. */
   replicationTimeoutMs?: number
   logger?: Logger
+  /** What the store holds (the peers are asked for the same kind); 'charm' by default. */
+  kind?: StoreKind
 }
 
 /** Too many distinct archives are being fetched already: refused at once. */
 export class CharmFetchBusyError extends CantripError {
   override name = 'CharmFetchBusyError'
-  constructor (hash: string, inFlightMax: number) {
-    super(`${component}: cannot fetch charm archive "${hash}": ${inFlightMax} fetches already in flight, the maximum`)
+  constructor (hash: string, inFlightMax: number, kind: StoreKind = 'charm') {
+    super(`${componentOf(kind)}: cannot fetch ${thingOf(kind)} "${hash}": ${inFlightMax} fetches already in flight, the maximum`)
   }
 }
+
+const componentOf = (kind: StoreKind): string => kind === 'charm' ? 'replicated charm store' : 'replicated agent binary store'
+const thingOf = (kind: StoreKind): string => kind === 'charm' ? 'charm archive' : 'agent bundle'
 
 /** An accepted upload that not enough controllers could copy in time. */
 export class CharmReplicationError extends CantripError {
@@ -60,9 +63,18 @@ export class CharmReplicationError extends CantripError {
 export class ReplicatedCharmStore implements CharmArchives {
   readonly #o: ReplicatedCharmStoreOptions
   readonly #fetches = new Map<string, Promise<CharmManifest | undefined>>()
+  readonly #kind: StoreKind
+  /** Added to every request to a peer: which of its stores is meant. */
+  readonly #store: { store?: 'agent' }
 
   constructor (options: ReplicatedCharmStoreOptions) {
     this.#o = options
+    this.#kind = options.kind ?? 'charm'
+    this.#store = this.#kind === 'agent' ? { store: 'agent' } : {}
+  }
+
+  get #component (): string {
+    return componentOf(this.#kind)
   }
 
   async begin (manifest: CharmManifest): Promise<CharmUploadState> {
@@ -103,7 +115,7 @@ export class ReplicatedCharmStore implements CharmArchives {
   async #ensure (hash: string): Promise<CharmManifest | undefined> {
     const running = this.#fetches.get(hash)
     if (running !== undefined) return await running
-    if (this.#fetches.size >= limits.charmFetchesInFlightMax) throw new CharmFetchBusyError(hash, limits.charmFetchesInFlightMax)
+    if (this.#fetches.size >= limits.charmFetchesInFlightMax) throw new CharmFetchBusyError(hash, limits.charmFetchesInFlightMax, this.#kind)
     const fetch = this.#fetch(hash).finally(() => { this.#fetches.delete(hash) })
     this.#fetches.set(hash, fetch)
     return await fetch
@@ -114,10 +126,10 @@ export class ReplicatedCharmStore implements CharmArchives {
       try {
         const manifest = await this.#copyFrom(peer, hash)
         if (manifest === undefined) continue
-        this.#o.logger?.log('info', `charm archive "${hash}" fetched from controller "${peer}"`, { hash, peer, bytes: manifest.size })
+        this.#o.logger?.log('info', `${thingOf(this.#kind)} "${hash}" fetched from controller "${peer}"`, { hash, peer, bytes: manifest.size })
         return manifest
       } catch (error) {
-        this.#o.logger?.log('warning', `cannot fetch charm archive "${hash}" from controller "${peer}": ${error instanceof Error ? error.message : String(error)}`, { hash, peer })
+        this.#o.logger?.log('warning', `cannot fetch ${thingOf(this.#kind)} "${hash}" from controller "${peer}": ${error instanceof Error ? error.message : String(error)}`, { hash, peer })
       }
     }
     return undefined
@@ -125,17 +137,17 @@ export class ReplicatedCharmStore implements CharmArchives {
 
   /** Copies the archive from `peer`'s own store, chunk by chunk; undefined if it has none. Throws on a bad or broken copy. */
   async #copyFrom (peer: PeerId, hash: string): Promise<CharmManifest | undefined> {
-    const reply = await this.#ask(peer, { op: 'charm-manifest', hash, local: true })
+    const reply = await this.#ask(peer, { op: 'charm-manifest', hash, local: true, ...this.#store })
     if (!reply.ok) throw new CantripError(reply.error)
     if (reply.manifest === null) return undefined
-    const manifest = parseCharmManifest(reply.manifest, component)
+    const manifest = parseCharmManifest(reply.manifest, this.#component)
     if (isInvalidManifest(manifest)) throw new CantripError(manifest.invalid)
-    if (manifest.hash !== hash) throw new CantripError(`${component}: expected the manifest of "${hash}", got that of "${manifest.hash}"`)
+    if (manifest.hash !== hash) throw new CantripError(`${this.#component}: expected the manifest of "${hash}", got that of "${manifest.hash}"`)
     const { missing } = await this.#o.store.begin(manifest)
     for (const index of missing) {
-      const chunk = await this.#ask(peer, { op: 'charm-chunk', hash, index, local: true })
+      const chunk = await this.#ask(peer, { op: 'charm-chunk', hash, index, local: true, ...this.#store })
       if (!chunk.ok) throw new CantripError(chunk.error)
-      if (!(chunk.bytes instanceof Uint8Array)) throw new CantripError(`${component}: expected chunk ${index} of "${hash}", got none`)
+      if (!(chunk.bytes instanceof Uint8Array)) throw new CantripError(`${this.#component}: expected chunk ${index} of "${hash}", got none`)
       await this.#o.store.putChunk(hash, index, chunk.bytes)
     }
     await this.#o.store.commit(hash)
@@ -143,7 +155,7 @@ export class ReplicatedCharmStore implements CharmArchives {
   }
 
   async #ask<Op extends 'charm-manifest' | 'charm-chunk'> (peer: PeerId, request: Parameters<typeof requestApi<Op>>[3]): ReturnType<typeof requestApi<Op>> {
-    return await requestApi<Op>(this.#o.transport, peer, controllerApiProtocol, request, { component, timeoutMs: this.#o.timeoutMs ?? limits.charmFetchPeerTimeoutMs })
+    return await requestApi<Op>(this.#o.transport, peer, controllerApiProtocol, request, { component: this.#component, timeoutMs: this.#o.timeoutMs ?? limits.charmFetchPeerTimeoutMs })
   }
 
   /** Peers other than this one, those connected now first, at most limits.charmFetchPeersMax. */
@@ -171,7 +183,7 @@ export class ReplicatedCharmStore implements CharmArchives {
     let last = 'no peer answered'
     await new Promise<void>(resolve => {
       for (const peer of others) {
-        requestApi(this.#o.transport, peer, controllerApiProtocol, { op: 'charm-manifest', hash }, { component, timeoutMs: this.#o.replicationTimeoutMs ?? limits.charmReplicationTimeoutMs })
+        requestApi(this.#o.transport, peer, controllerApiProtocol, { op: 'charm-manifest', hash, ...this.#store }, { component: this.#component, timeoutMs: this.#o.replicationTimeoutMs ?? limits.charmReplicationTimeoutMs })
           .then(reply => {
             if (reply.ok && reply.manifest !== null) held++
             else last = reply.ok ? `controller "${peer}" could not copy it` : reply.error
@@ -183,7 +195,7 @@ export class ReplicatedCharmStore implements CharmArchives {
       }
     })
     if (held < needed) {
-      throw new CharmReplicationError(`${component}: charm archive "${hash}" is on ${held + 1} of ${group} controllers, expected a majority (${needed + 1}): ${last}`)
+      throw new CharmReplicationError(`${this.#component}: ${thingOf(this.#kind)} "${hash}" is on ${held + 1} of ${group} controllers, expected a majority (${needed + 1}): ${last}`)
     }
   }
 }

@@ -150,6 +150,8 @@ export class HostedModel {
           charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs }),
           presenceOf,
           extras: {
+            // Agent bundles are kept, replicated and fetched exactly as charm archives are.
+            agentBinaries: new ReplicatedCharmStore({ store: new CharmStore(storage, 'agent'), kind: 'agent', transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs }),
             ...(options.version === undefined ? {} : { version: options.version }),
             presenceTable: () => presenceTable(presence, id, options.version),
             ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })

@@ -37,8 +37,7 @@ export async function deployCharmArchive (source: CharmSource, url: string, dir:
 }
 
 /** The archive `hash`, chunk by chunk into one buffer of the manifest's size; throws one line naming what is wrong. */
-export async function fetchCharmArchive (source: Pick<CharmSource, 'charmManifest' | 'charmChunk'>, hash: string, url: string): Promise<Uint8Array> {
-  const subject = `${component}: charm ${JSON.stringify(url)}: archive ${JSON.stringify(hash.slice(0, 16))}`
+export async function fetchCharmArchive (source: Pick<CharmSource, 'charmManifest' | 'charmChunk'>, hash: string, url: string, subject = `${component}: charm ${JSON.stringify(url)}: archive ${JSON.stringify(hash.slice(0, 16))}`): Promise<Uint8Array> {
   const raw = await source.charmManifest(hash)
   if (raw === undefined) throw new CantripError(`${subject}: not in the controller's store`)
   const parsed = parseCharmManifest(raw, subject)

@@ -26,6 +26,7 @@ import { loadCharmDir } from '../charm/load-charm.ts'
 import { HookRunner, hookEnvironment, type HookRunSpec, type UnitHookSetup } from './hook-runner.ts'
 import type { HookContext } from '../hook-tools/hook-context.ts'
 import { UnitHookContext, type UnitControllerApi } from './unit-hook-context.ts'
+import { providedJujuVersion } from '../../runtime/charm/charm-requirements.ts'
 
 /** The hook-tool server as a unit uses it (agent/hook-tools/transport). */
 export interface HookToolService {
@@ -121,7 +122,7 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
       principalUnit: record?.principal ?? '',
       availabilityZone: '',
       agentPath: this.#o.agentPath ?? defaultAgentPath(),
-      jujuVersion: '3.5.0'
+      jujuVersion: providedJujuVersion
     }
   }
 

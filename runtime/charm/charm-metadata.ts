@@ -56,6 +56,8 @@ export interface CharmMetadata {
   readonly storage: Readonly<Record<string, CharmStorageSpec>>
   readonly resources: Readonly<Record<string, CharmResourceSpec>>
   readonly minJujuVersion: string | null
+  /** `assumes:` as written (features and any-of/all-of maps); null when absent. Checked at deploy (charm-requirements.ts). */
+  readonly assumes: readonly unknown[] | null
   readonly categories: readonly string[]
   readonly tags: readonly string[]
   readonly terms: readonly string[]
@@ -168,6 +170,7 @@ export function parseCharmMetadata (raw: unknown, context: CharmMetadataContext)
   const terms = check.stringList(top.terms, 'terms', sectionEntriesMax)
   check.optionalString(top.maintainer, 'maintainer', '')
   check.stringList(top.maintainers, 'maintainers', sectionEntriesMax)
+  let assumes: unknown[] | null = null
   if (top.assumes !== undefined && top.assumes !== null) {
     // Entries are feature names, or any-of/all-of maps of them.
     if (!Array.isArray(top.assumes)) check.fail('assumes', 'a list of features', top.assumes)
@@ -177,6 +180,7 @@ export function parseCharmMetadata (raw: unknown, context: CharmMetadataContext)
         check.fail(`assumes[${index}]`, 'a feature name or an "any-of"/"all-of" map', entry)
       }
     })
+    assumes = top.assumes
   }
   for (const section of ['devices', 'payloads'] as const) {
     const map = check.optionalMap(top[section], section)
@@ -210,6 +214,7 @@ export function parseCharmMetadata (raw: unknown, context: CharmMetadataContext)
     storage,
     resources,
     minJujuVersion,
+    assumes,
     categories,
     tags,
     terms

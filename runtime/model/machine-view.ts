@@ -127,6 +127,8 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
     // Hooks see it as JUJU_MODEL_UUID.
     uuid: context.uuid,
     config: context.config,
+    // The binaries the agent may upgrade to (a few records), beside the config's agent-version.
+    ...(context.agentBinaries === undefined ? {} : { agentBinaries: context.agentBinaries }),
     machines: tableFrom(machines),
     applications: tableFrom(applications),
     relations: tableFrom(relations),

@@ -12,6 +12,7 @@ import { leadershipCommands } from './apply/leadership-commands.ts'
 import { machineCommands } from './apply/machine-commands.ts'
 import { modelCommands } from './apply/model-commands.ts'
 import { modelConfigCommands } from './apply/model-config-commands.ts'
+import { agentVersionCommands } from './apply/agent-version-commands.ts'
 import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './apply/refusal.ts'
 import { relationCommands } from './apply/relation-commands.ts'
 import { presenceCommands } from './apply/presence-commands.ts'
@@ -54,6 +55,7 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...machineCommands,
   ...modelCommands,
   ...modelConfigCommands,
+  ...agentVersionCommands,
   ...hookChangeCommands,
   ...statusCommands,
   ...presenceCommands,
@@ -61,7 +63,7 @@ const handlers: HandlerTable<ModelCommandType> = {
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, agentVersionCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

@@ -1,5 +1,6 @@
 import { limits } from '../limits.ts'
 import type { ApplicationName, MachineId, RelationId, UnitName } from '../ids.ts'
+import type { AgentBinaryRecord } from './agent-binaries.ts'
 import { listAppend, type ChunkedList } from './chunked-list.ts'
 import { TableDraft, emptyTable, tableGet, tableHas } from './table.ts'
 import type {
@@ -87,6 +88,7 @@ export class ModelDraft implements ModelReader {
   readonly controllerLeases: TableDraft<ControllerLeaseRecord>
   readonly actions: TableDraft<ActionRecord>
   readonly models: TableDraft<ModelRegistryRecord>
+  readonly agentBinaries: TableDraft<AgentBinaryRecord>
   counters: ModelCounters
   uuid: string
   config: ModelContext['config']
@@ -107,6 +109,7 @@ export class ModelDraft implements ModelReader {
     this.controllerLeases = new TableDraft(base.controllerLeases)
     this.actions = new TableDraft(base.actions)
     this.models = new TableDraft(base.models)
+    this.agentBinaries = new TableDraft(base.agentBinaries ?? emptyTable())
     this.counters = base.counters
     this.uuid = base.uuid
     this.config = base.config
@@ -140,6 +143,12 @@ export class ModelDraft implements ModelReader {
   remove (key: string, scope: KeyScope): void {
     this.#touched.delete(key)
     this.#touched.set(key, scope)
+  }
+
+  /** Agent binaries only once there are any (model-types.ts: a model without them stays the value it was). */
+  #agentBinaries (): Pick<ModelContext, 'agentBinaries'> {
+    const table = this.agentBinaries.finish()
+    return table.size === 0 && this.base.agentBinaries === undefined ? {} : { agentBinaries: table }
   }
 
   /** The new context (without request bookkeeping) and the deltas of this command. */
@@ -176,6 +185,7 @@ export class ModelDraft implements ModelReader {
       controllerLeases: this.controllerLeases.finish(),
       actions: this.actions.finish(),
       models: this.models.finish(),
+      ...this.#agentBinaries(),
       uuid: this.uuid,
       config: this.config,
       finishedActions: this.finishedActions,

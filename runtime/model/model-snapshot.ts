@@ -62,6 +62,8 @@ export function restoreModel (data: unknown): ModelContext {
   // Snapshots from before the model registry have no "models" table: an empty one.
   if (ctx.models === undefined) ctx.models = emptyTable()
   checkTable('models', ctx.models)
+  // Agent binaries are absent until the first is added (model-types.ts).
+  if (ctx.agentBinaries !== undefined) checkTable('agentBinaries', ctx.agentBinaries)
   // Snapshots from before models had a UUID: none yet (a controller sets one).
   if (ctx.uuid === undefined) ctx.uuid = ''
   if (typeof ctx.uuid !== 'string') fail('a string "uuid"', ctx.uuid)

@@ -1,4 +1,5 @@
 import type { ApplicationName, MachineId, RelationId, StorageId, UnitName } from '../ids.ts'
+import type { AgentBinaryRecord } from './agent-binaries.ts'
 import type { ChunkedList } from './chunked-list.ts'
 import type { Table } from './table.ts'
 
@@ -310,6 +311,9 @@ export interface MachineRecord {
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
   readonly statusHistory: readonly StatusHistoryEntry[]
+  /** The version its agent reported running (absent until it does), and why its last upgrade failed (absent when none did). */
+  readonly agentVersion?: string
+  readonly agentUpgradeError?: string
 }
 
 // ---------------------------------------------------------------------------------
@@ -558,6 +562,12 @@ export interface ModelContext {
    * here reads as its default (runtime/model/model-config.ts). Every agent of the model sees it.
    */
   readonly config: Readonly<Record<string, ConfigValue>>
+  /**
+   * The agent binaries this model knows (runtime/model/agent-binaries.ts), keyed by
+   * `agentBinaryKey`; absent, not empty, until the first is added, so a model without
+   * any is the same value (and RaftSnapshot) it always was.
+   */
+  readonly agentBinaries?: Table<AgentBinaryRecord>
   /** Recent request ids (two generations, bounded) → the result they got. */
   readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
 }
@@ -748,6 +758,12 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'set-application-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
   /** `model-config KEY=VALUE … --reset KEY`: a null value resets the key to its default. */
   | { readonly type: 'set-model-config', readonly config: ConfigChanges }
+  /** Admins: a bundle in the controllers' agent store, recorded so the model's agents may fetch it. */
+  | { readonly type: 'add-agent-binary', readonly version: string, readonly platform: string, readonly hash: string, readonly size: number }
+  /** `upgrade-model`, `add-model --agent-version`: the version the model's agents should run (its config's `agent-version`). */
+  | { readonly type: 'set-agent-version', readonly version: string }
+  /** A machine agent reports the version it runs and why its last upgrade failed ('' when it did not). */
+  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string }
 )
 
 export type ModelCommandType = ModelCommand['type']
@@ -764,7 +780,8 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning'
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', 'add-agent-binary', 'set-agent-version',
+  'set-machine-agent-version'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -9,7 +9,7 @@
 import '../../runtime/polyfill.ts'
 import * as assert from 'uvu/assert'
 import { modelTarget } from '../../agent/cli/cli-home.ts'
-import { Connection } from '../../agent/cli/connection.ts'
+import { Connection, type FullModel } from '../../agent/cli/connection.ts'
 import { statusDocument, type StatusDocument } from '../../agent/cli/status-document.ts'
 
 /** How often a wait looks again when nothing has answered yet. */
@@ -38,6 +38,11 @@ export class StatusReader {
     const connection = await Connection.open(target.entry)
     connection.useModel(target.model)
     return new StatusReader(connection, target.controller)
+  }
+
+  /** The whole model as `status` reads it (for what the status document leaves out, such as status history). */
+  async model (): Promise<FullModel> {
+    return await this.#connection.model()
   }
 
   async status (): Promise<StatusDocument> {

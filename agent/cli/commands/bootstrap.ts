@@ -12,16 +12,24 @@
  * controller in `controllers.yaml` as the current one. Machines the model needs are then
  * started by the leader's provisioner under `<dir>/machines`. With `--inspect` every agent
  * (controllers and the machine agents they start) streams its actors for `cantrip inspect`.
+ *
+ * The controllers run this client's version, and its agent bundle goes into their agent
+ * store as the default model's agent-version (agent/cli/agent-binaries.ts), so machines
+ * can be upgraded later and are handed their agent by the controllers. `--agent-version X`
+ * must be a version this client holds a bundle of, which is its own.
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
-import { cantripVersion, type CliContext, type RegisterCommand } from '../cli-context.ts'
 import { systemdPresence } from '../../systemd-unit.ts'
 import { controllerNetwork, loopbackNetwork, writeControllerNetwork, type ControllerNetwork } from '../controller-network.ts'
 import { machineNetworkUnavailable, NetnsMachineNetwork } from '../../netns-machine-network.ts'
+import { parseAgentVersion, noAgentBinaries } from '../../../runtime/model/agent-binaries.ts'
+import { agentPlatform } from '../../tools/agent-bundle.ts'
+import { AgentVersionError, clientAgentBundle, putAgentBinary } from '../agent-binaries.ts'
+import { cantripVersion, expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
 import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
 import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
 import { Connection } from '../connection.ts'
@@ -42,7 +50,9 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .option('--machine-network <cidr>', 'root only: each local machine gets its own network namespace and an address in CIDR (e.g. 10.213.7.0/24)')
     .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')
     .option('--systemd', 'run the controllers as systemd units (restarted on failure and at boot) where systemd runs this host')
-    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string }) => {
+    .option('--agent-version <version>', 'the agent version to start at (one this client holds: its own)')
+    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string, agentVersion?: string }) => {
+      checkAgentVersion(options.agentVersion)
       const ha = Number(options.ha)
       if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new InvalidInputError(component, 'a controller name of lowercase letters, digits and dashes', name)
@@ -65,6 +75,9 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       const connection = await Connection.open(entry)
       try {
         await waitForLeader(connection)
+        step.update('storing the agent binaries')
+        await putAgentBinary(connection, clientAgentBundle())
+        expectOk(await connection.submit({ type: 'set-agent-version', version: cantripVersion }))
       } finally {
         await connection.close()
       }
@@ -88,6 +101,13 @@ function isolatedMachines (context: CliContext, network: ControllerNetwork): Con
   context.err(`${component}: --machine-network ${network.machineNetwork}: ${unavailable}; machines share this host's loopback (127.0.0.1) instead`)
   const { machineNetwork: _dropped, ...rest } = network
   return rest.listen === new NetnsMachineNetwork(network.machineNetwork).spec.gateway ? loopbackNetwork : rest
+}
+
+/** The client holds the bundle of its own version only: any other is refused, naming both. */
+function checkAgentVersion (wanted: string | undefined): void {
+  if (wanted === undefined || wanted === cantripVersion) return
+  if (parseAgentVersion(wanted) === undefined) throw new InvalidInputError(component, '--agent-version as a version like "0.2.0"', wanted)
+  throw new AgentVersionError(`cantrip ${cantripVersion}: cannot bootstrap at agent ${wanted}: ${noAgentBinaries(wanted, agentPlatform, 'this client', [cantripVersion])}`)
 }
 
 async function startGroup (dir: string, ha: number, inspect: boolean, systemd: boolean): Promise<ControllerEntry> {

@@ -22,7 +22,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
-import { InvalidInputError } from '../../../runtime/errors.ts'
+import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
 import type { CharmSummaryInput, ConfigValue, ModelContext, StorageDirectiveInput } from '../../../runtime/model/model-types.ts'
 import { parseStorageDirectives } from '../../../runtime/model/storage-directives.ts'
 import { tableValues } from '../../../runtime/model/table.ts'
@@ -30,6 +30,8 @@ import type { ModelCommandBody } from '../../../runtime/model/command-proposer.t
 import { packCharm } from '../../charm/charm-archive.ts'
 import { isCharmArchivePath, loadCharmArchive } from '../../charm/charm-file.ts'
 import { loadCharmDir } from '../../charm/load-charm.ts'
+import { charmRequirementsProblem } from '../../../runtime/charm/charm-requirements.ts'
+import type { CharmMetadata } from '../../../runtime/charm/charm-metadata.ts'
 import { charmHookNames } from '../../../runtime/charm/charm-hook-names.ts'
 import { type Bundle, isBundlePath, parseConstraintText, readBundle } from '../bundle.ts'
 import { checkDeclared, parseResourceArgs, readResourceFile, type ResourceFile, uploadResource } from '../resource-upload.ts'
@@ -84,6 +86,12 @@ export interface DeployPlan {
   readonly steps: readonly DeployStep[]
 }
 
+/** `min-juju-version` and `assumes` against the Juju version cantrip provides (runtime/charm/charm-requirements.ts). */
+function checkRequirements (label: string, metadata: CharmMetadata): void {
+  const problem = charmRequirementsProblem(metadata)
+  if (problem !== undefined) throw new CantripError(`${label}: charm ${JSON.stringify(metadata.name)}: ${problem}`)
+}
+
 /**
  * Reads, checks and packs a charm directory as Juju packs one (its hooks made
  * executable, .jujuignore applied), or reads a pre-built .charm archive as it is.
@@ -92,11 +100,13 @@ export async function prepareCharm (dir: string, label = component): Promise<Pre
   const root = resolve(dir)
   if (isCharmArchivePath(root) && existsSync(root) && statSync(root).isFile()) {
     const { charm, packed } = await loadCharmArchive(root)
+    checkRequirements(label, charm.metadata)
     return { dir: root, name: charm.summary.name, hash: packed.hash, bytes: packed.bytes, summary: charm.summary }
   }
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new InvalidInputError(label, 'a charm directory, a .charm file or a bundle .yaml file', dir)
   if (!existsSync(join(root, 'metadata.yaml')) && !existsSync(join(root, 'charmcraft.yaml'))) throw new InvalidInputError(label, 'a charm directory with metadata.yaml or charmcraft.yaml', dir)
   const loaded = await loadCharmDir(root)
+  checkRequirements(label, loaded.metadata)
   const packed = await packCharm(root, { hooks: charmHookNames(loaded.summary), generated: loaded.generated })
   return { dir: root, name: loaded.summary.name, hash: packed.hash, bytes: packed.bytes, summary: loaded.summary }
 }

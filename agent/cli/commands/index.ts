@@ -31,6 +31,7 @@ import { registerExportStatecharts } from './export-statecharts.ts'
 import { registerInspect } from './inspect.ts'
 import { registerCompletion } from './completion.ts'
 import { registerSsh } from './ssh.ts'
+import { registerUpgrade } from './upgrade.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -42,6 +43,7 @@ export const commands: RegisterCommand[] = [
   registerVersion,
   registerModels,
   registerModelConfig,
+  registerUpgrade,
   registerStatus,
   registerDeploy,
   registerUnits,

@@ -9,6 +9,7 @@
 import {
   isModelConfigName, modelConfigNames, modelConfigValue, parseModelConfigText, unknownModelConfigKey, type ModelConfigName
 } from '../../../runtime/model/model-config.ts'
+import { agentVersionConfigKey } from '../../../runtime/model/agent-binaries.ts'
 import { CantripError } from '../../../runtime/errors.ts'
 import type { ConfigChanges, ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
@@ -19,6 +20,8 @@ import { type Connect, controllerFlags, controllerHelp, type Out, readModel } fr
 const component = 'cantrip model-config'
 
 function checkKey (key: string): ModelConfigName {
+  // Juju's own check and line (cmd/juju/model/config.go): the version changes only through an upgrade.
+  if (key === agentVersionConfigKey) throw new CantripError(`${component}: agent-version must be set via "upgrade-model"`)
   if (!isModelConfigName(key)) throw new CantripError(`${component}: ${unknownModelConfigKey(key)}`)
   return key
 }

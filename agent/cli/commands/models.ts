@@ -20,7 +20,10 @@ import { defaultModelName, isModelName } from '../../../runtime/ids.ts'
 import type { ModelContext } from '../../../runtime/model/model-types.ts'
 import { tableGet, tableKeys, tableValues } from '../../../runtime/model/table.ts'
 import { modelMachinesHome } from '../../../providers/local-provider.ts'
-import { expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
+import { cantripVersion, expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
+import { AgentVersionError, controllerVersion, upgradeModelAgents } from '../agent-binaries.ts'
+import { noAgentBinaries, parseAgentVersion } from '../../../runtime/model/agent-binaries.ts'
+import { agentPlatform } from '../../tools/agent-bundle.ts'
 import { controllerEntry, readControllers, setCurrentModel, type ControllerEntry } from '../cli-home.ts'
 import { plainTable } from '../plain-table.ts'
 import type { Connection } from '../connection.ts'
@@ -33,6 +36,22 @@ const addModelReadyMs = 60_000
 /** Between attempts to reach the new model's group. */
 const readyPollMs = 250
 const formats = ['tabular', 'yaml', 'json'] as const
+
+/**
+ * The agent-version a new model gets: the one asked for, else the controllers'. A version
+ * the server cannot serve (not the client's, whose bundle it uploads, nor one the
+ * default model's store holds) is refused naming both; without a bundle to give the
+ * model (a client of another version than the controllers) it keeps none, and its agents
+ * run the controllers' version.
+ */
+async function modelAgentVersionFor (connection: Connection, name: string, asked: string | undefined): Promise<{ controller: string, wanted: string } | undefined> {
+  const controller = await controllerVersion(connection)
+  const wanted = asked ?? controller
+  if (parseAgentVersion(wanted) === undefined) throw new InvalidInputError('cantrip add-model', '--agent-version as a version like "0.2.0"', wanted)
+  if (wanted === cantripVersion) return { controller, wanted }
+  if (asked === undefined) return undefined
+  throw new AgentVersionError(`controller ${controller}: cannot add model "${name}" at agent ${wanted}: ${noAgentBinaries(wanted, agentPlatform, 'this client', [cantripVersion])}`)
+}
 
 function checkName (component: string, name: string): string {
   if (!isModelName(name)) throw new InvalidInputError(component, 'a model name like "staging" or "dev-2" (lower-case letters, digits and hyphens, at most 63 characters)', name)
@@ -61,12 +80,15 @@ export const registerModels: RegisterCommand = (program, context) => {
     .description('add a model to the controller (its own Raft group on the same controllers) and switch to it')
     .addHelpText('after', '\nExamples:\n  cantrip add-model staging\n  cantrip add-model staging -c prod')
     .argument('<name>', 'model name')
+    .option('--agent-version <version>', 'the agent version of the model (default: the controllers\')')
     .option(controllerFlags, controllerHelp)
-    .action(async (name: string, options: { controller?: string }) => {
+    .action(async (name: string, options: { controller?: string, agentVersion?: string }) => {
       const component = 'cantrip add-model'
       checkName(component, name)
       const { name: controller } = controllerEntry(options.controller)
       const connection = await openRegistry(context, controller)
+      // Checked before the model exists, so a version the server cannot serve leaves nothing behind.
+      const agentVersion = await modelAgentVersionFor(connection, name, options.agentVersion)
       // The UUID is chosen here, outside the replicated core, so every replica applies the same one.
       expectOk(await connection.submit({ type: 'add-model', name, uuid: randomUUID() }))
       // The model exists from here on: what fails later says so, and how to reach it, as
@@ -78,6 +100,7 @@ export const registerModels: RegisterCommand = (program, context) => {
       }
       connection.useModel(name)
       await untilServed(component, connection, name)
+      if (agentVersion !== undefined) await upgradeModelAgents(connection, { subject: `model "${name}"`, controller: agentVersion.controller, wanted: agentVersion.wanted, model: (await connection.model()).model })
       context.out(`Added '${name}' model on ${controller}/localhost with credential 'admin' for user 'admin'`)
     })
 

@@ -11,12 +11,12 @@
  */
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { constants } from 'node:fs'
+import { accessSync, constants } from 'node:fs'
 import { access, mkdir, readdir, readFile, rename, rm, stat, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CantripError } from '../../../runtime/errors.ts'
 import { limits } from '../../../runtime/limits.ts'
-import { packageRoot } from '../../package-root.ts'
+import { packageRoot, runningBundled } from '../../package-root.ts'
 import { hookToolNames } from './hook-tool-names.ts'
 
 export { hookToolNames, type HookToolName } from './hook-tool-names.ts'
@@ -35,6 +35,17 @@ export interface ToolClientBuildOptions {
 
 export const toolClientSourcePath = join(packageRoot, 'agent', 'hook-tools', 'client', 'cantrip-tool.c')
 export const toolClientCacheDir = join(packageRoot, '.cache')
+/** Where the build puts the client it compiled, beside the agent bundle. */
+export const prebuiltToolClientPath = join(packageRoot, 'dist', 'cantrip-tool')
+
+function prebuiltClientReady (): boolean {
+  try {
+    accessSync(prebuiltToolClientPath, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** The file name the client is built under; the multiplexer form of the client matches this prefix. */
 const binaryPrefix = 'cantrip-tool-'
@@ -66,6 +77,8 @@ const building = new Map<string, Promise<string>>()
  * no binary for the current source and flags.
  */
 export function ensureToolClient (options: ToolClientBuildOptions = {}): Promise<string> {
+  // The bundle carries the client compiled where it was built (scripts/build.ts): no compiler needed here.
+  if (runningBundled && options.compiler === undefined && options.cacheDir === undefined && prebuiltClientReady()) return Promise.resolve(prebuiltToolClientPath)
   const compiler = options.compiler ?? 'cc'
   const cacheDir = options.cacheDir ?? toolClientCacheDir
   const key = `${compiler}\0${cacheDir}`

@@ -28,6 +28,9 @@ export function describeCommand (c: ModelCommand): string {
     case 'remove-application': return `remove application ${q(c.application)}`
     case 'set-config': return `set config of ${q(c.application)}`
     case 'set-model-config': return 'set model config'
+    case 'add-agent-binary': return `add agent binary ${q(c.version)} for ${q(c.platform)}`
+    case 'set-agent-version': return `set the agent version to ${q(c.version)}`
+    case 'set-machine-agent-version': return `record the agent version of machine ${q(c.machine)}`
     case 'integrate': return `integrate ${q(c.a)} with ${q(c.b)}`
     case 'remove-relation': return `remove relation ${q(c.relationId)}`
     case 'enter-scope': return `enter scope of relation ${q(c.relationId)} for ${q(c.unit)}`

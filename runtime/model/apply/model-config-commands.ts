@@ -4,6 +4,7 @@ import { isPlainRecord } from '../charm-summary.ts'
 import { keys } from '../keys.ts'
 import { isModelConfigName, modelConfigValueProblem, unknownModelConfigKey } from '../model-config.ts'
 import type { ConfigValue } from '../model-types.ts'
+import { agentVersionConfigKey } from './agent-version-commands.ts'
 import { requireAdmin } from './authorisation.ts'
 import { q, refuse, type HandlerTable } from './refusal.ts'
 
@@ -22,6 +23,8 @@ export const modelConfigCommands: HandlerTable<'set-model-config'> = {
     }
     const next: Record<string, ConfigValue> = { ...d.config }
     for (const [key, value] of entries) {
+      // Juju's own line (cmd/juju/model/config.go): the version changes only through an upgrade.
+      if (key === agentVersionConfigKey) refuse(c, 'agent-version must be set via "upgrade-model"')
       if (!isModelConfigName(key)) refuse(c, unknownModelConfigKey(key))
       if (value === null) {
         delete next[key]

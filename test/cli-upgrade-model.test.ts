@@ -1,0 +1,130 @@
+/**
+ * `upgrade-model` end to end, as a user runs it (issue 26): two releases of cantrip — this
+ * tree, and the same tree stamped one patch higher (test/support/stamped-tree.ts) — a
+ * controller bootstrapped by the lower one, the example bundle deployed, then the higher
+ * client's `upgrade-model`: it uploads its agent bundle to the controllers' store and
+ * sets the model's agent-version; every machine agent fetches the bundle, checks it,
+ * switches and restarts into it (agent/tools/agent-upgrader.ts). One machine agent is
+ * killed with SIGKILL as soon as the rollout starts, wherever in its swap it is.
+ *
+ * Checked: every machine reports the new version and status shows it; the kv and web
+ * workloads are the same processes after as before, and answer (an agent restart is not
+ * a machine reboot); no unit runs install or start again; the version errors are the issue's lines
+ * (a version the store lacks, a downgrade, model-config agent-version, bootstrap at a
+ * version the client does not hold).
+ *
+ * Juju sources followed: worker/upgrader/upgrader.go (the agent fetches the tools of the
+ * model's desired version, refuses downgrades, and restarts into them),
+ * cmd/juju/commands/upgrademodel.go (`upgrade-model --agent-version`, "no upgrades
+ * available", "started upgrade to …"), cmd/juju/model/config.go (agent-version is set only
+ * through an upgrade).
+ */
+import '../runtime/polyfill.ts'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { cantripVersion } from '../agent/version.ts'
+import { tableValues } from '../runtime/model/table.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { freePortRun } from './support/cantripd-cluster.ts'
+import { StatusReader } from './support/status-reader.ts'
+import { processAlive } from './support/processes.ts'
+import type { StatusDocument } from '../agent/cli/status-document.ts'
+import { stampedTree } from './support/stamped-tree.ts'
+
+const lower = cantripVersion
+const higher = lower.replace(/(\d+)$/, patch => String(Number(patch) + 1))
+
+/** Whether `url` answers 200 within a few tries (bounded): one request may time out on a loaded machine. */
+async function answers (url: string): Promise<boolean> {
+  for (let attempt = 0; attempt < answerAttemptsMax; attempt++) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(5_000) })).ok) return true
+    } catch { /* try again */ }
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+  return false
+}
+
+const answerAttemptsMax = 5
+
+/** The pid in a unit's workload pid file (`<agents>/unit-kv-0/state/kv-server.pid`). */
+function workloadPid (machinesDir: string, machine: string, unit: string, pidFile: string): number {
+  return Number(readFileSync(join(machinesDir, `machine-${machine}`, 'agent', 'agents', `unit-${unit.replace('/', '-')}`, 'state', pidFile), 'utf8').trim())
+}
+
+function unitMachine (doc: StatusDocument, unit: string): string {
+  const machine = doc.applications[unit.split('/')[0]!]?.units?.[unit]?.machine
+  assert.ok(machine !== undefined, `${unit} in status`)
+  return machine
+}
+
+test('upgrade-model moves every machine to the new agent; workloads keep serving; no install or start again', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'cantrip-upgrade-'))
+  const tree = stampedTree(higher)
+  const [kvBase, webBase] = [await freePortRun(2), await freePortRun(1)]
+  const bundle = join(home, 'bundle.yaml')
+  writeFileSync(bundle, readFileSync('examples/bundle.yaml', 'utf8')
+    .replaceAll('./charms/', `${resolve('examples/charms')}/`)
+    .replace('port-base: 18400', `port-base: ${kvBase}`).replace('port-base: 18500', `port-base: ${webBase}`))
+  const machinesDir = join(home, 'controllers', 'local', 'machines')
+  let reader: StatusReader | undefined
+  try {
+    const refusedBootstrap = cantrip(home, ['bootstrap', '--agent-version', '9.9.9'])
+    assert.is(refusedBootstrap.stderr.trim(), `ERROR cantrip ${lower}: cannot bootstrap at agent 9.9.9: no agent binaries for 9.9.9 linux/x64 in this client (have ${lower})`)
+    ok(home, 'bootstrap')
+    reader = await StatusReader.open(home)
+    ok(home, 'deploy', bundle)
+    ok(home, 'wait-for', 'application', 'web', '--timeout', '4m')
+    ok(home, 'wait-for', 'application', 'kv', '--timeout', '2m')
+    const before = await reader.until('web to see both backends', d => d.applications['web']?.['application-status'].message === '2 backends')
+    assert.is(before.model.version, lower)
+    for (const machine of Object.values(before.machines)) assert.is(machine['juju-status'].version, lower)
+
+    // The workloads: the same processes must serve before and after (an agent restart is no reboot).
+    const workloads = [['kv/0', 'kv-server.pid'], ['kv/1', 'kv-server.pid'], ['web/0', 'web-proxy.pid']] as const
+    const pidsBefore = workloads.map(([unit, file]) => workloadPid(machinesDir, unitMachine(before, unit), unit, file))
+    const urls = [`http://127.0.0.1:${webBase}/backends`, `http://127.0.0.1:${kvBase}/health`, `http://127.0.0.1:${kvBase + 1}/health`]
+    for (const url of urls) assert.ok(await answers(url), `${url} answers before the upgrade`)
+
+    const upgradeStartedAt = Date.now()
+    assert.is(cantrip(home, ['upgrade-model'], {}, tree.root).stdout.trim(), `started upgrade to ${higher}`)
+    // SIGKILL one agent wherever its swap is: it must come back on one version or the other, and end on the new one.
+    const victimPid = Number(readFileSync(join(machinesDir, 'machine-1', 'agent.pid'), 'utf8').split(' ')[0])
+    process.kill(victimPid, 'SIGKILL')
+
+    const after = await reader.until(`every machine to report ${higher}`, d =>
+      Object.values(d.machines).every(m => m['juju-status'].version === higher && m['agent-version-message'] === undefined), 180_000)
+    assert.is(after.model.version, higher)
+    assert.equal(Object.keys(after.machines), ['0', '1', '2'])
+    await reader.until('web to see both backends again', d => d.applications['web']?.['application-status'].message === '2 backends')
+    assert.equal(workloads.map(([unit, file]) => workloadPid(machinesDir, unitMachine(after, unit), unit, file)), pidsBefore, 'the same workload processes')
+    for (const pid of pidsBefore) assert.ok(processAlive(pid), `workload ${pid} alive`)
+    for (const url of urls) assert.ok(await answers(url), `${url} answers after the upgrade`)
+
+    // No unit ran install or start again after the upgrade began.
+    const full = await reader.model()
+    for (const unit of tableValues(full.model.units)) {
+      const rerun = unit.statusHistory.filter(e => (e.since ?? 0) >= upgradeStartedAt && /^running (install|start) hook$/.test(e.message))
+      assert.equal(rerun, [], `${unit.name} ran install or start again`)
+    }
+
+    // The version errors, as the issue writes them.
+    const missing = cantrip(home, ['upgrade-model', '--agent-version', '9.9.9'], {}, tree.root)
+    assert.is(missing.status, 1)
+    assert.is(missing.stderr.trim(), `ERROR controller ${lower}: cannot upgrade model "default" to agent 9.9.9: no agent binaries for 9.9.9 linux/x64 in the controller store (have ${lower}, ${higher})`)
+    const downgrade = cantrip(home, ['upgrade-model', '--agent-version', lower])
+    assert.is(downgrade.stderr.trim(), `ERROR controller ${lower}: cannot upgrade model "default" to agent ${lower}: below the model's agent version ${higher}; downgrades are refused`)
+    assert.is(cantrip(home, ['upgrade-model'], {}, tree.root).stdout.trim(), 'no upgrades available')
+    assert.is(cantrip(home, ['model-config', 'agent-version=9.9.9']).stderr.trim(), 'ERROR cantrip model-config: agent-version must be set via "upgrade-model"')
+  } finally {
+    await reader?.close()
+    destroyLeftoverController(home, machinesDir)
+    tree.remove()
+    rmSync(home, { recursive: true, force: true })
+  }
+})
+
+test.run()
