@@ -2,7 +2,8 @@
  * A controller's last views sent to machine agents (actors/controller/machine-view-cache.ts):
  * a fetch naming the view it holds gets `unchanged` while nothing its machine sees has
  * changed — its own units' agent status reports included, since views do not carry them —
- * and the whole view otherwise; a bad `since` is refused with one line.
+ * and otherwise the parts of the view that changed (or the whole view, to an agent that
+ * names no view or one not kept); a bad `since` is refused with one line.
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -31,10 +32,15 @@ test('the view held is answered unchanged until something the machine sees chang
     'its unit\'s own agent status is not in the view')
   c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
   const changed = cache.answer(c.context, machine, held)
-  assert.ok('model' in changed, 'a workload status is in the view')
-  assert.is(tableGet(changed.model.units, 'web/0')!.workload.status, 'active')
-  assert.equal(tableGet(changed.model.units, 'web/0')!.agent, agentStatusNotInView)
-  assert.ok('unchanged' in cache.answer(c.context, machine, changed.model.revision), 'the new view is the one kept')
+  assert.ok('changed' in changed, 'a workload status is in the view')
+  assert.is(changed.since, held)
+  assert.equal(Object.keys(changed.changed).sort(), ['revision', 'term', 'units'], 'only the units table is sent')
+  const now = { ...first.model, ...changed.changed }
+  assert.ok(sameViewContent(now, machineModelView(c.context, machine)), 'the view held with the changes is the view now')
+  assert.is(now.revision, c.context.revision)
+  assert.is(tableGet(now.units, 'web/0')!.workload.status, 'active')
+  assert.equal(tableGet(now.units, 'web/0')!.agent, agentStatusNotInView)
+  assert.ok('unchanged' in cache.answer(c.context, machine, now.revision), 'the new view is the one kept')
   assert.ok('model' in cache.answer(c.context, machine, held), 'an older view gets the whole view again')
 })
 

@@ -16,7 +16,7 @@
  */
 
 import { limits } from '../../runtime/limits.ts'
-import { machineModelView, sameViewContent, sameViewSources } from '../../runtime/model/machine-view.ts'
+import { machineModelView, noViewChanges, sameViewSources, viewChanges } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import type { MachineModelReply } from './api-requests.ts'
 
@@ -40,16 +40,27 @@ export class MachineViewCache {
   answer (model: ModelContext, machine: string, since: number | undefined): Extract<MachineModelReply, { ok: true }> {
     const kept = this.#views.get(machine)
     this.#views.delete(machine)
-    let view: ModelContext | undefined
-    if (kept !== undefined && since === kept.view.revision &&
-      (sameViewSources(kept.source, model, machine) || sameViewContent(kept.view, view = machineModelView(model, machine)))) {
-      kept.source = model
-      this.#views.set(machine, kept)
-      return { ok: true, unchanged: true, revision: model.revision, term: model.term }
+    const held = kept !== undefined && since === kept.view.revision ? kept : undefined
+    if (held !== undefined && sameViewSources(held.source, model, machine)) return this.#unchanged(machine, held, model)
+    const view = machineModelView(model, machine)
+    if (held !== undefined) {
+      const changed = viewChanges(held.view, view)
+      if (noViewChanges(changed)) return this.#unchanged(machine, held, model)
+      this.#keep(machine, { view, source: model })
+      return { ok: true, since: held.view.revision, changed }
     }
-    view ??= machineModelView(model, machine)
-    this.#views.set(machine, { view, source: model })
-    if (this.#views.size > this.#max) this.#views.delete(this.#views.keys().next().value!)
+    this.#keep(machine, { view, source: model })
     return { ok: true, model: view }
+  }
+
+  #unchanged (machine: string, held: Kept, model: ModelContext): Extract<MachineModelReply, { unchanged: true }> {
+    held.source = model
+    this.#views.set(machine, held)
+    return { ok: true, unchanged: true, revision: model.revision, term: model.term }
+  }
+
+  #keep (machine: string, kept: Kept): void {
+    this.#views.set(machine, kept)
+    if (this.#views.size > this.#max) this.#views.delete(this.#views.keys().next().value!)
   }
 }

@@ -175,6 +175,33 @@ function sameButAgentStatus (a: UnitRecord, b: UnitRecord): boolean {
   return true
 }
 
+/** A view's revision and term, and those of its top-level parts (tables, config, …) that changed. */
+export type ViewChanges = Partial<ModelContext> & Pick<ModelContext, 'revision' | 'term'>
+
+/**
+ * What `after` holds that differs from `before`, two views of one machine: its revision
+ * and term, and each part whose content changed (compared as `sameViewContent` does).
+ * `{ ...before, ...changes }` has the content of `after`. A fetch after a change sends
+ * these, not the whole view: most changes touch one or two of a view's dozen tables.
+ */
+export function viewChanges (before: ModelContext, after: ModelContext): ViewChanges {
+  const changes: Record<string, unknown> = { revision: after.revision, term: after.term }
+  for (const key of Object.keys(after) as Array<keyof ModelContext>) {
+    if (key === 'revision' || key === 'term') continue
+    if (!samePart(before[key], after[key])) changes[key] = after[key]
+  }
+  return changes as ViewChanges
+}
+
+/** Whether changes hold nothing but a revision and term. */
+export function noViewChanges (changes: ViewChanges): boolean {
+  return Object.keys(changes).length === 2
+}
+
+function samePart (x: unknown, y: unknown): boolean {
+  return x === y || (isTable(x) && isTable(y) ? sameTable(x, y) : plainEqual(x, y))
+}
+
 /**
  * Whether two views of one machine hold the same content: everything but the revision and
  * term they were taken at. Records taken from the model as they are compare by identity;
@@ -185,10 +212,7 @@ export function sameViewContent (a: ModelContext, b: ModelContext): boolean {
   if (keys.length !== Object.keys(b).length) return false
   for (const key of keys) {
     if (key === 'revision' || key === 'term') continue
-    const x = a[key]
-    const y = b[key]
-    if (x === y) continue
-    if (!(isTable(x) && isTable(y) ? sameTable(x, y) : plainEqual(x, y))) return false
+    if (!samePart(a[key], b[key])) return false
   }
   return true
 }
