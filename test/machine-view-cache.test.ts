@@ -2,13 +2,14 @@
  * A controller's last views sent to machine agents (actors/controller/machine-view-cache.ts):
  * a fetch naming the view it holds gets `unchanged` while nothing its machine sees has
  * changed — its own units' agent status reports included, since views do not carry them —
- * and the whole view otherwise; a bad `since` is refused with one line.
+ * and otherwise the parts of the view that changed (or the whole view, to an agent that
+ * names no view or one not kept); a bad `since` is refused with one line.
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { apiOperations, isInvalid } from '../actors/controller/api-operations.ts'
 import { MachineViewCache } from '../actors/controller/machine-view-cache.ts'
-import { agentStatusNotInView } from '../runtime/model/machine-view.ts'
+import { agentStatusNotInView, machineModelView, sameViewContent, sameViewSources } from '../runtime/model/machine-view.ts'
 import { readerOf } from '../runtime/model/model-draft.ts'
 import { tableGet } from '../runtime/model/table.ts'
 import { MemoryController } from './support/model-controller.ts'
@@ -31,11 +32,30 @@ test('the view held is answered unchanged until something the machine sees chang
     'its unit\'s own agent status is not in the view')
   c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
   const changed = cache.answer(c.context, machine, held)
-  assert.ok('model' in changed, 'a workload status is in the view')
-  assert.is(tableGet(changed.model.units, 'web/0')!.workload.status, 'active')
-  assert.equal(tableGet(changed.model.units, 'web/0')!.agent, agentStatusNotInView)
-  assert.ok('unchanged' in cache.answer(c.context, machine, changed.model.revision), 'the new view is the one kept')
+  assert.ok('changed' in changed, 'a workload status is in the view')
+  assert.is(changed.since, held)
+  assert.equal(Object.keys(changed.changed).sort(), ['revision', 'term', 'units'], 'only the units table is sent')
+  const now = { ...first.model, ...changed.changed }
+  assert.ok(sameViewContent(now, machineModelView(c.context, machine)), 'the view held with the changes is the view now')
+  assert.is(now.revision, c.context.revision)
+  assert.is(tableGet(now.units, 'web/0')!.workload.status, 'active')
+  assert.equal(tableGet(now.units, 'web/0')!.agent, agentStatusNotInView)
+  assert.ok('unchanged' in cache.answer(c.context, machine, now.revision), 'the new view is the one kept')
   assert.ok('model' in cache.answer(c.context, machine, held), 'an older view gets the whole view again')
+})
+
+test('an agent status report is seen to leave the view as it was without building it', () => {
+  const { c, machine } = world()
+  const before = c.context
+  c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: 'running install hook', now: 5 })
+  assert.ok(sameViewSources(before, c.context, machine), 'only the agent status and its history moved')
+  assert.ok(sameViewContent(machineModelView(before, machine), machineModelView(c.context, machine)))
+  const reported = c.context
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  assert.not.ok(sameViewSources(reported, c.context, machine), 'a workload status is in the view')
+  const active = c.context
+  c.run('add-unit', { application: 'web', numUnits: 1, placement: [machine] })
+  assert.not.ok(sameViewSources(active, c.context, machine), 'so is a new unit on the machine')
 })
 
 test('a view kept at another revision, or by another cache, is never taken for the one held', () => {

@@ -10,6 +10,7 @@ import { decode, encode } from '../../runtime/codec.ts'
 import { describeValue } from '../../runtime/errors.ts'
 import type { ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import type { GoalState } from '../../runtime/model/goal-state.ts'
+import type { ViewChanges } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import type { RequestOptions, Transport } from '../../runtime/transport.ts'
 import type { AddControllerReply } from './api-add-controller.ts'
@@ -123,6 +124,11 @@ export type MachineModelReply =
   | { ok: true, model: ModelContext }
   /** The view of revision `since` is still the machine's; the model has moved on to `revision`. */
   | { ok: true, unchanged: true, revision: number, term: number }
+  /**
+   * The view at `changed.revision`, given as what differs from the view of revision
+   * `since` the agent holds: the parts not in `changed` are as they were there.
+   */
+  | { ok: true, since: number, changed: ViewChanges }
   | { ok: false, error: string }
 
 export type GoalStateReply =

@@ -10,15 +10,26 @@
  * A view is a pure function of the committed model at its revision, so any controller's
  * view at revision R is the view the agent holds when it names R: a kept view answers
  * for any agent that names its revision, whichever controller that agent fetched from.
+ * With it is kept the latest model it was found to be the view of: when the tables it
+ * reads are still those (sameViewSources), the answer is `unchanged` without building a
+ * view at all. That pins, per kept machine, the table versions of one recent model.
  */
+
 import { limits } from '../../runtime/limits.ts'
-import { machineModelView, sameViewContent } from '../../runtime/model/machine-view.ts'
+import { machineModelView, noViewChanges, sameViewSources, viewChanges } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import type { MachineModelReply } from './api-requests.ts'
 
+interface Kept {
+  /** The whole view last sent to the machine. */
+  readonly view: ModelContext
+  /** The latest model whose view `view` is. */
+  source: ModelContext
+}
+
 export class MachineViewCache {
   /** Machine → the last whole view sent to it; Map order is least recently asked first. */
-  readonly #views = new Map<string, ModelContext>()
+  readonly #views = new Map<string, Kept>()
   readonly #max: number
 
   constructor (max: number = limits.machineViewsCachedMax) {
@@ -27,15 +38,29 @@ export class MachineViewCache {
 
   /** The reply to `machine`'s fetch from `model`, its agent holding the view of revision `since` (if any). */
   answer (model: ModelContext, machine: string, since: number | undefined): Extract<MachineModelReply, { ok: true }> {
-    const view = machineModelView(model, machine)
     const kept = this.#views.get(machine)
     this.#views.delete(machine)
-    if (kept !== undefined && since === kept.revision && sameViewContent(kept, view)) {
-      this.#views.set(machine, kept)
-      return { ok: true, unchanged: true, revision: view.revision, term: view.term }
+    const held = kept !== undefined && since === kept.view.revision ? kept : undefined
+    if (held !== undefined && sameViewSources(held.source, model, machine)) return this.#unchanged(machine, held, model)
+    const view = machineModelView(model, machine)
+    if (held !== undefined) {
+      const changed = viewChanges(held.view, view)
+      if (noViewChanges(changed)) return this.#unchanged(machine, held, model)
+      this.#keep(machine, { view, source: model })
+      return { ok: true, since: held.view.revision, changed }
     }
-    this.#views.set(machine, view)
-    if (this.#views.size > this.#max) this.#views.delete(this.#views.keys().next().value!)
+    this.#keep(machine, { view, source: model })
     return { ok: true, model: view }
+  }
+
+  #unchanged (machine: string, held: Kept, model: ModelContext): Extract<MachineModelReply, { unchanged: true }> {
+    held.source = model
+    this.#views.set(machine, held)
+    return { ok: true, unchanged: true, revision: model.revision, term: model.term }
+  }
+
+  #keep (machine: string, kept: Kept): void {
+    this.#views.set(machine, kept)
+    if (this.#views.size > this.#max) this.#views.delete(this.#views.keys().next().value!)
   }
 }

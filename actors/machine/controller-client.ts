@@ -378,9 +378,17 @@ export class ControllerClient {
       }
       return true
     }
-    if (reply.model.revision < this.#model.revision && this.#fetched) return true
-    this.#model = reply.model
-    this.#viewRevision = reply.model.revision
+    let model: ModelContext
+    if ('changed' in reply) {
+      // Changes to the view we named: only ever an answer to it.
+      if (!this.#fetched || reply.since !== this.#viewRevision) return false
+      model = { ...this.#model, ...reply.changed }
+    } else {
+      model = reply.model
+    }
+    if (model.revision < this.#model.revision && this.#fetched) return true
+    this.#model = model
+    this.#viewRevision = model.revision
     if (!this.#fetched) {
       this.#fetched = true
       this.#ready.resolve()

@@ -80,6 +80,8 @@ export class UnitHost {
   #configSource: ModelContext['config'] | undefined
   /** Emitted effects still being sent to the controller, in order. */
   #outbox: Promise<void> = Promise.resolve()
+  /** A command was refused or lost since the remote state was last sent: the periodic refresh sends it again. */
+  #sendFailed = false
 
   readonly #workloadSent: WorkloadSent
 
@@ -187,9 +189,13 @@ export class UnitHost {
 
   /**
    * Tells the actor the remote state. A change of the view that leaves this unit's remote
-   * state as it was is dropped (every unit of a machine recomputes on every view); the
-   * periodic and leadership refreshes always send (`always`), since leadership belief
-   * moves with time and a lost scope entry is asserted again on them.
+   * state as it was is dropped (every unit of a machine recomputes on every view). The
+   * refreshes after a leadership claim always send (`always`): what the actor asked for
+   * and the controllers lost or refused (a scope entry, a cleared resolved flag) is asked
+   * for again on them. The periodic refresh (a few times per lease: leadership belief
+   * moves with time alone) sends a changed remote state, and the same one only when a
+   * command failed since the last send, so that a lost request is retried within a
+   * refresh period; otherwise the actor would re-run its resolver on the state it holds.
    */
   #refresh (always = true): void {
     if (this.#stopped) return
@@ -198,6 +204,7 @@ export class UnitHost {
     if (remote === undefined) return
     if (!always && this.#lastRemote !== undefined && plainEqual(remote, this.#lastRemote)) return
     this.#lastRemote = remote
+    this.#sendFailed = false
     this.actor.send({ type: 'remote.changed', remote })
   }
 
@@ -217,7 +224,7 @@ export class UnitHost {
   #scheduleRefresh (): void {
     const every = Math.max(limits.unitRemoteRefreshMsMin, Math.floor(this.#leaseDurationMs() / 6))
     this.#refreshTimer = this.#o.clock.setTimeout(() => {
-      this.#refresh()
+      this.#refresh(this.#sendFailed)
       if (!this.#stopped) this.#scheduleRefresh()
     }, every)
   }
@@ -265,8 +272,12 @@ export class UnitHost {
   async #send (body: ModelCommandBody): Promise<void> {
     try {
       const result = await this.#proposer.submit(this.#o.controller, body)
-      if (!result.ok) this.#o.logger.log('debug', `controller refused ${body.type}: ${result.error}`)
+      if (!result.ok) {
+        this.#sendFailed = true
+        this.#o.logger.log('debug', `controller refused ${body.type}: ${result.error}`)
+      }
     } catch (error) {
+      this.#sendFailed = true
       this.#o.logger.log('warning', `cannot send ${body.type}: ${error instanceof Error ? error.message : String(error)}`)
     }
   }

@@ -2,6 +2,7 @@ import { assign, createActor, emit, enqueueActions, fromCallback, fromPromise, r
 import { assert } from '../../runtime/assert.ts'
 import type { UnitName } from '../../runtime/ids.ts'
 import { limits } from '../../runtime/limits.ts'
+import { plainEqual } from '../../runtime/plain-equal.ts'
 import { relationMachine, type RelationActorRef } from '../relation/relation-machine.ts'
 import { isRelationHook, type HookInfo } from './hook-info.ts'
 import { initialLocalState, initialMemory, type DeployedCharm, type LocalState, type UniterMemory } from './local-state.ts'
@@ -346,8 +347,14 @@ export const unitMachine = setup({
       }
     }),
     forwardRemoteToRelations: enqueueActions(({ context, enqueue }) => {
+      const unitDying = context.remote.life !== 'alive'
+      const leader = context.local.leader
       for (const [id, ref] of Object.entries(context.relationActors)) {
-        enqueue.sendTo(ref, { type: 'relation.remoteChanged', remote: context.remote.relations[id], unitDying: context.remote.life !== 'alive', leader: context.local.leader })
+        const remote = context.remote.relations[id]
+        // Its next hook is a function of these and its local state: the same again tells it nothing.
+        const held = ref.getSnapshot().context
+        if (held.view.unitDying === unitDying && held.view.leader === leader && plainEqual(held.remote, remote)) continue
+        enqueue.sendTo(ref, { type: 'relation.remoteChanged', remote, unitDying, leader })
       }
     }),
     bumpUpdateStatus: assign(({ context }) => ({

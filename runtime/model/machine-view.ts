@@ -141,6 +141,70 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
 }
 
 /**
+ * What a machine's view is built from, besides the units table (see `sameViewSources`):
+ * everything `machineModelView` reads from the model. Keep the two in step.
+ */
+const viewSources = ['machines', 'applications', 'relations', 'charms', 'leases', 'settings', 'actions', 'config', 'uuid', 'counters'] as const
+
+/**
+ * Whether the view of `machineId` taken from `after` is the one taken from `before`,
+ * decided without building it: every table the view reads is the same object (tables
+ * are immutable values, so an apply that did not touch one hands it on as it was), and
+ * each of the machine's units is the same record or differs only in what views leave
+ * out, its agent status and status history. A unit's report of its own agent status —
+ * most commits on a busy machine — so costs its controller a few lookups, not a view.
+ * False means only "not proven": build the view and compare (`sameViewContent`).
+ */
+export function sameViewSources (before: ModelContext, after: ModelContext, machineId: string): boolean {
+  for (const key of viewSources) if (before[key] !== after[key]) return false
+  if (before.units === after.units) return true
+  // The machine record is the same object, so is its list of units.
+  for (const name of readerOf(after).machine(machineId)?.units ?? []) {
+    const a = tableGet(before.units, name)
+    const b = tableGet(after.units, name)
+    if (a !== b && (a === undefined || b === undefined || !sameButAgentStatus(a, b))) return false
+  }
+  return true
+}
+
+/** Two records of one unit that differ at most in its agent status and status history. */
+function sameButAgentStatus (a: UnitRecord, b: UnitRecord): boolean {
+  const keys = Object.keys(a) as Array<keyof UnitRecord>
+  if (keys.length !== Object.keys(b).length) return false
+  for (const key of keys) {
+    if (key !== 'agent' && key !== 'statusHistory' && a[key] !== b[key]) return false
+  }
+  return true
+}
+
+/** A view's revision and term, and those of its top-level parts (tables, config, …) that changed. */
+export type ViewChanges = Partial<ModelContext> & Pick<ModelContext, 'revision' | 'term'>
+
+/**
+ * What `after` holds that differs from `before`, two views of one machine: its revision
+ * and term, and each part whose content changed (compared as `sameViewContent` does).
+ * `{ ...before, ...changes }` has the content of `after`. A fetch after a change sends
+ * these, not the whole view: most changes touch one or two of a view's dozen tables.
+ */
+export function viewChanges (before: ModelContext, after: ModelContext): ViewChanges {
+  const changes: Record<string, unknown> = { revision: after.revision, term: after.term }
+  for (const key of Object.keys(after) as Array<keyof ModelContext>) {
+    if (key === 'revision' || key === 'term') continue
+    if (!samePart(before[key], after[key])) changes[key] = after[key]
+  }
+  return changes as ViewChanges
+}
+
+/** Whether changes hold nothing but a revision and term. */
+export function noViewChanges (changes: ViewChanges): boolean {
+  return Object.keys(changes).length === 2
+}
+
+function samePart (x: unknown, y: unknown): boolean {
+  return x === y || (isTable(x) && isTable(y) ? sameTable(x, y) : plainEqual(x, y))
+}
+
+/**
  * Whether two views of one machine hold the same content: everything but the revision and
  * term they were taken at. Records taken from the model as they are compare by identity;
  * those a view rebuilds (its machine, applications and units) field by field.
@@ -150,10 +214,7 @@ export function sameViewContent (a: ModelContext, b: ModelContext): boolean {
   if (keys.length !== Object.keys(b).length) return false
   for (const key of keys) {
     if (key === 'revision' || key === 'term') continue
-    const x = a[key]
-    const y = b[key]
-    if (x === y) continue
-    if (!(isTable(x) && isTable(y) ? sameTable(x, y) : plainEqual(x, y))) return false
+    if (!samePart(a[key], b[key])) return false
   }
   return true
 }
