@@ -24,7 +24,7 @@ import { distProgram } from './dist.ts'
 import { killUnitWorkloads } from './processes.ts'
 
 export const admin = { kind: 'user', name: 'admin' } as const
-const waitMsMax = 60_000
+const waitMsMax = 120_000
 
 export interface Agent {
   id: string
