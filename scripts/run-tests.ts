@@ -18,7 +18,9 @@
  * files never interleave, and the run ends with uvu's own summary lines (Total / Passed /
  * Skipped / Duration) summed over every job, which .ci/run reads.
  *
- *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings]
+ *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings] [--plan]
+ *
+ * --plan prints the jobs as planned (expected seconds, demand in cores) and runs none.
  *
  * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
  *
@@ -49,6 +51,11 @@ const unknownFileDemand = 0.5
 const cpuBoundDemandMin = 0.6
 /** CPU-bound jobs may together be expected to use this many times the cores (their demand is measured under load, so a little low). */
 const coresOvercommit = 1.25
+/**
+ * A uvu process runs its tests on one thread: a job is expected to keep one core busy at
+ * most (its agents' bursts aside), whatever a short file's startup-heavy figures say.
+ */
+const jobDemandMax = 1
 /** How often the CPU of a running job is read from /proc, for --write-timings. */
 const cpuSampleMs = 500
 /** One job may run this long before its process group is killed (the long and chaos suites take hours). */
@@ -68,7 +75,7 @@ const cores = availableParallelism()
  */
 const coreSaturatingFiles = /^sim-(machine-agent|controller-group|provisioning)\.test\.ts$/
 
-interface Options { pattern: string, lanes: number, writeTimings: boolean }
+interface Options { pattern: string, lanes: number, writeTimings: boolean, plan: boolean }
 /** A file's last measured wall seconds and CPU seconds (CPU absent: not measured). */
 interface Timing { wall: number, cpu?: number }
 /** `demand`: the cores the job is expected to keep busy. */
@@ -79,15 +86,17 @@ function parseOptions (argv: string[]): Options {
   let pattern = '.*\\.test\\.ts$'
   let lanes = Number(process.env['CANTRIP_TEST_LANES'] ?? Math.min(lanesMax, cores + lanesBeyondCores))
   let writeTimings = false
+  let plan = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--lanes') lanes = Number(argv[++i])
     else if (arg === '--write-timings') writeTimings = true
-    else if (arg.startsWith('--')) throw new Error(`run-tests: expected --lanes N or --write-timings, got ${JSON.stringify(arg)}`)
+    else if (arg === '--plan') plan = true
+    else if (arg.startsWith('--')) throw new Error(`run-tests: expected --lanes N, --write-timings or --plan, got ${JSON.stringify(arg)}`)
     else pattern = arg
   }
   if (!Number.isInteger(lanes) || lanes < 1 || lanes > lanesMax) throw new Error(`run-tests: expected --lanes (or CANTRIP_TEST_LANES) to be a whole number from 1 to ${lanesMax}, got ${String(lanes)}`)
-  return { pattern, lanes, writeTimings }
+  return { pattern, lanes, writeTimings, plan }
 }
 
 /** The files uvu would run for `pattern`: every file below test/ whose relative path matches. */
@@ -122,7 +131,8 @@ function expectedOf (timings: Record<string, Timing>, file: string): { wall: num
 function jobOf (files: string[], timings: Record<string, Timing>): Job {
   const sum = (pick: (e: { wall: number, cpu: number }) => number): number => files.reduce((n, f) => n + pick(expectedOf(timings, f)), 0)
   const wall = sum(e => e.wall)
-  return { files, expectedSeconds: wall, demand: Math.min(cores, sum(e => e.cpu) / Math.max(wall, 0.1)) }
+  const demandMax = files.some(file => coreSaturatingFiles.test(file)) ? cores : jobDemandMax
+  return { files, expectedSeconds: wall, demand: Math.min(demandMax, sum(e => e.cpu) / Math.max(wall, 0.1)) }
 }
 
 /** Slow files alone, quick ones in batches of like demand (CPU-bound with CPU-bound); longest first. */
@@ -261,6 +271,11 @@ async function main (): Promise<number> {
     return 1
   }
   const queue = planJobs(files, readTimings())
+  if (options.plan) {
+    for (const job of queue) process.stdout.write(`${job.expectedSeconds.toFixed(0).padStart(5)} s ${job.demand.toFixed(2)} cores ${cpuBound(job) ? 'cpu ' : 'wait'} ${job.files.join(' ')}\n`)
+    process.stdout.write(`${queue.length} jobs on ${options.lanes} lanes, ${cores} cores\n`)
+    return 0
+  }
   const started = Date.now()
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
