@@ -5,23 +5,32 @@
  *
  * Files are grouped into jobs: a file expected to take longer than `soloJobSecondsMin`
  * runs in a uvu process of its own, the quick ones are packed into batches of about
- * `batchJobSecondsTarget`. Expected durations come from test/test-timings.json (written by
- * `--write-timings` after a run); a file not listed there counts as `unknownFileSeconds`.
- * Lanes take the longest job left first. Each job's output is printed whole when it
- * ends, so lines from different files never interleave, and the run ends with uvu's own
- * summary lines (Total / Passed / Skipped / Duration) summed over every job, which
- * .ci/run reads.
+ * `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
+ * seconds come from test/test-timings.json (written by `--write-timings` after a run; the
+ * CPU of a file is its uvu process's and every child it waited for, read from /proc); a
+ * file not listed there counts as `unknownFileSeconds` at `unknownFileDemand` cores.
  *
- *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings]
+ * Scheduling packs the cores: a job's demand is its CPU seconds over its wall seconds.
+ * Jobs that mostly wait (real processes, elections, hooks) are started whenever a lane is
+ * free; a CPU-bound job only while the CPU-bound jobs running leave room for it on the
+ * cores (one always may start when none runs). Among the jobs that may start, the longest
+ * goes first. Each job's output is printed whole when it ends, so lines from different
+ * files never interleave, and the run ends with uvu's own summary lines (Total / Passed /
+ * Skipped / Duration) summed over every job, which .ci/run reads.
+ *
+ *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings] [--plan]
+ *
+ * --plan prints the jobs as planned (expected seconds, demand in cores) and runs none.
  *
  * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
  *
- * PATTERN is uvu's (a case-insensitive regex on the path below test/). Lanes default to
- * CANTRIP_TEST_LANES, else lanesDefault (3). A job that runs past `jobSecondsMax` has its process group
+ * PATTERN is uvu's (a case-insensitive regex on the path below test/). Lanes (jobs at
+ * once) default to CANTRIP_TEST_LANES, else the cores plus `lanesBeyondCores`. A job that runs past `jobSecondsMax` has its process group
  * killed and counts as failed.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
@@ -36,43 +45,58 @@ const soloJobSecondsMin = 15
 const batchJobSecondsTarget = 30
 /** Expected duration of a file test-timings.json does not list. */
 const unknownFileSeconds = 5
+/** Cores a file test-timings.json does not list (or lists without CPU) is expected to keep busy. */
+const unknownFileDemand = 0.5
+/** A job expected to keep at least this many cores busy is CPU-bound: it waits for room on the cores. */
+const cpuBoundDemandMin = 0.6
+/** CPU-bound jobs may together be expected to use this many times the cores (their demand is measured under load, so a little low). */
+const coresOvercommit = 1.25
+/**
+ * A uvu process runs its tests on one thread: a job is expected to keep one core busy at
+ * most (its agents' bursts aside), whatever a short file's startup-heavy figures say.
+ */
+const jobDemandMax = 1
+/** How often the CPU of a running job is read from /proc, for --write-timings. */
+const cpuSampleMs = 500
 /** One job may run this long before its process group is killed (the long and chaos suites take hours). */
 const jobSecondsMax = process.env['CANTRIP_LONG'] === undefined && process.env['CANTRIP_CHAOS'] === undefined ? 600 : 4 * 3600
 const lanesMax = 8
 /**
- * Three lanes on a 2-core machine: the real-process tests spend much of their time waiting
- * on agents, elections and hooks, so a third lane keeps both cores busy. Measured on an
- * idle 2-core machine, the whole suite: 2 lanes 626 s, 3 lanes 553 s (all passing).
+ * Lanes beyond the cores: the real-process tests spend much of their time waiting on
+ * agents, elections and hooks, so lanes beyond the cores keep both busy, while the
+ * CPU-bound jobs are held to the cores' room (above). Measured on an idle 2-core machine
+ * before the CPU bound existed: 2 lanes 626 s, 3 lanes 553 s.
  */
-const lanesDefault = 3
+const lanesBeyondCores = 2
+const cores = availableParallelism()
 /**
- * The simulator swarms run a worker thread per core: two at once only share the cores
- * (in a clean 3-lane run the three started together and each took twice as long), so at
- * most one of them runs at a time while the other lanes take the waiting tests.
+ * The simulator swarms run a worker thread per core: each keeps every core busy whatever
+ * its measured demand (which contention lowers), so one runs with no other CPU-bound job.
  */
 const coreSaturatingFiles = /^sim-(machine-agent|controller-group|provisioning)\.test\.ts$/
 
-function saturatesCores (job: Job): boolean {
-  return job.files.some(file => coreSaturatingFiles.test(file))
-}
-
-interface Options { pattern: string, lanes: number, writeTimings: boolean }
-interface Job { files: string[], expectedSeconds: number }
-interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, fileSeconds: Map<string, number> }
+interface Options { pattern: string, lanes: number, writeTimings: boolean, plan: boolean }
+/** A file's last measured wall seconds and CPU seconds (CPU absent: not measured). */
+interface Timing { wall: number, cpu?: number }
+/** `demand`: the cores the job is expected to keep busy. */
+interface Job { files: string[], expectedSeconds: number, demand: number }
+interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, fileSeconds: Map<string, Timing> }
 
 function parseOptions (argv: string[]): Options {
   let pattern = '.*\\.test\\.ts$'
-  let lanes = Number(process.env['CANTRIP_TEST_LANES'] ?? lanesDefault)
+  let lanes = Number(process.env['CANTRIP_TEST_LANES'] ?? Math.min(lanesMax, cores + lanesBeyondCores))
   let writeTimings = false
+  let plan = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--lanes') lanes = Number(argv[++i])
     else if (arg === '--write-timings') writeTimings = true
-    else if (arg.startsWith('--')) throw new Error(`run-tests: expected --lanes N or --write-timings, got ${JSON.stringify(arg)}`)
+    else if (arg === '--plan') plan = true
+    else if (arg.startsWith('--')) throw new Error(`run-tests: expected --lanes N, --write-timings or --plan, got ${JSON.stringify(arg)}`)
     else pattern = arg
   }
   if (!Number.isInteger(lanes) || lanes < 1 || lanes > lanesMax) throw new Error(`run-tests: expected --lanes (or CANTRIP_TEST_LANES) to be a whole number from 1 to ${lanesMax}, got ${String(lanes)}`)
-  return { pattern, lanes, writeTimings }
+  return { pattern, lanes, writeTimings, plan }
 }
 
 /** The files uvu would run for `pattern`: every file below test/ whose relative path matches. */
@@ -90,31 +114,70 @@ function testFiles (pattern: string): string[] {
   return found.sort()
 }
 
-function readTimings (): Record<string, number> {
+/** test-timings.json: `file: { wall, cpu }` (a bare number, as older runs wrote it, is the wall time). */
+function readTimings (): Record<string, Timing> {
   if (!existsSync(timingsFile)) return {}
-  return JSON.parse(readFileSync(timingsFile, 'utf8')) as Record<string, number>
+  const raw = JSON.parse(readFileSync(timingsFile, 'utf8')) as Record<string, number | Timing>
+  return Object.fromEntries(Object.entries(raw).map(([file, t]) => [file, typeof t === 'number' ? { wall: t } : t]))
 }
 
-/** Slow files alone, quick ones in batches; longest first. */
-function planJobs (files: string[], timings: Record<string, number>): Job[] {
-  const expected = (file: string): number => timings[file] ?? unknownFileSeconds
+/** A file's expected wall and CPU seconds. */
+function expectedOf (timings: Record<string, Timing>, file: string): { wall: number, cpu: number } {
+  const wall = timings[file]?.wall ?? unknownFileSeconds
+  const cpu = coreSaturatingFiles.test(file) ? wall * cores : timings[file]?.cpu ?? wall * unknownFileDemand
+  return { wall, cpu }
+}
+
+function jobOf (files: string[], timings: Record<string, Timing>): Job {
+  const sum = (pick: (e: { wall: number, cpu: number }) => number): number => files.reduce((n, f) => n + pick(expectedOf(timings, f)), 0)
+  const wall = sum(e => e.wall)
+  const demandMax = files.some(file => coreSaturatingFiles.test(file)) ? cores : jobDemandMax
+  return { files, expectedSeconds: wall, demand: Math.min(demandMax, sum(e => e.cpu) / Math.max(wall, 0.1)) }
+}
+
+/** Slow files alone, quick ones in batches of like demand (CPU-bound with CPU-bound); longest first. */
+function planJobs (files: string[], timings: Record<string, Timing>): Job[] {
   const jobs: Job[] = []
-  let batch: Job = { files: [], expectedSeconds: 0 }
+  const quick: string[] = []
   for (const file of files) {
-    if (expected(file) >= soloJobSecondsMin) {
-      jobs.push({ files: [file], expectedSeconds: expected(file) })
-      continue
-    }
-    batch.files.push(file)
-    batch.expectedSeconds += expected(file)
-    if (batch.expectedSeconds >= batchJobSecondsTarget) {
-      jobs.push(batch)
-      batch = { files: [], expectedSeconds: 0 }
+    if (expectedOf(timings, file).wall >= soloJobSecondsMin) jobs.push(jobOf([file], timings))
+    else quick.push(file)
+  }
+  const demandOf = (file: string): number => { const e = expectedOf(timings, file); return e.cpu / Math.max(e.wall, 0.1) }
+  quick.sort((a, b) => demandOf(b) - demandOf(a) || a.localeCompare(b))
+  let batch: string[] = []
+  let batchSeconds = 0
+  for (const file of quick) {
+    batch.push(file)
+    batchSeconds += expectedOf(timings, file).wall
+    if (batchSeconds >= batchJobSecondsTarget) {
+      jobs.push(jobOf(batch, timings))
+      batch = []
+      batchSeconds = 0
     }
   }
-  if (batch.files.length > 0) jobs.push(batch)
+  if (batch.length > 0) jobs.push(jobOf(batch, timings))
   return jobs.sort((a, b) => b.expectedSeconds - a.expectedSeconds)
 }
+
+function cpuBound (job: Job): boolean {
+  return job.demand >= cpuBoundDemandMin
+}
+
+/**
+ * CPU seconds of a running process and of every child it has waited for (/proc/PID/stat:
+ * utime, stime, cutime, cstime in clock ticks); undefined where there is no /proc.
+ */
+function cpuSecondsOf (pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond
+  } catch {
+    return undefined
+  }
+}
+/** USER_HZ: 100 on every Linux the tests run on. */
+const clockTicksPerSecond = 100
 
 function escapeRegex (text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -125,11 +188,17 @@ function summaryNumber (output: string, label: string): number | undefined {
   return match === null ? undefined : Number(match[1])
 }
 
-/** When each file's header line appeared in the job's output: the file's share of the job's time. */
-function fileSecondsOf (job: Job, marks: Array<{ file: string, at: number }>, endedAt: number): Map<string, number> {
-  const seconds = new Map<string, number>()
-  marks.forEach((mark, i) => { seconds.set(mark.file, ((marks[i + 1]?.at ?? endedAt) - mark.at) / 1000) })
-  for (const file of job.files) if (!seconds.has(file)) seconds.set(file, 0)
+interface Mark { file: string, at: number, cpu: number | undefined }
+
+/** When each file's header line appeared in the job's output (and the CPU used by then): the file's share of the job's time. */
+function fileSecondsOf (job: Job, marks: Mark[], end: Omit<Mark, 'file'>): Map<string, Timing> {
+  const seconds = new Map<string, Timing>()
+  marks.forEach((mark, i) => {
+    const next = marks[i + 1] ?? end
+    const cpu = next.cpu === undefined || mark.cpu === undefined ? undefined : Math.max(0, next.cpu - mark.cpu)
+    seconds.set(mark.file, { wall: (next.at - mark.at) / 1000, ...(cpu === undefined ? {} : { cpu }) })
+  })
+  for (const file of job.files) if (!seconds.has(file)) seconds.set(file, { wall: 0 })
   return seconds
 }
 
@@ -150,12 +219,19 @@ async function runJob (job: Job): Promise<JobResult> {
   })
   running.add(child.pid!)
   let output = ''
-  const marks: Array<{ file: string, at: number }> = []
+  const marks: Mark[] = []
   const headers = new Set(job.files)
+  // The last CPU reading before the process ended (its /proc entry goes with it).
+  let lastCpu = cpuSecondsOf(child.pid!)
+  const sampler = setInterval(() => { lastCpu = cpuSecondsOf(child.pid!) ?? lastCpu }, cpuSampleMs)
   const take = (chunk: Buffer): void => {
     const text = chunk.toString()
     output += text
-    for (const line of text.split('\n')) if (headers.has(line.trim())) marks.push({ file: line.trim(), at: Date.now() })
+    for (const line of text.split('\n')) {
+      if (!headers.has(line.trim())) continue
+      lastCpu = cpuSecondsOf(child.pid!) ?? lastCpu
+      marks.push({ file: line.trim(), at: Date.now(), cpu: lastCpu })
+    }
   }
   child.stdout.on('data', take)
   child.stderr.on('data', take)
@@ -166,6 +242,7 @@ async function runJob (job: Job): Promise<JobResult> {
   }, jobSecondsMax * 1000)
   const code = await new Promise<number | null>(resolve => { child.on('close', resolve) })
   clearTimeout(timer)
+  clearInterval(sampler)
   running.delete(child.pid!)
   const endedAt = Date.now()
   if (timedOut) output += `\nrun-tests: ${job.files.join(', ')}: killed after ${jobSecondsMax} s\n`
@@ -182,7 +259,7 @@ async function runJob (job: Job): Promise<JobResult> {
     skipped,
     ok: code === 0 && !timedOut && total !== undefined && passed === total,
     seconds: (endedAt - started) / 1000,
-    fileSeconds: fileSecondsOf(job, marks, endedAt)
+    fileSeconds: fileSecondsOf(job, marks, { at: endedAt, cpu: lastCpu })
   }
 }
 
@@ -194,29 +271,36 @@ async function main (): Promise<number> {
     return 1
   }
   const queue = planJobs(files, readTimings())
+  if (options.plan) {
+    for (const job of queue) process.stdout.write(`${job.expectedSeconds.toFixed(0).padStart(5)} s ${job.demand.toFixed(2)} cores ${cpuBound(job) ? 'cpu ' : 'wait'} ${job.files.join(' ')}\n`)
+    process.stdout.write(`${queue.length} jobs on ${options.lanes} lanes, ${cores} cores\n`)
+    return 0
+  }
   const started = Date.now()
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
   const results: JobResult[] = []
-  let saturating: Promise<void> | undefined
-  /** The longest job left that may start now: one core-saturating job at a time. */
+  /** CPU-bound jobs running now; a lane with nothing it may start waits for one of them to end. */
+  const cpuJobs = new Map<Job, Promise<unknown>>()
+  /** The longest job left that may start now: a waiting one, or a CPU-bound one the cores have room for. */
   const nextJob = (): Job | undefined => {
-    const index = queue.findIndex(job => saturating === undefined || !saturatesCores(job))
+    const busy = [...cpuJobs.keys()].reduce((n, job) => n + job.demand, 0)
+    const index = queue.findIndex(job => !cpuBound(job) || cpuJobs.size === 0 || busy + job.demand <= cores * coresOvercommit)
     return index < 0 ? undefined : queue.splice(index, 1)[0]
   }
   const lane = async (): Promise<void> => {
     while (queue.length > 0) {
       const job = nextJob()
       if (job === undefined) {
-        await saturating
+        await Promise.race(cpuJobs.values())
         continue
       }
       const run = runJob(job)
-      if (saturatesCores(job)) saturating = run.then(() => { saturating = undefined })
+      if (cpuBound(job)) cpuJobs.set(job, run.finally(() => { cpuJobs.delete(job) }))
       const result = await run
       results.push(result)
       process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`)
-      process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s: ${job.files.join(' ')}\n\n`)
+      process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s (expected ${job.expectedSeconds.toFixed(0)} s at ${job.demand.toFixed(2)} cores): ${job.files.join(' ')}\n\n`)
     }
   }
   await Promise.all(Array.from({ length: options.lanes }, lane))
@@ -226,8 +310,13 @@ async function main (): Promise<number> {
   process.stdout.write(`\n  Total:     ${sum(r => r.total)}\n  Passed:    ${sum(r => r.passed)}\n  Skipped:   ${sum(r => r.skipped)}\n  Duration:  ${Date.now() - started}ms\n\n`)
   if (options.writeTimings) {
     const timings = { ...readTimings() }
-    for (const r of results) for (const [file, seconds] of r.fileSeconds) timings[file] = Math.round(seconds * 10) / 10
-    writeFileSync(timingsFile, JSON.stringify(Object.fromEntries(Object.entries(timings).sort()), null, 2) + '\n')
+    const tenth = (n: number): number => Math.round(n * 10) / 10
+    for (const r of results) {
+      for (const [file, t] of r.fileSeconds) timings[file] = { wall: tenth(t.wall), ...(t.cpu === undefined ? {} : { cpu: tenth(t.cpu) }) }
+    }
+    // One line per file, so a refresh reads as a short diff.
+    const lines = Object.entries(timings).sort(([a], [b]) => a.localeCompare(b)).map(([file, t]) => `  ${JSON.stringify(file)}: ${JSON.stringify(t)}`)
+    writeFileSync(timingsFile, `{\n${lines.join(',\n')}\n}\n`)
   }
   return failedJobs.length === 0 ? 0 : 1
 }

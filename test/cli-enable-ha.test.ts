@@ -30,13 +30,19 @@ function show (home: string): Shown {
   return (JSON.parse(run.stdout) as Record<string, Shown>)['local']!
 }
 
-/** Polls `check` every 500 ms until it holds; fails after `timeoutMs`. */
+/**
+ * Polls `check` until it holds, first after 250 ms and then less often, up to every 2 s:
+ * most checks start a CLI process (~0.4 CPU-seconds), so a long wait must not poll fast.
+ * Fails after `timeoutMs`.
+ */
 async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
   const until = Date.now() + timeoutMs
+  let pauseMs = 250
   let value = check()
   while (value === undefined) {
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 500))
+    await new Promise(resolve => setTimeout(resolve, pauseMs))
+    pauseMs = Math.min(2_000, pauseMs * 1.5)
     value = check()
   }
   return value

@@ -43,13 +43,19 @@ const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-rejoin-'))
 const machinesDir = join(home, 'controllers', 'local', 'machines')
 const machines = ['0', '1'] as const
 
-/** Polls `check` every 250 ms until it holds; fails after `timeoutMs` (a bound for a busy machine, not a verdict). */
+/**
+ * Polls `check` until it holds, first after 250 ms and then less often, up to every 1 s
+ * (a check may start a CLI process); fails after `timeoutMs` (a bound for a busy machine,
+ * not a verdict).
+ */
 async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
   const until = Date.now() + timeoutMs
+  let pauseMs = 250
   let value = check()
   while (value === undefined) {
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 250))
+    await new Promise(resolve => setTimeout(resolve, pauseMs))
+    pauseMs = Math.min(1_000, pauseMs * 1.5)
     value = check()
   }
   return value

@@ -23,6 +23,7 @@ import * as assert from 'uvu/assert'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { cantrip, cantripOk as ok } from './support/cli-process.ts'
 import { processAlive } from './support/processes.ts'
+import { StatusReader } from './support/status-reader.ts'
 
 /** A charm whose hooks log their names to `<dir>/hooks.log` and obey flag files in `<dir>`. */
 function writeCharm (charmDir: string, dir: string): void {
@@ -59,10 +60,24 @@ function hooks (dir: string): string[] {
   return existsSync(join(dir, 'hooks.log')) ? readFileSync(join(dir, 'hooks.log'), 'utf8').trim().split('\n') : []
 }
 
-function unitStatus (home: string): { workload: string, message: string, agent: string } {
-  const doc = JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument
+interface UnitStatus { workload: string, message: string, agent: string }
+
+function unitOf (doc: StatusDocument): UnitStatus {
   const unit = doc.applications['rc']?.units?.['rc/0']
   return { workload: unit?.['workload-status'].current ?? '', message: unit?.['workload-status'].message ?? '', agent: unit?.['juju-status'].current ?? '' }
+}
+
+/** rc/0's status as `cantrip status` prints it. */
+function unitStatus (home: string): UnitStatus {
+  return unitOf(JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument)
+}
+
+/**
+ * Waits (bounded) until rc/0's status holds `holds`: read in this process and looked at
+ * again on each change notice (a `cantrip status` every 500 ms cost most of a core).
+ */
+async function untilUnit (reader: StatusReader, what: string, holds: (s: UnitStatus) => boolean): Promise<void> {
+  await reader.until(what, doc => holds(unitOf(doc)), 120_000)
 }
 
 /** Waits (bounded, generously: the machine is busy) until `holds`; fails with what was last seen. */
@@ -84,8 +99,10 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
   const charmDir = join(home, 'rc')
   mkdirSync(dir)
   writeCharm(charmDir, dir)
+  let reader: StatusReader | undefined
   try {
     ok(home, 'bootstrap')
+    reader = await StatusReader.open(home)
 
     // model-config: the listing, a key, sets, resets, refusals.
     assert.is(ok(home, 'model-config'), [
@@ -113,7 +130,7 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
     // Retries off: the failed install stays in error until resolved.
     writeFileSync(join(dir, 'fail-install'), '')
     ok(home, 'deploy', charmDir)
-    await until('install to fail', () => unitStatus(home), s => s.workload === 'error' && s.message === 'hook failed: "install"')
+    await untilUnit(reader, 'install to fail', s => s.workload === 'error' && s.message === 'hook failed: "install"')
     // Juju would have retried after 5 s (± 20 %): 8 s later there is still one install.
     await new Promise(resolve => setTimeout(resolve, 8_000))
     assert.equal(hooks(dir), ['install'], 'no timer retries')
@@ -126,10 +143,10 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
     // resolved --no-retry: the failed config-changed is skipped, not run again.
     writeFileSync(join(dir, 'fail-config-changed'), '')
     ok(home, 'config', 'rc', 'x=1')
-    await until('config-changed to fail', () => unitStatus(home), s => s.message === 'hook failed: "config-changed"')
+    await untilUnit(reader, 'config-changed to fail', s => s.message === 'hook failed: "config-changed"')
     const failedRuns = count(hooks(dir), 'config-changed')
     ok(home, 'resolved', '--no-retry', 'rc/0')
-    await until('the unit to leave error', () => unitStatus(home), s => s.workload !== 'error')
+    await untilUnit(reader, 'the unit to leave error', s => s.workload !== 'error')
     assert.is(count(hooks(dir), 'config-changed'), failedRuns, '--no-retry does not run the hook')
     unlinkSync(join(dir, 'fail-config-changed'))
 
@@ -153,7 +170,7 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
     await until('start after the reboot', () => hooks(dir).slice(mark), h => h.includes('start'))
     assert.equal(hooks(dir).slice(mark), ['config-changed', 'config-changed went on', 'start'])
     await until('the old workload to die with the machine', () => processAlive(workload), alive => !alive, 30_000)
-    await until('the unit idle again', () => unitStatus(home), s => s.agent === 'idle')
+    await untilUnit(reader, 'the unit idle again', s => s.agent === 'idle')
 
     // juju-reboot --now: the hook is killed at once and runs again after the reboot, then start.
     mark = hooks(dir).length
@@ -162,6 +179,7 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
     await until('start after the --now reboot', () => hooks(dir).slice(mark), h => h.includes('start'))
     assert.equal(hooks(dir).slice(mark), ['config-changed', 'config-changed', 'start'], 'killed, re-run after the reboot, then start')
   } finally {
+    await reader?.close()
     cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
     if (existsSync(join(dir, 'workload.pid'))) {
       try { process.kill(Number(readFileSync(join(dir, 'workload.pid'), 'utf8')), 'SIGKILL') } catch { /* gone */ }

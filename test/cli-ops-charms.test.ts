@@ -84,10 +84,13 @@ interface ShowUnit { 'relation-info'?: Array<{ endpoint: string, 'application-da
 /** Waits until the controller's view of `unit` (show-unit, as Juju's) satisfies `done`. */
 async function settled (what: string, unit: string, done: (view: ShowUnit) => boolean): Promise<void> {
   let view: ShowUnit = {}
+  // Each read starts a CLI process: look soon, then less often (up to every 3 s).
+  let pauseMs = 500
   for (let reads = 0; reads < settleReadsMax; reads++) {
     view = (JSON.parse(ok(home, 'show-unit', unit, '--format', 'json')) as Record<string, ShowUnit>)[unit] ?? {}
     if (done(view)) return
-    await new Promise(resolve => setTimeout(resolve, 1000))
+    await new Promise(resolve => setTimeout(resolve, pauseMs))
+    pauseMs = Math.min(3_000, pauseMs * 1.5)
   }
   assert.unreachable(`${what} never settled: ${JSON.stringify(view)}`)
 }

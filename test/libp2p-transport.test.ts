@@ -299,7 +299,9 @@ test('a request that times out is cancelled, so the server holds nothing for it;
     const started = performance.now()
     const error = await rejects(a!.request(b!.peerId, 'hang', text('x'), { timeoutMs: 300 }), 'RequestTimeoutError')
     const tookMs = performance.now() - started
-    assert.ok(tookMs >= 295 && tookMs < 1_000, `timed out after ${tookMs.toFixed(0)} ms`)
+    // Never before its 300 ms; the handler never answers, so any end at all is the timeout
+    // (how late is no verdict: a loaded machine stalls the event loop for seconds).
+    assert.ok(tookMs >= 295 && tookMs < 30_000, `timed out after ${tookMs.toFixed(0)} ms`)
     assert.match(error.message, '300 ms')
     assert.is(a!.requestsInFlight, 0)
     await world.waitFor('the server dropped the cancelled request', () => b!.requestsServing === 0, 2_000)

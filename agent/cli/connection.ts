@@ -43,6 +43,13 @@ const requestTimeoutMs = 5_000
  */
 const groupCheckAfterMs = 1_000
 const groupCheckTimeoutMs = 2_000
+/**
+ * A member that only timed out may be slow, not gone (a loaded host): a check whose
+ * missing members all timed out is asked again, groupCheckAfterMs apart, and only this
+ * many such answers in a row end the call. A member that refused or dropped the
+ * connection (a stopped process) settles it at the first check.
+ */
+const groupCheckTimedOutMax = 4
 
 /** One call's link to its group check: `failed` asks for the check now; `aborted` once the check has answered for the call. */
 interface CallSignal { failed: () => void, aborted: boolean }
@@ -157,7 +164,7 @@ export class Connection {
     const signal: CallSignal = { failed: () => { due() }, aborted: false }
     const timer = setTimeout(signal.failed, groupCheckAfterMs)
     let settled = false
-    const verdict = checkDue.then(async () => settled ? undefined : await this.quorumLost()).then(async message => {
+    const verdict = checkDue.then(async () => settled ? undefined : await this.#quorumVerdict(() => settled)).then(async message => {
       if (message === undefined || settled) return await new Promise<never>(() => {})
       signal.aborted = true
       throw new CantripError(message)
@@ -171,12 +178,30 @@ export class Connection {
     }
   }
 
+  /** The quorum-lost line once the group has said so for certain (see groupCheckTimedOutMax); undefined when a majority answers or the call settled. */
+  async #quorumVerdict (settled: () => boolean): Promise<string | undefined> {
+    for (let timedOut = 0; !settled(); await new Promise(resolve => setTimeout(resolve, groupCheckAfterMs))) {
+      const check = await this.#checkGroup()
+      if (check === undefined) return undefined
+      if (!check.onlyTimedOut || ++timedOut >= groupCheckTimedOutMax) return check.message
+    }
+    return undefined
+  }
+
   /** The one line saying the group cannot commit (group-health.ts), or undefined while a majority of its voters answers. */
   async quorumLost (): Promise<string | undefined> {
+    return (await this.#checkGroup())?.message
+  }
+
+  /** quorumLost, and whether every member that did not answer only timed out (it may be slow, not gone). */
+  async #checkGroup (): Promise<{ message: string, onlyTimedOut: boolean } | undefined> {
     if (this.#group === undefined) return undefined
     const { name, entry } = this.#group
     const answers = await this.controllerStatuses(entry.controllers.map(m => ({ peer: m['peer-id'], ...(m.addresses[0] === undefined ? {} : { address: m.addresses[0] }) })), groupCheckTimeoutMs)
-    return quorumLostMessage(name, entry, [...answers].map(([peer, reply]) => ({ peer, status: reply.ok ? reply : undefined })))
+    const message = quorumLostMessage(name, entry, [...answers].map(([peer, reply]) => ({ peer, status: reply.ok ? reply : undefined })))
+    if (message === undefined) return undefined
+    const missing = [...answers.values()].filter(reply => !reply.ok)
+    return { message, onlyTimedOut: missing.every(reply => 'error' in reply && /timeout|timed out/i.test(reply.error)) }
   }
 
   async model (): Promise<FullModel> {

@@ -4,6 +4,7 @@
  * Every process is started with its own data dir and identity and killed by pid in
  * `close()`; every wait is bounded.
  */
+import '../../runtime/polyfill.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,7 +24,7 @@ import { distProgram } from './dist.ts'
 import { killUnitWorkloads } from './processes.ts'
 
 export const admin = { kind: 'user', name: 'admin' } as const
-const waitMsMax = 60_000
+const waitMsMax = 120_000
 
 export interface Agent {
   id: string
@@ -42,11 +43,30 @@ export interface Agent {
 export const freePort = freeLoopbackPort
 export { freePortRun }
 
+/** A wait looks again this soon at first, then half as often each time, down to once per the max. */
+const waitPollMsMin = 25
+const waitPollMsMax = 500
+/** Resolved (and replaced) whenever an agent prints an event: a wait looks again at once. */
+let agentEvent = Promise.withResolvers<void>()
+function signalAgentEvent (): void {
+  agentEvent.resolve()
+  agentEvent = Promise.withResolvers<void>()
+}
+
+/**
+ * Waits (bounded) until `condition` holds. It is looked at again when any agent prints an
+ * event (a role, a new view) and otherwise ever less often: a condition that asks the
+ * controllers over the mesh is not asked 40 times a second for the whole wait.
+ */
 export async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
   const until = performance.now() + waitMsMax
+  let pauseMs = waitPollMsMin
   while (!await condition()) {
     if (performance.now() > until) throw new Error(`cantripd cluster: timed out waiting for ${what} ${describe()}`)
-    await new Promise(resolve => setTimeout(resolve, 25))
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([agentEvent.promise, new Promise(resolve => { timer = setTimeout(resolve, pauseMs) })])
+    clearTimeout(timer)
+    pauseMs = Math.min(waitPollMsMax, pauseMs * 2)
   }
 }
 
@@ -117,6 +137,7 @@ export class CantripdCluster {
         if (event.event === 'role') { agent.raftRole = event.role!; agent.term = event.term! }
         if (event.event === 'model') agent.views.push({ revision: event.revision!, at: event.at! })
       }
+      if (lines.length > 0) signalAgentEvent()
     })
     child.stderr!.on('data', chunk => { agent.output = (agent.output + String(chunk)).slice(-20_000) })
   }

@@ -12,8 +12,12 @@ import { modelTarget } from '../../agent/cli/cli-home.ts'
 import { Connection, type FullModel } from '../../agent/cli/connection.ts'
 import { statusDocument, type StatusDocument } from '../../agent/cli/status-document.ts'
 
-/** How often a wait looks again when nothing has answered yet. */
-const pollMs = 500
+/**
+ * A wait looks again on every change notice the leader gossips (Connection.watch, as
+ * `wait-for` does), and at least this often: a status can also change with no commit
+ * (an agent shown lost), and a notice can be missed across a failover.
+ */
+const pollMs = 2_000
 
 export class StatusReader {
   readonly #connection: Connection
@@ -53,20 +57,31 @@ export class StatusReader {
   async until (what: string, holds: (doc: StatusDocument) => boolean, withinMs = 60_000): Promise<StatusDocument> {
     const deadline = performance.now() + withinMs
     let last: StatusDocument | string = 'no answer yet'
-    for (;;) {
-      try {
-        const doc = await this.status()
-        if (holds(doc)) return doc
-        last = doc
-      } catch (error) {
-        // A controller failing over answers again shortly; the deadline bounds the wait.
-        last = error instanceof Error ? error.message : String(error)
+    // Resolved by the next change notice; a notice during a look makes the next look come at once.
+    let changed = Promise.withResolvers<void>()
+    const unwatch = this.#connection.watch(() => { changed.resolve() })
+    try {
+      for (;;) {
+        const notice = changed
+        try {
+          const doc = await this.status()
+          if (holds(doc)) return doc
+          last = doc
+        } catch (error) {
+          // A controller failing over answers again shortly; the deadline bounds the wait.
+          last = error instanceof Error ? error.message : String(error)
+        }
+        if (performance.now() > deadline) {
+          const shown = typeof last === 'string' ? last : JSON.stringify(last.applications)
+          assert.unreachable(`${what} within ${withinMs / 1000}s; last status: ${shown.slice(0, 1500)}`)
+        }
+        let timer: ReturnType<typeof setTimeout> | undefined
+        await Promise.race([notice.promise, new Promise(resolve => { timer = setTimeout(resolve, pollMs) })])
+        clearTimeout(timer)
+        changed = Promise.withResolvers<void>()
       }
-      if (performance.now() > deadline) {
-        const shown = typeof last === 'string' ? last : JSON.stringify(last.applications)
-        assert.unreachable(`${what} within ${withinMs / 1000}s; last status: ${shown.slice(0, 1500)}`)
-      }
-      await new Promise(resolve => setTimeout(resolve, pollMs))
+    } finally {
+      unwatch()
     }
   }
 

@@ -209,14 +209,16 @@ export async function waitUntil (what: string, ms: number, condition: () => bool
 
 /**
  * The sample under `npm test` runs one trial on a machine shared with everything else: one
- * trial is no percentile, and a scheduler stall there says nothing about the promise. The
- * sample checks a timing promise with this much slack; the full run checks it as made.
+ * trial is no percentile, and a scheduler stall there says nothing about the promise. So
+ * the sample's verdict is the event itself (a leader, a convergence) within its wait's
+ * generous bound, and its time is only reported; the full run (CANTRIP_CHAOS) checks the
+ * promise as made, and the bench measures it.
  */
-export const sampleTimingSlack = 2.5
+export const sampleTimingBoundMs = 30_000
 
-/** The bound a measured time is checked against: `promisedMs` in the full run, with slack in the sample. */
+/** The bound a measured time is checked against: `promisedMs` in the full run, the waits' own bound in the sample. */
 export function timingBoundMs (promisedMs: number): number {
-  return chaosFull ? promisedMs : promisedMs * sampleTimingSlack
+  return chaosFull ? promisedMs : Math.max(promisedMs, sampleTimingBoundMs)
 }
 
 
