@@ -16,6 +16,7 @@ import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './
 import { relationCommands } from './apply/relation-commands.ts'
 import { presenceCommands } from './apply/presence-commands.ts'
 import { resourceCommands } from './apply/resource-commands.ts'
+import { secretCommands } from './apply/secret-commands.ts'
 import { statusCommands } from './apply/status-commands.ts'
 import { taskCommands } from './apply/task-commands.ts'
 import { storageCommands } from './apply/storage-commands.ts'
@@ -55,11 +56,12 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...hookChangeCommands,
   ...statusCommands,
   ...presenceCommands,
-  ...resourceCommands
+  ...resourceCommands,
+  ...secretCommands
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands, secretCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

@@ -1,6 +1,7 @@
 import type { ApplicationName, MachineId, RelationId, StorageId, UnitName } from '../ids.ts'
 import type { ChunkedList } from './chunked-list.ts'
 import type { Table } from './table.ts'
+import { secretCommandTypes, type SecretCommand, type SecretHookChanges, type SecretRecord } from './secret-types.ts'
 
 /**
  * The desired state of one model (DESIGN.md §4): what the controllers agree on through
@@ -538,6 +539,8 @@ export interface ModelContext {
    * here reads as its default (runtime/model/model-config.ts). Every agent of the model sees it.
    */
   readonly config: Readonly<Record<string, ConfigValue>>
+  /** Juju 3 secrets by id (runtime/model/secret-types.ts); absent in snapshots from before them. */
+  readonly secrets?: Table<SecretRecord>
   /** Recent request ids (two generations, bounded) → the result they got. */
   readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
 }
@@ -701,6 +704,8 @@ export type ModelCommand = CommandBase & (
     readonly openPorts?: readonly PortRangeChange[]
     readonly closePorts?: readonly PortRangeChange[]
     readonly charmState?: CharmStateChanges
+    /** secret-add, secret-set, secret-grant, secret-revoke and secret-remove of the hook. */
+    readonly secrets?: SecretHookChanges
     /**
      * The hook run's key (operation-steps.ts hookCommitKey): a commit whose key equals the
      * unit's last applied one is that run's commit again (the hook ran again after a crash
@@ -714,6 +719,7 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'set-application-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
   /** `model-config KEY=VALUE … --reset KEY`: a null value resets the key to its default. */
   | { readonly type: 'set-model-config', readonly config: ConfigChanges }
+  | SecretCommand
 )
 
 export type ModelCommandType = ModelCommand['type']
@@ -730,7 +736,7 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource'
+  'set-model-config', 'attach-resource', ...secretCommandTypes
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */
