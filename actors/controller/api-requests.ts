@@ -39,6 +39,8 @@ export interface ApiRequests {
    * agent of the unit's machine (or a controller) may ask.
    */
   'goal-state': { op: 'goal-state', unit: string }
+  /** `secret-get` for `unit`: by id or label, `refresh` or `peek` (api-secrets.ts). */
+  'secret-content': { op: 'secret-content', unit: string, id?: string, label?: string, refresh?: boolean, peek?: boolean }
   /**
    * A charm archive's manifest by content address (runtime/charm/charm-manifest.ts): its
    * size and chunk hashes. A controller that lacks the archive fetches it from its peer
@@ -144,7 +146,12 @@ export type CharmCommitReply =
 
 export type CharmChunkPutReply = { ok: true } | { ok: false, error: string }
 
+export type SecretContentReply =
+  | { ok: true, id: string, revision: number, content: Record<string, string> }
+  | { ok: false, error: string }
+
 export interface ApiReplies {
+  'secret-content': SecretContentReply
   'machine-model': MachineModelReply
   'application-status': ApplicationStatusReply
   'goal-state': GoalStateReply
