@@ -115,6 +115,28 @@ test('two charms exchange a password through a secret granted over their relatio
     action(home, 'vault/0', 'revoke')
     assert.equal(action(home, 'app/0', 'get'), { rc: '1', out: 'ERROR permission denied' })
     assert.is(lines(log).filter(line => line.startsWith('changed ')).length, 1, 'one secret-changed for one new revision')
+
+    // User secrets (cmd/juju/secrets): add prints the URI; listings never show content.
+    const userUri = ok(home, 'add-secret', 'api-token', 'token=tok-one', '--info', 'for the api').trim()
+    assert.match(userUri, /^secret:[0-9a-v]{20}$/)
+    const userId = userUri.slice('secret:'.length)
+    const listed = JSON.parse(ok(home, 'secrets', '--format', 'json')) as Record<string, { owner: string, revision: number, name?: string, label?: string }>
+    assert.equal(Object.keys(listed).sort(), [id, userId].sort())
+    assert.equal([listed[userId]!.owner, listed[userId]!.name, listed[userId]!.revision], ['<model>', 'api-token', 1])
+    assert.equal([listed[id]!.owner, listed[id]!.label, listed[id]!.revision], ['vault', 'db-password', 2])
+    const table = ok(home, 'secrets')
+    assert.match(table, /^ID\s+Name\s+Owner\s+Rotation\s+Revision\s+Last updated$/m)
+    assert.not.match(table + JSON.stringify(listed), /tok-one|s3cret/, 'no content in listings')
+    assert.not.match(ok(home, 'show-secret', 'api-token'), /tok-one/)
+    ok(home, 'update-secret', 'api-token', 'token=tok-two')
+    ok(home, 'grant-secret', 'api-token', 'app')
+    const shown = parse(ok(home, 'show-secret', userUri, '--reveal')) as Record<string, { revision: number, content: Record<string, string> }>
+    assert.equal([shown[userId]!.revision, shown[userId]!.content], [2, { token: 'tok-two' }])
+    assert.equal((parse(ok(home, 'show-secret', id, '--reveal', '--revision', '1')) as Record<string, { content: Record<string, string> }>)[id]!.content, { password: 's3cret-one' })
+    ok(home, 'revoke-secret', 'api-token', 'app')
+    ok(home, 'remove-secret', 'api-token')
+    assert.equal(Object.keys(JSON.parse(ok(home, 'secrets', '--format', 'json')) as object), [id])
+    assert.match(cantrip(home, ['show-secret', 'api-token']).stderr, /cantrip show-secret.*"api-token"/)
   } finally {
     destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })

@@ -61,3 +61,23 @@ export async function secretContent ({ node, caller, request: { from } }: ApiCon
     return { ok: false, error: `${component}: cannot read secret: ${error instanceof Error ? error.message : String(error)}` }
   }
 }
+
+export function parseRevealSecret (body: WireBody): ApiRequests['reveal-secret'] | Invalid {
+  if (!isSecretId(body.id)) return { invalid: `${component}: expected "id" to be a secret id (20 characters 0-9, a-v), got ${typeof body.id === 'string' ? JSON.stringify(body.id) : `a ${typeof body.id}`}` }
+  if (body.revision !== undefined && (!Number.isSafeInteger(body.revision) || (body.revision as number) < 1)) return { invalid: `${component}: expected "revision" to be a revision (an integer >= 1)` }
+  return { op: 'reveal-secret', id: body.id, ...(body.revision === undefined ? {} : { revision: body.revision as number }) }
+}
+
+/** `show-secret --reveal`: an admin reads any revision of any secret, as Juju's admins do. */
+export async function revealSecret ({ node }: ApiContext, request: ApiRequests['reveal-secret']): Promise<ApiReplies['reveal-secret']> {
+  try {
+    const secret = readerOf(await node.read()).secret(request.id)
+    if (secret === undefined) return { ok: false, error: `secret ${JSON.stringify(request.id)} not found` }
+    const revision = request.revision ?? secret.latestRevision
+    const stored = secret.revisions.find(r => r.revision === revision)
+    if (stored === undefined) return { ok: false, error: `secret revision ${revision} not found` }
+    return { ok: true, revision, content: node.secretSealer.open(stored.sealed) }
+  } catch (error) {
+    return { ok: false, error: `${component}: cannot reveal secret: ${error instanceof Error ? error.message : String(error)}` }
+  }
+}

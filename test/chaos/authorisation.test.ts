@@ -64,7 +64,8 @@ test('the table is DESIGN.md §10: who may make each call', () => {
     controllers: ['user', 'controller', 'machine', 'unit'],
     'debug-log': ['user', 'controller'],
     'ship-logs': ['controller', 'machine'],
-    'secret-content': ['controller', 'machine']
+    'secret-content': ['controller', 'machine'],
+    'reveal-secret': ['user', 'controller']
   }
   assert.equal(Object.fromEntries(apiOps.map(op => [op, [...apiPolicy[op].allowed]])), spec)
   assert.ok(apiPolicy['machine-model'].ownMachineOnly, 'a machine agent reads only its own machine')
@@ -91,6 +92,7 @@ test('random (entity, call, target) triples are answered as the table says; deni
     if (op === 'goal-state') body['unit'] = target
     // secret-get for a unit: a secret id the model does not hold (Juju's secretsmanager answers not found to a permitted caller).
     if (op === 'secret-content') Object.assign(body, { unit: target, id: 'a'.repeat(20) })
+    if (op === 'reveal-secret') body['id'] = 'a'.repeat(20)
     if (op === 'charm-manifest' || op === 'charm-chunk' || op === 'put-charm-chunk' || op === 'put-charm-commit') Object.assign(body, { hash: 'ab'.repeat(32), index: 0 })
     if (op === 'put-charm-chunk') body['bytes'] = new Uint8Array(4)
     if (op === 'put-charm-begin') body['manifest'] = { hash: 'ab'.repeat(32), size: 4, chunkBytes: 4, chunks: ['cd'.repeat(32)] }

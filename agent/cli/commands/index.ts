@@ -11,6 +11,7 @@ import { registerActions } from './actions.ts'
 import { registerAttachResource } from './attach-resource.ts'
 import { registerConfig } from './config.ts'
 import { registerTrust } from './trust.ts'
+import { registerSecrets } from './secrets.ts'
 import { registerModelConfig } from './model-config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
@@ -41,6 +42,7 @@ export const commands: RegisterCommand[] = [
   registerRelations,
   registerConfig,
   registerTrust,
+  registerSecrets,
   registerAttachResource,
   registerActions,
   registerMachines,
