@@ -15,6 +15,9 @@ export const limits = {
   secretContentBytesMax: 8 * 1024,
   /** Sealed content in the log: the plain bound plus the cipher's overhead and encoding. */
   secretSealedBytesMax: 16 * 1024,
+  /** A joining controller asks running controllers for the secret key this many rounds, this far apart. */
+  secretKeyFetchAttemptsMax: 60,
+  secretKeyFetchRetryMs: 1_000,
   /** Secret changes (creates, updates, grants, revokes, removes together) one hook may commit. */
   secretChangesPerHookMax: 256,
   /** Relations one unit may take part in. */

@@ -18,7 +18,7 @@
  * (destroy-controller) and the temporary directory removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
@@ -70,6 +70,21 @@ function writeApp (dir: string, log: string): void {
   })
 }
 
+/** Values no charm ever reads or prints: they may appear nowhere but in `show-secret --reveal`. */
+const canaryOne = 'canary-7f3a91c2e5'
+const canaryTwo = 'canary-b04d6e18aa'
+
+/** Every file under `dir`, recursively (LevelDB tables and logs, agent logs, crash files, key files). */
+function filesUnder (dir: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...filesUnder(path))
+    else if (entry.isFile()) out.push(path)
+  }
+  return out
+}
+
 function lines (log: string): string[] {
   return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(line => line !== '') : []
 }
@@ -117,7 +132,7 @@ test('two charms exchange a password through a secret granted over their relatio
     assert.is(lines(log).filter(line => line.startsWith('changed ')).length, 1, 'one secret-changed for one new revision')
 
     // User secrets (cmd/juju/secrets): add prints the URI; listings never show content.
-    const userUri = ok(home, 'add-secret', 'api-token', 'token=tok-one', '--info', 'for the api').trim()
+    const userUri = ok(home, 'add-secret', 'api-token', `token=${canaryOne}`, '--info', 'for the api').trim()
     assert.match(userUri, /^secret:[0-9a-v]{20}$/)
     const userId = userUri.slice('secret:'.length)
     const listed = JSON.parse(ok(home, 'secrets', '--format', 'json')) as Record<string, { owner: string, revision: number, name?: string, label?: string }>
@@ -126,17 +141,31 @@ test('two charms exchange a password through a secret granted over their relatio
     assert.equal([listed[id]!.owner, listed[id]!.label, listed[id]!.revision], ['vault', 'db-password', 2])
     const table = ok(home, 'secrets')
     assert.match(table, /^ID\s+Name\s+Owner\s+Rotation\s+Revision\s+Last updated$/m)
-    assert.not.match(table + JSON.stringify(listed), /tok-one|s3cret/, 'no content in listings')
-    assert.not.match(ok(home, 'show-secret', 'api-token'), /tok-one/)
-    ok(home, 'update-secret', 'api-token', 'token=tok-two')
+    assert.not.match(table + JSON.stringify(listed), new RegExp(`${canaryOne}|s3cret`), 'no content in listings')
+    assert.not.match(ok(home, 'show-secret', 'api-token'), new RegExp(canaryOne))
+    ok(home, 'update-secret', 'api-token', `token=${canaryTwo}`)
     ok(home, 'grant-secret', 'api-token', 'app')
     const shown = parse(ok(home, 'show-secret', userUri, '--reveal')) as Record<string, { revision: number, content: Record<string, string> }>
-    assert.equal([shown[userId]!.revision, shown[userId]!.content], [2, { token: 'tok-two' }])
+    assert.equal([shown[userId]!.revision, shown[userId]!.content], [2, { token: canaryTwo }])
     assert.equal((parse(ok(home, 'show-secret', id, '--reveal', '--revision', '1')) as Record<string, { content: Record<string, string> }>)[id]!.content, { password: 's3cret-one' })
     ok(home, 'revoke-secret', 'api-token', 'app')
     ok(home, 'remove-secret', 'api-token')
     assert.equal(Object.keys(JSON.parse(ok(home, 'secrets', '--format', 'json')) as object), [id])
     assert.match(cantrip(home, ['show-secret', 'api-token']).stderr, /cantrip show-secret.*"api-token"/)
+
+    // The canary: never in status, the status history, debug-log, nor any file the
+    // controller and the machine agents wrote (LevelDB tables and logs, agent logs).
+    const seen = [
+      ok(home, 'status', '--format', 'json'), ok(home, 'show-status-log', 'app/0', '-n', '100'),
+      ok(home, 'debug-log', '--replay', '--no-tail', '-n', '10000')
+    ].join('\n')
+    for (const canary of [canaryOne, canaryTwo]) assert.not.ok(seen.includes(canary), `${canary} in status or logs`)
+    const files = filesUnder(join(home, 'controllers'))
+    assert.ok(files.some(file => /\.(ldb|log)$/.test(file)), 'the scan reads LevelDB files')
+    for (const file of files) {
+      const bytes = readFileSync(file)
+      for (const canary of [canaryOne, canaryTwo]) assert.not.ok(bytes.includes(canary), `${canary} in ${file}`)
+    }
   } finally {
     destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
