@@ -3,6 +3,23 @@
  * and at least one test reaches each.
  */
 export const limits = {
+  /** Secrets one model keeps (charm and user secrets together); more are refused. */
+  modelSecretsMax: 10_000,
+  /** Revisions one secret keeps: older ones go when a new one is added beyond it. */
+  secretRevisionsMax: 64,
+  /** Grants on one secret. */
+  secretGrantsMax: 256,
+  /** Consumer units tracked on one secret. */
+  secretConsumersMax: 4096,
+  /** A secret revision's content, keys and values together, before sealing (Juju caps a secret at 8 KiB). */
+  secretContentBytesMax: 8 * 1024,
+  /** Sealed content in the log: the plain bound plus the cipher's overhead and encoding. */
+  secretSealedBytesMax: 16 * 1024,
+  /** A joining controller asks running controllers for the secret key this many rounds, this far apart. */
+  secretKeyFetchAttemptsMax: 60,
+  secretKeyFetchRetryMs: 1_000,
+  /** Secret changes (creates, updates, grants, revokes, removes together) one hook may commit. */
+  secretChangesPerHookMax: 256,
   /** Relations one unit may take part in. */
   relationsPerUnitMax: 256,
   /** Remote units in one relation as seen by one unit. */

@@ -87,4 +87,9 @@ export interface RemoteState {
   subordinates: readonly UnitName[]
   /** This unit is a subordinate of this principal application (for self-destruction rules). */
   principalApplication?: ApplicationName
+  /**
+   * Secrets this unit consumes (has read), by id: the latest revision, the revision it
+   * tracks and its label for the secret. Absent when it consumes none.
+   */
+  secretsConsumed?: Readonly<Record<string, { latest: number, tracked: number, label: string }>>
 }

@@ -300,7 +300,14 @@ async function verifyHookcmds (charmFile: string, anyCharm: string, work: string
       return r['retrieved'] === value && all?.[key] === value && after !== undefined && !(key in after)
     })
   }
-  expectAction(c, 'test-secret-crud: full secret lifecycle', leader, 'test-secret-crud', [], r => r['initial-revision'] === '1' || r['initial-revision'] === 1)
+  // test_hookcmds.py test_secret_full_lifecycle's assertions on the action's results.
+  expectAction(c, 'test-secret-crud: full secret lifecycle', leader, 'test-secret-crud', [], r => {
+    const id = String(r['secret-id'] ?? '')
+    const ids = JSON.parse(String(r['secret-ids'] ?? '[]')) as string[]
+    return String(r['initial-revision']) === '1' && ids.some(i => i.includes(id) || id.includes(i)) && r['initial-label'] === 'hookcmds-inttest' &&
+      r['initial-description'] === 'Created by ops.hookcmds integration test' && r['initial-password'] === 'initial-secret' &&
+      r['updated-password'] === 'updated-secret' && r['updated-description'] === 'Updated by hookcmds test' && String(r['label-lookup-password'] ?? '') !== ''
+  })
   expectAction(c, 'test-goal-state: units of test-hookcmds with known statuses', leader, 'test-goal-state', [], r => {
     const names = String(r['unit-names'] ?? '').split(',')
     return Number(r['unit-count']) >= 1 && names.some(u => u.startsWith('test-hookcmds/')) && Number(r['relation-endpoint-count']) >= 1

@@ -15,6 +15,7 @@ import { controllers } from './api-controllers.ts'
 import { parseDebugLogRequest, queryDebugLog } from './api-debug-log.ts'
 import { members } from './api-members.ts'
 import { parseShipLogsRequest, shipLogs } from './api-ship-logs.ts'
+import { parseRevealSecret, parseSecretContent, revealSecret, secretContent } from './api-secrets.ts'
 import { applicationStatus, fullModel, goalState, machineModel, register, summary } from './api-model-reads.ts'
 import { apiRefusal, type ApiOp } from './api-policy.ts'
 import type { ApiReplies, ApiRequests } from './api-requests.ts'
@@ -145,7 +146,9 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
     parse: parseDebugLogRequest,
     answer: ({ node, extras }, request) => queryDebugLog(node.id, request, extras.logs)
   },
-  'ship-logs': { parse: parseShipLogsRequest, answer: shipLogs }
+  'ship-logs': { parse: parseShipLogsRequest, answer: shipLogs },
+  'secret-content': { target: unitTarget, parse: parseSecretContent, answer: secretContent },
+  'reveal-secret': { parse: parseRevealSecret, answer: revealSecret }
 }
 
 /** The one line for a body that names no operation. */

@@ -12,7 +12,7 @@ import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
   'machine-model', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model',
-  'controller-status', 'members', 'add-controller', 'remove-controller', 'controllers', 'debug-log', 'ship-logs'
+  'controller-status', 'members', 'add-controller', 'remove-controller', 'controllers', 'debug-log', 'ship-logs', 'secret-content', 'reveal-secret'
 ] as const
 
 export type ApiOp = typeof apiOps[number]
@@ -57,7 +57,10 @@ export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   'remove-controller': { allowed: ['user'], refusal: () => 'may not remove controllers' },
   controllers: { allowed: known, refusal: () => 'is not known to this model' },
   'debug-log': { allowed: staff, refusal: () => 'may not read the model\'s logs' },
-  'ship-logs': { allowed: ['controller', 'machine'], refusal: () => 'may not ship log records' }
+  'ship-logs': { allowed: ['controller', 'machine'], refusal: () => 'may not ship log records' },
+  // A machine agent for a unit it hosts that owns or was granted the secret (api-secrets.ts checks the model).
+  'secret-content': { allowed: ['controller', 'machine'], refusal: target => `may not read secrets for unit ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
+  'reveal-secret': { allowed: staff, refusal: () => 'may not reveal secrets' }
 }
 
 export function isApiOp (op: unknown): op is ApiOp {

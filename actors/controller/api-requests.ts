@@ -41,6 +41,10 @@ export interface ApiRequests {
    * agent of the unit's machine (or a controller) may ask.
    */
   'goal-state': { op: 'goal-state', unit: string }
+  /** `secret-get` for `unit`: by id or label, `refresh` or `peek` (api-secrets.ts). */
+  'secret-content': { op: 'secret-content', unit: string, id?: string, label?: string, refresh?: boolean, peek?: boolean }
+  /** Admins only: `show-secret --reveal`, a revision's content (the latest by default). */
+  'reveal-secret': { op: 'reveal-secret', id: string, revision?: number }
   /**
    * A charm archive's manifest by content address (runtime/charm/charm-manifest.ts): its
    * size and chunk hashes. A controller that lacks the archive fetches it from its peer
@@ -160,7 +164,17 @@ export type CharmCommitReply =
 
 export type CharmChunkPutReply = { ok: true } | { ok: false, error: string }
 
+export type SecretContentReply =
+  | { ok: true, id: string, revision: number, content: Record<string, string> }
+  | { ok: false, error: string }
+
+export type RevealSecretReply =
+  | { ok: true, revision: number, content: Record<string, string> }
+  | { ok: false, error: string }
+
 export interface ApiReplies {
+  'secret-content': SecretContentReply
+  'reveal-secret': RevealSecretReply
   'machine-model': MachineModelReply
   'application-status': ApplicationStatusReply
   'goal-state': GoalStateReply

@@ -8,6 +8,7 @@ import { limits } from '../../runtime/limits.ts'
 import { ModelStateMachine, type ModelRaftHost } from '../../runtime/model/model-state-machine.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
+import { encodingSealer, sealCommand, type SecretSealer } from '../../runtime/model/secret-sealing.ts'
 import {
   NotLeaderError, ProposalAbandonedError, ProposalRefusedError, RaftHost, ReadFailedError, type RaftHostOptions
 } from '../../runtime/raft/raft-host.ts'
@@ -38,6 +39,8 @@ export interface ModelReplicaOptions extends Omit<RaftHostOptions<ModelCommand, 
    */
   /** Inspection of the controller actor (agent/ passes it in; `raft` actors named `raft:<model>`). */
   inspect?: ActorInspect
+  /** Seals secret content as commands arrive (agent/: AES-GCM with the controllers' key); default encodingSealer. */
+  secretSealer?: SecretSealer
   agents?: { modelUuid: string, identify: IdentifyPeer, noticeIntervalMs?: number, charms?: CharmArchives, presenceOf?: MachinePresence, extras?: ApiExtras, logs?: LogRing }
 }
 
@@ -263,7 +266,14 @@ export class ModelReplica {
     this.host.crash()
   }
 
-  async #submitOnce (command: ModelCommand): Promise<CommandResult> {
+  /** The sealer this controller seals and opens secret content with. */
+  get secretSealer (): SecretSealer {
+    return this.#options.secretSealer ?? encodingSealer
+  }
+
+  async #submitOnce (unsealed: ModelCommand): Promise<CommandResult> {
+    // Sealed here, at the first controller: plain content goes no further, not even to the leader.
+    const command = sealCommand(unsealed, this.secretSealer)
     if (this.host.role === 'leader') return await this.host.propose(command)
     const leader = this.host.leader
     if (leader === '' || leader === this.id) throw new NotLeaderError(this.id, '')
@@ -308,7 +318,7 @@ export class ModelReplica {
     const refusal = this.#forwardRefusal(from, command)
     if (refusal !== undefined) return { ok: false, name: 'PermissionDeniedError', message: refusal, leader: '' }
     try {
-      return { ok: true, result: await this.host.propose(command) }
+      return { ok: true, result: await this.host.propose(sealCommand(command, this.secretSealer)) }
     } catch (error) {
       return forwardError(error)
     }

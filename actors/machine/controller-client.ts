@@ -25,7 +25,7 @@ import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../controller/change-notices.ts'
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
-import { encodeApiRequest, requestApi, type GoalStateReply, type StoreSelector } from '../controller/api-requests.ts'
+import { encodeApiRequest, requestApi, type ApiRequests, type GoalStateReply, type SecretContentReply, type StoreSelector } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
 
 const component = 'controller client'
@@ -325,6 +325,25 @@ export class ControllerClient {
     return { ok: false, error: `${component}: cannot read the goal state for unit ${JSON.stringify(unit)}: ${last}` }
   }
 
+  /**
+   * `secret-get` for `unit` (actors/controller/api-secrets.ts): only a controller can open
+   * the content. A refusal is final; a transport failure tries the next controller.
+   */
+  async secretContent (request: Omit<ApiRequests['secret-content'], 'op'>): Promise<SecretContentReply> {
+    let last = 'no controller to ask'
+    for (let attempt = 0; attempt < this.#o.controllers.length; attempt++) {
+      const target = this.#controller()
+      try {
+        const reply = decode(await this.#o.transport.request(target, controllerApiProtocol, encodeApiRequest({ op: 'secret-content', ...request }, component), { timeoutMs: this.#timeoutMs() }), component)
+        if (isSecretContentReply(reply)) return reply
+        last = `controller "${target}" sent a malformed reply`
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+    }
+    return { ok: false, error: `${component}: cannot read a secret for unit ${JSON.stringify(request.unit)}: ${last}` }
+  }
+
   async #refresh (): Promise<void> {
     if (this.#stopped) return
     if (this.#fetching) {
@@ -429,4 +448,14 @@ function isGoalStateReply (reply: unknown): reply is GoalStateReply {
   if (r['ok'] !== true || typeof state !== 'object' || state === null) return false
   const s = state as Record<string, unknown>
   return typeof s['units'] === 'object' && s['units'] !== null && typeof s['relations'] === 'object' && s['relations'] !== null
+}
+
+/** The shape of a secret-content reply: content a map of strings. */
+function isSecretContentReply (reply: unknown): reply is SecretContentReply {
+  if (typeof reply !== 'object' || reply === null) return false
+  const r = reply as Record<string, unknown>
+  if (r['ok'] === false) return typeof r['error'] === 'string'
+  const content = r['content']
+  return r['ok'] === true && typeof r['id'] === 'string' && typeof r['revision'] === 'number' &&
+    typeof content === 'object' && content !== null && Object.values(content).every(v => typeof v === 'string')
 }

@@ -13,7 +13,10 @@ export type RelationHookKind =
 
 export type StorageHookKind = 'storage-attached' | 'storage-detaching'
 
-export type HookKind = UnitHookKind | RelationHookKind | StorageHookKind
+/** Juju 3's secret hooks (internal/worker/uniter/secrets/resolver.go). */
+export type SecretHookKind = 'secret-changed' | 'secret-rotate' | 'secret-expired' | 'secret-remove'
+
+export type HookKind = UnitHookKind | RelationHookKind | StorageHookKind | SecretHookKind
 
 /** What the uniter persists about the current or last hook (Juju's `hook` blob). */
 export interface HookInfo {
@@ -34,6 +37,14 @@ export interface HookInfo {
    * the relation is gone by the time the hook commits (retried after an error or a crash).
    */
   relationKind?: { peer: boolean, implicit: boolean, containerScoped: boolean }
+  /** Secret hooks: the secret's bare id (JUJU_SECRET_ID is its URI), label and revision. */
+  secretId?: string
+  secretLabel?: string
+  secretRevision?: number
+}
+
+export function isSecretHook (kind: HookKind): kind is SecretHookKind {
+  return kind.startsWith('secret-')
 }
 
 export function isRelationHook (kind: HookKind): kind is RelationHookKind {

@@ -69,6 +69,8 @@ export interface LocalState {
   storageAttached: Record<StorageId, { name: string }>
   /** The charm's own state-set key/values (committed by successful hooks). */
   charmState: Record<string, string>
+  /** Secret id → the latest revision a committed secret-changed told the charm of (Juju's ConsumedSecretInfo). */
+  secretRevisions?: Record<string, number>
   /** Hook runs prepared so far: the last one's number (PersistedOperation.run). */
   hookRuns?: number
   /**

@@ -252,6 +252,15 @@ function commitHook (state: StepState, current: CurrentOperation, hook: HookInfo
     case 'storage-attached':
       local = { ...local, storageAttached: { ...local.storageAttached, [hook.storageId!]: { name: hook.storageName! } } }
       break
+    case 'secret-changed':
+      if (hook.secretId !== undefined && hook.secretRevision !== undefined) {
+        local = { ...local, secretRevisions: { ...local.secretRevisions, [hook.secretId]: hook.secretRevision } }
+      }
+      break
+    case 'secret-rotate':
+    case 'secret-expired':
+    case 'secret-remove':
+      break
     case 'storage-detaching': {
       const storageAttached = { ...local.storageAttached }
       delete storageAttached[hook.storageId!]

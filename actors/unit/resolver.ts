@@ -4,6 +4,7 @@ import type { Operation } from './operation.ts'
 import { actionsOp, commandsOp } from './resolvers/actions-resolver.ts'
 import { leadershipOp } from './resolvers/leadership-resolver.ts'
 import { createdRelationsOp, relationsOp } from './resolvers/relations-resolver.ts'
+import { secretsOp } from './resolvers/secrets-resolver.ts'
 import { storageOp, storageRemovals } from './resolvers/storage-resolver.ts'
 import type { Decision, RemoteSnapshot, Resolution, ResolverEffect, ResolverInput } from './resolver-types.ts'
 
@@ -53,8 +54,8 @@ function decide (input: ResolverInput, effects: ResolverEffect[]): Decision {
   if (!inHookError(local) && (input.retryTimer.armed || input.retryTimer.attempt > 0)) effects.push({ type: 'stop-retry-timer' })
   selfDestruction(input, effects)
   storageRemovals(input, effects)
-  // 7–11. created relations, leadership, actions, commands.
-  for (const resolver of [createdRelationsOp, leadershipOp, actionsOp, commandsOp]) {
+  // 7–11. created relations, leadership, secrets, actions, commands.
+  for (const resolver of [createdRelationsOp, leadershipOp, secretsOp, actionsOp, commandsOp]) {
     const op = resolver(input)
     if (op !== undefined) return run(op)
   }

@@ -16,6 +16,7 @@
  */
 import type { GoalState } from '../../runtime/model/goal-state.ts'
 import type { ConfigValue } from '../../runtime/model/model-types.ts'
+import type { HookSecrets } from './hook-secrets.ts'
 
 export type { GoalState, GoalStatus } from '../../runtime/model/goal-state.ts'
 
@@ -111,6 +112,8 @@ export interface HookContext {
   /** The storage instance of a storage hook (`data/0`). */
   readonly storageId: string | undefined
   readonly action: ActionContext | undefined
+  /** The secret-* tools' view (agent/hook-tools/hook-secrets.ts); absent where secrets are not served. */
+  readonly secrets?: HookSecrets
 
   // Configuration
   /** Every option: the value set by the user, else the charm default, else null. */

@@ -6,6 +6,7 @@
  * the others by ModelHosts from the registry. Every model's group has the same voters:
  * the controllers, by their peer ids.
  */
+import type { SecretSealer } from '../../runtime/model/secret-sealing.ts'
 import { randomBytes } from 'node:crypto'
 import { ModelReplica } from '../../actors/controller/model-replica.ts'
 import { machineLiveness } from '../../actors/controller/machine-liveness.ts'
@@ -56,6 +57,8 @@ export interface HostedModelOptions {
   provisioning: Provisioning | undefined
   /** Join a running group (`cantripd --join`): wait for the leader's log instead of bootstrapping. */
   join?: boolean
+  /** Seals and opens secret content with the controllers' key (agent/secret-key-store.ts). */
+  secretSealer?: SecretSealer
   /** The version this agent reports (`controller-status`). */
   version?: string
   /** Where the voters listen (the `controllers` API op). */
@@ -142,6 +145,7 @@ export class HostedModel {
           for (const listener of [...modelListeners]) listener()
         },
         ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+        ...(options.secretSealer === undefined ? {} : { secretSealer: options.secretSealer }),
         singularWorkers: () => singularWorkers(() => nodeRef, options, modelListeners, heard),
         agents: {
           modelUuid: model,

@@ -43,6 +43,8 @@ export interface HookRunSpec {
   contextId: string
   relation?: { endpoint: string, id: number, remoteUnit: string, remoteApplication: string, departingUnit?: string }
   storage?: { id: string, location: string, kind: 'filesystem' | 'block' }
+  /** Secret hooks: JUJU_SECRET_ID (the URI), JUJU_SECRET_LABEL and, when known, JUJU_SECRET_REVISION. */
+  secret?: { uri: string, label: string, revision?: number }
   action?: { id: string }
   /** Also receives each line of output (an action keeps its stdout and stderr as results). */
   onOutput?: (stream: 'stdout' | 'stderr', line: string) => void
@@ -95,6 +97,11 @@ export function hookEnvironment (setup: UnitHookSetup, run: HookRunSpec): Record
     env.JUJU_STORAGE_ID = run.storage.id
     env.JUJU_STORAGE_LOCATION = run.storage.location
     env.JUJU_STORAGE_KIND = run.storage.kind
+  }
+  if (run.secret !== undefined) {
+    env.JUJU_SECRET_ID = run.secret.uri
+    env.JUJU_SECRET_LABEL = run.secret.label
+    if (run.secret.revision !== undefined && run.secret.revision > 0) env.JUJU_SECRET_REVISION = String(run.secret.revision)
   }
   if (run.kind === 'action' && run.action !== undefined) {
     env.JUJU_ACTION_NAME = run.name

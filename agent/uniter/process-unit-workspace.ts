@@ -19,6 +19,7 @@ import type { DeployCharmInput, RunActionInput, RunCommandInput, RunHookInput } 
 import { limits } from '../../runtime/limits.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
+import { secretUri } from '../../runtime/model/secret-types.ts'
 import type { ProcessRunner } from '../../runtime/process-runner.ts'
 import type { RemoteAction, RemoteCommand } from '../../runtime/unit-remote-state.ts'
 import { validateActionParams } from '../../runtime/charm/action-params.ts'
@@ -163,7 +164,8 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
     const run: HookRunSpec = {
       kind: 'hook', name, contextId,
       ...(relation === undefined ? {} : { relation }),
-      ...(storage === undefined ? {} : { storage: { id: storage.id, location: storage.location, kind: storage.kind } })
+      ...(storage === undefined ? {} : { storage: { id: storage.id, location: storage.location, kind: storage.kind } }),
+      ...(hook.secretId === undefined ? {} : { secret: { uri: secretUri(hook.secretId), label: hook.secretLabel ?? '', ...(hook.secretRevision === undefined ? {} : { revision: hook.secretRevision }) } })
     }
     const close = this.#o.tools.open(contextId, context)
     let outcome: HookOutcome

@@ -16,9 +16,11 @@ import { readerOf } from '../../runtime/model/model-draft.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { CommandResult, ConfigValue, ModelCommand, ModelContext, RelationSettingsChange, UnitRecord } from '../../runtime/model/model-types.ts'
 import { keys } from '../../runtime/model/keys.ts'
+import type { SecretHookChanges } from '../../runtime/model/secret-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
 import type { Logger, LogLevel as RuntimeLogLevel } from '../../runtime/logger.ts'
-import type { GoalStateReply } from '../../actors/controller/api-requests.ts'
+import type { ApiRequests, GoalStateReply, SecretContentReply } from '../../actors/controller/api-requests.ts'
+import { UnitHookSecrets } from './unit-hook-secrets.ts'
 import { goalStateOf } from '../../runtime/model/goal-state.ts'
 import { portsSeenByHook, type PortChange } from '../hook-tools/pending-ports.ts'
 import { localCloudSpec } from './local-cloud-spec.ts'
@@ -49,6 +51,8 @@ export interface UnitControllerApi {
   /** Content by address from the controllers' chunked store (charms and resources share it). */
   charmManifest?: (hash: string) => Promise<unknown>
   charmChunk?: (hash: string, index: number) => Promise<Uint8Array | undefined>
+  /** `secret-get`'s content, from a controller (actors/controller/api-secrets.ts). */
+  secretContent?: (request: Omit<ApiRequests['secret-content'], 'op'>) => Promise<SecretContentReply>
 }
 
 export interface UnitHookContextOptions {
@@ -97,6 +101,7 @@ export class UnitHookContext implements HookContext {
   readonly relation: CurrentRelation | undefined
   readonly storageId: string | undefined
   readonly action: ActionContext | undefined
+  readonly secrets: UnitHookSecrets
   readonly #o: UnitHookContextOptions
   /** relation id → own unit or application bag changes; '' deletes. */
   readonly #unitSettings = new Map<number, Record<string, string>>()
@@ -133,6 +138,14 @@ export class UnitHookContext implements HookContext {
     this.relation = options.relation
     this.storageId = options.storageId
     this.action = options.action
+    const controller = options.controller
+    this.secrets = new UnitHookSecrets({
+      unit: options.unit,
+      application: this.application,
+      model: () => controller.model(),
+      isLeader: async () => await this.isLeader(),
+      ...(controller.secretContent === undefined ? {} : { secretContent: controller.secretContent.bind(controller) })
+    })
   }
 
   // -------------------------------------------------------------------------------
@@ -411,12 +424,13 @@ export class UnitHookContext implements HookContext {
       ...[...this.#appSettings].map(([relationId, settings]) => ({ relationId, application: true, settings }))
     ]
     const hasState = Object.keys(this.#state.set).length > 0 || this.#state.deleted.size > 0
-    if (relationSettings.length > 0 || this.#ports.open.length > 0 || this.#ports.close.length > 0 || hasState) await this.#commitChanges(relationSettings, hasState)
+    const secrets = this.secrets.changes(Math.floor(this.#o.controller.now()))
+    if (relationSettings.length > 0 || this.#ports.open.length > 0 || this.#ports.close.length > 0 || hasState || secrets !== undefined) await this.#commitChanges(relationSettings, hasState, secrets)
     // storage-add: after the hook's other changes, one request per storage name; a refusal fails the hook.
     for (const [name, count] of [...this.#storageAdds].sort(([a], [b]) => a < b ? -1 : 1)) await this.#submit({ type: 'add-storage', unit: this.unit, name, count })
   }
 
-  async #commitChanges (relationSettings: RelationSettingsChange[], hasState: boolean): Promise<void> {
+  async #commitChanges (relationSettings: RelationSettingsChange[], hasState: boolean, secrets: SecretHookChanges | undefined): Promise<void> {
     await this.#submit({
       type: 'commit-hook-changes',
       unit: this.unit,
@@ -424,6 +438,7 @@ export class UnitHookContext implements HookContext {
       ...(this.#ports.open.length === 0 ? {} : { openPorts: this.#ports.open }),
       ...(this.#ports.close.length === 0 ? {} : { closePorts: this.#ports.close }),
       ...(hasState ? { charmState: { set: this.#state.set, delete: [...this.#state.deleted] } } : {}),
+      ...(secrets === undefined ? {} : { secrets }),
       ...(this.#o.commitKey === undefined ? {} : { hookRun: this.#o.commitKey })
     })
   }

@@ -8,6 +8,7 @@
  */
 import { sha256Pattern } from '../charm/charm-manifest.ts'
 import { describeValue } from '../errors.ts'
+import type { MachineId } from '../ids.ts'
 
 /** The model config key holding the version the model's agents should run (Juju's name). */
 export const agentVersionConfigKey = 'agent-version'
@@ -17,6 +18,17 @@ export function modelAgentVersion (model: { readonly config: Readonly<Record<str
   const value = model.config[agentVersionConfigKey]
   return typeof value === 'string' ? value : undefined
 }
+
+/** The model commands of agent versions (runtime/model/apply/agent-version-commands.ts). */
+export type AgentVersionCommand =
+  /** Admins: a bundle in the controllers' agent store, recorded so the model's agents may fetch it. */
+  | { readonly type: 'add-agent-binary', readonly version: string, readonly platform: string, readonly hash: string, readonly size: number }
+  /** `upgrade-model`, `add-model --agent-version`: the version the model's agents should run (its config's `agent-version`). */
+  | { readonly type: 'set-agent-version', readonly version: string }
+  /** A machine agent reports the version it runs and why its last upgrade failed ('' when it did not). */
+  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string }
+
+export const agentVersionCommandTypes = ['add-agent-binary', 'set-agent-version', 'set-machine-agent-version'] as const
 
 /** One bundle of one version for one platform, as the model records it. */
 export interface AgentBinaryRecord {

@@ -22,6 +22,8 @@ export const keys = {
   applicationSettings: (id: RelationId, application: ApplicationName): string => `relation/${id}/app-settings/${application}`,
   action: (id: string): string => `action/${id}`,
   controllerLease: (lease: string): string => `controller-lease/${lease}`,
+  /** A secret's metadata: its owner's agents, its grantees' and its consumers' see it, never its content. */
+  secret: (id: string): string => `secret/${id}`,
   /** The model's configuration: every agent of the model sees it. */
   modelConfig: (): string => 'model/config'
 } as const
@@ -43,6 +45,7 @@ export type ParsedKey =
   | { kind: 'action', actionId: string }
   | { kind: 'controller-lease', lease: string }
   | { kind: 'model-config' }
+  | { kind: 'secret', id: string }
 
 const relationKey = /^relation\/(0|[1-9][0-9]*)(?:\/(settings|app-settings)\/(.+))?$/
 
@@ -61,6 +64,7 @@ export function parseKey (key: string): ParsedKey | undefined {
     case 'action': return { kind: 'action', actionId: rest }
     case 'controller-lease': return { kind: 'controller-lease', lease: rest }
     case 'model': return rest === 'config' ? { kind: 'model-config' } : undefined
+    case 'secret': return { kind: 'secret', id: rest }
     case 'unit':
       // A unit name has exactly one slash (`web/0`), so a third segment is a sub-key.
       if (rest.endsWith('/status')) return { kind: 'unit-status', unit: rest.slice(0, -'/status'.length) }

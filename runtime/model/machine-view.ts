@@ -24,6 +24,8 @@ import { plainEqual } from '../plain-equal.ts'
 import { emptyModel, readerOf } from './model-draft.ts'
 import type { ActionRecord, AgentStatus, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, StatusRecord, UnitRecord } from './model-types.ts'
 import { keys } from './keys.ts'
+import { readableBy } from './apply/secret-records.ts'
+import type { SecretRecord } from './secret-types.ts'
 import { forEachTableEntry, tableFrom, tableGet, tableKeys, type Table } from './table.ts'
 
 /** What a view leaves empty, shared by every view (tables are immutable values). */
@@ -121,6 +123,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   }
   return {
     ...emptyView,
+    secrets: secretsInView(context, units.map(([, unit]) => unit)),
     revision: context.revision,
     term: context.term,
     counters: context.counters,
@@ -144,7 +147,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
  * What a machine's view is built from, besides the units table (see `sameViewSources`):
  * everything `machineModelView` reads from the model. Keep the two in step.
  */
-const viewSources = ['machines', 'applications', 'relations', 'charms', 'leases', 'settings', 'actions', 'config', 'uuid', 'counters'] as const
+const viewSources = ['machines', 'applications', 'relations', 'charms', 'leases', 'settings', 'actions', 'config', 'uuid', 'counters', 'secrets'] as const
 
 /**
  * Whether the view of `machineId` taken from `after` is the one taken from `before`,
@@ -202,6 +205,25 @@ export function noViewChanges (changes: ViewChanges): boolean {
 
 function samePart (x: unknown, y: unknown): boolean {
   return x === y || (isTable(x) && isTable(y) ? sameTable(x, y) : plainEqual(x, y))
+}
+
+/**
+ * The secrets the machine's units own, were granted or consume: metadata only. Content
+ * stays with the controllers (a unit reads it through `secret-content`), and other
+ * machines' consumers are left out.
+ */
+function secretsInView (context: ModelContext, units: readonly UnitRecord[]): Table<SecretRecord> {
+  if (context.secrets === undefined || context.secrets.size === 0 || units.length === 0) return emptyView.secrets ?? tableFrom([])
+  const reader = readerOf(context)
+  const names = new Set(units.map(unit => unit.name))
+  const out: Array<[string, SecretRecord]> = []
+  forEachTableEntry(context.secrets, (id, secret) => {
+    const seen = units.some(unit => readableBy(reader, secret, unit) || secret.consumers[unit.name] !== undefined)
+    if (!seen) return
+    const consumers = Object.fromEntries(Object.entries(secret.consumers).filter(([name]) => names.has(name)))
+    out.push([id, { ...secret, consumers, revisions: secret.revisions.map(r => ({ ...r, sealed: '' })) }])
+  })
+  return tableFrom(out)
 }
 
 /**

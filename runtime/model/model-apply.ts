@@ -17,6 +17,7 @@ import { Refusal, textFieldLengthMax, type Handler, type HandlerTable } from './
 import { relationCommands } from './apply/relation-commands.ts'
 import { presenceCommands } from './apply/presence-commands.ts'
 import { resourceCommands } from './apply/resource-commands.ts'
+import { secretCommands } from './apply/secret-commands.ts'
 import { statusCommands } from './apply/status-commands.ts'
 import { taskCommands } from './apply/task-commands.ts'
 import { operationCommands } from './apply/operation-commands.ts'
@@ -59,11 +60,12 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...hookChangeCommands,
   ...statusCommands,
   ...presenceCommands,
-  ...resourceCommands
+  ...resourceCommands,
+  ...secretCommands
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, agentVersionCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, agentVersionCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands, secretCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )

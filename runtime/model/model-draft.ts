@@ -7,6 +7,7 @@ import type {
   ActionRecord, ApplicationRecord, CharmRecord, ControllerLeaseRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
   ModelCounters, ModelRegistryRecord, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
 } from './model-types.ts'
+import type { SecretRecord } from './secret-types.ts'
 
 /** Read access shared by a committed context and a command's draft. */
 export interface ModelReader {
@@ -19,6 +20,7 @@ export interface ModelReader {
   lease (application: ApplicationName): LeaseRecord | undefined
   controllerLease (name: string): ControllerLeaseRecord | undefined
   action (id: string): ActionRecord | undefined
+  secret (id: string): SecretRecord | undefined
 }
 
 export function readerOf (context: ModelContext): ModelReader {
@@ -42,6 +44,7 @@ class ContextReader implements ModelReader {
   lease (application: ApplicationName): LeaseRecord | undefined { return tableGet(this.#context.leases, application) }
   controllerLease (name: string): ControllerLeaseRecord | undefined { return tableGet(this.#context.controllerLeases, name) }
   action (id: string): ActionRecord | undefined { return tableGet(this.#context.actions, id) }
+  secret (id: string): SecretRecord | undefined { return this.#context.secrets === undefined ? undefined : tableGet(this.#context.secrets, id) }
 }
 
 export function emptyModel (): ModelContext {
@@ -60,6 +63,7 @@ export function emptyModel (): ModelContext {
     controllerLeases: emptyTable(),
     actions: emptyTable(),
     models: emptyTable(),
+    secrets: emptyTable(),
     uuid: '',
     config: {},
     finishedActions: [],
@@ -89,6 +93,7 @@ export class ModelDraft implements ModelReader {
   readonly actions: TableDraft<ActionRecord>
   readonly models: TableDraft<ModelRegistryRecord>
   readonly agentBinaries: TableDraft<AgentBinaryRecord>
+  readonly secrets: TableDraft<SecretRecord>
   counters: ModelCounters
   uuid: string
   config: ModelContext['config']
@@ -110,6 +115,7 @@ export class ModelDraft implements ModelReader {
     this.actions = new TableDraft(base.actions)
     this.models = new TableDraft(base.models)
     this.agentBinaries = new TableDraft(base.agentBinaries ?? emptyTable())
+    this.secrets = new TableDraft(base.secrets ?? emptyTable())
     this.counters = base.counters
     this.uuid = base.uuid
     this.config = base.config
@@ -125,6 +131,7 @@ export class ModelDraft implements ModelReader {
   lease (application: ApplicationName): LeaseRecord | undefined { return this.leases.get(application) }
   controllerLease (name: string): ControllerLeaseRecord | undefined { return this.controllerLeases.get(name) }
   action (id: string): ActionRecord | undefined { return this.actions.get(id) }
+  secret (id: string): SecretRecord | undefined { return this.secrets.get(id) }
 
   /** The key changed (or was created) at this revision. */
   touch (key: string): void {
@@ -186,6 +193,7 @@ export class ModelDraft implements ModelReader {
       actions: this.actions.finish(),
       models: this.models.finish(),
       ...this.#agentBinaries(),
+      secrets: this.secrets.finish(),
       uuid: this.uuid,
       config: this.config,
       finishedActions: this.finishedActions,

@@ -1,7 +1,8 @@
 import type { ApplicationName, MachineId, RelationId, StorageId, UnitName } from '../ids.ts'
-import type { AgentBinaryRecord } from './agent-binaries.ts'
+import { agentVersionCommandTypes, type AgentBinaryRecord, type AgentVersionCommand } from './agent-binaries.ts'
 import type { ChunkedList } from './chunked-list.ts'
 import type { Table } from './table.ts'
+import { secretCommandTypes, type SecretCommand, type SecretHookChanges, type SecretRecord } from './secret-types.ts'
 
 /**
  * The desired state of one model (DESIGN.md §4): what the controllers agree on through
@@ -568,6 +569,8 @@ export interface ModelContext {
    * any is the same value (and RaftSnapshot) it always was.
    */
   readonly agentBinaries?: Table<AgentBinaryRecord>
+  /** Juju 3 secrets by id (runtime/model/secret-types.ts); absent in snapshots from before them. */
+  readonly secrets?: Table<SecretRecord>
   /** Recent request ids (two generations, bounded) → the result they got. */
   readonly requests: { readonly current: Table<RequestRecord>, readonly previous: Table<RequestRecord> }
 }
@@ -745,6 +748,8 @@ export type ModelCommand = CommandBase & (
     readonly openPorts?: readonly PortRangeChange[]
     readonly closePorts?: readonly PortRangeChange[]
     readonly charmState?: CharmStateChanges
+    /** secret-add, secret-set, secret-grant, secret-revoke and secret-remove of the hook. */
+    readonly secrets?: SecretHookChanges
     /**
      * The hook run's key (operation-steps.ts hookCommitKey): a commit whose key equals the
      * unit's last applied one is that run's commit again (the hook ran again after a crash
@@ -758,12 +763,8 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'set-application-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
   /** `model-config KEY=VALUE … --reset KEY`: a null value resets the key to its default. */
   | { readonly type: 'set-model-config', readonly config: ConfigChanges }
-  /** Admins: a bundle in the controllers' agent store, recorded so the model's agents may fetch it. */
-  | { readonly type: 'add-agent-binary', readonly version: string, readonly platform: string, readonly hash: string, readonly size: number }
-  /** `upgrade-model`, `add-model --agent-version`: the version the model's agents should run (its config's `agent-version`). */
-  | { readonly type: 'set-agent-version', readonly version: string }
-  /** A machine agent reports the version it runs and why its last upgrade failed ('' when it did not). */
-  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string }
+  | AgentVersionCommand
+  | SecretCommand
 )
 
 export type ModelCommandType = ModelCommand['type']
@@ -780,8 +781,8 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', 'add-agent-binary', 'set-agent-version',
-  'set-machine-agent-version'
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes,
+  ...secretCommandTypes
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

@@ -4,7 +4,7 @@ import { keys } from './keys.ts'
 import { believesLeader } from './leases.ts'
 import { readerOf, type ModelReader } from './model-draft.ts'
 import type { Life, ModelContext, OpenedPortRange, RelationRecord, ResolvedMode, UnitRecord } from './model-types.ts'
-import { tableEntries, tableGet } from './table.ts'
+import { forEachTableEntry, tableEntries, tableGet } from './table.ts'
 import type { RemoteAction, RemoteCharm, RemoteCommand, RemoteRelation, RemoteState, RemoteStorage } from '../unit-remote-state.ts'
 import { relationVisibleTo } from './visibility.ts'
 
@@ -68,6 +68,8 @@ export function remoteStateFor (context: ModelContext, unit: UnitName, now: numb
     commands: record.commands.map(command => ({ id: command.id, commands: command.commands, ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }) })),
     subordinates: [...record.subordinates].sort(naturalCompare)
   }
+  const consumed = secretsConsumedBy(context, unit)
+  if (consumed !== undefined) view.secretsConsumed = consumed
   if (record.principal !== null) {
     const principal = reader.unit(record.principal)
     view.principalApplication = principal?.application ?? applicationOf(record.principal)
@@ -95,6 +97,20 @@ export function unitHookDataFor (context: ModelContext, unit: UnitName): UnitHoo
     charmState: { ...record.charmState },
     workloadVersion: reader.application(record.application)?.workloadVersion ?? ''
   }
+}
+
+/** The secrets `unit` consumes, for the secret-changed resolver; undefined when none. */
+function secretsConsumedBy (context: ModelContext, unit: UnitName): RemoteStateView['secretsConsumed'] {
+  if (context.secrets === undefined || context.secrets.size === 0) return undefined
+  const out: Record<string, { latest: number, tracked: number, label: string }> = {}
+  let any = false
+  forEachTableEntry(context.secrets, (id, secret) => {
+    const consumer = secret.consumers[unit]
+    if (consumer === undefined) return
+    out[id] = { latest: secret.latestRevision, tracked: consumer.revision, label: consumer.label }
+    any = true
+  })
+  return any ? out : undefined
 }
 
 function applicationOf (unit: UnitName): ApplicationName {

@@ -3,6 +3,7 @@ import { parseKey } from './keys.ts'
 import type { ModelReader } from './model-draft.ts'
 import type { Entity, KeyScope, RelationRecord } from './model-types.ts'
 import { tableGet } from './table.ts'
+import { secretScope } from './apply/secret-records.ts'
 
 /**
  * Who may see what (DESIGN.md §10). A machine agent sees its machine, its units, their
@@ -101,6 +102,11 @@ export function keyScope (reader: ModelReader, key: string): KeyScope {
     case 'controller-lease':
       // Which controller runs the singular workers is the controllers' business: admins only.
       return { kind: 'model' }
+    case 'secret': {
+      // The secret's owner, grantees and consumers: agents that never touch it do not learn of it.
+      const secret = reader.secret(parsed.id)
+      return secret === undefined ? { kind: 'model' } : secretScope(secret)
+    }
   }
 }
 

@@ -64,7 +64,9 @@ test('the table is DESIGN.md §10: who may make each call', () => {
     'remove-controller': ['user'],
     controllers: ['user', 'controller', 'machine', 'unit'],
     'debug-log': ['user', 'controller'],
-    'ship-logs': ['controller', 'machine']
+    'ship-logs': ['controller', 'machine'],
+    'secret-content': ['controller', 'machine'],
+    'reveal-secret': ['user', 'controller']
   }
   assert.equal(Object.fromEntries(apiOps.map(op => [op, [...apiPolicy[op].allowed]])), spec)
   assert.ok(apiPolicy['machine-model'].ownMachineOnly, 'a machine agent reads only its own machine')
@@ -89,6 +91,9 @@ test('random (entity, call, target) triples are answered as the table says; deni
       await keepLeader()
     }
     if (op === 'goal-state') body['unit'] = target
+    // secret-get for a unit: a secret id the model does not hold (Juju's secretsmanager answers not found to a permitted caller).
+    if (op === 'secret-content') Object.assign(body, { unit: target, id: 'a'.repeat(20) })
+    if (op === 'reveal-secret') body['id'] = 'a'.repeat(20)
     if (op === 'charm-manifest' || op === 'charm-chunk' || op === 'put-charm-chunk' || op === 'put-charm-commit') Object.assign(body, { hash: 'ab'.repeat(32), index: 0 })
     if (op === 'put-charm-chunk') body['bytes'] = new Uint8Array(4)
     if (op === 'put-charm-begin') body['manifest'] = { hash: 'ab'.repeat(32), size: 4, chunkBytes: 4, chunks: ['cd'.repeat(32)] }
@@ -96,12 +101,12 @@ test('random (entity, call, target) triples are answered as the table says; deni
     if (op === 'add-controller' || op === 'remove-controller') body['peer'] = '!'
     const reply = await ask(from, controllerApiProtocol, body)
     const caller = peers.get(from)
-    const targeted = op === 'machine-model' || op === 'application-status' || op === 'goal-state'
+    const targeted = op === 'machine-model' || op === 'application-status' || op === 'goal-state' || op === 'secret-content'
     // application-status: the model's say too; canaryapp/0 (on machine 0) holds the lease.
     const leads = op !== 'application-status' || (target === 'canaryapp/0' && (caller?.kind === 'controller' || (caller?.kind === 'machine' && caller.id === '0')))
     // goal-state: a unit that exists, asked for by a controller or by the agent of its machine.
     const hostMachine: Record<string, string> = { 'canaryapp/0': '0', 'canaryapp/1': '1' }
-    const hosts = op !== 'goal-state' || (typeof target === 'string' && hostMachine[target] !== undefined &&
+    const hosts = (op !== 'goal-state' && op !== 'secret-content') || (typeof target === 'string' && hostMachine[target] !== undefined &&
       (caller?.kind === 'controller' || (caller?.kind === 'machine' && caller.id === hostMachine[target])))
     const permitted = apiPermits(op, caller, targeted ? target : undefined) && !(targeted && typeof target !== 'string') && leads && hosts
     if (permitted) {
@@ -111,6 +116,7 @@ test('random (entity, call, target) triples are answered as the table says; deni
         figures['applicationStatusAnswered'] = (figures['applicationStatusAnswered'] ?? 0) + 1
         assert.equal([reply['ok'], Object.keys(reply['units'] as object)], [true, ['canaryapp/0', 'canaryapp/1']], JSON.stringify(reply))
       }
+      if (op === 'secret-content') assert.equal(reply, { ok: false, error: `secret "${'a'.repeat(20)}" not found` })
       if (op === 'goal-state') assert.equal([reply['ok'], Object.keys((reply['goalState'] as { units: object }).units).sort()], [true, ['canaryapp/0', 'canaryapp/1']], JSON.stringify(reply))
     } else {
       figures['denied']!++

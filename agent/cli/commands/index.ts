@@ -15,6 +15,7 @@ import { registerOperations } from './operations.ts'
 import { registerAttachResource } from './attach-resource.ts'
 import { registerConfig } from './config.ts'
 import { registerTrust } from './trust.ts'
+import { registerSecrets } from './secrets.ts'
 import { registerModelConfig } from './model-config.ts'
 import { registerDeploy } from './deploy.ts'
 import { registerMachines } from './machines.ts'
@@ -51,6 +52,7 @@ export const commands: RegisterCommand[] = [
   registerRelations,
   registerConfig,
   registerTrust,
+  registerSecrets,
   registerAttachResource,
   registerActions,
   registerExec,

@@ -1,7 +1,7 @@
 /**
  * The tools a hook can run (juju-semantics §5.3, and the Juju 3.5 tools the ops framework
  * calls): each is a symlink to the one client binary in the unit's tools directory. Tools
- * cantrip does not serve (secrets, payloads, k8s, ...) are left out, so running one fails
+ * cantrip does not serve (payloads, k8s, ...) are left out, so running one fails
  * with "command not found" rather than reaching the agent.
  */
 export const hookToolNames = [
@@ -36,7 +36,15 @@ export const hookToolNames = [
   'juju-reboot',
   'goal-state',
   'credential-get',
-  'resource-get'
+  'resource-get',
+  'secret-add',
+  'secret-get',
+  'secret-set',
+  'secret-remove',
+  'secret-grant',
+  'secret-revoke',
+  'secret-ids',
+  'secret-info-get'
 ] as const
 
 export type HookToolName = typeof hookToolNames[number]

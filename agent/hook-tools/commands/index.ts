@@ -1,8 +1,8 @@
 /**
  * Every hook tool cantrip serves, by name: the classic catalogue of juju-semantics §5.3
  * and the tools Juju 3.5 has that the ops framework calls (goal-state, credential-get,
- * resource-get, relation-model-get). secret-*, payload-*, add-metric and k8s-* are not
- * served.
+ * resource-get, relation-model-get, the secret-* tools). payload-*, add-metric and k8s-*
+ * are not served.
  */
 import { actionFail, actionGet, actionLog, actionSet } from './action.ts'
 import { applicationVersionSet } from './application-version-set.ts'
@@ -21,6 +21,7 @@ import { relationList } from './relation-list.ts'
 import { relationModelGet } from './relation-model-get.ts'
 import { relationSet } from './relation-set.ts'
 import { resourceGet } from './resource-get.ts'
+import { secretAdd, secretGet, secretGrant, secretIds, secretInfoGet, secretRemove, secretRevoke, secretSet } from './secret.ts'
 import { stateDelete, stateGet, stateSet } from './state.ts'
 import { statusGet, statusSet } from './status.ts'
 import { storageAdd, storageGet, storageList } from './storage.ts'
@@ -31,6 +32,7 @@ const all: readonly HookTool[] = [
   applicationVersionSet, closePort, configGet, credentialGet, goalState, isLeader, jujuLog, jujuReboot,
   leaderGet, leaderSet, networkGet, openPort, openedPorts,
   relationGet, relationIds, relationList, relationModelGet, relationSet, resourceGet,
+  secretAdd, secretGet, secretGrant, secretIds, secretInfoGet, secretRemove, secretRevoke, secretSet,
   stateDelete, stateGet, stateSet, statusGet, statusSet, storageAdd, storageGet, storageList, unitGet
 ]
 

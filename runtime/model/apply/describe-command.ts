@@ -78,5 +78,14 @@ export function describeCommand (c: ModelCommand): string {
     case 'set-workload-version': return `set the workload version of ${q(c.unit)}`
     case 'set-application-status': return `set the application status for ${q(c.unit)}`
     case 'attach-resource': return `attach resource ${q(c.resource)} to ${q(c.application)}`
+    // Secrets are named by id only: a refusal never carries content.
+    case 'secret-consumed': return `track secret ${q(c.id)} for ${q(c.unit)}`
+    case 'add-secret': return 'add secret'
+    case 'update-secret': return `update secret ${q(c.secret.id)}`
+    case 'remove-secret': return `remove secret ${q(c.id)}`
+    case 'grant-secret': return `grant secret ${q(c.id)}`
+    case 'revoke-secret': return `revoke secret ${q(c.id)}`
+    case 'secret-rotated': return `record the rotation of secret ${q(c.id)}`
+    case 'secret-expiry-notified': return `record the expiry of secret ${q(c.id)}`
   }
 }

@@ -6,10 +6,11 @@ import type { ModelCommand, UnitRecord } from '../model-types.ts'
 import { requireUnitAgent } from './authorisation.ts'
 import { writableBagKey, writeBag } from './bags.ts'
 import { charmStateChanges, nextCharmState } from './charm-state.ts'
-import { unitName, text, optionalBoolean, stringRecord } from './fields.ts'
+import { unitName, text, optionalBoolean, stringRecord, clockReading } from './fields.ts'
 import { getUnit, relationOfUnit, charmOf } from './lookups.ts'
 import { endpointNamesOf, portRangeChanges, nextOpenedPorts } from './ports.ts'
 import { refuse, type HandlerTable } from './refusal.ts'
+import { commitSecretChanges } from './secret-commands.ts'
 
 /**
  * A hook's changes committed as one command: databags, ports and charm state, all or nothing.
@@ -67,6 +68,7 @@ export const hookChangeCommands: HandlerTable<'commit-hook-changes'> = {
     const charmState = stateChanges === undefined ? undefined : nextCharmState(c, unit.charmState, stateChanges)
 
     for (const bag of bags) writeBag(d, c, bag.key, bag.changes, bag.field)
+    commitSecretChanges(d, c, unit, c.secrets, c.secrets?.now === undefined ? 0 : clockReading(c, c.secrets.now))
     if (openedPorts === undefined && charmState === undefined && hookRun === undefined) return {}
     // The unit's own key is not touched: ports and charm state are watched apart from it.
     d.units.set(name, {
