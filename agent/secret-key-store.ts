@@ -59,15 +59,25 @@ export interface SecretKeyOptions {
   sleep: (ms: number) => Promise<void>
 }
 
-/** This controller's key: from its data dir, new at bootstrap, or asked of a running controller when joining. */
-export async function loadSecretKey (options: SecretKeyOptions): Promise<Uint8Array> {
-  const path = keyPath(options.dataDir)
+/**
+ * This controller's key when it has one now: from its data dir, or new at bootstrap.
+ * Undefined for a controller that joins without one: it asks the group (`fetchSecretKey`).
+ */
+export function localSecretKey (dataDir: string, join: boolean): Uint8Array | undefined {
+  const path = keyPath(dataDir)
   if (existsSync(path)) return new Uint8Array(readFileSync(path))
-  if (!options.join) {
-    const key = randomBytes(32)
-    writeKey(options.dataDir, key)
-    return key
-  }
+  if (join) return undefined
+  const key = randomBytes(32)
+  writeKey(dataDir, key)
+  return key
+}
+
+/**
+ * A joining controller asks running ones for the key until one answers. They answer only
+ * controllers, and the group makes a joiner a member only after it serves its API, so the
+ * joiner serves first and asks in the background (see `deferredSealer`).
+ */
+export async function fetchSecretKey (options: SecretKeyOptions): Promise<Uint8Array> {
   let last = 'no controller to ask'
   for (let attempt = 0; attempt < limits.secretKeyFetchAttemptsMax; attempt++) {
     for (const peer of options.controllers) {
@@ -88,11 +98,29 @@ export async function loadSecretKey (options: SecretKeyOptions): Promise<Uint8Ar
   throw new Error(`${component}: cannot get the secret key from a running controller: ${last}`)
 }
 
+/**
+ * Seals and opens with the key once `key()` has one; until then every secret call is
+ * refused with one line (everything else this controller does needs no key).
+ */
+export function deferredSealer (key: () => Uint8Array | undefined): SecretSealer {
+  let sealer: SecretSealer | undefined
+  const current = (): SecretSealer => {
+    if (sealer !== undefined) return sealer
+    const known = key()
+    if (known === undefined) throw new Error(`${component}: this controller joined the group and has not received its secret key yet; try again shortly`)
+    sealer = aesGcmSealer(known)
+    return sealer
+  }
+  return { seal: content => current().seal(content), open: sealed => current().open(sealed) }
+}
+
 /** Answers controllers (and only them) that ask for the key. Returns the unhandle function. */
-export function serveSecretKey (transport: Transport, key: Uint8Array, isController: (peer: string) => boolean): () => void {
+export function serveSecretKey (transport: Transport, key: () => Uint8Array | undefined, isController: (peer: string) => boolean): () => void {
   transport.handle(secretKeyProtocol, async request => {
     if (!isController(request.from)) return encode({ ok: false, error: `${component}: permission denied: peer ${JSON.stringify(request.from)} is not a controller` }, component)
-    return encode({ ok: true, key }, component)
+    const known = key()
+    if (known === undefined) return encode({ ok: false, error: `${component}: this controller has no key yet` }, component)
+    return encode({ ok: true, key: known }, component)
   })
   return () => { transport.unhandle(secretKeyProtocol) }
 }

@@ -16,7 +16,7 @@ export const limits = {
   /** Sealed content in the log: the plain bound plus the cipher's overhead and encoding. */
   secretSealedBytesMax: 16 * 1024,
   /** A joining controller asks running controllers for the secret key this many rounds, this far apart. */
-  secretKeyFetchAttemptsMax: 60,
+  secretKeyFetchAttemptsMax: 300,
   secretKeyFetchRetryMs: 1_000,
   /** Secret changes (creates, updates, grants, revokes, removes together) one hook may commit. */
   secretChangesPerHookMax: 256,

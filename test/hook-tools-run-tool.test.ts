@@ -20,19 +20,20 @@ const dbRelation = { id: 3, endpoint: 'db', remoteApplication: 'mysql', units: [
 
 const run = suite('runTool: exit codes, errors and help')
 
-run('the catalogue is §5.3 plus the Juju 3.5 tools ops calls, and the client links them all', () => {
+run('the catalogue is §5.3 plus the Juju 3.5 tools ops calls (secrets included), and the client links them all', () => {
   assert.equal(hookToolNames, [
     'action-fail', 'action-get', 'action-log', 'action-set', 'application-version-set',
     'close-port', 'config-get', 'credential-get', 'goal-state', 'is-leader', 'juju-log', 'juju-reboot', 'leader-get', 'leader-set',
     'network-get', 'open-port', 'opened-ports', 'relation-get', 'relation-ids', 'relation-list', 'relation-model-get',
-    'relation-set', 'resource-get', 'state-delete', 'state-get', 'state-set', 'status-get', 'status-set',
+    'relation-set', 'resource-get', 'secret-add', 'secret-get', 'secret-grant', 'secret-ids', 'secret-info-get',
+    'secret-remove', 'secret-revoke', 'secret-set', 'state-delete', 'state-get', 'state-set', 'status-get', 'status-set',
     'storage-add', 'storage-get', 'storage-list', 'unit-get'
   ])
   assert.equal([...clientToolNames].sort(), hookToolNames)
 })
 
 run('an unknown tool is exit 1 with an ERROR line', async () => {
-  assert.equal(await runFake(new FakeHookContext(), 'secret-get'), { code: 1, stdout: '', stderr: 'ERROR unknown command: secret-get\n' })
+  assert.equal(await runFake(new FakeHookContext(), 'no-such-tool'), { code: 1, stdout: '', stderr: 'ERROR unknown command: no-such-tool\n' })
 })
 
 run('--help and -h print usage on stdout, exit 0, and run nothing', async () => {

@@ -12,7 +12,7 @@
  * then stops with that reason and its own supervisor (systemd, the local provider)
  * restarts the process.
  */
-import { aesGcmSealer, loadSecretKey, serveSecretKey } from '../secret-key-store.ts'
+import { deferredSealer, fetchSecretKey, localSecretKey, serveSecretKey } from '../secret-key-store.ts'
 import { join } from 'node:path'
 import type { ModelReplica } from '../../actors/controller/model-replica.ts'
 import type { BootstrapController } from '../../runtime/bootstrap-data.ts'
@@ -130,17 +130,21 @@ export class ControllerRole implements Worker {
   static async start (options: ControllerRoleOptions): Promise<ControllerRole> {
     const { id, controllers, admins, presence, logger } = options
     if (options.join !== true && !controllers.includes(id)) throw new FatalError(`this agent's peer id ${id} is not among --controllers ${controllers.join(',')}`)
-    // The secrets key before any model starts: a joining controller asks a running one for it.
-    const secretKey = await loadSecretKey({
-      dataDir: options.dataDir,
-      join: options.join === true,
-      transport: options.transport,
-      controllers: controllers.filter(peer => peer !== id),
-      logger,
-      sleep: async ms => { await new Promise(resolve => setTimeout(resolve, ms)) }
-    })
+    // The secrets key: on disk or new at bootstrap; a joining controller asks the group for
+    // it in the background, since the group admits it only once it serves (enable-ha).
+    let secretKey = localSecretKey(options.dataDir, options.join === true)
+    if (secretKey === undefined) {
+      fetchSecretKey({
+        dataDir: options.dataDir,
+        join: true,
+        transport: options.transport,
+        controllers: controllers.filter(peer => peer !== id),
+        logger,
+        sleep: async ms => { await new Promise(resolve => setTimeout(resolve, ms)) }
+      }).then(key => { secretKey = key }, (error: Error) => { logger.log('error', error.message) })
+    }
     const common = {
-      id, transport: options.transport, controllers, admins, logger, secretSealer: aesGcmSealer(secretKey),
+      id, transport: options.transport, controllers, admins, logger, secretSealer: deferredSealer(() => secretKey),
       ...(options.version === undefined ? {} : { version: options.version }),
       ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses }),
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
@@ -179,7 +183,7 @@ export class ControllerRole implements Worker {
     })
     if (options.join !== true) hosts.changed()
     // Controllers only: the founding ones and whoever the group has made a voter since.
-    serveSecretKey(options.transport, secretKey, peer => peer !== id && (controllers.includes(peer) || controller.node.host.voters.includes(peer)))
+    serveSecretKey(options.transport, () => secretKey, peer => peer !== id && (controllers.includes(peer) || controller.node.host.voters.includes(peer)))
     return new ControllerRole(controller, hosts, options)
   }
 
