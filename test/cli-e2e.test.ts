@@ -23,6 +23,7 @@ import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { processAlive } from './support/processes.ts'
 import { StatusReader } from './support/status-reader.ts'
+import { writeExampleBundle } from './support/example-bundle.ts'
 
 function status (home: string): StatusDocument {
   return JSON.parse(ok(home, 'status', '--format', 'json')) as StatusDocument
@@ -58,9 +59,7 @@ test('bootstrap --ha 3, deploy a bundle, scale up and down, config, action, hook
   const home = mkdtempSync(join(tmpdir(), 'cantrip-e2e-'))
   const [kvBase, webBase] = [await freePortRun(4), await freePortRun(2)]
   const bundle = join(home, 'bundle.yaml')
-  writeFileSync(bundle, readFileSync('examples/bundle.yaml', 'utf8')
-    .replaceAll('./charms/', `${resolve('examples/charms')}/`)
-    .replace('port-base: 18400', `port-base: ${kvBase}`).replace('port-base: 18500', `port-base: ${webBase}`))
+  writeExampleBundle(bundle, { kvBase, webBase })
   const machinesDir = join(home, 'controllers', 'local', 'machines')
   let reader: StatusReader | undefined
   try {

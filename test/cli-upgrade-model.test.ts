@@ -20,9 +20,9 @@
  * through an upgrade).
  */
 import '../runtime/polyfill.ts'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cantripVersion } from '../agent/version.ts'
@@ -30,6 +30,7 @@ import { tableValues } from '../runtime/model/table.ts'
 import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { StatusReader } from './support/status-reader.ts'
+import { writeExampleBundle } from './support/example-bundle.ts'
 import { processAlive } from './support/processes.ts'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { stampedTree } from './support/stamped-tree.ts'
@@ -66,9 +67,7 @@ test('upgrade-model moves every machine to the new agent; workloads keep serving
   const tree = stampedTree(higher)
   const [kvBase, webBase] = [await freePortRun(2), await freePortRun(1)]
   const bundle = join(home, 'bundle.yaml')
-  writeFileSync(bundle, readFileSync('examples/bundle.yaml', 'utf8')
-    .replaceAll('./charms/', `${resolve('examples/charms')}/`)
-    .replace('port-base: 18400', `port-base: ${kvBase}`).replace('port-base: 18500', `port-base: ${webBase}`))
+  writeExampleBundle(bundle, { kvBase, webBase })
   const machinesDir = join(home, 'controllers', 'local', 'machines')
   let reader: StatusReader | undefined
   try {

@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHosts, destroyHosts, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../scripts/netns-hosts.ts'
-import { distProgram } from './support/dist.ts'
+import { cantripOnHost, type CliRun } from './support/netns-cli.ts'
 
 const test = suite('multi-host')
 const unavailable = netnsUnavailable()
@@ -38,12 +38,8 @@ test.after(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** The CLI run on a host (in its namespace), with its own home; bounded. */
-function on (host: NetnsHost, args: readonly string[]): { status: number, stdout: string, stderr: string } {
-  const run = spawnSync('ip', ['netns', 'exec', host.namespace, process.execPath, distProgram('cantrip'), ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 300_000
-  })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+function on (host: NetnsHost, args: readonly string[]): CliRun {
+  return cantripOnHost(home, host, args)
 }
 
 function onOk (host: NetnsHost, ...args: string[]): string {

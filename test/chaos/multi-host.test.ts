@@ -27,7 +27,7 @@ import * as assert from 'uvu/assert'
 import { createHosts, cutLink, destroyHosts, healLink, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../../scripts/netns-hosts.ts'
 import { readControllers, writeControllers } from '../../agent/cli/cli-home.ts'
 import { packageRoot } from '../../agent/package-root.ts'
-import { distProgram } from '../support/dist.ts'
+import { cantripOnHost, type CliRun } from '../support/netns-cli.ts'
 import { chaosFull } from './support/chaos-scale.ts'
 
 const test = suite('multi-host chaos')
@@ -44,11 +44,8 @@ test.after(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-function on (host: NetnsHost, args: readonly string[]): { status: number, stdout: string, stderr: string } {
-  const run = spawnSync('ip', ['netns', 'exec', host.namespace, process.execPath, distProgram('cantrip'), ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 300_000
-  })
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+function on (host: NetnsHost, args: readonly string[]): CliRun {
+  return cantripOnHost(home, host, args)
 }
 
 /**
