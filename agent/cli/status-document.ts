@@ -19,6 +19,9 @@ import type { MachineRecord, ModelContext, UnitRecord } from '../../runtime/mode
 import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 
+/** Juju 3.6's formattedBase: the OS name and its channel (`ubuntu`, `22.04`). */
+export interface StatusBase { name: string, channel: string }
+
 export interface StatusValue { current: string, message?: string, since?: string, version?: string }
 
 export interface UnitStatus {
@@ -39,12 +42,15 @@ export interface StatusDocument {
     'ip-addresses'?: string[]
     'instance-id': string
     'machine-status': StatusValue
+    /** Juju 3's `base: {name, channel}` (`ubuntu@22.04` in the table), as the machine's agent reported its host. */
+    base?: StatusBase
     /** Set when the agent runs another version than the model's, or its last upgrade failed: why. */
     'agent-version-message'?: string
     constraints?: string
   }>
   applications: Record<string, {
     charm: string
+    base?: StatusBase
     'charm-origin': string
     'charm-name': string
     'charm-rev': number
@@ -64,6 +70,12 @@ function agentVersionNote (machine: MachineRecord, modelVersion: string): { 'age
   if (machine.agentUpgradeError !== undefined) return { 'agent-version-message': machine.agentUpgradeError }
   if (machine.agentVersion === undefined || machine.agentVersion === modelVersion) return {}
   return { 'agent-version-message': `agent ${machine.agentVersion}, model ${modelVersion}` }
+}
+
+/** `ubuntu@22.04` as Juju's `{name: ubuntu, channel: "22.04"}`; nothing while unknown. */
+function baseOf (base: string | undefined): { base?: StatusBase } {
+  const at = base?.indexOf('@') ?? -1
+  return base === undefined || at < 0 ? {} : { base: { name: base.slice(0, at), channel: base.slice(at + 1) } }
 }
 
 function since (ms: number | null): string | undefined {
@@ -121,6 +133,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
       ...(machine.addresses[0] === undefined ? {} : { 'dns-name': machine.addresses[0], 'ip-addresses': [...machine.addresses] }),
       'instance-id': machine.instanceId ?? 'pending',
       'machine-status': value(machine.instance.status, machine.instance.message, machine.instance.since),
+      ...baseOf(machine.base),
       ...(Object.keys(machine.constraints).length === 0 ? {} : { constraints: Object.entries(machine.constraints).map(([k, v]) => `${k}=${v}`).join(' ') })
     }
   }
@@ -143,6 +156,8 @@ export function statusDocument (full: FullModel, controller: string, now: number
     }
     applications[app.name] = {
       charm: charm?.metadata.name ?? app.charm,
+      // Juju's is the charm origin's base; here every unit runs on its machine's host, so the first one's.
+      ...baseOf(principals.map(u => reader.machine(u.machine)?.base).find(b => b !== undefined)),
       'charm-origin': 'local',
       'charm-name': charm?.metadata.name ?? app.charm,
       'charm-rev': charmRevision(app.charm),

@@ -311,9 +311,10 @@ export interface MachineRecord {
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
   readonly statusHistory: readonly StatusHistoryEntry[]
-  /** The version its agent reported running (absent until it does), and why its last upgrade failed (absent when none did). */
+  /** The version its agent reported running and its host's Juju base (`ubuntu@22.04`), absent until it does; why its last upgrade failed (absent when none did). */
   readonly agentVersion?: string
   readonly agentUpgradeError?: string
+  readonly base?: string
 }
 
 // ---------------------------------------------------------------------------------
@@ -763,7 +764,7 @@ export type ModelCommand = CommandBase & (
   /** `upgrade-model`, `add-model --agent-version`: the version the model's agents should run (its config's `agent-version`). */
   | { readonly type: 'set-agent-version', readonly version: string }
   /** A machine agent reports the version it runs and why its last upgrade failed ('' when it did not). */
-  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string }
+  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string, readonly base?: string }
 )
 
 export type ModelCommandType = ModelCommand['type']
