@@ -109,12 +109,13 @@ export function statusDocument (full: FullModel, controller: string, now: number
 
   const unitStatus = (unit: UnitRecord): UnitStatus => {
     const shown = displayedUnit(unit, lost(unit.machine))
+    // In formatted.go's unitStatus order: leader before machine.
     const out: UnitStatus = {
       'workload-status': value(shown.workload.status, shown.workload.message, shown.workload.since),
       'juju-status': value(shown.agent.status, shown.agent.message, shown.agent.since),
+      ...(reader.lease(unit.application)?.holder === unit.name ? { leader: true as const } : {}),
       machine: unit.machine
     }
-    if (reader.lease(unit.application)?.holder === unit.name) out.leader = true
     const open = ports(unit)
     if (open.length > 0) out['open-ports'] = open
     const address = machineAddress(unit.machine)
