@@ -191,7 +191,7 @@ exec('completion bash, sourced in bash: command names, then the current model\'s
     assert.is(run.status, 0, run.stderr)
     return run.stdout.split('\n').filter(line => line !== '')
   }
-  assert.equal(complete('cantrip', 'sta').sort(), ['status'])
+  assert.equal(complete('cantrip', 'sta').sort(), ['start-agent', 'status'])
   assert.ok(complete('cantrip', 'ex').includes('exec'))
   assert.ok(!complete('cantrip', '').includes('__complete'), 'the helper stays hidden')
   assert.equal(complete('cantrip', 'config', 'de').sort(), ['demo', 'demo/0', 'demo/1'])

@@ -82,7 +82,8 @@ test('YAML and JSON: Juju 3.6\'s keys at every level, in formatted.go\'s order, 
   assert.equal(Object.keys(web), ['charm', 'base', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations', 'units'])
   assert.equal([web.charm, web['charm-name'], web['charm-rev'], web.exposed, web.base], ['web', 'web', 7, true, { name: 'ubuntu', channel: '22.04' }])
   assert.equal(web.relations, { cluster: ['web'], db: ['db'], 'juju-info': ['logging'] })
-  assert.equal(Object.keys(json['applications']['logging']), ['charm', 'base', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations'], 'a subordinate lists no units of its own')
+  assert.equal(Object.keys(json['applications']['logging']), ['charm', 'base', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations', 'subordinate-to'], 'a subordinate lists no units of its own')
+  assert.equal(json['applications']['logging']['subordinate-to'], ['web'])
   // unitStatus: workload-status, juju-status, leader, machine, open-ports, public-address, subordinates.
   assert.equal(Object.keys(web.units['web/0']), ['workload-status', 'juju-status', 'machine', 'open-ports', 'public-address', 'subordinates'])
   assert.equal(Object.keys(web.units['web/1']), ['workload-status', 'juju-status', 'leader', 'machine', 'public-address', 'subordinates'])

@@ -57,6 +57,7 @@ export interface StatusDocument {
     exposed: boolean
     'application-status': StatusValue
     relations?: Record<string, string[]>
+    'subordinate-to'?: string[]
     units?: Record<string, UnitStatus>
     version?: string
   }>
@@ -147,6 +148,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
     const derived = shown.sort((a, b) => severity.indexOf(a.status) - severity.indexOf(b.status))[0]
     const status = app.status ?? derived ?? { status: 'unknown', message: '', since: null, data: null }
     const relations: Record<string, string[]> = {}
+    const principalsOf = new Set<string>()
     for (const id of app.relations) {
       const relation = reader.relation(id)
       if (relation === undefined) continue
@@ -154,6 +156,8 @@ export function statusDocument (full: FullModel, controller: string, now: number
       if (mine === undefined) continue
       const others = relation.peer ? [app.name] : relation.endpoints.filter(e => e.application !== app.name).map(e => e.application)
       relations[mine.name] = [...new Set([...(relations[mine.name] ?? []), ...others])].sort()
+      // Juju's subordinate-to: the principals a subordinate joins through a container-scoped relation.
+      if (app.subordinate && !relation.peer) for (const other of others) if (reader.application(other)?.subordinate === false) principalsOf.add(other)
     }
     applications[app.name] = {
       charm: charm?.metadata.name ?? app.charm,
@@ -165,6 +169,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
       exposed: app.exposed,
       'application-status': value(status.status, status.message, status.since),
       ...(Object.keys(relations).length === 0 ? {} : { relations }),
+      ...(principalsOf.size === 0 ? {} : { 'subordinate-to': [...principalsOf].sort(naturalCompare) }),
       // Subordinate applications list their units under their principals only, as Juju does.
       ...(app.subordinate || principals.length === 0 ? {} : { units: Object.fromEntries(principals.filter(u => u.principal === null).map(u => [u.name, unitStatus(u)])) }),
       ...(app.workloadVersion === '' ? {} : { version: app.workloadVersion })
