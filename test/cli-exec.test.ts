@@ -18,6 +18,7 @@ import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
 import { distProgram } from './support/dist.ts'
+import { hostBase } from '../agent/tools/host-base.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'cantrip-exec-'))
 const machinesDir = join(home, 'controllers', 'local', 'machines')
@@ -112,6 +113,31 @@ exec('machines and show-machine (cmd/juju/machine/list.go, show.go): the Machine
   assert.equal([shown.model.name, Object.keys(shown.machines), shown.machines['0']!['juju-status'].current], ['default', ['0'], 'started'])
   const missing = cantrip(home, ['show-machine', '7'])
   assert.equal([missing.status, missing.stderr], [1, 'ERROR cantrip show-machine: expected machines of the model (0), got "7"\n'])
+})
+
+exec('status --format yaml and json (juju-semantics §8, Juju 3.6 formatted.go): the same keys; machine 0\'s base is its host\'s os-release', async () => {
+  const expected = hostBase()
+  type Doc = { model: Record<string, unknown>, machines: Record<string, { base?: { name: string, channel: string } } & Record<string, unknown>>, applications: Record<string, { units: Record<string, Record<string, unknown>> } & Record<string, unknown>> }
+  // The agent reports its base with its version after its first view of the model: wait for that commit, bounded.
+  let json: Doc | undefined
+  for (let i = 0; i < 120 && (json === undefined || (expected !== undefined && json.machines['0']!.base === undefined)); i++) {
+    if (json !== undefined) await new Promise(resolve => setTimeout(resolve, 500))
+    json = JSON.parse(ok('status', '--format', 'json')) as Doc
+  }
+  const yaml = parse(ok('status', '--format', 'yaml')) as Doc
+  assert.equal(Object.keys(json!), ['model', 'machines', 'applications', 'controller'])
+  assert.equal(Object.keys(yaml), Object.keys(json!))
+  assert.equal(Object.keys(json!.model), ['name', 'type', 'controller', 'cloud', 'region', 'version', 'model-status', 'sla'])
+  assert.equal(Object.keys(yaml.machines['0']!), Object.keys(json!.machines['0']!))
+  for (const key of ['juju-status', 'dns-name', 'ip-addresses', 'instance-id', 'machine-status']) assert.ok(key in json!.machines['0']!, key)
+  const unitKeys = Object.keys(json!.applications['demo']!.units['demo/0']!)
+  for (const key of ['workload-status', 'juju-status', 'machine', 'public-address']) assert.ok(unitKeys.includes(key), key)
+  assert.equal(Object.keys(yaml.applications['demo']!.units['demo/0']!), unitKeys)
+  if (expected === undefined) return
+  const at = expected.indexOf('@')
+  assert.equal(json!.machines['0']!.base, { name: expected.slice(0, at), channel: expected.slice(at + 1) })
+  assert.equal(yaml.machines['0']!.base, json!.machines['0']!.base)
+  assert.match(ok('status'), new RegExp(`\\n0 +started +127\\.0\\.0\\.1 +local:machine-0 +${expected.replaceAll('.', '\\.')}\\b`))
 })
 
 exec('ssh on the local provider: the unit\'s agent directory on its machine, the command\'s exit status passed through (cmd/juju/ssh)', () => {

@@ -19,6 +19,9 @@ import type { MachineRecord, ModelContext, UnitRecord } from '../../runtime/mode
 import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 
+/** Juju 3.6's formattedBase: the OS name and its channel (`ubuntu`, `22.04`). */
+export interface StatusBase { name: string, channel: string }
+
 export interface StatusValue { current: string, message?: string, since?: string, version?: string }
 
 export interface UnitStatus {
@@ -39,18 +42,22 @@ export interface StatusDocument {
     'ip-addresses'?: string[]
     'instance-id': string
     'machine-status': StatusValue
+    /** Juju 3's `base: {name, channel}` (`ubuntu@22.04` in the table), as the machine's agent reported its host. */
+    base?: StatusBase
     /** Set when the agent runs another version than the model's, or its last upgrade failed: why. */
     'agent-version-message'?: string
     constraints?: string
   }>
   applications: Record<string, {
     charm: string
+    base?: StatusBase
     'charm-origin': string
     'charm-name': string
     'charm-rev': number
     exposed: boolean
     'application-status': StatusValue
     relations?: Record<string, string[]>
+    'subordinate-to'?: string[]
     units?: Record<string, UnitStatus>
     version?: string
   }>
@@ -64,6 +71,12 @@ function agentVersionNote (machine: MachineRecord, modelVersion: string): { 'age
   if (machine.agentUpgradeError !== undefined) return { 'agent-version-message': machine.agentUpgradeError }
   if (machine.agentVersion === undefined || machine.agentVersion === modelVersion) return {}
   return { 'agent-version-message': `agent ${machine.agentVersion}, model ${modelVersion}` }
+}
+
+/** `ubuntu@22.04` as Juju's `{name: ubuntu, channel: "22.04"}`; nothing while unknown. */
+function baseOf (base: string | undefined): { base?: StatusBase } {
+  const at = base?.indexOf('@') ?? -1
+  return base === undefined || at < 0 ? {} : { base: { name: base.slice(0, at), channel: base.slice(at + 1) } }
 }
 
 function since (ms: number | null): string | undefined {
@@ -97,12 +110,13 @@ export function statusDocument (full: FullModel, controller: string, now: number
 
   const unitStatus = (unit: UnitRecord): UnitStatus => {
     const shown = displayedUnit(unit, lost(unit.machine))
+    // In formatted.go's unitStatus order: leader before machine.
     const out: UnitStatus = {
       'workload-status': value(shown.workload.status, shown.workload.message, shown.workload.since),
       'juju-status': value(shown.agent.status, shown.agent.message, shown.agent.since),
+      ...(reader.lease(unit.application)?.holder === unit.name ? { leader: true as const } : {}),
       machine: unit.machine
     }
-    if (reader.lease(unit.application)?.holder === unit.name) out.leader = true
     const open = ports(unit)
     if (open.length > 0) out['open-ports'] = open
     const address = machineAddress(unit.machine)
@@ -121,6 +135,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
       ...(machine.addresses[0] === undefined ? {} : { 'dns-name': machine.addresses[0], 'ip-addresses': [...machine.addresses] }),
       'instance-id': machine.instanceId ?? 'pending',
       'machine-status': value(machine.instance.status, machine.instance.message, machine.instance.since),
+      ...baseOf(machine.base),
       ...(Object.keys(machine.constraints).length === 0 ? {} : { constraints: Object.entries(machine.constraints).map(([k, v]) => `${k}=${v}`).join(' ') })
     }
   }
@@ -133,6 +148,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
     const derived = shown.sort((a, b) => severity.indexOf(a.status) - severity.indexOf(b.status))[0]
     const status = app.status ?? derived ?? { status: 'unknown', message: '', since: null, data: null }
     const relations: Record<string, string[]> = {}
+    const principalsOf = new Set<string>()
     for (const id of app.relations) {
       const relation = reader.relation(id)
       if (relation === undefined) continue
@@ -140,15 +156,20 @@ export function statusDocument (full: FullModel, controller: string, now: number
       if (mine === undefined) continue
       const others = relation.peer ? [app.name] : relation.endpoints.filter(e => e.application !== app.name).map(e => e.application)
       relations[mine.name] = [...new Set([...(relations[mine.name] ?? []), ...others])].sort()
+      // Juju's subordinate-to: the principals a subordinate joins through a container-scoped relation.
+      if (app.subordinate && !relation.peer) for (const other of others) if (reader.application(other)?.subordinate === false) principalsOf.add(other)
     }
     applications[app.name] = {
       charm: charm?.metadata.name ?? app.charm,
+      // Juju's is the charm origin's base; here every unit runs on its machine's host, so the first one's.
+      ...baseOf(principals.map(u => reader.machine(u.machine)?.base).find(b => b !== undefined)),
       'charm-origin': 'local',
       'charm-name': charm?.metadata.name ?? app.charm,
       'charm-rev': charmRevision(app.charm),
       exposed: app.exposed,
       'application-status': value(status.status, status.message, status.since),
       ...(Object.keys(relations).length === 0 ? {} : { relations }),
+      ...(principalsOf.size === 0 ? {} : { 'subordinate-to': [...principalsOf].sort(naturalCompare) }),
       // Subordinate applications list their units under their principals only, as Juju does.
       ...(app.subordinate || principals.length === 0 ? {} : { units: Object.fromEntries(principals.filter(u => u.principal === null).map(u => [u.name, unitStatus(u)])) }),
       ...(app.workloadVersion === '' ? {} : { version: app.workloadVersion })

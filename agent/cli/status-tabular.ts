@@ -9,7 +9,7 @@ import { tableValues } from '../../runtime/model/table.ts'
 import type { FullModel } from './connection.ts'
 import { plainTable } from './plain-table.ts'
 import { statusPainter } from './status-colour.ts'
-import { naturalCompare, type StatusDocument, type UnitStatus } from './status-document.ts'
+import { naturalCompare, type StatusBase, type StatusDocument, type UnitStatus } from './status-document.ts'
 
 /**
  * What the unit's agent is doing, for the message column: Juju's agentDoing
@@ -28,11 +28,41 @@ export function agentDoing (agent: UnitStatus['juju-status']): string {
   return runningHook.exec(message)?.[1] ?? /^running action (.*)$/.exec(message)?.[1] ?? ''
 }
 
-/** The Message column: `(install) installing charm software` while a hook runs (juju-semantics §8). */
+/**
+ * The Message column: `(install) installing charm software` while a hook runs (juju-semantics §8);
+ * while allocating with no workload message, the agent's (Juju's printApplications).
+ */
 function unitMessage (unit: UnitStatus): string {
   const doing = agentDoing(unit['juju-status'])
-  const message = unit['workload-status'].message ?? ''
-  return doing === '' ? message : `(${doing}) ${message}`.trimEnd()
+  const agent = unit['juju-status']
+  const message = unit['workload-status'].message ?? (agent.current === 'allocating' ? agent.message ?? '' : '')
+  return truncateMessage(doing === '' ? message : `(${doing}) ${message}`.trimEnd())
+}
+
+/** Juju's truncateMessage (output_tabular.go): a message over 120 characters ends in `...`. */
+const messageLengthMax = 120
+export function truncateMessage (message: string): string {
+  return message.length > messageLengthMax ? `${message.slice(0, messageLengthMax - 3)}...` : message
+}
+
+/** Juju's DisplayString of a base (core/base): `ubuntu@22.04`; empty while unknown. */
+export function baseDisplay (base: StatusBase | undefined): string {
+  return base === undefined ? '' : `${base.name}@${base.channel}`
+}
+
+/**
+ * The Machine section (Juju's printMachines, also `cantrip machines`): State is the agent's,
+ * Base the host's, AZ empty (the local provider has none), Message the instance status's
+ * message only (or why its agent runs another version than the model's).
+ */
+export function machinesSection (doc: StatusDocument, paint: (status: string) => string): string {
+  return table([
+    ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
+    ...Object.entries(doc.machines).map(([id, machine]) => [
+      id, paint(machine['juju-status'].current), machine['dns-name'] ?? '', machine['instance-id'], baseDisplay(machine.base), '',
+      truncateMessage(machine['agent-version-message'] ?? machine['machine-status'].message ?? '')
+    ])
+  ])
 }
 
 function table (rows: string[][]): string {
@@ -58,7 +88,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
       ['App', 'Version', 'Status', 'Scale', 'Charm', 'Channel', 'Rev', 'Exposed', 'Message'],
       ...apps.map(([name, app]) => [
         name, app.version ?? '', paint(app['application-status'].current), scaleOf(doc, name), app['charm-name'], '', String(app['charm-rev']),
-        app.exposed ? 'yes' : 'no', app['application-status'].message ?? ''
+        app.exposed ? 'yes' : 'no', truncateMessage(app['application-status'].message ?? '')
       ])
     ]))
   }
@@ -74,16 +104,7 @@ export function formatTabular (doc: StatusDocument, full: FullModel, options: { 
   for (const [name, unit] of apps.flatMap(([, app]) => Object.entries(app.units ?? {})).sort(([a], [b]) => naturalCompare(a, b))) addUnit(name, unit, '')
   if (unitRows.length > 0) sections.push(table([['Unit', 'Workload', 'Agent', 'Machine', 'Public address', 'Ports', 'Message'], ...unitRows]))
 
-  const machines = Object.entries(doc.machines)
-  if (machines.length > 0) {
-    sections.push(table([
-      ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
-      ...machines.map(([id, machine]) => [
-        id, paint(machine['juju-status'].current), machine['dns-name'] ?? '', machine['instance-id'], '', '',
-        machine['agent-version-message'] ?? machine['machine-status'].message ?? machine['machine-status'].current
-      ])
-    ]))
-  }
+  if (Object.keys(doc.machines).length > 0) sections.push(machinesSection(doc, paint))
 
   if (options.relations) {
     const reader = readerOf(full.model)

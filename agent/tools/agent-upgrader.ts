@@ -26,6 +26,7 @@ import type { StoreSelector } from '../../actors/controller/api-requests.ts'
 import { unpackCharm } from '../charm/charm-archive.ts'
 import { fetchCharmArchive } from '../uniter/charm-fetch.ts'
 import { agentPlatform } from './agent-bundle.ts'
+import { hostBase } from './host-base.ts'
 import { beginUpgrade, completeUpgrade, currentVersion, hasVersion, readUpgrade, readUpgradeFailure, recordUpgradeFailure, versionDir } from './agent-tools-dir.ts'
 import { mkdirSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -152,11 +153,14 @@ export class AgentUpgrader {
     await this.#report(`upgrade to ${version} failed: ${message}`)
   }
 
+  /** The host's base, reported with the version so `status` shows it (read once; absent when /etc/os-release says nothing). */
+  readonly #base = hostBase()
+
   /** Tells the controllers the running version and the upgrade problem ('' for none), when either changed. */
   async #report (upgradeError: string): Promise<void> {
     const text = upgradeError.slice(0, limits.agentUpgradeErrorLengthMax)
     if (this.#reported === text) return
-    const result = await this.#proposer.submit(this.#o.client, { type: 'set-machine-agent-version', machine: this.#o.machineId, version: this.#o.version, upgradeError: text })
+    const result = await this.#proposer.submit(this.#o.client, { type: 'set-machine-agent-version', machine: this.#o.machineId, version: this.#o.version, upgradeError: text, ...(this.#base === undefined ? {} : { base: this.#base }) })
     if (!result.ok) {
       this.#o.logger.log('warning', `${this.#component}: cannot report the agent version: ${result.error}`)
       return

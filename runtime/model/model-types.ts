@@ -312,9 +312,10 @@ export interface MachineRecord {
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
   readonly statusHistory: readonly StatusHistoryEntry[]
-  /** The version its agent reported running (absent until it does), and why its last upgrade failed (absent when none did). */
+  /** The version its agent reported running and its host's Juju base (`ubuntu@22.04`), absent until it does; why its last upgrade failed (absent when none did). */
   readonly agentVersion?: string
   readonly agentUpgradeError?: string
+  readonly base?: string
 }
 
 // ---------------------------------------------------------------------------------
@@ -781,8 +782,7 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes,
-  ...secretCommandTypes
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes, ...secretCommandTypes
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

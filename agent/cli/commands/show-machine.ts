@@ -8,21 +8,14 @@ import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand } from '../cli-context.ts'
 import { modelTarget } from '../cli-home.ts'
 import { formatDocument } from '../output-format.ts'
-import { plainTable } from '../plain-table.ts'
 import { statusPainter } from '../status-colour.ts'
 import { statusDocument, type StatusDocument } from '../status-document.ts'
+import { machinesSection } from '../status-tabular.ts'
 import { checkMachine, controllerFlags, controllerHelp } from './model-common.ts'
 
 /** Juju's `machines` table: the Machine section of status. */
 export function machinesTable (doc: StatusDocument, colour = false): string {
-  const paint = statusPainter(colour)
-  return plainTable([
-    ['Machine', 'State', 'Address', 'Inst id', 'Base', 'AZ', 'Message'],
-    ...Object.entries(doc.machines).map(([id, machine]) => [
-      id, paint(machine['juju-status'].current), machine['dns-name'] ?? '', machine['instance-id'], '', '',
-      machine['machine-status'].message ?? machine['machine-status'].current
-    ])
-  ])
+  return machinesSection(doc, statusPainter(colour))
 }
 
 function checkFormat (component: string, format: string, allowed: readonly string[]): string {

@@ -12,6 +12,19 @@ import { versionSkewWarnings, type ReportedVersion } from '../version-skew.ts'
 
 const component = 'cantrip version'
 
+export type VersionRow = ReportedVersion & { kind: string, peer: string, name?: string }
+
+/**
+ * The order `version --all` lists them in: controllers first, by member name (`c0`, `c1`,
+ * `c10`), then machine agents by machine id numerically (`machine-2` before `machine-10`),
+ * so the output does not depend on which peer answered first.
+ */
+export function sortedVersionRows (rows: readonly VersionRow[]): VersionRow[] {
+  const rank = (r: VersionRow): number => r.kind === 'controller' ? 0 : 1
+  const key = (r: VersionRow): string => r.kind === 'controller' ? r.name ?? r.peer : r.kind
+  return [...rows].sort((a, b) => rank(a) - rank(b) || key(a).localeCompare(key(b), 'en', { numeric: true }) || (a.peer < b.peer ? -1 : a.peer > b.peer ? 1 : 0))
+}
+
 export const registerVersion: RegisterCommand = (program, context) => {
   program.command('version')
     .description('print the client version; with --all, the controllers\' and agents\' too')
@@ -28,10 +41,10 @@ export const registerVersion: RegisterCommand = (program, context) => {
       const connection = await context.connect(name)
       const group = await groupStatus(connection, entry)
       const members = await connection.api({ op: 'members' })
-      const rows: Array<ReportedVersion & { kind: string, peer: string, name?: string }> = [
+      const rows: VersionRow[] = sortedVersionRows([
         ...group.members.map((m, i) => ({ kind: 'controller', peer: m.peer, name: controllerMemberName(entry.controllers[i]!), who: `controller ${controllerMemberName(entry.controllers[i]!)} (${m.peer.slice(-8)})`, version: m.status?.version ?? null })),
         ...members.members.filter(m => m.role === 'machine').map(m => ({ kind: m.entity, peer: m.id, who: `${m.entity} (${m.id.slice(-8)})`, version: m.version }))
-      ]
+      ])
       for (const warning of versionSkewWarnings(rows)) context.err(warning)
       if (format !== 'tabular') {
         context.out(formatDocument(format, { client: cantripVersion, controllers: rows.filter(r => r.kind === 'controller').map(r => ({ peer: r.peer, version: r.version })), agents: rows.filter(r => r.kind !== 'controller').map(r => ({ entity: r.kind, peer: r.peer, version: r.version })) }))

@@ -15,6 +15,9 @@ import { q, refuse, type HandlerTable } from './refusal.ts'
  */
 export { agentVersionConfigKey } from '../agent-binaries.ts'
 
+/** Juju's base, `<os>@<channel>` (core/base: `ubuntu@22.04`), as a machine agent reports its host's. */
+const basePattern = /^[a-z][a-z0-9-]{0,31}@[0-9A-Za-z][0-9A-Za-z._/-]{0,31}$/
+
 export const agentVersionCommands: HandlerTable<'add-agent-binary' | 'set-agent-version' | 'set-machine-agent-version'> = {
   'add-agent-binary': (d, c) => {
     requireAdmin(c)
@@ -51,10 +54,12 @@ export const agentVersionCommands: HandlerTable<'add-agent-binary' | 'set-agent-
     if (machine === undefined) refuse(c, `machine ${q(c.machine)} not found`)
     if (typeof c.version !== 'string' || parseAgentVersion(c.version) === undefined) refuse(c, `expected an agent version like "0.2.0", got ${q(c.version)}`)
     if (typeof c.upgradeError !== 'string' || c.upgradeError.length > limits.agentUpgradeErrorLengthMax) refuse(c, `expected an upgrade error of at most ${limits.agentUpgradeErrorLengthMax} characters, got ${q(c.upgradeError)}`)
+    if (c.base !== undefined && (typeof c.base !== 'string' || !basePattern.test(c.base))) refuse(c, `expected a base like "ubuntu@22.04", got ${q(c.base)}`)
     const upgradeError = c.upgradeError === '' ? undefined : c.upgradeError
-    if (machine.agentVersion === c.version && machine.agentUpgradeError === upgradeError) return {}
+    const base = c.base ?? machine.base
+    if (machine.agentVersion === c.version && machine.agentUpgradeError === upgradeError && machine.base === base) return {}
     const { agentUpgradeError: _dropped, ...rest } = machine
-    d.machines.set(c.machine, { ...rest, agentVersion: c.version, ...(upgradeError === undefined ? {} : { agentUpgradeError: upgradeError }) })
+    d.machines.set(c.machine, { ...rest, agentVersion: c.version, ...(upgradeError === undefined ? {} : { agentUpgradeError: upgradeError }), ...(base === undefined ? {} : { base }) })
     d.touch(keys.machine(c.machine))
     return {}
   }
