@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHosts, destroyHosts, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../scripts/netns-hosts.ts'
-import { cantripOnHost, type CliRun } from './support/netns-cli.ts'
+import { cantripOnHost, untilHostStatus, type CliRun } from './support/netns-cli.ts'
 
 const test = suite('multi-host')
 const unavailable = netnsUnavailable()
@@ -51,20 +51,7 @@ function onOk (host: NetnsHost, ...args: string[]): string {
 type Status = { machines: Record<string, { 'dns-name'?: string, 'juju-status'?: { current: string } }>, applications: Record<string, { units?: Record<string, { machine?: string, 'public-address'?: string, 'workload-status': { current: string, message?: string } }> }> }
 
 async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) => boolean, withinMs: number): Promise<Status> {
-  const deadline = Date.now() + withinMs
-  let last = ''
-  for (;;) {
-    const run = on(host, ['status', '--format', 'json'])
-    if (run.status === 0) {
-      const doc = JSON.parse(run.stdout) as Status
-      if (holds(doc)) return doc
-      last = run.stdout
-    } else {
-      last = run.stderr
-    }
-    if (Date.now() > deadline) assert.unreachable(`${what} within ${withinMs / 1000} s; last: ${last.slice(0, 1500)}`)
-    await new Promise(resolve => setTimeout(resolve, 2_000))
-  }
+  return await untilHostStatus(home, host, what, holds, withinMs)
 }
 
 test('a machine on another host, added over ssh, runs a unit at its own address', async () => {

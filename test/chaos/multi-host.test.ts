@@ -27,7 +27,7 @@ import * as assert from 'uvu/assert'
 import { createHosts, cutLink, destroyHosts, healLink, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../../scripts/netns-hosts.ts'
 import { readControllers, writeControllers } from '../../agent/cli/cli-home.ts'
 import { packageRoot } from '../../agent/package-root.ts'
-import { cantripOnHost, type CliRun } from '../support/netns-cli.ts'
+import { cantripOnHost, untilHostStatus, type CliRun } from '../support/netns-cli.ts'
 import { chaosFull } from './support/chaos-scale.ts'
 
 const test = suite('multi-host chaos')
@@ -64,20 +64,7 @@ type Unit = { machine?: string, 'public-address'?: string, 'workload-status': { 
 type Status = { machines: Record<string, { 'dns-name'?: string, 'juju-status': { current: string } }>, applications: Record<string, { units?: Record<string, Unit> }> }
 
 async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) => boolean, withinMs = settleMs): Promise<Status> {
-  const deadline = Date.now() + withinMs
-  let last = ''
-  for (;;) {
-    const run = on(host, ['status', '--format', 'json'])
-    if (run.status === 0) {
-      const doc = JSON.parse(run.stdout) as Status
-      if (holds(doc)) return doc
-      last = run.stdout
-    } else {
-      last = run.stderr
-    }
-    if (Date.now() > deadline) assert.unreachable(`${what} within ${withinMs / 1000} s; last: ${last.slice(0, 2000)}`)
-    await new Promise(resolve => setTimeout(resolve, 3_000))
-  }
+  return await untilHostStatus(home, host, what, holds, withinMs)
 }
 
 const units = (s: Status): Array<[string, Unit]> => Object.values(s.applications).flatMap(a => Object.entries(a.units ?? {}))
