@@ -51,7 +51,6 @@ function writeKey (dataDir: string, key: Uint8Array): void {
 
 export interface SecretKeyOptions {
   dataDir: string
-  join: boolean
   transport: Transport
   /** The running controllers to ask, when joining. */
   controllers: readonly string[]

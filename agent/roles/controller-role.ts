@@ -136,7 +136,6 @@ export class ControllerRole implements Worker {
     if (secretKey === undefined) {
       fetchSecretKey({
         dataDir: options.dataDir,
-        join: true,
         transport: options.transport,
         controllers: controllers.filter(peer => peer !== id),
         logger,
