@@ -61,11 +61,7 @@ import { controllerApiProtocol } from '../actors/controller/controller-api.ts'
 import { requestApi } from '../actors/controller/api-requests.ts'
 import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
-import { FaultInjectingProvider } from '../providers/fault-injecting-provider.ts'
-import { modelMachinesHome } from '../providers/local-provider.ts'
-import { createLocalProvider } from './create-local-provider.ts'
 import type { ManualProvider } from '../providers/manual-provider.ts'
-import { createManualProvider } from './create-manual-provider.ts'
 import { machineNetworkUnavailable, NetnsMachineNetwork } from './netns-machine-network.ts'
 import { readProviderConfig, type ProviderConfig } from './providers/provider-config.ts'
 import { limits } from '../runtime/limits.ts'
@@ -83,7 +79,7 @@ import { cantripVersion } from './version.ts'
 import { LoopbackTransport } from './mesh/loopback-transport.ts'
 import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
-import { ControllerRole, type ControllerRoleOptions } from './roles/controller-role.ts'
+import type { ControllerRole, ControllerRoleOptions } from './roles/controller-role.ts'
 import { MachineRole, machineRebootExitCode } from './roles/machine-role.ts'
 import { AgentUpgrader } from './tools/agent-upgrader.ts'
 import { StreamLogger } from './stream-logger.ts'
@@ -95,9 +91,7 @@ import { KnownControllersFile, knownControllersFileName } from './known-controll
 import { mergeControllers } from '../runtime/known-controllers.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
-import { AgentInspection } from './inspect/agent-inspection.ts'
-import { inspectAgentName } from './inspect/inspect-endpoints.ts'
-import { parseInspectAddress, type InspectAddress } from './inspect/inspect-server.ts'
+import type { InspectAddress } from './inspect/inspect-server.ts'
 
 const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR [--advertise HOST] --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
 const roles = ['controller', 'machine', 'both'] as const
@@ -188,7 +182,8 @@ async function main (): Promise<void> {
   const agentDownAfterMs = agentDownTiming(values['agent-down-ms'])
   let inspectAddress: InspectAddress | undefined
   try {
-    inspectAddress = values.inspect === undefined ? undefined : parseInspectAddress(values.inspect)
+    // The inspector (and its WebSocket server) is loaded only by an agent asked to serve it.
+    inspectAddress = values.inspect === undefined ? undefined : (await import('./inspect/inspect-server.ts')).parseInspectAddress(values.inspect)
   } catch (error) {
     fail((error as Error).message)
   }
@@ -226,8 +221,8 @@ async function main (): Promise<void> {
   // Every actor this agent runs, for `cantrip inspect` and Stately's inspector (agent/inspect/).
   const inspection = inspectAddress === undefined && values['inspect-log'] === undefined
     ? undefined
-    : await AgentInspection.start({
-      agent: inspectAgentName({ peerId: id, machineId, model: boot?.modelUuid ?? defaultModelName }),
+    : await (await import('./inspect/agent-inspection.ts')).AgentInspection.start({
+      agent: (await import('./inspect/inspect-endpoints.ts')).inspectAgentName({ peerId: id, machineId, model: boot?.modelUuid ?? defaultModelName }),
       dataDir,
       ...(inspectAddress === undefined ? {} : { address: inspectAddress }),
       ...(values['inspect-log'] === undefined ? {} : { logFile: values['inspect-log'] }),
@@ -297,7 +292,10 @@ async function main (): Promise<void> {
     ? setInterval(() => { void followControllers(mesh, model, controllers, knownFile, logger) }, controllerListRefreshMs)
     : undefined
   // Only a controller (role controller or both) has a presence of its own here.
-  if (presence !== undefined) {
+  // The controller's code is loaded only here: a machine agent never holds it (controller-kit.ts).
+  const kit = presence === undefined ? undefined : await import('./controller-kit.ts')
+  if (presence !== undefined && kit !== undefined) {
+    const { ControllerRole, modelMachinesHome } = kit
     const machinesHome = values['machines-dir'] ?? join(dataDir, '..', 'machines')
     const provisioning = providerName === 'none' ? undefined : localProvisioning(machinesHome)
     children.push({
@@ -322,6 +320,7 @@ async function main (): Promise<void> {
    * injected faults around it; its watchdog runs only while the provisioner does.
    */
   function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
+    const { createLocalProvider, createManualProvider, FaultInjectingProvider } = kit!
     const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs, ...(machineNetwork === undefined ? {} : { network: machineNetwork }) })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.

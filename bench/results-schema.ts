@@ -17,6 +17,8 @@ export const requiredPaths: readonly string[] = [
   'hookTool.medianMs', 'hookOverheadMs', 'deploy100.seconds',
   ...['n10', 'n100', 'n1000'].flatMap(n => ['simToWall', 'convergeWallS'].map(f => `sim.${n}.${f}`)),
   'memory.unitActorBytes', 'memory.agentRssBytes',
+  ...['nodeMs', 'versionMs', 'helpMs', 'statusMs'].map(f => `versions.coldStart.${f}`),
+  'versions.idleMachineAgentRssBytes', 'versions.shipped.bytes', 'versions.upgrade.seconds',
   'load.start', 'load.end'
 ]
 

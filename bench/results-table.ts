@@ -53,6 +53,28 @@ export function tableRows (r: unknown): Row[] {
   pair('idle agent RSS', 'memory.agentRssBytes', 'memory.serfAgentRssBytes', 'serf', ' B')
   const unit = num(r, 'memory.unitActorBytes')
   rows.push({ measure: 'memory per unit actor', cantrip: show(unit, ' B'), anchor: '', anchorName: '', ratio: '', goal: verdict(unit === null ? null : unit < 50 * 1024, '< 50 KB') })
+  const over = (path: string, limitMs: number, measure: string): void => {
+    const c = num(r, `versions.coldStart.${path}Ms`)
+    const n = num(r, 'versions.coldStart.nodeMs')
+    rows.push({ measure, cantrip: show(c, ' ms'), anchor: show(n, ' ms'), anchorName: 'node -e 0', ratio: ratio(c, n), goal: verdict(c === null || n === null ? null : c - n <= limitMs, `≤ node + ${limitMs} ms`) })
+  }
+  // The same in CPU time (user + system), which a loaded machine does not stretch.
+  const overCpu = (path: string, limitMs: number, measure: string): void => {
+    const c = num(r, `versions.coldStart.cpu.${path}OverNodeMs`)
+    rows.push({ measure, cantrip: c === null ? 'n/a' : `+${show(c, ' ms')}`, anchor: show(num(r, 'versions.coldStart.cpu.nodeMs'), ' ms'), anchorName: 'node -e 0', ratio: '', goal: verdict(c === null ? null : c <= limitMs, `≤ node + ${limitMs} ms`) })
+  }
+  over('version', 300, 'cantrip version, cold start (median)')
+  overCpu('version', 300, 'cantrip version, CPU over node (median)')
+  over('status', 600, 'cantrip status, cold start (median)')
+  overCpu('status', 600, 'cantrip status, CPU over node (median)')
+  over('help', 300, 'cantrip --help, cold start (median)')
+  overCpu('help', 300, 'cantrip --help, CPU over node (median)')
+  const idle = num(r, 'versions.idleMachineAgentRssBytes')
+  rows.push({ measure: 'idle machine agent RSS (no units; peak while starting)', cantrip: `${show(idle, ' B')} (${show(num(r, 'versions.startingMachineAgentRssMaxBytes'), ' B')})`, anchor: show(num(r, 'memory.serfAgentRssBytes'), ' B'), anchorName: 'serf', ratio: ratio(idle, num(r, 'memory.serfAgentRssBytes')), goal: verdict(idle === null ? null : idle < 80e6, '< 80 MB') })
+  const shippedBytes = num(r, 'versions.shipped.bytes')
+  const compiler = lookup(r, 'versions.shipped.needsCompiler').value
+  rows.push({ measure: 'bytes shipped to a new SSH host', cantrip: show(shippedBytes, ' B'), anchor: '', anchorName: '', ratio: '', goal: verdict(shippedBytes === null ? null : shippedBytes < 15e6 && compiler === false, '< 15 MB, no compiler') })
+  rows.push({ measure: 'upgrade-model across 10 machines', cantrip: show(num(r, 'versions.upgrade.seconds'), ' s'), anchor: '', anchorName: '', ratio: '', goal: '' })
   rows.push({ measure: 'deploy 100 units on 10 machines', cantrip: show(num(r, 'deploy100.seconds'), ' s'), anchor: '', anchorName: '', ratio: '', goal: '' })
   for (const n of ['n10', 'n100', 'n1000'] as const) {
     const reason = lookup(r, `sim.${n}.reason`).value

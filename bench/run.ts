@@ -14,6 +14,7 @@ import { measureSerf } from './serf-mesh.ts'
 import { measureSimPoint } from './sim-points.ts'
 import { measureSimSpeed } from './sim-speed.ts'
 import { measureCantripWrites, measureEtcdWrites } from './writes.ts'
+import { measureVersions } from './versions.ts'
 
 /**
  * `npm run bench [-- name…]`: cantrip beside its anchors in one run (issue 11): etcd for
@@ -23,8 +24,8 @@ import { measureCantripWrites, measureEtcdWrites } from './writes.ts'
  * Figures merge into bench/results.json (kept between runs, so a partial run updates only
  * its keys), and the table of pairs with ratios is printed at the end. A bench that fails
  * records null figures with the reason and the run goes on. Named benches: floors, tools,
- * runner, writes, serf, propagation, memory, deploy100, simscale (the default set), and
- * sim, inspect, mesh (extra, run only when named).
+ * runner, writes, serf, propagation, memory, deploy100, versions, simscale (the default
+ * set), and sim, inspect, mesh (extra, run only when named).
  */
 const resultsPath = new URL('./results.json', import.meta.url)
 type Results = Record<string, unknown>
@@ -159,6 +160,18 @@ const benches: Record<string, Bench> = {
       const d = await measureDeploy100()
       results['deploy100'] = d
       say(`  ${d.seconds} s from add-machine + deploy to all ${d.units} active`)
+    }
+  },
+  versions: {
+    owns: ['versions.'],
+    async run (results) {
+      say('bench: the built client and agent: cold starts beside node -e 0, idle machine agent RSS, bytes shipped to an SSH host, upgrade-model across 10 machines…')
+      const v = await measureVersions()
+      results['versions'] = v
+      const c = v.coldStart
+      say(`  wall: node -e 0 ${c.nodeMs} ms; version +${c.versionOverNodeMs} ms, --help +${c.helpOverNodeMs} ms, status +${c.statusOverNodeMs} ms (medians of ${c.runs})`)
+      say(`  CPU: node -e 0 ${c.cpu.nodeMs} ms; version +${c.cpu.versionOverNodeMs} ms, --help +${c.cpu.helpOverNodeMs} ms, status +${c.cpu.statusOverNodeMs} ms`)
+      say(`  idle machine agent ${Math.round(v.idleMachineAgentRssBytes / 1e6)} MB RSS (${Math.round(v.startingMachineAgentRssMaxBytes / 1e6)} MB at most while starting); ${Math.round(v.shipped.bytes / 1e5) / 10} MB shipped to an SSH host (${v.shipped.needsCompiler ? 'needs' : 'no'} C compiler); upgrade-model across ${v.upgrade.machines} machines ${v.upgrade.seconds ?? `n/a (${v.upgrade.reason ?? ''})`} s`)
     }
   },
   simscale: {

@@ -30,6 +30,13 @@ function complete (): Record<string, unknown> {
     deploy100: { seconds: 40 },
     sim: { n10: { simToWall: 2, convergeWallS: 5 }, n100: { simToWall: 1.5, convergeWallS: 20 }, n1000: { simToWall: null, convergeWallS: null, reason: 'not finished within 180 s wall (killed)' } },
     memory: { unitActorBytes: 40_000, agentRssBytes: 90_000_000, serfAgentRssBytes: 15_000_000 },
+    versions: {
+      coldStart: { nodeMs: 40, versionMs: 250, helpMs: 400, statusMs: 700, cpu: { nodeMs: 30, versionOverNodeMs: 120, helpOverNodeMs: 150, statusOverNodeMs: 450 } },
+      idleMachineAgentRssBytes: 70_000_000,
+      startingMachineAgentRssMaxBytes: 81_000_000,
+      shipped: { bytes: 4_200_000, needsCompiler: false },
+      upgrade: { seconds: null, reason: 'not every machine on 0.1.1 within 300 s' }
+    },
     load: { start: [1.5, 1.2, 1.0], end: [2.0, 1.5, 1.1] }
   }
 }
@@ -38,7 +45,7 @@ test('a complete results object passes, null allowed only beside a reason', () =
   assert.equal(checkResults(complete()), [])
   assert.ok(requiredPaths.includes('writes.etcd.c64.p99Ms'))
   assert.ok(requiredPaths.includes('sim.n1000.convergeWallS'))
-  assert.is(requiredPaths.length, 18 + 2 + 8 + 2 + 3 + 3 + 6 + 2 + 2)
+  assert.is(requiredPaths.length, 18 + 2 + 8 + 2 + 3 + 3 + 6 + 2 + 7 + 2)
 })
 
 test('each missing or malformed figure is named, one line each', () => {
@@ -80,6 +87,15 @@ test('the table shows every pair with the anchor, the ratio and the goals', () =
   assert.is(row('hook-tool call median vs bare spawn').goal, '< 5 ms: met')
   assert.is(row('memory per unit actor').goal, '< 50 KB: met')
   assert.is(row('idle agent RSS').ratio, '6×')
+  assert.is(row('cantrip version, cold start (median)').goal, '≤ node + 300 ms: met')
+  assert.is(row('cantrip status, cold start (median)').goal, '≤ node + 600 ms: MISSED')
+  assert.is(row('cantrip --help, cold start (median)').anchorName, 'node -e 0')
+  assert.is(row('cantrip status, CPU over node (median)').goal, '≤ node + 600 ms: met')
+  assert.is(row('cantrip version, CPU over node (median)').cantrip, '+120 ms')
+  assert.is(row('idle machine agent RSS (no units; peak while starting)').cantrip, '70 MB (81 MB)')
+  assert.is(row('idle machine agent RSS (no units; peak while starting)').goal, '< 80 MB: met')
+  assert.is(row('bytes shipped to a new SSH host').goal, '< 15 MB, no compiler: met')
+  assert.is(row('upgrade-model across 10 machines').cantrip, 'n/a')
   assert.match(row('simulator, 1000 agents: sim/wall, wall to converge').goal, 'not finished within 180 s')
   assert.match(row('simulator, 100 agents: sim/wall, wall to converge').cantrip, '1.5×, 20 s')
   assert.match(text, 'load average at start 1.50 1.20 1.00, at end 2.00 1.50 1.10')

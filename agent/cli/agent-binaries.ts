@@ -62,14 +62,16 @@ export async function upgradeModelAgents (connection: Connection, target: Upgrad
   const { subject, controller, wanted, model } = target
   const fail = (why: string): never => { throw new AgentVersionError(`controller ${controller}: cannot upgrade ${subject} to agent ${wanted}: ${why}`) }
   const current = modelAgentVersion(model) ?? controller
-  if (compareAgentVersions(wanted, controller) < 0) fail(`below the controllers' version ${controller}; downgrades are refused`)
-  if (compareAgentVersions(wanted, current) < 0) fail(`below the model's agent version ${current}; downgrades are refused`)
+  // Juju's wording (cmd/juju/commands/upgrademodel.go downgradeErrMsg), after the issue's prefix.
+  if (compareAgentVersions(wanted, controller) < 0) fail(`cannot change version from the controllers' ${controller} to lower version ${wanted}`)
+  if (compareAgentVersions(wanted, current) < 0) fail(`cannot change version from ${current} to lower version ${wanted}`)
   if (wanted === modelAgentVersion(model)) return false
   const recorded = recordedBinaries(model)
   if (wanted === cantripVersion) {
     await putAgentBinary(connection, clientAgentBundle())
   } else if (!recorded.some(b => b.version === wanted && b.platform === agentPlatform)) {
-    fail(noAgentBinaries(wanted, agentPlatform, 'the controller store', recorded.map(b => b.version)))
+    // Juju: "no matching agent versions available"; a controller without internet access is fed by sync-agent-binary.
+    fail(`${noAgentBinaries(wanted, agentPlatform, 'the controller store', recorded.map(b => b.version))}; copy one there with "cantrip sync-agent-binary --agent-version ${wanted} --source <installation>"`)
   }
   expectOk(await connection.submit({ type: 'set-agent-version', version: wanted }))
   return true

@@ -10,7 +10,8 @@ import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
 import { tableGet, tableKeys } from '../../runtime/model/table.ts'
 import { modelTarget } from './cli-home.ts'
-import { Connection } from './connection.ts'
+import type { Connection } from './connection.ts'
+import { openConnection } from './open-connection.ts'
 import { cantripVersion } from '../version.ts'
 
 export { cantripVersion } from '../version.ts'
@@ -53,7 +54,7 @@ export function createContext (options: { noColor: boolean }): CliContext & { cl
     err: text => { process.stderr.write(text.endsWith('\n') ? text : `${text}\n`) },
     async connect (controller?: string): Promise<Connection> {
       const target = modelTarget(this.model, controller)
-      const connection = await Connection.open(target.entry, target.controller)
+      const connection = await openConnection(target.entry, target.controller)
       open.push(connection)
       if (target.model !== defaultModelName) await checkModel(connection, target.controller, target.model)
       connection.useModel(target.model)

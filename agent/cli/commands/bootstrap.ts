@@ -32,7 +32,8 @@ import { AgentVersionError, clientAgentBundle, putAgentBinary } from '../agent-b
 import { cantripVersion, expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
 import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
 import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
-import { Connection } from '../connection.ts'
+import type { Connection } from '../connection.ts'
+import { openConnection } from '../open-connection.ts'
 import { progress } from '../progress.ts'
 
 const component = 'cantrip bootstrap'
@@ -72,7 +73,7 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       file['current-controller'] = name
       writeControllers(file)
       step.update('waiting for a leader')
-      const connection = await Connection.open(entry)
+      const connection = await openConnection(entry)
       try {
         await waitForLeader(connection)
         step.update('storing the agent binaries')

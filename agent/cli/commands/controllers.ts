@@ -13,7 +13,8 @@
  */
 import type { RegisterCommand } from '../cli-context.ts'
 import { controllerEntry, controllerMemberName, readControllers, type ControllerEntry } from '../cli-home.ts'
-import { Connection } from '../connection.ts'
+import type { Connection } from '../connection.ts'
+import { openConnection } from '../open-connection.ts'
 import { groupStatus, type GroupStatus } from '../group-status.ts'
 import { formatDocument, formatTable, parseFormat } from '../output-format.ts'
 import { versionSkewWarnings } from '../version-skew.ts'
@@ -66,7 +67,7 @@ async function activeMembers (entry: ControllerEntry): Promise<number | undefine
   if (entry.controllers.length < 2) return undefined
   let connection: Connection | undefined
   try {
-    connection = await Connection.open(entry)
+    connection = await openConnection(entry)
     const answers = await connection.controllerStatuses(entry.controllers.map(m => ({ peer: m['peer-id'], ...(m.addresses[0] === undefined ? {} : { address: m.addresses[0] }) })), probeTimeoutMs)
     return [...answers.values()].filter(reply => reply.ok).length
   } catch {

@@ -33,6 +33,7 @@ import { registerInspect } from './inspect.ts'
 import { registerCompletion } from './completion.ts'
 import { registerSsh } from './ssh.ts'
 import { registerUpgrade } from './upgrade.ts'
+import { registerSyncAgentBinary } from './sync-agent-binary.ts'
 
 export const commands: RegisterCommand[] = [
   registerBootstrap,
@@ -45,6 +46,7 @@ export const commands: RegisterCommand[] = [
   registerModels,
   registerModelConfig,
   registerUpgrade,
+  registerSyncAgentBinary,
   registerStatus,
   registerDeploy,
   registerUnits,

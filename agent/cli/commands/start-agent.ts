@@ -24,7 +24,8 @@ import { identifyProcess } from '../../detached-processes.ts'
 import { startAgentUnit } from '../../systemd-unit.ts'
 import type { CliContext, RegisterCommand } from '../cli-context.ts'
 import { controllerMemberName, modelTarget, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
-import { Connection } from '../connection.ts'
+import type { Connection } from '../connection.ts'
+import { openConnection } from '../open-connection.ts'
 import { progress } from '../progress.ts'
 
 const component = 'cantrip start-agent'
@@ -95,7 +96,7 @@ function recordPid (name: string, member: ControllerMember, pid: number): void {
 
 /** Until the member answers `controller-status` itself (asked without the group's quorum check: this may be what restores it). */
 async function waitForAnswer (entry: ControllerEntry, member: ControllerMember, agent: string): Promise<void> {
-  const connection = await Connection.open(entry)
+  const connection = await openConnection(entry)
   try {
     const until = Date.now() + answerTimeoutMs
     let last = 'no answer'

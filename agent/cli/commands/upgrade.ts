@@ -2,13 +2,16 @@
  * `cantrip upgrade-model [--agent-version X] [--dry-run]`, as Juju's (juju/juju
  * cmd/juju/commands/upgrademodel.go): sets the model's agent-version, by default to the
  * client's own version, whose bundle the client uploads to the controllers' agent store;
- * any other version must be there already. Every machine agent of the model then
+ * any other version must be there already (copied by `cantrip sync-agent-binary`,
+ * sync-agent-binary.ts, as Juju's controllers without internet access are fed by
+ * `juju sync-agent-binary`). Every machine agent of the model then
  * fetches that bundle, checks it, switches to it and restarts into it
  * (agent/tools/agent-upgrader.ts); `status` shows each machine's version as it reports it.
  *
  * Refused, with one line naming the controller's version, the version wanted, the
  * versions there are and where: a version below the controllers' or the model's
- * (downgrades), or one the store does not hold.
+ * (downgrades, in Juju's words "cannot change version from X to lower version Y"), or
+ * one the store does not hold.
  */
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { parseAgentVersion } from '../../../runtime/model/agent-binaries.ts'
