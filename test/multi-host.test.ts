@@ -1,18 +1,21 @@
 /**
  * cantrip over several hosts, on one machine: scripts/netns-hosts.ts makes network
  * namespaces on a bridge with no way out, each with its own address and an sshd. The
- * controller is bootstrapped on h1, listening on h1's address (`--listen`); h2 is added
+ * controller is bootstrapped on h1, listening on h1's address (`--listen`), and made
+ * three with `enable-ha -n 3 --to ssh:root@H2` (Juju's enable-ha --to placement,
+ * juju/juju cmd/juju/commands/enableha.go): c1 runs on h2, started there over ssh with
+ * the shipped bundle, c2 on h1; h2 is added
  * with the manual provider over ssh with a key given on the command line
  * (`add-machine ssh:root@H2 --private-key F`, Juju's add-machine flag); a unit deployed
  * there goes active, serves at h2's own address, and its address in status is h2's (as
  * Juju's manual machines take the address they were added with: juju/juju
  * environs/manual/sshprovisioner, the host becomes the machine's address).
- * `destroy-controller` on h1 then stops the agent on h2 and removes everything it put
- * there.
+ * `destroy-controller` on h1 then stops the controller and the agent on h2 and removes
+ * everything it put there.
  *
  * This is the small sample `npm test` runs. Without root or `ip netns` it skips, saying
  * why. The full fault schedule of issue 25 (three controllers over three hosts, a cut
- * link, kill -9 of a controller host) is not here yet.
+ * link, kill -9 of a controller host) is test/chaos/multi-host.test.ts.
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -63,6 +66,14 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   const [h1, h2] = hosts.hosts as [NetnsHost, NetnsHost]
   const boot = onOk(h1, 'bootstrap', '--listen', h1.address)
   assert.match(boot, `at ${h1.address}`)
+  const ha = onOk(h1, 'enable-ha', '-n', '3', '--to', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile)
+  assert.match(ha, 'adding controllers: c1, c2')
+  const members = (JSON.parse(onOk(h1, 'show-controller', '--format', 'json')) as Record<string, { members: Record<string, { host?: string, addresses: string[], voter: boolean | null }> }>)['local']!.members
+  assert.is(members['c1']?.host, `root@${h2.address}`)
+  assert.match(members['c1']!.addresses[0]!, `/ip4/${h2.address}/tcp/`)
+  assert.equal(Object.values(members).map(m => m.voter), [true, true, true])
+  // c1's process runs in h2's namespace, from h2's home.
+  assert.ok(hostPids(h2).some(pid => cmdline(pid).includes(join(h2.home, '.cantrip', 'controller-local', 'c1'))), 'c1 runs on h2')
   assert.match(onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile), 'created machine 0')
   onOk(h1, 'deploy', kvCharm, '--to', '0', '--config', `port=${port}`)
   const doc = await untilStatus(h1, 'kv/0 active on h2', s => s.applications['kv']?.units?.['kv/0']?.['workload-status'].current === 'active', 420_000)
@@ -78,7 +89,7 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   assert.ok(existsSync(join(h2.home, '.cantrip', 'machine-0')), 'machine 0 installed under h2\'s home')
 
   const destroyed = onOk(h1, 'destroy-controller', 'local', '--no-prompt')
-  assert.match(destroyed, '1 machine agent stopped')
+  assert.match(destroyed, '3 controllers and 1 machine agent stopped')
   // Nothing of cantrip is left on h2: only its sshd runs there, and its home is empty.
   const left = hostPids(h2).filter(pid => !hosts!.pids.includes(pid) && !cmdline(pid).includes('sshd'))
   assert.equal(left.map(cmdline), [], 'no process of cantrip left on h2')
