@@ -31,7 +31,7 @@ const loopback = /^(127\.|::1$|localhost$)/
  * `--to` as given: a comma-separated list of `ssh:user@host[:port]`, at most one per
  * member to add; one clear line for anything else.
  */
-export function parseControllerPlacements (component: string, to: string | undefined, adding: number): string[] {
+export function parseControllerPlacements (component: string, to: string | undefined, adding = Infinity): string[] {
   if (to === undefined) return []
   const placements = to.split(',').map(p => p.trim())
   for (const placement of placements) {

@@ -61,8 +61,8 @@ export const registerEnableHa: RegisterCommand = (program, context) => {
     .action(async (options: { n?: string, to?: string, privateKey?: string, controller?: string }) => {
       const { name, entry } = controllerEntry(options.controller)
       // Checked before anything is asked of the group.
-      const whole = planHa(name, entry.controllers.map(m => ({ name: controllerMemberName(m), peer: m['peer-id'], up: true })), options.n)
-      parseControllerPlacements(component, options.to, whole.wanted)
+      planHa(name, entry.controllers.map(m => ({ name: controllerMemberName(m), peer: m['peer-id'], up: true })), options.n)
+      parseControllerPlacements(component, options.to)
       if (options.to !== undefined) checkReachableGroup(component, entry)
       if (options.privateKey !== undefined && !existsSync(options.privateKey)) throw new InvalidInputError(component, '--private-key as an existing key file', options.privateKey)
       const connection = await context.connect(name)
