@@ -416,9 +416,9 @@ export class ManualProvider implements Provider {
    * network key, its command as `run.sh`) written under `ROOT/<dirName>` with mode 0600,
    * and the command started there in a session of its own. Without `member` (a restart,
    * `cantrip start-agent`) the member's kept `run.sh` runs again; a member that runs is
-   * left alone. Answers the member's directory on the host and its pid.
+   * left alone. Answers the member's directory on the host, its pid and whether it ran already.
    */
-  async startController (spec: RemoteControllerSpec): Promise<{ dir: string, pid: number }> {
+  async startController (spec: RemoteControllerSpec): Promise<{ dir: string, pid: number, already: boolean }> {
     const host = this.#parsePlacement(spec.placement)
     const hostKey = hostString(host)
     if (!controllerDirPattern.test(spec.dirName)) throw new ProviderError(providerName, 'invalid', `expected a controller directory "controller-NAME/cN", got ${JSON.stringify(spec.dirName)}`)
@@ -439,7 +439,7 @@ export class ManualProvider implements Provider {
     })
     const pid = Number(/^started (\d+)/m.exec(result.stdout)?.[1])
     if (result.code === 3 || !Number.isSafeInteger(pid)) throw new ProviderError(providerName, 'deployment-failed', `controller ${spec.dirName} on ${hostKey}: ${result.stdout.trim().slice(0, 500)}`)
-    return { dir, pid }
+    return { dir, pid, already: / already$/m.test(result.stdout) }
   }
 
   /**

@@ -74,6 +74,8 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   assert.equal(Object.values(members).map(m => m.voter), [true, true, true])
   // c1's process runs in h2's namespace, from h2's home.
   assert.ok(hostPids(h2).some(pid => cmdline(pid).includes(join(h2.home, '.cantrip', 'controller-local', 'c1'))), 'c1 runs on h2')
+  // start-agent reaches it over ssh and leaves it alone while it runs.
+  assert.match(onOk(h1, 'start-agent', 'c1'), `controller c1 is already running on root@${h2.address}`)
   assert.match(onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile), 'created machine 0')
   onOk(h1, 'deploy', kvCharm, '--to', '0', '--config', `port=${port}`)
   const doc = await untilStatus(h1, 'kv/0 active on h2', s => s.applications['kv']?.units?.['kv/0']?.['workload-status'].current === 'active', 420_000)

@@ -105,11 +105,11 @@ export async function startRemoteMember (entry: ControllerEntry, member: NewMemb
   }
 }
 
-/** Starts a member on another host again from what it kept there (`cantrip start-agent`); its pid there. */
-export async function restartRemoteMember (entry: ControllerEntry, member: ControllerMember): Promise<number> {
+/** Starts a member on another host again from what it kept there (`cantrip start-agent`); its pid there, and whether it ran already. */
+export async function restartRemoteMember (entry: ControllerEntry, member: ControllerMember): Promise<{ pid: number, already: boolean }> {
   const manual = provider(entry, member['ssh-key-file'])
   try {
-    return (await manual.startController({ placement: member.host!, dirName: dirName(entry, member) })).pid
+    return await manual.startController({ placement: member.host!, dirName: dirName(entry, member) })
   } finally {
     await manual.close()
   }

@@ -128,6 +128,7 @@ test('the bundle and the controllers over three hosts survive a cut link and kil
   assert.ok(c1.length > 0, 'c1 runs on h2')
   for (const pid of c1) kill(pid)
   assert.match(onOk(h1, 'start-agent', 'c1'), `started controller c1 on root@${h2.address}`)
+  assert.match(onOk(h1, 'start-agent', 'c2'), `controller c2 is already running on root@${h3.address}`)
   await untilStatus(h1, 'every unit idle after c1 came back', allIdle)
   members = showController(h1)
   assert.equal(Object.values(members).map(m => m.voter), [true, true, true])

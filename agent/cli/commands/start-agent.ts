@@ -101,8 +101,12 @@ async function startController (context: CliContext, name: string, entry: Contro
 async function startRemoteController (context: CliContext, name: string, entry: ControllerEntry, member: ControllerMember, agent: string): Promise<void> {
   const where = member.host!.slice('ssh:'.length)
   const step = progress(context, `starting controller ${agent} of "${name}" on ${where}`)
-  const pid = await restartRemoteMember(entry, member)
+  const { pid, already } = await restartRemoteMember(entry, member)
   recordPid(name, member, pid)
+  if (already) {
+    step.done(`controller ${agent} is already running on ${where} (pid ${pid})`)
+    return
+  }
   step.update(`waiting for ${agent} (pid ${pid} on ${where}) to answer`)
   await waitForAnswer(entry, member, agent)
   step.done(`started controller ${agent} on ${where} (pid ${pid})`)
