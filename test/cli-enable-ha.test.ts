@@ -81,8 +81,8 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     }
     // --to takes ssh placements only, and only for a group other hosts can reach (this one is on loopback).
     const placements: Array<[string, string]> = [
-      ['h2', 'expected --to as a comma-separated list of ssh:user@host[:port], got "h2"'],
-      ['ssh:root@10.0.0.9,', 'expected --to as a comma-separated list of ssh:user@host[:port], got "ssh:root@10.0.0.9,"'],
+      ['h2.example', 'expected --to as a comma-separated list of ssh:user@host[:port] or machine ids, got "h2.example"'],
+      ['ssh:root@10.0.0.9,', 'expected --to as a comma-separated list of ssh:user@host[:port] or machine ids, got "ssh:root@10.0.0.9,"'],
       ['ssh:root@10.0.0.9', 'expected a controller other hosts can reach for --to (bootstrap --listen ADDRESS), got "controllers advertising 127.0.0.1"']
     ]
     for (const [to, line] of placements) {

@@ -10,12 +10,18 @@
  * and advertises the host's address as the placement names it; its machines directory
  * (the local provider's, used when it leads) is `~/.cantrip/controller-<name>/machines`.
  *
+ * `--to 2` (a machine id) places the member on the host machine 2 was added on over ssh,
+ * with that machine's key, as Juju's `enable-ha --to 2` uses an existing machine.
+ *
  * `cantrip start-agent cN` starts it again over ssh from its kept `run.sh`;
  * `destroy-controller` stops it and removes what it put there.
  */
 import { readFileSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { InvalidInputError } from '../../runtime/errors.ts'
+import { isMachineId } from '../../runtime/ids.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
+import type { FullModel } from './connection.ts'
 import { createManualProvider } from '../create-manual-provider.ts'
 import type { ManualProvider } from '../../providers/manual-provider.ts'
 import type { ControllerEntry, ControllerMember } from './cli-home.ts'
@@ -27,18 +33,44 @@ export const remoteControllerPortBase = 17070
 const sshPlacement = /^ssh:([A-Za-z_][A-Za-z0-9_.-]{0,31})@([A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/
 const loopback = /^(127\.|::1$|localhost$)/
 
+/** Where one new member runs: a host over ssh, with the key that reaches it (default: ssh's own). */
+export interface ControllerPlacement {
+  placement: string
+  sshKeyFile?: string
+}
+
 /**
- * `--to` as given: a comma-separated list of `ssh:user@host[:port]`, at most one per
- * member to add; one clear line for anything else.
+ * `--to` as given: a comma-separated list of `ssh:user@host[:port]` or machine ids (a
+ * machine of the default model added over ssh: its host), at most one per member to add;
+ * one clear line for anything else.
  */
 export function parseControllerPlacements (component: string, to: string | undefined, adding = Infinity): string[] {
   if (to === undefined) return []
   const placements = to.split(',').map(p => p.trim())
   for (const placement of placements) {
-    if (!sshPlacement.test(placement)) throw new InvalidInputError(component, '--to as a comma-separated list of ssh:user@host[:port]', placement === '' ? to : placement)
+    if (!sshPlacement.test(placement) && !isMachineId(placement)) throw new InvalidInputError(component, '--to as a comma-separated list of ssh:user@host[:port] or machine ids', placement === '' ? to : placement)
   }
   if (placements.length > adding) throw new InvalidInputError(component, `at most ${adding} placement${adding === 1 ? '' : 's'} in --to (the members to add)`, String(placements.length))
   return placements
+}
+
+/**
+ * Each placement as a host: `ssh:…` with `--private-key`; a machine id (Juju's `enable-ha
+ * --to 2`) as the host that machine was added on, with its key. A machine of this
+ * host's local provider has no host of its own to place a member on: refused.
+ */
+export async function resolveControllerPlacements (component: string, placements: readonly string[], sshKeyFile: string | undefined, loadModel: () => Promise<FullModel>): Promise<ControllerPlacement[]> {
+  // The model is asked for only when a machine is named.
+  const model = placements.some(isMachineId) ? await loadModel() : undefined
+  return placements.map(placement => {
+    if (sshPlacement.test(placement) || model === undefined) return { placement, ...(sshKeyFile === undefined ? {} : { sshKeyFile }) }
+    const machine = readerOf(model.model).machine(placement)
+    if (machine === undefined) throw new InvalidInputError(component, `--to machine ${placement} in model "default"`, 'no such machine')
+    if (machine.placement === null || !sshPlacement.test(machine.placement)) {
+      throw new InvalidInputError(component, `--to machine ${placement} added over ssh (its host runs the new member)`, 'a machine of this host (omit --to to run the member here)')
+    }
+    return { placement: machine.placement, ...(machine.privateKey === undefined ? {} : { sshKeyFile: machine.privateKey }) }
+  })
 }
 
 /** A group other hosts can join listens on an address they reach: refused otherwise, before anything starts. */
@@ -72,7 +104,7 @@ function dirName (entry: ControllerEntry, member: ControllerMember): string {
  * `placement` instead: its port, address and data directory are the other host's. It is
  * started there and its record (host, key, remote directory, pid) filled in.
  */
-export async function startRemoteMember (entry: ControllerEntry, member: NewMember, placement: string, sshKeyFile: string | undefined, options: SpawnOptions): Promise<void> {
+export async function startRemoteMember (entry: ControllerEntry, member: NewMember, { placement, sshKeyFile }: ControllerPlacement, options: SpawnOptions): Promise<void> {
   const network = readControllerNetwork(entry.dir)
   const n = Number(basename(member['data-dir']).slice(1))
   member.port = (network.port ?? remoteControllerPortBase) + n

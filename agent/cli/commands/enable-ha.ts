@@ -15,7 +15,8 @@
  * is stopped and its directory removed, so nothing is left half-applied.
  *
  * `--to ssh:user@h2,ssh:user@h3` places the new members on other hosts, in order, as
- * Juju's `enable-ha --to` takes placement directives: each is started there over ssh
+ * Juju's `enable-ha --to` takes placement directives (a machine id is the host that
+ * machine was added on over ssh, with its key): each is started there over ssh
  * with this installation's agent bundle (agent/cli/remote-controller.ts), with the key of
  * `--private-key` if given; members beyond the list run on this host.
  */
@@ -26,7 +27,7 @@ import type { CliContext, RegisterCommand } from '../cli-context.ts'
 import { controllerEntry, controllerMemberName, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
 import type { Connection } from '../connection.ts'
 import { newMember, spawnController, type NewMember, type SpawnOptions } from '../controller-process.ts'
-import { checkReachableGroup, parseControllerPlacements, startRemoteMember, stopRemoteMember } from '../remote-controller.ts'
+import { checkReachableGroup, parseControllerPlacements, resolveControllerPlacements, startRemoteMember, stopRemoteMember, type ControllerPlacement } from '../remote-controller.ts'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { groupStatus } from '../group-status.ts'
 import { haPlanLines, planHa, type HaPlan, type PlannedMember } from '../ha-plan.ts'
@@ -47,15 +48,14 @@ interface Run {
   entry: ControllerEntry
   step: Progress
   /** `--to`: where the next new members run, in order (taken as they are added); the rest run on this host. */
-  placements: string[]
-  sshKeyFile?: string
+  placements: ControllerPlacement[]
 }
 
 export const registerEnableHa: RegisterCommand = (program, context) => {
   program.command('enable-ha')
     .description('make the controller group N working members (odd, at most 7): add members, replace those that are down')
     .option('-n <n>', 'controllers wanted in the group (3, 5 or 7; default: its size, at least 3)')
-    .option('--to <placements>', 'where the new members run: ssh:user@host[:port], comma-separated, one per member in order (the rest: this host)')
+    .option('--to <placements>', 'where the new members run: ssh:user@host[:port] or a machine added over ssh, comma-separated, one per member in order (the rest: this host)')
     .option('--private-key <file>', 'the ssh private key that reaches the --to hosts (default: ssh\'s own)')
     .option('-c, --controller <name>', 'controller (default: the current one)')
     .action(async (options: { n?: string, to?: string, privateKey?: string, controller?: string }) => {
@@ -70,9 +70,10 @@ export const registerEnableHa: RegisterCommand = (program, context) => {
       connection.useModel('default')
       const group = await groupStatus(connection, entry)
       const plan = planHa(name, entry.controllers.map((m, i) => ({ name: controllerMemberName(m), peer: m['peer-id'], up: group.members[i]?.status !== undefined })), options.n)
-      const placements = parseControllerPlacements(component, options.to, plan.add)
+      const given = parseControllerPlacements(component, options.to, plan.add)
+      const placements = await resolveControllerPlacements(component, given, options.privateKey, async () => await connection.model())
       const step = progress(context, `enabling HA for controller "${name}": ${plan.maintain.length} of ${entry.controllers.length} members up, ${plan.wanted} wanted`)
-      await enableHa({ context, connection, name, entry, step, placements, ...(options.privateKey === undefined ? {} : { sshKeyFile: options.privateKey }) }, plan)
+      await enableHa({ context, connection, name, entry, step, placements }, plan)
     })
 }
 
@@ -123,8 +124,8 @@ async function addMember (run: Run, admin: string): Promise<string> {
       step.update(`starting ${label}`)
       spawnController(member, options)
     } else {
-      step.update(`starting ${label} on ${placement.slice('ssh:'.length)}`)
-      await startRemoteMember(entry, member, placement, run.sshKeyFile, options)
+      step.update(`starting ${label} on ${placement.placement.slice('ssh:'.length)}`)
+      await startRemoteMember(entry, member, placement, options)
     }
     await waitUntil(step, `${label} to answer`, startTimeoutMs, async () => {
       const reply = await connection.apiTo(member['peer-id'], { op: 'controller-status' }, { address: member.addresses[0]!, timeoutMs: 3_000 })
