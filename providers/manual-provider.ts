@@ -38,6 +38,7 @@ import { limits } from '../runtime/limits.ts'
 import type { ProcessInput, ProcessRunner } from '../runtime/process-runner.ts'
 import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
 import { hashString32 } from '../runtime/random.ts'
+import { remoteScript } from './manual-remote-script.ts'
 
 const providerName = 'manual'
 /** Bytes of ssh's stdout and stderr kept per call: the remote script answers in a few lines. */
@@ -122,6 +123,23 @@ export interface ManualProviderOptions {
   readonly logger?: { info: (message: string, fields?: Record<string, unknown>) => void }
 }
 
+/** A controller member to start on a host: `ManualProvider.startController`. */
+export interface RemoteControllerSpec {
+  /** `ssh:user@host[:port]`. */
+  readonly placement: string
+  /** Under the install root: `controller-<name>/cN`. */
+  readonly dirName: string
+  /**
+   * The member's identity and the network key, and its argv given its directory and the
+   * code's on the host; absent on a restart, which runs the kept command again.
+   */
+  readonly member?: {
+    readonly agentKey: Uint8Array
+    readonly networkKey: Uint8Array
+    readonly command: (dir: string, codeDir: string) => readonly string[]
+  }
+}
+
 interface Host {
   readonly user: string
   readonly host: string
@@ -136,6 +154,7 @@ interface RemoteMachine {
 
 /** `ssh:user@host` or `ssh:user@host:port` (host a name, an IPv4 or a bracketed IPv6 address). */
 const placementPattern = /^ssh:([A-Za-z_][A-Za-z0-9_.-]{0,31})@([A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/
+const controllerDirPattern = /^controller-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/c[0-9]{1,4}$/
 const machineIdPattern = /^[0-9A-Za-z][0-9A-Za-z/_-]{0,63}$/
 const tokenPattern = /^[\x20-\x7e]{1,256}$/
 const hostKeyPattern = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}@[^\s/@]+:[0-9]{1,5}$/
@@ -145,140 +164,6 @@ export function shellQuote (word: string): string {
   return `'${word.replaceAll("'", "'\\''")}'`
 }
 
-/**
- * The one remote script: `sh -c SCRIPT sh ROOT ACTION ARGS...`. ROOT's leading `~/` is
- * resolved here, on the host, so every path given back is absolute. An agent counts as
- * alive only if its pid is live *and* started when the recorded one did (pid reuse).
- */
-const remoteScript = `
-set -u
-root=$1; action=$2; shift 2
-case $root in "~") root=$HOME ;; "~/"*) root=$HOME/\${root#"~/"} ;; esac
-# A zombie is not alive: where nothing reaps orphans promptly, a killed agent lingers as one.
-live () {
-  kill -0 "$1" 2>/dev/null || return 1
-  if command -v ps >/dev/null 2>&1; then
-    case $(ps -o stat= -p "$1" 2>/dev/null | tr -d ' ') in ''|Z*) return 1 ;; esac
-  fi
-  return 0
-}
-alive () {
-  [ -f "$1/pid" ] || return 1
-  p=$(cat "$1/pid") || return 1
-  case $p in ''|*[!0-9]*) return 1 ;; esac
-  live "$p" || return 1
-  if [ -s "$1/started" ] && command -v ps >/dev/null 2>&1; then
-    [ "$(ps -o lstart= -p "$p" 2>/dev/null)" = "$(cat "$1/started")" ] || return 1
-  fi
-  return 0
-}
-stop_agent () {
-  if alive "$1"; then
-    p=$(cat "$1/pid")
-    kill -s TERM -- "-$p" 2>/dev/null || kill -s TERM "$p" 2>/dev/null
-    n=0
-    while [ "$n" -lt "$2" ] && live "$p"; do sleep 0.1; n=$((n + 1)); done
-    if live "$p"; then
-      kill -s KILL -- "-$p" 2>/dev/null || kill -s KILL "$p" 2>/dev/null
-      # A killed process takes a moment to go; the stop answers only once it has.
-      n=0
-      while [ "$n" -lt 50 ] && live "$p"; do sleep 0.1; n=$((n + 1)); done
-    else
-      kill -s KILL -- "-$p" 2>/dev/null
-    fi
-  fi
-  return 0
-}
-case $action in
-probe)
-  # probe MACHINE-DIR-NAME TOKEN STAMP
-  d=$root/$1
-  echo "root $root"
-  if [ -f "$root/code/$3/.complete" ]; then echo "code present"; else echo "code missing"; fi
-  if [ ! -d "$d" ]; then echo "machine absent"
-  elif [ ! -f "$d/token" ]; then echo "machine partial"
-  elif [ "$(cat "$d/token")" = "$2" ]; then
-    if alive "$d"; then echo "machine same-running"; else echo "machine same-stopped"; fi
-  else
-    if alive "$d"; then echo "machine other-running"; else echo "machine other-stopped"; fi
-  fi
-  ;;
-install)
-  # install STAMP TAR-FLAG: the archive on stdin, unpacked beside and renamed into place
-  # so a half-copied tree is never taken for the code.
-  mkdir -p "$root/code" || exit 1
-  [ -f "$root/code/$1/.complete" ] && { cat >/dev/null; exit 0; }
-  t=$(mktemp -d "$root/code/.incoming.XXXXXX") || exit 1
-  if ! tar "-x$2f" - -C "$t"; then rm -rf "$t"; exit 1; fi
-  : > "$t/.complete"
-  if ! mv -T "$t" "$root/code/$1" 2>/dev/null; then
-    rm -rf "$t"
-    [ -f "$root/code/$1/.complete" ] || exit 1
-  fi
-  ;;
-start)
-  # start MACHINE-DIR-NAME TOKEN MACHINE-ID STAMP CHECK-TENTHS ARGV...: bootstrap data on stdin
-  d=$root/$1; token=$2; machine=$3; stamp=$4; check=$5; shift 5
-  umask 077
-  if [ -d "$d" ] && [ "$(cat "$d/token" 2>/dev/null)" != "$token" ]; then
-    stop_agent "$d" 20
-    rm -rf "$d"
-  fi
-  mkdir -p "$d/agent" || exit 1
-  cat > "$d/bootstrap.new" && chmod 600 "$d/bootstrap.new" && mv "$d/bootstrap.new" "$d/bootstrap" || exit 1
-  printf '%s' "$machine" > "$d/machine" && printf '%s' "$stamp" > "$d/code" || exit 1
-  printf '%s' "$token" > "$d/token.new" && mv "$d/token.new" "$d/token" || exit 1
-  if alive "$d"; then echo "started already"; exit 0; fi
-  rm -f "$d/pid" "$d/started"
-  cd "$root/code/$stamp" || exit 1
-  # The agent leads a new session (so a stop kills its whole process group) and writes
-  # its own pid before it becomes the agent, so the pid is the agent's.
-  setsid sh -c 'echo $$ > "$0/pid.new" && mv "$0/pid.new" "$0/pid" && exec "$@"' "$d" "$@" < /dev/null >> "$d/agent.log" 2>&1 &
-  n=0
-  while [ ! -s "$d/pid" ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-  if [ -s "$d/pid" ] && command -v ps >/dev/null 2>&1; then ps -o lstart= -p "$(cat "$d/pid")" > "$d/started" 2>/dev/null; fi
-  n=0
-  while [ "$n" -lt "$check" ]; do sleep 0.1; n=$((n + 1)); done
-  if alive "$d"; then echo "started $(cat "$d/pid")"; exit 0; fi
-  echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
-  rm -rf "$d"
-  exit 3
-  ;;
-stop)
-  # stop MACHINE-DIR-NAME GRACE-TENTHS
-  d=$root/$1
-  if [ -d "$d" ]; then
-    stop_agent "$d" "$2"
-    # Workloads a charm daemonised out of the agent's process group record their pids
-    # under the units' state directories (as on the local provider): they go with it.
-    for f in "$d"/agent/agents/*/state/*.pid; do
-      [ -f "$f" ] || continue
-      p=$(head -c 20 "$f" | tr -dc 0-9)
-      [ -n "$p" ] && [ "$p" -gt 1 ] && live "$p" && kill -s KILL "$p" 2>/dev/null
-    done
-    rm -rf "$d" || exit 1
-  fi
-  n=0; for m in "$root"/machine-*; do [ -d "$m" ] && n=$((n + 1)); done
-  echo "remaining $n"
-  ;;
-purge)
-  # Only a root that holds no machine any more: the code, then the root if nothing else is in it.
-  for m in "$root"/machine-*; do [ -d "$m" ] && { echo "kept $root"; exit 0; }; done
-  rm -rf "$root/code" "$root"/.code-* 2>/dev/null
-  rmdir "$root" 2>/dev/null
-  echo "purged $root"
-  ;;
-list)
-  for m in "$root"/machine-*; do
-    [ -f "$m/token" ] && [ -f "$m/machine" ] || continue
-    if alive "$m"; then s=running; else s=failed; fi
-    printf 'machine %s %s %s\\n' "$s" "$(cat "$m/machine" | od -An -tx1 | tr -d ' \\n')" "$(cat "$m/token" | od -An -tx1 | tr -d ' \\n')"
-  done
-  echo "end"
-  ;;
-*) echo "unknown action $action" >&2; exit 2 ;;
-esac
-`
 
 export class ManualProvider implements Provider {
   readonly name = providerName
@@ -525,6 +410,64 @@ export class ManualProvider implements Provider {
     return instances.length
   }
 
+  /**
+   * A controller member placed on a host (`cantrip enable-ha --to ssh:…`), as a machine
+   * agent is: the agent code installed once, the member's files (its identity, the
+   * network key, its command as `run.sh`) written under `ROOT/<dirName>` with mode 0600,
+   * and the command started there in a session of its own. Without `member` (a restart,
+   * `cantrip start-agent`) the member's kept `run.sh` runs again; a member that runs is
+   * left alone. Answers the member's directory on the host, its pid and whether it ran already.
+   */
+  async startController (spec: RemoteControllerSpec): Promise<{ dir: string, pid: number, already: boolean }> {
+    const host = this.#parsePlacement(spec.placement)
+    const hostKey = hostString(host)
+    if (!controllerDirPattern.test(spec.dirName)) throw new ProviderError(providerName, 'invalid', `expected a controller directory "controller-NAME/cN", got ${JSON.stringify(spec.dirName)}`)
+    const stamp = this.#sourceStamp()
+    const probe = lines((await this.#ssh(host, 'probe', [spec.dirName, '-', stamp], { what: `reach ${hostKey}` })).stdout)
+    const root = probe.get('root')
+    if (root === undefined || !root.startsWith('/')) throw new ProviderError(providerName, 'deployment-failed', `host ${hostKey} gave no install root`)
+    if (probe.get('code') !== 'present') await this.#install(host, stamp)
+    const dir = `${root}/${spec.dirName}`
+    const member = spec.member
+    const entries: Array<[string, Uint8Array]> = member === undefined
+      ? []
+      : [['agent.key', member.agentKey], ['swarm.key', member.networkKey], ['run.sh', new TextEncoder().encode(`exec ${member.command(dir, `${root}/code/${stamp}`).map(shellQuote).join(' ')}\n`)]]
+    const files = entries.map(([name, bytes]) => `${name} ${base64(bytes)}\n`).join('')
+    const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
+    const result = await this.#ssh(host, 'controller-start', [spec.dirName, stamp, String(checkTenths)], {
+      what: `start controller ${spec.dirName} on ${hostKey}`, stdin: { bytes: new TextEncoder().encode(files) }, allowExit: [3]
+    })
+    const pid = Number(/^started (\d+)/m.exec(result.stdout)?.[1])
+    if (result.code === 3 || !Number.isSafeInteger(pid)) throw new ProviderError(providerName, 'deployment-failed', `controller ${spec.dirName} on ${hostKey}: ${result.stdout.trim().slice(0, 500)}`)
+    return { dir, pid, already: / already$/m.test(result.stdout) }
+  }
+
+  /**
+   * Stops a controller member placed on a host and removes its directory. With `purge`
+   * (destroy-controller) the machines that host's members started go too; answers the
+   * host list of the manual provider kept there, if any (JSON), for the caller to clean up.
+   */
+  async stopController (placement: string, dirName: string, purge: boolean): Promise<string | undefined> {
+    const host = this.#parsePlacement(placement)
+    if (!controllerDirPattern.test(dirName)) throw new ProviderError(providerName, 'invalid', `expected a controller directory "controller-NAME/cN", got ${JSON.stringify(dirName)}`)
+    const graceTenths = Math.ceil((this.#options.stopGraceMs ?? limits.processKillGraceMs) / 100)
+    const result = await this.#ssh(host, 'controller-stop', [dirName, String(graceTenths), ...(purge ? ['purge'] : [])], {
+      what: `stop controller ${dirName} on ${hostString(host)}`,
+      timeoutMs: (this.#options.commandTimeoutMs ?? 30_000) + graceTenths * 100
+    })
+    const hosts = lines(result.stdout).get('manual-hosts')
+    return hosts === undefined ? undefined : new TextDecoder().decode(fromBase64(hosts))
+  }
+
+  /** The hosts (and their keys) another controller's manual provider knew, added to this one's (destroy-controller's clean-up). */
+  adoptHosts (stateJson: string): void {
+    const state = JSON.parse(stateJson) as { hosts?: unknown, keys?: unknown }
+    for (const host of Array.isArray(state.hosts) ? state.hosts : []) if (typeof host === 'string' && hostKeyPattern.test(host)) this.#hosts.add(host)
+    for (const [host, key] of Object.entries(typeof state.keys === 'object' && state.keys !== null ? state.keys : {})) {
+      if (hostKeyPattern.test(host) && typeof key === 'string' && key.startsWith('/') && !this.#keys.has(host)) this.#keys.set(host, key)
+    }
+  }
+
   /** Ends the ssh master connections this provider made (with `controlDir`). */
   async close (): Promise<void> {
     const dir = this.#options.controlDir
@@ -752,4 +695,14 @@ function readState (files: FileSystem, file: string): { hosts: string[], keys: R
     throw new ProviderError(providerName, 'invalid', `the state file ${file} does not hold a map of hosts to key files`)
   }
   return { hosts: state.hosts as string[], keys: keys as Record<string, string> }
+}
+
+function base64 (bytes: Uint8Array): string {
+  let text = ''
+  for (const byte of bytes) text += String.fromCharCode(byte)
+  return btoa(text)
+}
+
+function fromBase64 (text: string): Uint8Array {
+  return Uint8Array.from(atob(text), c => c.charCodeAt(0))
 }

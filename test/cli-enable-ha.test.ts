@@ -79,6 +79,16 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
       assert.is(refused.status, 1)
       assert.equal(refused.stderr.trim().split('\n'), [`ERROR cantrip enable-ha: expected -n as an odd number from 1 to 7, got "${n}"`])
     }
+    // --to takes ssh placements only, and only for a group other hosts can reach (this one is on loopback).
+    const placements: Array<[string, string]> = [
+      ['h2.example', 'expected --to as a comma-separated list of ssh:user@host[:port] or machine ids, got "h2.example"'],
+      ['ssh:root@10.0.0.9,', 'expected --to as a comma-separated list of ssh:user@host[:port] or machine ids, got "ssh:root@10.0.0.9,"'],
+      ['ssh:root@10.0.0.9', 'expected a controller other hosts can reach for --to (bootstrap --listen ADDRESS), got "controllers advertising 127.0.0.1"']
+    ]
+    for (const [to, line] of placements) {
+      const refused = cantrip(home, ['enable-ha', '-n', '3', '--to', to])
+      assert.equal([refused.status, refused.stderr.trim().split('\n')], [1, [`ERROR cantrip enable-ha: ${line}`]], to)
+    }
     // As Juju's: the size the group has already is nothing to do (state/enableha.go: ErrNoOperations).
     const same = cantrip(home, ['enable-ha', '-n', '1'])
     assert.equal([same.status, same.stdout], [0, 'maintaining controllers: c0\n'])

@@ -28,6 +28,11 @@
  *
  * Every process is stopped by pid (destroy-controller, then by the recorded pids) and the
  * temporary directory removed.
+ *
+ * Mutation check (issue 25): with agent/known-controllers-file.ts's `remembered` answering
+ * [] (the persisted controller set not used on restart), the first test fails with
+ * `timed out after 60000 ms waiting for machine-0 heard under a new incarnation`: the
+ * restarted agent knows only the dead c0.
  */
 import '../runtime/polyfill.ts'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

@@ -3,16 +3,20 @@
  * namespaces on a bridge with no way out, each with its own address and an sshd. The
  * controller is bootstrapped on h1, listening on h1's address (`--listen`); h2 is added
  * with the manual provider over ssh with a key given on the command line
- * (`add-machine ssh:root@H2 --private-key F`, Juju's add-machine flag); a unit deployed
+ * (`add-machine ssh:root@H2 --private-key F`, Juju's add-machine flag). The group is
+ * made three with `enable-ha -n 3 --to 0` (Juju's enable-ha --to placement on an
+ * existing machine, juju/juju cmd/juju/commands/enableha.go): c1 runs on machine 0's
+ * host h2, started there over ssh with the shipped bundle and that machine's key, c2 on
+ * h1 (the `ssh:user@host` form is the chaos schedule's). A unit deployed
  * there goes active, serves at h2's own address, and its address in status is h2's (as
  * Juju's manual machines take the address they were added with: juju/juju
  * environs/manual/sshprovisioner, the host becomes the machine's address).
- * `destroy-controller` on h1 then stops the agent on h2 and removes everything it put
- * there.
+ * `destroy-controller` on h1 then stops the controller and the agent on h2 and removes
+ * everything it put there.
  *
  * This is the small sample `npm test` runs. Without root or `ip netns` it skips, saying
  * why. The full fault schedule of issue 25 (three controllers over three hosts, a cut
- * link, kill -9 of a controller host) is not here yet.
+ * link, kill -9 of a controller host) is test/chaos/multi-host.test.ts.
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -64,6 +68,18 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   const boot = onOk(h1, 'bootstrap', '--listen', h1.address)
   assert.match(boot, `at ${h1.address}`)
   assert.match(onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile), 'created machine 0')
+  const missing = on(h1, ['enable-ha', '-n', '3', '--to', '5'])
+  assert.equal([missing.status, missing.stderr], [1, 'ERROR cantrip enable-ha: expected --to machine 5 in model "default", got "no such machine"\n'])
+  const ha = onOk(h1, 'enable-ha', '-n', '3', '--to', '0')
+  assert.match(ha, 'adding controllers: c1, c2')
+  const members = (JSON.parse(onOk(h1, 'show-controller', '--format', 'json')) as Record<string, { members: Record<string, { host?: string, addresses: string[], voter: boolean | null }> }>)['local']!.members
+  assert.is(members['c1']?.host, `root@${h2.address}`)
+  assert.match(members['c1']!.addresses[0]!, `/ip4/${h2.address}/tcp/`)
+  assert.equal(Object.values(members).map(m => m.voter), [true, true, true])
+  // c1's process runs in h2's namespace, from h2's home.
+  assert.ok(hostPids(h2).some(pid => cmdline(pid).includes(join(h2.home, '.cantrip', 'controller-local', 'c1'))), 'c1 runs on h2')
+  // start-agent reaches it over ssh and leaves it alone while it runs.
+  assert.match(onOk(h1, 'start-agent', 'c1'), `controller c1 is already running on root@${h2.address}`)
   onOk(h1, 'deploy', kvCharm, '--to', '0', '--config', `port=${port}`)
   const doc = await untilStatus(h1, 'kv/0 active on h2', s => s.applications['kv']?.units?.['kv/0']?.['workload-status'].current === 'active', 420_000)
   const unit = doc.applications['kv']!.units!['kv/0']!
@@ -78,7 +94,7 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   assert.ok(existsSync(join(h2.home, '.cantrip', 'machine-0')), 'machine 0 installed under h2\'s home')
 
   const destroyed = onOk(h1, 'destroy-controller', 'local', '--no-prompt')
-  assert.match(destroyed, '1 machine agent stopped')
+  assert.match(destroyed, '3 controllers and 1 machine agent stopped')
   // Nothing of cantrip is left on h2: only its sshd runs there, and its home is empty.
   const left = hostPids(h2).filter(pid => !hosts!.pids.includes(pid) && !cmdline(pid).includes('sshd'))
   assert.equal(left.map(cmdline), [], 'no process of cantrip left on h2')

@@ -31,6 +31,13 @@ export interface ControllerMember {
   'data-dir': string
   /** The systemd unit that runs it (`cantrip bootstrap --systemd` where systemd runs the host). */
   unit?: { name: string, scope: 'system' | 'user' }
+  /**
+   * A member on another host (`cantrip enable-ha --to ssh:user@host`), reached over ssh
+   * to start and stop it (agent/cli/remote-controller.ts); its `data-dir` is on that host.
+   */
+  host?: string
+  /** The ssh key that reaches `host` (`enable-ha --private-key`); default: ssh's own. */
+  'ssh-key-file'?: string
 }
 
 /** A member `enable-ha` took out of the group because it was down; shown by show-controller. */

@@ -91,18 +91,40 @@ function controllerLaunch (member: NewMember, options: SpawnOptions): AgentLaunc
     command: cantripd.file,
     args: [
       ...cantripd.args,
-      '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', join(options.dir, 'swarm.key'),
-      '--listen', `${hostMultiaddr(network.listen)}/tcp/${member.port}`, '--advertise', network.advertise,
-      ...(network.machineNetwork === undefined ? [] : ['--machine-network', network.machineNetwork]),
-      '--controllers', options.controllers.join(','),
-      ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
-      '--admin', options.admin,
-      '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
-      ...(options.join === true ? ['--join'] : []),
-      ...(options.inspect === true ? ['--inspect', '0'] : [])
+      ...controllerArgs(member, options, {
+        networkKey: join(options.dir, 'swarm.key'),
+        listen: `${hostMultiaddr(network.listen)}/tcp/${member.port}`,
+        advertise: network.advertise,
+        machinesDir: join(options.dir, 'machines'),
+        ...(network.machineNetwork === undefined ? {} : { machineNetwork: network.machineNetwork })
+      })
     ],
     cwd: packageRoot,
     logFile: join(member['data-dir'], 'cantripd.log'),
     env: keptEnvironment(process.env)
   }
+}
+
+/** Where a member binds and keeps things, on the host it runs on. */
+export interface MemberPaths {
+  networkKey: string
+  listen: string
+  advertise: string
+  machinesDir: string
+  machineNetwork?: string
+}
+
+/** cantripd's arguments for a controller member, wherever it runs (this host, or another over ssh: remote-controller.ts). */
+export function controllerArgs (member: NewMember, options: SpawnOptions, paths: MemberPaths): string[] {
+  return [
+    '--role', 'controller', '--data-dir', member['data-dir'], '--network-key', paths.networkKey,
+    '--listen', paths.listen, '--advertise', paths.advertise,
+    ...(paths.machineNetwork === undefined ? [] : ['--machine-network', paths.machineNetwork]),
+    '--controllers', options.controllers.join(','),
+    ...options.seeds.filter(seed => !seed.endsWith(`/p2p/${member['peer-id']}`)).flatMap(seed => ['--seed', seed]),
+    '--admin', options.admin,
+    '--provider', 'local', '--machines-dir', paths.machinesDir,
+    ...(options.join === true ? ['--join'] : []),
+    ...(options.inspect === true ? ['--inspect', '0'] : [])
+  ]
 }

@@ -1,32 +1,34 @@
 /**
  * Chaos, issue 25 item 4: the example bundle over several hosts (network namespaces on
- * one machine, scripts/netns-hosts.ts) under host faults. Three controllers on h1
- * (`bootstrap --ha 3 --listen H1`), machines on h2 and h3 added over ssh with the
- * manual provider; kv/0 and web/0 on h2, kv/1 on h3, so web reaches kv across hosts.
+ * one machine, scripts/netns-hosts.ts) under host faults. The controller group is spread
+ * over three hosts: c0 bootstrapped on h1 (`--listen H1`), c1 on h2 and c2 on h3 placed
+ * by `enable-ha -n 3 --to ssh:root@H2,ssh:root@H3` (Juju's enable-ha --to,
+ * juju/juju cmd/juju/commands/enableha.go). Machines on h2 and h3 are added over ssh with
+ * the manual provider; kv/0 and web/0 on h2, kv/1 on h3, so web reaches kv across hosts.
  * Then:
  *
  *   1. values put through kv's action are acknowledged;
- *   2. h3's link is cut: status tells the truth (h3's machine and unit `lost`, the rest
- *      fine), and after the link heals everything is `idle` again;
- *   3. every process of the controller host h1 is killed with -9, the controllers are
- *      started again from their directories (as a reboot would): status converges and
- *      every acknowledged value reads back;
- *   4. `destroy-controller` leaves no process and no file of cantrip on any host.
+ *   2. h3's link is cut (c2 and machine 1 with it): status, answered by c0 and c1, tells
+ *      the truth (h3's machine and unit `lost`, c2 unreachable, the rest fine), and after
+ *      the link heals everything is `idle` again;
+ *   3. power cut on the controller host h1: every process there is killed with -9 (its
+ *      sshd stays, as a host's would come back with it). The group answers from h2
+ *      meanwhile (2 of 3), showing c0 down; then `cantrip start-agent c0` — the documented
+ *      command — brings it back as a user would after the host boots;
+ *   4. kill -9 of c1's process on h2, and `cantrip start-agent c1` from h1 starts it again
+ *      over ssh; status converges and every acknowledged value reads back;
+ *   5. `destroy-controller` leaves no process and no file of cantrip on any host.
  *
  * Only under `npm run test:chaos` (root and `ip netns` needed; it skips saying why
- * otherwise). The small sample in `npm test` is test/multi-host.test.ts. Not covered
- * yet: controllers spread over several hosts (bootstrap starts every member on its own
- * host; enable-ha placement on other hosts is issue 25 item 2's).
+ * otherwise). The small sample in `npm test` is test/multi-host.test.ts.
  */
-import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHosts, cutLink, destroyHosts, healLink, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../../scripts/netns-hosts.ts'
-import { readControllers, writeControllers } from '../../agent/cli/cli-home.ts'
-import { packageRoot } from '../../agent/package-root.ts'
 import { cantripOnHost, untilHostStatus, type CliRun } from '../support/netns-cli.ts'
 import { chaosFull } from './support/chaos-scale.ts'
 
@@ -70,14 +72,19 @@ async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) =>
 const units = (s: Status): Array<[string, Unit]> => Object.values(s.applications).flatMap(a => Object.entries(a.units ?? {}))
 const allIdle = (s: Status): boolean => units(s).length === 3 && units(s).every(([, u]) => u['juju-status'].current === 'idle' && u['workload-status'].current === 'active')
 
-test('the bundle over three hosts survives a cut link and kill -9 of the controller host', async () => {
+test('the bundle and the controllers over three hosts survive a cut link and kill -9 of a controller host', async () => {
   if (unavailable !== undefined) {
     console.log(`  skipped: multi-host chaos ${unavailable}`)
     return
   }
+  const began = Date.now()
   const hosts: NetnsHosts = createHosts({ count: 3, dir: join(dir, 'hosts'), network })
   const [h1, h2, h3] = hosts.hosts as [NetnsHost, NetnsHost, NetnsHost]
-  onOk(h1, 'bootstrap', '--ha', '3', '--listen', h1.address)
+  onOk(h1, 'bootstrap', '--listen', h1.address)
+  onOk(h1, 'enable-ha', '-n', '3', '--to', `ssh:root@${h2.address},ssh:root@${h3.address}`, '--private-key', hosts.keyFile)
+  let members = showController(h1)
+  assert.equal(Object.fromEntries(Object.entries(members).map(([name, m]) => [name, [m.host ?? 'h1', m.voter]])),
+    { c0: ['h1', true], c1: [`root@${h2.address}`, true], c2: [`root@${h3.address}`, true] })
   onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile)
   onOk(h1, 'add-machine', `ssh:root@${h3.address}`, '--private-key', hosts.keyFile)
   onOk(h1, 'deploy', kvCharm, '-n', '2', '--to', '0,1', '--config', 'port-base=18600')
@@ -96,39 +103,55 @@ test('the bundle over three hosts survives a cut link and kill -9 of the control
   // web on h2 reaches kv/1 on h3: asked for a key only kv/1 holds, some request answers it.
   assert.ok(await webReaches(h1, h2.address, 'k0', 'v0'), 'web/0 on h2 forwards to kv/1 on h3')
 
-  // 2. h3 cut off: its machine and unit shown lost, the others not; back to idle after.
+  // 2. h3 cut off, c2 with it: its machine and unit shown lost, c2 unreachable, the others fine; back to idle after.
   cutLink(h3)
   doc = await untilStatus(h1, 'kv/1 lost after the cut', s => s.applications['kv']?.units?.['kv/1']?.['juju-status'].current === 'lost')
   assert.is(doc.applications['kv']!.units!['kv/0']!['juju-status'].current, 'idle', 'kv/0 on h2 is not lost')
   assert.is(doc.machines['1']?.['juju-status'].current, 'down')
+  assert.is(showController(h1)['c2']?.role, 'unreachable')
   healLink(h3)
   await untilStatus(h1, 'every unit idle after the link healed', allIdle)
 
-  // 3. Power cut on the controller host: every process there, kill -9; then the controllers come back.
-  const entry = controllersEntry()
-  const argv = entry.controllers.map(member => ({ member, argv: readFileSync(`/proc/${member.pid}/cmdline`, 'utf8').split('\0').filter(Boolean) }))
+  // 3. Power cut on the controller host h1: c0 and everything else there, kill -9.
   for (const pid of hostPids(h1)) if (!hosts.pids.includes(pid)) kill(pid)
-  for (const { member, argv: command } of argv) {
-    const log = openSync(join(member['data-dir'], 'cantripd.log'), 'a')
-    const child = spawn('ip', ['netns', 'exec', h1.namespace, ...command], { cwd: packageRoot, detached: true, stdio: ['ignore', log, log] })
-    child.unref()
-    member.pid = child.pid ?? 0
-  }
-  saveControllersEntry(entry)
-  await untilStatus(h1, 'every unit idle after the controllers came back', allIdle)
+  // The group still answers, from h2 (where an operator's CLI would be while h1 is down), and shows c0 down.
+  await untilStatus(h2, 'status answered without h1', s => units(s).length === 3, 120_000)
+  members = showController(h2)
+  assert.is(members['c0']?.role, 'unreachable')
+  assert.is(Object.values(members).filter(m => m.role === 'leader').length, 1, 'c1 or c2 leads')
+  // h1 is back: its controller is started again with the documented command.
+  assert.match(onOk(h1, 'start-agent', 'c0'), 'started controller c0')
+  await untilStatus(h1, 'every unit idle after c0 came back', allIdle)
+
+  // 4. c1's process on h2, kill -9; started again over ssh from h1.
+  const c1 = hostPids(h2).filter(pid => cmdline(pid).includes(join(h2.home, '.cantrip', 'controller-local', 'c1')))
+  assert.ok(c1.length > 0, 'c1 runs on h2')
+  for (const pid of c1) kill(pid)
+  assert.match(onOk(h1, 'start-agent', 'c1'), `started controller c1 on root@${h2.address}`)
+  assert.match(onOk(h1, 'start-agent', 'c2'), `controller c2 is already running on root@${h3.address}`)
+  await untilStatus(h1, 'every unit idle after c1 came back', allIdle)
+  members = showController(h1)
+  assert.equal(Object.values(members).map(m => m.voter), [true, true, true])
   for (const [key, value] of Object.entries(acknowledged)) {
     const got = onOk(h1, 'run', 'kv/1', 'get', `key=${key}`, '--wait', '3m')
     assert.match(got, value, `acknowledged ${key}=${value} read back`)
   }
 
-  // 4. Nothing of cantrip left on any host.
-  onOk(h1, 'destroy-controller', 'local', '--no-prompt')
-  for (const host of [h2, h3]) {
+  // 5. Nothing of cantrip left on any host.
+  assert.match(onOk(h1, 'destroy-controller', 'local', '--no-prompt'), '3 controllers and 2 machine agents stopped')
+  for (const host of [h1, h2, h3]) {
     const left = hostPids(host).filter(pid => !hosts.pids.includes(pid) && !cmdline(pid).includes('sshd'))
     assert.equal(left.map(cmdline), [], `no process of cantrip left on ${host.name}`)
     assert.equal(readdirSync(host.home).filter(name => name.startsWith('.cantrip')), [], `no files of cantrip left on ${host.name}`)
   }
+  console.log(`  multi-host chaos: the whole schedule in ${Math.round((Date.now() - began) / 1000)} s`)
 })
+
+type Member = { host?: string, role: string, voter: boolean | null }
+
+function showController (host: NetnsHost): Record<string, Member> {
+  return (JSON.parse(onOk(host, 'show-controller', '--format', 'json')) as Record<string, { members: Record<string, Member> }>)['local']!.members
+}
 
 /** Whether GET /kv/KEY through web at `address` answers `value` within a few tries (the proxy rotates its backends). */
 async function webReaches (from: NetnsHost, address: string, key: string, value: string): Promise<boolean> {
@@ -138,18 +161,6 @@ async function webReaches (from: NetnsHost, address: string, key: string, value:
     if (run.stdout.includes(value)) return true
   }
   return false
-}
-
-function controllersEntry (): ReturnType<typeof readControllers>['controllers'][string] {
-  process.env['CANTRIP_HOME'] = home
-  return readControllers().controllers['local']!
-}
-
-function saveControllersEntry (entry: ReturnType<typeof controllersEntry>): void {
-  process.env['CANTRIP_HOME'] = home
-  const file = readControllers()
-  file.controllers['local'] = entry
-  writeControllers(file)
 }
 
 function kill (pid: number): void {

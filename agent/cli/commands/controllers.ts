@@ -114,6 +114,7 @@ function showController (entry: ControllerEntry, group: GroupStatus): Record<str
       return [controllerMemberName(member), {
         'peer-id': member['peer-id'],
         addresses: member.addresses,
+        ...(member.host === undefined ? {} : { host: member.host.slice('ssh:'.length) }),
         pid: member.pid,
         role: status?.role ?? 'unreachable',
         ...(status === undefined

@@ -5,14 +5,16 @@
  * workloads by their pid files, in every model — and forgets it. Processes are found by pid and killed
  * only while their command line still names this controller's directory, so a reused
  * pid is never hit. Machines added over ssh (the manual provider's hosts, with the keys
- * they were added with) are stopped there, and their agent code removed; isolated local
+ * they were added with) are stopped there, and their agent code removed, as are controller
+ * members on other hosts (`enable-ha --to`, over ssh) and what they put there; isolated local
  * machines' network namespaces and their bridge go last.
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand } from '../cli-context.ts'
-import { readControllers, writeControllers } from '../cli-home.ts'
+import { controllerMemberName, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
+import { stopRemoteMember } from '../remote-controller.ts'
 import { progress } from '../progress.ts'
 import { removeAgentUnit } from '../../systemd-unit.ts'
 import { readControllerNetwork } from '../controller-network.ts'
@@ -44,7 +46,9 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       // Units first (disabled and stopped), so systemd restarts none of them; then every process, removed members' too.
       const members = [...entry.controllers, ...(entry['removed-controllers'] ?? [])]
       for (const member of members) if (member.unit !== undefined) removeAgentUnit(member.unit.name, member.unit.scope)
-      await Promise.all(members.map(async member => { await stop(member.pid, owned, false) }))
+      await Promise.all(members.filter(m => m.host === undefined).map(async member => { await stop(member.pid, owned, false) }))
+      // Members on other hosts are stopped there over ssh; the hosts their manual providers knew are cleaned up below.
+      const remoteHosts = await stopRemoteMembers(entry, members, text => { context.err(`${component}: ${text}`) })
       step.update('stopping machine agents')
       const agents = machineDirs(join(entry.dir, 'machines'))
       await Promise.all(agents.map(async d => {
@@ -54,7 +58,7 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       step.update('stopping workloads')
       for (const d of agents) for (const pid of workloadPids(join(d, 'agent'))) await stop(pid, () => true, false)
       step.update('stopping machines on other hosts')
-      const remote = await stopManualMachines(join(entry.dir, 'machines'), text => { context.err(`${component}: ${text}`) })
+      const remote = await stopManualMachines(join(entry.dir, 'machines'), remoteHosts, text => { context.err(`${component}: ${text}`) })
       const network = readControllerNetwork(entry.dir)
       if (network.machineNetwork !== undefined) new NetnsMachineNetwork(network.machineNetwork).removeAll()
       rmSync(entry.dir, { recursive: true, force: true })
@@ -71,14 +75,17 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
  * other model's): every agent it lists is stopped over ssh and the hosts' code removed.
  * A host that cannot be reached is named, not waited for.
  */
-async function stopManualMachines (machines: string, warn: (text: string) => void): Promise<number> {
-  if (!existsSync(machines)) return 0
-  const homes = [machines, ...readdirSync(machines).filter(d => d.startsWith('m-')).map(d => join(machines, d))]
+async function stopManualMachines (machines: string, adopted: readonly string[], warn: (text: string) => void): Promise<number> {
+  if (!existsSync(machines) && adopted.length === 0) return 0
+  const homes = existsSync(machines) ? [machines, ...readdirSync(machines).filter(d => d.startsWith('m-')).map(d => join(machines, d))] : []
   let stopped = 0
-  for (const home of homes) {
+  for (const [i, home] of [...homes, machines].entries()) {
     const stateFile = join(home, 'manual-hosts.json')
-    if (!existsSync(stateFile)) continue
-    const manual = createManualProvider({ stateFile })
+    // Last, the hosts that members on other hosts knew (a machine added while one of them led), on a state file of their own.
+    const others = i === homes.length
+    if (others ? adopted.length === 0 : !existsSync(stateFile)) continue
+    const manual = createManualProvider({ stateFile: others ? join(machines, 'adopted-manual-hosts.json') : stateFile })
+    if (others) for (const state of adopted) manual.adoptHosts(state)
     try {
       stopped += await manual.destroyAll()
     } catch (error) {
@@ -88,6 +95,20 @@ async function stopManualMachines (machines: string, warn: (text: string) => voi
     }
   }
   return stopped
+}
+
+/** Each member on another host stopped and removed there (purged: its host's controller directory too); the manual host lists they kept. */
+async function stopRemoteMembers (entry: ControllerEntry, members: readonly ControllerMember[], warn: (text: string) => void): Promise<string[]> {
+  const states: string[] = []
+  for (const member of members.filter(m => m.host !== undefined)) {
+    try {
+      const state = await stopRemoteMember(entry, member, true)
+      if (state !== undefined) states.push(state)
+    } catch (error) {
+      warn(`cannot stop controller ${controllerMemberName(member)} on ${member.host!.slice('ssh:'.length)}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  return states
 }
 
 /** Every machine's directory: the default model's `machine-N` and the other models' `m-<name>/machine-N` (modelMachinesHome). */

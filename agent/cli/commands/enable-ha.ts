@@ -13,14 +13,22 @@
  * Each change is written to controllers.yaml (atomically) as soon as it is made — a
  * removed member moves to `removed-controllers` — and a new member that could not be added
  * is stopped and its directory removed, so nothing is left half-applied.
+ *
+ * `--to ssh:user@h2,ssh:user@h3` places the new members on other hosts, in order, as
+ * Juju's `enable-ha --to` takes placement directives (a machine id is the host that
+ * machine was added on over ssh, with its key): each is started there over ssh
+ * with this installation's agent bundle (agent/cli/remote-controller.ts), with the key of
+ * `--private-key` if given; members beyond the list run on this host.
  */
-import { rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { peerIdOfKey, readPeerKey } from '../../mesh/peer-identity.ts'
 import type { CliContext, RegisterCommand } from '../cli-context.ts'
 import { controllerEntry, controllerMemberName, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
 import type { Connection } from '../connection.ts'
-import { newMember, spawnController, type NewMember } from '../controller-process.ts'
+import { newMember, spawnController, type NewMember, type SpawnOptions } from '../controller-process.ts'
+import { checkReachableGroup, parseControllerPlacements, resolveControllerPlacements, startRemoteMember, stopRemoteMember, type ControllerPlacement } from '../remote-controller.ts'
+import { InvalidInputError } from '../../../runtime/errors.ts'
 import { groupStatus } from '../group-status.ts'
 import { haPlanLines, planHa, type HaPlan, type PlannedMember } from '../ha-plan.ts'
 import { progress, type Progress } from '../progress.ts'
@@ -39,24 +47,33 @@ interface Run {
   name: string
   entry: ControllerEntry
   step: Progress
+  /** `--to`: where the next new members run, in order (taken as they are added); the rest run on this host. */
+  placements: ControllerPlacement[]
 }
 
 export const registerEnableHa: RegisterCommand = (program, context) => {
   program.command('enable-ha')
     .description('make the controller group N working members (odd, at most 7): add members, replace those that are down')
     .option('-n <n>', 'controllers wanted in the group (3, 5 or 7; default: its size, at least 3)')
+    .option('--to <placements>', 'where the new members run: ssh:user@host[:port] or a machine added over ssh, comma-separated, one per member in order (the rest: this host)')
+    .option('--private-key <file>', 'the ssh private key that reaches the --to hosts (default: ssh\'s own)')
     .option('-c, --controller <name>', 'controller (default: the current one)')
-    .action(async (options: { n?: string, controller?: string }) => {
+    .action(async (options: { n?: string, to?: string, privateKey?: string, controller?: string }) => {
       const { name, entry } = controllerEntry(options.controller)
       // Checked before anything is asked of the group.
       planHa(name, entry.controllers.map(m => ({ name: controllerMemberName(m), peer: m['peer-id'], up: true })), options.n)
+      parseControllerPlacements(component, options.to)
+      if (options.to !== undefined) checkReachableGroup(component, entry)
+      if (options.privateKey !== undefined && !existsSync(options.privateKey)) throw new InvalidInputError(component, '--private-key as an existing key file', options.privateKey)
       const connection = await context.connect(name)
       // The controller group is the default model's Raft group (other models keep their founding members).
       connection.useModel('default')
       const group = await groupStatus(connection, entry)
       const plan = planHa(name, entry.controllers.map((m, i) => ({ name: controllerMemberName(m), peer: m['peer-id'], up: group.members[i]?.status !== undefined })), options.n)
+      const given = parseControllerPlacements(component, options.to, plan.add)
+      const placements = await resolveControllerPlacements(component, given, options.privateKey, async () => await connection.model())
       const step = progress(context, `enabling HA for controller "${name}": ${plan.maintain.length} of ${entry.controllers.length} members up, ${plan.wanted} wanted`)
-      await enableHa({ context, connection, name, entry, step }, plan)
+      await enableHa({ context, connection, name, entry, step, placements }, plan)
     })
 }
 
@@ -92,17 +109,24 @@ async function addMember (run: Run, admin: string): Promise<string> {
   const member = await newMember(entry.dir, taken)
   const name = controllerMemberName(member)
   const label = `${name} (${member['peer-id'].slice(-8)})`
+  const placement = run.placements.shift()
   try {
-    step.update(`starting ${label}`)
-    spawnController(member, {
+    const options: SpawnOptions = {
       dir: entry.dir,
       controllers: [...entry.controllers.map(m => m['peer-id']), member['peer-id']],
       seeds: entry.controllers.flatMap(m => m.addresses),
       admin,
       join: true,
       ...(entry.inspect === true ? { inspect: true } : {}),
-      ...(entry.systemd === true ? { systemd: true } : {})
-    })
+      ...(entry.systemd === true && placement === undefined ? { systemd: true } : {})
+    }
+    if (placement === undefined) {
+      step.update(`starting ${label}`)
+      spawnController(member, options)
+    } else {
+      step.update(`starting ${label} on ${placement.placement.slice('ssh:'.length)}`)
+      await startRemoteMember(entry, member, placement, options)
+    }
     await waitUntil(step, `${label} to answer`, startTimeoutMs, async () => {
       const reply = await connection.apiTo(member['peer-id'], { op: 'controller-status' }, { address: member.addresses[0]!, timeoutMs: 3_000 })
       return reply.ok
@@ -112,7 +136,7 @@ async function addMember (run: Run, admin: string): Promise<string> {
   } catch (error) {
     // A request that timed out may still have added it: a voter is kept (and recorded), never killed.
     if (await isVoter(run, member['peer-id'])) keep(run, member)
-    else abandon(member)
+    else await abandon(run.entry, member)
     throw error
   }
   // It votes now: recorded before the wait, so the CLI reaches it whatever follows.
@@ -154,8 +178,13 @@ function keep (run: Run, member: NewMember): void {
   record(run.name, run.entry)
 }
 
-/** The process of a member that never became a voter is stopped and its directory removed. */
-function abandon (member: NewMember): void {
+/** The process of a member that never became a voter is stopped and its directory removed (on its host too). */
+async function abandon (entry: ControllerEntry, member: NewMember): Promise<void> {
+  if (member.host !== undefined) {
+    await stopRemoteMember(entry, member, false).catch(() => {})
+    rmSync(join(entry.dir, controllerMemberName(member)), { recursive: true, force: true })
+    return
+  }
   // A unit first, or systemd would start the killed process again.
   if (member.unit !== undefined) removeAgentUnit(member.unit.name, member.unit.scope)
   if (member.pid > 1) {

@@ -9,6 +9,9 @@
  * local provider's own restart of an instance (same bootstrap file and data directory), as
  * the leader's watchdog would. An agent that runs is left alone.
  *
+ * A member on another host (`enable-ha --to ssh:…`) is started there over ssh, from the
+ * command it keeps beside its data (agent/cli/remote-controller.ts).
+ *
  * A member whose data is gone cannot come back as itself: the command says so and names
  * `cantrip enable-ha`, which replaces it.
  */
@@ -27,6 +30,7 @@ import { controllerMemberName, modelTarget, readControllers, writeControllers, t
 import type { Connection } from '../connection.ts'
 import { openConnection } from '../open-connection.ts'
 import { progress } from '../progress.ts'
+import { restartRemoteMember } from '../remote-controller.ts'
 
 const component = 'cantrip start-agent'
 /** How long a restarted controller may take to answer. */
@@ -69,6 +73,10 @@ async function startController (context: CliContext, name: string, entry: Contro
     const removed = entry['removed-controllers']?.some(m => controllerMemberName(m) === agent) === true
     throw new InvalidInputError(component, `a member of controller "${name}" (${memberNames(entry)})${removed ? `; ${agent} was replaced by enable-ha` : ''}`, agent)
   }
+  if (member.host !== undefined) {
+    await startRemoteController(context, name, entry, member, agent)
+    return
+  }
   const dataDir = member['data-dir']
   if (runsFrom(member.pid, dataDir)) {
     context.out(`controller ${agent} is already running (pid ${member.pid})`)
@@ -84,6 +92,25 @@ async function startController (context: CliContext, name: string, entry: Contro
   step.update(`waiting for ${agent} (pid ${pid}) to answer`)
   await waitForAnswer(entry, member, agent)
   step.done(`started controller ${agent} (pid ${pid})`)
+}
+
+/**
+ * A member on another host (`enable-ha --to`) is started there over ssh from the command
+ * it keeps (`run.sh`), as the manual provider starts a machine agent; one that runs is
+ * left alone.
+ */
+async function startRemoteController (context: CliContext, name: string, entry: ControllerEntry, member: ControllerMember, agent: string): Promise<void> {
+  const where = member.host!.slice('ssh:'.length)
+  const step = progress(context, `starting controller ${agent} of "${name}" on ${where}`)
+  const { pid, already } = await restartRemoteMember(entry, member)
+  recordPid(name, member, pid)
+  if (already) {
+    step.done(`controller ${agent} is already running on ${where} (pid ${pid})`)
+    return
+  }
+  step.update(`waiting for ${agent} (pid ${pid} on ${where}) to answer`)
+  await waitForAnswer(entry, member, agent)
+  step.done(`started controller ${agent} on ${where} (pid ${pid})`)
 }
 
 function recordPid (name: string, member: ControllerMember, pid: number): void {
@@ -108,7 +135,7 @@ async function waitForAnswer (entry: ControllerEntry, member: ControllerMember, 
       } catch (error) {
         last = error instanceof Error ? error.message : String(error)
       }
-      if (!runsFrom(member.pid, member['data-dir'])) throw new Error(`${component}: controller ${agent} exited; see ${join(member['data-dir'], 'cantripd.log')}`)
+      if (member.host === undefined && !runsFrom(member.pid, member['data-dir'])) throw new Error(`${component}: controller ${agent} exited; see ${join(member['data-dir'], 'cantripd.log')}`)
       await new Promise(resolve => setTimeout(resolve, 250))
     }
     throw new Error(`${component}: expected controller ${agent} to answer within ${answerTimeoutMs / 1000} s, got ${last}`)
