@@ -20,6 +20,12 @@ export type ScenarioName = keyof Scenarios
 export interface SwarmOptions<K extends ScenarioName = 'machine-agent'> {
   fromSeed: number
   toSeed: number
+  /**
+   * The first `again` seeds run a second time, after the rest, in the same workers: a
+   * determinism check that pays for no second set of workers (each loads the code and
+   * warms up, seconds of CPU). Both results are returned, the first run's first.
+   */
+  again?: number
   jobs?: number
   /** Which scenario; the machine agent's when absent. */
   kind?: K
@@ -59,10 +65,13 @@ export async function runSwarm<K extends ScenarioName = 'machine-agent'> (
   for (let seed = options.fromSeed; seed <= options.toSeed; seed++) seeds.push(seed)
   const jobs = Math.max(1, Math.min(options.jobs ?? availableParallelism(), seeds.length))
   const scenario = options.scenario ?? {}
-  if (jobs === 1) return await runSeeds(kind, seeds, scenario, onResult)
   const slices: number[][] = Array.from({ length: jobs }, () => [])
   seeds.forEach((seed, index) => slices[index % jobs]!.push(seed))
+  // A seed run again goes to the worker that ran it first, after that worker's share.
+  seeds.slice(0, Math.max(0, options.again ?? 0)).forEach((seed, index) => slices[index % jobs]!.push(seed))
+  if (jobs === 1) return await runSeeds(kind, slices[0]!, scenario, onResult)
   const all = await Promise.all(slices.map(slice => runInWorker<K>({ kind, seeds: slice, scenario }, onResult)))
+  // A stable sort: a seed run twice by one worker keeps its first run first.
   return all.flat().sort((a, b) => a.seed - b.seed)
 }
 

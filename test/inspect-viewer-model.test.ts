@@ -31,7 +31,7 @@ async function until (what: string, holds: () => boolean, withinMs = 10_000): Pr
   }
 }
 
-/** A recorded run of two agents: kv/0 and kv/1 on machine-1, web/0 on machine-2; kv/0's config changes twice, web/0..3's config-changed fails. */
+/** A recorded run of two agents: kv/0 and kv/1 on machine-1, web/0 on machine-2; kv/0's config changes twice, kv/1's until the log is long, web/0..3's config-changed fails. */
 async function recordedRun (): Promise<{ one: Array<Record<string, unknown>>, two: Array<Record<string, unknown>> }> {
   const one = await startGeneratedAgent({ agent: 'machine-1', units: ['kv/0', 'kv/1'], hookMs: 1, serve: false })
   const two = await startGeneratedAgent({ agent: 'machine-2', units: ['web/0', 'web/1', 'web/2', 'web/3'], hookMs: 1, serve: false, failing: new Set(['config-changed']) })
@@ -42,6 +42,14 @@ async function recordedRun (): Promise<{ one: Array<Record<string, unknown>>, tw
     const before = one.recorded.length
     one.changeConfig('kv/0', hash)
     await until(`kv/0 idle after config ${hash}`, () => one.recorded.slice(before).some(m => m.type === '@xstate.snapshot' && m.name === 'unit-kv-0' &&
+      JSON.stringify((m.snapshot as { value?: unknown }).value).includes('"uniter":"idle"')))
+  }
+  // kv/1's config changes until the run crosses two of the log's checkpoints (a config
+  // change is a few dozen messages; the uniter's persisted steps start no actors of their own).
+  for (let i = 1; i <= 20 && one.recorded.length + two.recorded.length <= checkpointEvery * 2 + 100; i++) {
+    const before = one.recorded.length
+    one.changeConfig('kv/1', `k${i}`)
+    await until(`kv/1 idle after config k${i}`, () => one.recorded.slice(before).some(m => m.type === '@xstate.snapshot' && m.name === 'unit-kv-1' &&
       JSON.stringify((m.snapshot as { value?: unknown }).value).includes('"uniter":"idle"')))
   }
   await until('web/0 in hook error', () => two.recorded.some(m => m.type === '@xstate.snapshot' && m.name === 'unit-web-0' &&

@@ -21,9 +21,11 @@ import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, sta
  * resolve → execute one operation in persisted steps (prepare → execute → commit) → resolve,
  * resting in `idle`, `waiting` or `hookError` until the remote state or a timer changes.
  * A parallel `timers` region keeps the update-status ticker and the hook-retry back-off,
- * as Juju's remote-state watcher does. Every side effect is an invoked actor that calls
- * the unit's ports (unit-ports.ts), bound by its host with `createUnitActor`; without
- * them an effect fails "not provided".
+ * as Juju's remote-state watcher does. Every side effect calls the unit's ports
+ * (unit-ports.ts), bound by its host with `createUnitActor`; without them an effect fails
+ * "not provided". The world's effects (load, hook lock, hook, deploy, action, command) are
+ * invoked actors; a persisted step is a state whose entry saves the local state
+ * (`persistStep`) and which waits for the save's outcome.
  */
 
 export interface UnitInput {
@@ -75,6 +77,10 @@ export type UnitEvent =
   /** The model's configuration changed (model-config): applied at once, no restart. */
   | { type: 'config.changed', config: UnitConfig }
   | { type: 'updateStatus.rearm' }
+  /** The step's local state is saved (persistStep): the operation goes on. */
+  | { type: 'step.persisted' }
+  /** The save failed: the actor stops in `failed`, as the agent cannot vouch for its disk. */
+  | { type: 'step.persistFailed', reason: string }
 
 export interface PersistInput { unit: UnitName, local: LocalState }
 /** `local` is the uniter's state as the operation starts: what the hook tools' relation views are built from. */
@@ -122,7 +128,6 @@ export const unitMachine = setup({
     // may still replace them with provide().
     loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async ({ input, system }) =>
       await unitPortsOf(system, 'loadLocalState').loadLocalState(input.unit)),
-    persistLocalState: fromPromise<void, PersistInput>(async ({ input, system }) => { await unitPortsOf(system, 'persistLocalState').persistLocalState(input) }),
     hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: UnitName }>(({ input, system, sendBack }) =>
       unitPortsOf(system, 'acquireHookLock').acquireHookLock(input.unit, () => { sendBack({ type: 'lock.acquired' }) })),
     runHook: fromPromise<HookOutcome, RunHookInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'runHook').runHook(input, signal)),
@@ -368,6 +373,23 @@ export const unitMachine = setup({
     resetRetry: assign(({ context }) => ({ retry: { ...context.retry, armed: false, attempt: 0 } })),
     wake: raise({ type: 'timers.fired' }),
     requestStop: assign({ stopRequested: true }),
+    /**
+     * Saves the local state the step's entry action just computed; the outcome comes back
+     * as `step.persisted` or `step.persistFailed`. A persisted step is a state of this
+     * chart, not an invoked child: a unit goes through three or four per hook, and an actor
+     * per step (created, started, stopped, its done event relayed) cost more than the step.
+     * A persisting state is left only on that outcome (a stop waits for it), so an outcome
+     * always belongs to the state that started the save. The save is wrapped as an invoked
+     * promise's was, so it settles on the same turn of the event loop as before.
+     */
+    persistStep: ({ context, self, system }) => {
+      const input: PersistInput = { unit: context.unit, local: context.local }
+      const saving = (async () => { await unitPortsOf(system, 'persistLocalState').persistLocalState(input) })()
+      saving.then(() => { self.send({ type: 'step.persisted' }) }, (error: unknown) => { self.send({ type: 'step.persistFailed', reason: errorText(error) }) })
+    },
+    recordPersistFailure: assign(({ event }) => ({
+      failure: `cannot persist local state: ${event.type === 'step.persistFailed' ? event.reason : event.type}`
+    })),
     emitTerminated: emit({ type: 'unit.terminated' })
   }
 }).createMachine({
@@ -469,12 +491,10 @@ export const unitMachine = setup({
                 unlocked: {
                   // Hookless operations (leadership, skipped hooks, failed actions) change
                   // local state only: one persisted step.
-                  entry: 'applyPrepareAndCommit',
-                  invoke: {
-                    src: 'persistLocalState',
-                    input: ({ context }) => ({ unit: context.unit, local: context.local }),
-                    onDone: { target: '#unit.running.uniter.resolving' },
-                    onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
+                  entry: ['applyPrepareAndCommit', 'persistStep'],
+                  on: {
+                    'step.persisted': { target: '#unit.running.uniter.resolving' },
+                    'step.persistFailed': { target: '#unit.failed', actions: 'recordPersistFailure' }
                   }
                 },
                 locked: {
@@ -486,13 +506,11 @@ export const unitMachine = setup({
                       on: { 'lock.acquired': 'preparing', 'agent.stop': '#unit.stopped' }
                     },
                     preparing: {
-                      entry: 'applyPrepare',
-                      invoke: {
-                        src: 'persistLocalState',
-                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
+                      entry: ['applyPrepare', 'persistStep'],
+                      on: {
                         // A stop that came while the step was saved: do not start the hook.
-                        onDone: [{ guard: 'stopRequested', target: 'abandoning' }, { target: 'executing' }],
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
+                        'step.persisted': [{ guard: 'stopRequested', target: 'abandoning' }, { target: 'executing' }],
+                        'step.persistFailed': { target: '#unit.failed', actions: 'recordPersistFailure' }
                       }
                     },
                     executing: {
@@ -560,34 +578,28 @@ export const unitMachine = setup({
                     abandoning: {
                       // The agent is stopping: the invoked runner was stopped (its process
                       // group killed); a hook goes back to queued so it runs again on restart.
-                      entry: 'applyRequeueOnStop',
-                      invoke: {
-                        src: 'persistLocalState',
-                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
-                        onDone: '#unit.stopped',
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
+                      entry: ['applyRequeueOnStop', 'persistStep'],
+                      on: {
+                        'step.persisted': '#unit.stopped',
+                        'step.persistFailed': { target: '#unit.failed', actions: 'recordPersistFailure' }
                       }
                     },
                     recording: {
-                      entry: 'applyAfterExecute',
-                      invoke: {
-                        src: 'persistLocalState',
-                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
-                        onDone: [
+                      entry: ['applyAfterExecute', 'persistStep'],
+                      on: {
+                        'step.persisted': [
                           { guard: 'nextCommit', target: 'committing' },
                           { guard: 'nextRequeued', target: '#unit.stopped' },
                           { target: '#unit.running.uniter.resolving' }
                         ],
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
+                        'step.persistFailed': { target: '#unit.failed', actions: 'recordPersistFailure' }
                       }
                     },
                     committing: {
-                      entry: 'applyCommit',
-                      invoke: {
-                        src: 'persistLocalState',
-                        input: ({ context }) => ({ unit: context.unit, local: context.local }),
-                        onDone: '#unit.running.uniter.resolving',
-                        onError: { target: '#unit.failed', actions: assign({ failure: ({ event }) => `cannot persist local state: ${errorText(event.error)}` }) }
+                      entry: ['applyCommit', 'persistStep'],
+                      on: {
+                        'step.persisted': '#unit.running.uniter.resolving',
+                        'step.persistFailed': { target: '#unit.failed', actions: 'recordPersistFailure' }
                       }
                     }
                   }

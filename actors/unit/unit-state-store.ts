@@ -89,10 +89,12 @@ export function createUnitStateStore (storage: Storage): UnitStateStore {
   }
 }
 
-/** Load/persist actors backed by a store, for tests that provide() the unit machine themselves (hosts bind UnitPorts instead). */
+/**
+ * The load actor backed by a store, for tests that provide() the unit machine themselves
+ * (hosts bind UnitPorts instead; the persisted steps' saves always go to the ports).
+ */
 export function unitStateActors (store: UnitStateStore) {
   return {
-    loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async ({ input }) => store.load(input.unit)),
-    persistLocalState: fromPromise<void, { unit: UnitName, local: LocalState }>(async ({ input }) => store.save(input.unit, input.local))
+    loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async ({ input }) => store.load(input.unit))
   }
 }

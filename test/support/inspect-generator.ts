@@ -8,10 +8,11 @@
  */
 import { createInspector, type StatelyInspectionEvent } from '@statelyai/inspect'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { createActor, fromCallback, fromPromise, type AnyActorRef } from 'xstate'
+import type { AnyActorRef } from 'xstate'
 import type { HookOutcome, DeployOutcome, ActionOutcome, CommandOutcome } from '../../actors/unit/operation.ts'
 import type { LocalState } from '../../actors/unit/local-state.ts'
-import { unitMachine, type UnitInput } from '../../actors/unit/unit-machine.ts'
+import { createUnitActor, type UnitInput } from '../../actors/unit/unit-machine.ts'
+import type { UnitPorts } from '../../actors/unit/unit-ports.ts'
 import type { RemoteState } from '../../actors/unit/remote-state.ts'
 
 export interface GeneratedAgent {
@@ -57,22 +58,21 @@ function remoteFor (unit: string, configHash: string): RemoteState {
   } as unknown as RemoteState
 }
 
-function generatedUnitMachine (hookMs: number, failing: ReadonlySet<string>) {
+/** Stub effects for every generated unit (bound to each actor as its ports): hooks succeed after `hookMs`. */
+function generatedUnitPorts (hookMs: number, failing: ReadonlySet<string>): UnitPorts {
   const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
-  return unitMachine.provide({
-    actors: {
-      loadLocalState: fromPromise(async (): Promise<LocalState | undefined> => undefined),
-      persistLocalState: fromPromise(async (): Promise<void> => undefined),
-      hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: string }>(({ sendBack }) => { sendBack({ type: 'lock.acquired' }); return () => undefined }),
-      runHook: fromPromise(async ({ input }): Promise<HookOutcome> => {
-        await sleep(hookMs)
-        return failing.has(input.hook.kind) ? { kind: 'failed', exitCode: 1, reason: 'exit status 1' } : { kind: 'succeeded' }
-      }),
-      deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
-      runAction: fromPromise(async (): Promise<ActionOutcome> => ({ status: 'completed', results: {} })),
-      runCommand: fromPromise(async (): Promise<CommandOutcome> => ({ exitCode: 0, stdout: '', stderr: '' }))
-    }
-  })
+  return {
+    loadLocalState: async (): Promise<LocalState | undefined> => undefined,
+    persistLocalState: async (): Promise<void> => undefined,
+    acquireHookLock: (_unit, acquired) => { acquired(); return () => undefined },
+    runHook: async (input): Promise<HookOutcome> => {
+      await sleep(hookMs)
+      return failing.has(input.hook.kind) ? { kind: 'failed', exitCode: 1, reason: 'exit status 1' } : { kind: 'succeeded' }
+    },
+    deployCharm: async (): Promise<DeployOutcome> => ({ kind: 'deployed' }),
+    runAction: async (): Promise<ActionOutcome> => ({ status: 'completed', results: {} }),
+    runCommand: async (): Promise<CommandOutcome> => ({ exitCode: 0, stdout: '', stderr: '' })
+  }
 }
 
 /** The cantrip kind of an actor, from its definition's id (`unit`, `relation`); XState's helpers are `other`. */
@@ -111,11 +111,11 @@ export async function startGeneratedAgent (options: GeneratorOptions): Promise<G
     for (const client of clients) client.send(line)
   }
   const inspector = createInspector({ send })
-  const machine = generatedUnitMachine(options.hookMs ?? 50, options.failing ?? new Set())
+  const ports = generatedUnitPorts(options.hookMs ?? 50, options.failing ?? new Set())
   const actors = new Map<string, AnyActorRef>()
   for (const unit of options.units) {
     const input: UnitInput = { unit, seed: 1, remote: remoteFor(unit, 'c0'), updateStatusIntervalMs: 3_600_000, automaticallyRetryHooks: false }
-    const actor = createActor(machine, { input, inspect: inspector.inspect })
+    const actor = createUnitActor(ports, { input, inspect: inspector.inspect })
     actors.set(unit, actor)
     actor.start()
   }

@@ -34,7 +34,6 @@ import { HookOrderChecker as HookChecker, errorHookOf, formatViolations, type Vi
 export const stubbedUnitMachine = unitMachine.provide({
   actors: {
     loadLocalState: fromPromise(async (): Promise<LocalState | undefined> => undefined),
-    persistLocalState: fromPromise(async (): Promise<void> => undefined),
     hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: string }>(() => () => undefined),
     runHook: fromPromise(async (): Promise<HookOutcome> => ({ kind: 'succeeded' })),
     deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
@@ -144,15 +143,10 @@ function afterEventOf (stateId: string): string {
 
 const ids = {
   load: invokeIdOf('unit.running.uniter.loading'),
-  unlocked: invokeIdOf('unit.running.uniter.executing.unlocked'),
-  preparing: invokeIdOf('unit.running.uniter.executing.locked.preparing'),
   hook: invokeIdOf('unit.running.uniter.executing.locked.executing.hook'),
   deploy: invokeIdOf('unit.running.uniter.executing.locked.executing.deploy'),
   action: invokeIdOf('unit.running.uniter.executing.locked.executing.action'),
   command: invokeIdOf('unit.running.uniter.executing.locked.executing.command'),
-  abandoning: invokeIdOf('unit.running.uniter.executing.locked.abandoning'),
-  recording: invokeIdOf('unit.running.uniter.executing.locked.recording'),
-  committing: invokeIdOf('unit.running.uniter.executing.locked.committing'),
   updateStatusTick: afterEventOf('unit.running.timers.updateStatus.ticking'),
   retryTick: afterEventOf('unit.running.timers.hookRetry.armed')
 }
@@ -171,6 +165,11 @@ function done (id: string, label: string, output?: unknown): UnitEvent {
 
 function failure (id: string, label = 'error'): UnitEvent {
   return labelled(label, { type: `xstate.error.actor.${id}`, error: new Error('injected'), actorId: id })
+}
+
+/** A persisted step's save (the machine's `persistStep` action) succeeds or fails. */
+function persistOutcomes (): UnitEvent[] {
+  return [labelled('persisted', { type: 'step.persisted' }), labelled('error', { type: 'step.persistFailed', reason: 'injected' })]
 }
 
 function remoteOf (context: UnitContext): RemoteState {
@@ -369,7 +368,7 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       }
       break
     case 'executing.unlocked':
-      events.push(done(ids.unlocked, 'persisted'), failure(ids.unlocked))
+      events.push(...persistOutcomes())
       busy(true)
       break
     case 'executing.locked.acquiring':
@@ -377,7 +376,7 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       busy(false)
       break
     case 'executing.locked.preparing':
-      events.push(done(ids.preparing, 'persisted'), failure(ids.preparing))
+      events.push(...persistOutcomes())
       // A stop while the prepared step is saved must keep the hook from starting.
       stop()
       busy(false)
@@ -402,14 +401,14 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       busy(false)
       break
     case 'executing.locked.abandoning':
-      events.push(done(ids.abandoning, 'persisted'), failure(ids.abandoning))
+      events.push(...persistOutcomes())
       break
     case 'executing.locked.recording':
-      events.push(done(ids.recording, 'persisted'), failure(ids.recording))
+      events.push(...persistOutcomes())
       busy(false)
       break
     case 'executing.locked.committing':
-      events.push(done(ids.committing, 'persisted'), failure(ids.committing))
+      events.push(...persistOutcomes())
       busy(false)
       break
     default: {
