@@ -11,7 +11,7 @@
 import '../runtime/polyfill.ts'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -167,6 +167,8 @@ exec('status --format yaml and json (juju-semantics §8, Juju 3.6 formatted.go):
   const at = expected.indexOf('@')
   assert.equal(json!.machines['0']!.base, { name: expected.slice(0, at), channel: expected.slice(at + 1) })
   assert.equal(yaml.machines['0']!.base, json!.machines['0']!.base)
+  // Reported with the base: the host's name, Juju 3's machine `hostname`.
+  assert.is(json!.machines['0']!['hostname'], hostname())
   assert.match(ok('status'), new RegExp(`\\n0 +started +127\\.0\\.0\\.1 +local:machine-0 +${expected.replaceAll('.', '\\.')}\\b`))
 })
 

@@ -312,10 +312,11 @@ export interface MachineRecord {
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
   readonly statusHistory: readonly StatusHistoryEntry[]
-  /** The version its agent reported running and its host's Juju base (`ubuntu@22.04`), absent until it does; why its last upgrade failed (absent when none did). */
+  /** The version its agent reported running, its host's Juju base (`ubuntu@22.04`) and hostname, absent until it does; why its last upgrade failed (absent when none did). */
   readonly agentVersion?: string
   readonly agentUpgradeError?: string
   readonly base?: string
+  readonly hostname?: string
 }
 
 // ---------------------------------------------------------------------------------
