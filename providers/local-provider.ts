@@ -348,6 +348,12 @@ export class LocalProvider implements Provider {
     try {
       this.#files.makeDirectory(this.#home, { mode: 0o700, recursive: true })
       this.#files.makeDirectory(dir, { mode: 0o700 })
+    } catch (err) {
+      // Nothing was made, so nothing is removed: what stands in the way is the operator's.
+      throw new ProviderError(providerName, blockedPathCodes.has(errorCode(err)) ? 'invalid' : 'transient',
+        `cannot create instance directory "${dir}": ${String(err)}`, { cause: err })
+    }
+    try {
       this.#files.writeFile(joinPath(dir, files.bootstrap), spec.bootstrap, 0o600)
       this.#files.writeFile(joinPath(dir, files.token), spec.token, 0o600)
       this.#files.makeDirectory(joinPath(dir, files.data), { mode: 0o700 })
@@ -588,6 +594,20 @@ export class LocalProvider implements Provider {
       if (this.#locks.get(machineId) === tail) this.#locks.delete(machineId)
     }
   }
+}
+
+/**
+ * Errors making an instance directory that no retry fixes: a path that exists where
+ * `exists` saw none (a symlink to a disk that is not mounted), a file where a directory
+ * should be, or no permission. They wait for the operator, then `retry-provisioning`, as
+ * Juju's provisioner leaves a machine in provisioning error until then
+ * (apiserver/facades/client/machinemanager RetryProvisioning marks it transient again).
+ */
+const blockedPathCodes = new Set(['EEXIST', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS'])
+
+function errorCode (err: unknown): string {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined
+  return typeof code === 'string' ? code : ''
 }
 
 function optional (startTime: string | undefined): { startTime?: string } {

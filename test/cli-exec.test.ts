@@ -11,7 +11,7 @@
 import '../runtime/polyfill.ts'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -90,7 +90,8 @@ exec('operations, show-operation and show-task show what ran; run with a missing
   assert.ok(execs.length >= 3, JSON.stringify(before))
   const table = ok('operations', '--actions', 'juju-exec')
   assert.match(table, /^ *Id {2}Status +Started +Finished +Task IDs +Summary\n/)
-  assert.match(table, /\n *\d+ {2}completed +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d {2}\d+,\d+ +exec echo "\$JUJU_UNIT_NAME/)
+  // Started and Finished both shown (Juju 3.6 listoperations.go), once the units began and ended the tasks.
+  assert.match(table, /\n *\d+ {2}completed {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d {2}\d+,\d+ +exec echo "\$JUJU_UNIT_NAME/)
   const [firstId, first] = Object.entries(before)[0]!
   assert.equal(Object.values(first.tasks).map(t => t.host), ['demo/0', 'demo/1'])
   const shown = parse(ok('show-operation', firstId)) as { status: string, action: { name: string } }
@@ -105,6 +106,35 @@ exec('operations, show-operation and show-task show what ran; run with a missing
   assert.equal(parse(ok('run', 'demo/0', 'put', 'key=k1', '--wait', '2m')), { stored: 'k1', 'return-code': 0 })
   const none = cantrip(home, ['operations', '--units', 'demo/1', '--actions', 'put'])
   assert.equal([none.status, none.stdout, none.stderr], [0, '', 'no matching operations\n'])
+})
+
+exec('run and exec --background return at once with Juju\'s lines; waiting, run says what it runs; every task records when it started', () => {
+  // cmd/juju/action/common.go processOperationResults: "Scheduled operation" and the show-* hints, or "Running operation" and "Waiting for task".
+  const bg = cantrip(home, ['run', 'demo/0', 'put', 'key=bg', '--background'])
+  assert.equal([bg.status, bg.stdout], [0, ''], bg.stderr)
+  const [, opId, taskId] = /^Scheduled operation (\d+) with task (\d+)\n/.exec(bg.stderr) ?? []
+  assert.is(bg.stderr, `Scheduled operation ${opId} with task ${taskId}\nCheck operation status with 'cantrip show-operation ${opId}'\nCheck task status with 'cantrip show-task ${taskId}'\n`)
+  const bgExec = cantrip(home, ['exec', '--application', 'demo', '--background', '--', 'true'])
+  assert.is(bgExec.status, 0, bgExec.stderr)
+  const [, execOp] = /^Scheduled operation (\d+) with 2 tasks\n/.exec(bgExec.stderr) ?? []
+  assert.is(bgExec.stderr, `Scheduled operation ${execOp} with 2 tasks\nCheck operation status with 'cantrip show-operation ${execOp}'\nCheck task status with 'cantrip show-task <id>'\n`)
+  assert.equal(Object.keys(parse(bgExec.stdout) as object), ['demo/0', 'demo/1'])
+  const both = cantrip(home, ['run', 'demo/0', 'put', 'key=x', '--background', '--wait', '1m'])
+  assert.equal([both.status, both.stderr], [1, 'ERROR cantrip run: expected --background or --wait, not both, got "--wait 1m"\n'])
+
+  // Each unit runs its queue in order, so once these finish, the background ones have.
+  const fg = cantrip(home, ['run', 'demo/0', 'put', 'key=fg', '--wait', '2m'])
+  assert.is(fg.status, 0, fg.stderr)
+  assert.match(fg.stderr, /^Running operation (\d+) with 1 task\n {2}- task (\d+) on unit-demo-0\n\nWaiting for task \2\.\.\.\n$/)
+  assert.is(cantrip(home, ['exec', '--application', 'demo', '--', 'true']).status, 0)
+  const ops = JSON.parse(ok('operations', '--format', 'json')) as Record<string, { status: string, timing?: { started?: string } }>
+  for (const id of [opId!, execOp!]) {
+    assert.is(ops[id]!.status, 'completed', id)
+    assert.match(ops[id]!.timing?.started ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000 UTC$/)
+  }
+  assert.match(ok('operations'), new RegExp(`\\n *${opId} {2}completed {2}\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d {2}\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d {2}${taskId} +put run on unit-demo-0\\n`))
+  const task = parse(ok('show-task', taskId!, '--format', 'yaml')) as { status: string, results: Record<string, unknown>, timing: Record<string, string> }
+  assert.equal([task.status, task.results['stored'], Object.keys(task.timing)], ['completed', 'bg', ['completed', 'enqueued', 'started']])
 })
 
 exec('machines and show-machine (cmd/juju/machine/list.go, show.go): the Machine section, and the machine\'s status document', () => {
@@ -137,6 +167,8 @@ exec('status --format yaml and json (juju-semantics §8, Juju 3.6 formatted.go):
   const at = expected.indexOf('@')
   assert.equal(json!.machines['0']!.base, { name: expected.slice(0, at), channel: expected.slice(at + 1) })
   assert.equal(yaml.machines['0']!.base, json!.machines['0']!.base)
+  // Reported with the base: the host's name, Juju 3's machine `hostname`.
+  assert.is(json!.machines['0']!['hostname'], hostname())
   assert.match(ok('status'), new RegExp(`\\n0 +started +127\\.0\\.0\\.1 +local:machine-0 +${expected.replaceAll('.', '\\.')}\\b`))
 })
 

@@ -14,6 +14,7 @@ import { checkExec, execUnits, plainExecOutput } from '../agent/cli/commands/exe
 import { actionsOutput, showActionOutput, showApplicationDocument } from '../agent/cli/commands/charm-actions.ts'
 import { matchingOperations, operationsTable, plainTaskOutput } from '../agent/cli/commands/operations.ts'
 import { operationDocument, operationsOf, taskDocument } from '../agent/cli/operation-view.ts'
+import { reportRunning, reportScheduled, reportWaiting } from '../agent/cli/operation-progress.ts'
 import { tableGet } from '../runtime/model/table.ts'
 import { MemoryController } from './support/model-controller.ts'
 
@@ -84,6 +85,63 @@ ops('run: parameters checked against the action\'s schema before anything is que
   })
   c.runAs('kv/0', 'complete-action', { unit: 'kv/0', actionId: '2', status: 'failed', message: 'exit status 1', results: { 'return-code': 1, stdout: 'partial\n' } })
   assert.is(plainTaskOutput(tableGet(c.context.actions, '2')!), 'Action id 2 failed: exit status 1\npartial')
+})
+
+ops('the task lifecycle (Juju 3: pending → running → completed|failed): start-task marks it running with its Started time, shown by operations, show-operation and show-task', () => {
+  // Juju: apiserver/facades/agent/uniter ActionBegin/ActionFinish; cmd/juju/action/listoperations.go (Started column), showtask.go timing.
+  const c = model()
+  c.run('enqueue-operation', { units: ['kv/0', 'kv/1'], task: { kind: 'exec', commands: 'hostname', timeoutMs: 60_000 }, now: t0 })
+  assert.is(operationsOf(c.context)[0]!.status, 'pending')
+  c.runAs('kv/0', 'start-task', { unit: 'kv/0', taskId: '2', now: t0 + 1000 })
+  const running = tableGet(c.context.actions, '2')!
+  assert.equal([running.status, running.startedAtMs], ['running', t0 + 1000])
+  assert.is(plainTaskOutput(running), 'Task 2 running')
+  let [op] = operationsOf(c.context)
+  assert.equal([op!.status, op!.startedAtMs, op!.completedAtMs], ['running', t0 + 1000, undefined])
+  assert.is(operationsTable([op!]), [
+    'Id  Status   Started              Finished  Task IDs  Summary',
+    ' 1  running  2026-11-27T01:02:04            2,3       exec hostname'
+  ].join('\n'))
+  // A repeat (the agent resumed after a restart) keeps the first start.
+  c.runAs('kv/0', 'start-task', { unit: 'kv/0', taskId: '2', now: t0 + 5000 })
+  assert.is(tableGet(c.context.actions, '2')!.startedAtMs, t0 + 1000)
+  // Another unit's task, or none at all, is refused in one line.
+  const other = c.apply({ type: 'start-task', requestId: 's1', proposer: { kind: 'unit', name: 'kv/0' }, unit: 'kv/0', taskId: '3' })
+  assert.equal(other, { ok: false, index: other.index, error: 'controller: cannot start task "3" on "kv/0": unit "kv/0" has no task "3"' })
+  c.runAs('kv/0', 'complete-command', { unit: 'kv/0', commandId: '2', outcome: { exitCode: 0, stdout: 'h0\n', stderr: '' }, now: t0 + 2000 })
+  c.runAs('kv/1', 'start-task', { unit: 'kv/1', taskId: '3', now: t0 + 1500 })
+  c.runAs('kv/1', 'complete-command', { unit: 'kv/1', commandId: '3', outcome: { exitCode: 0, stdout: 'h1\n', stderr: '' }, now: t0 + 3000 })
+  assert.equal(taskDocument(tableGet(c.context.actions, '2')!).timing, {
+    completed: '2026-11-27 01:02:05 +0000 UTC', enqueued: '2026-11-27 01:02:03 +0000 UTC', started: '2026-11-27 01:02:04 +0000 UTC'
+  })
+  ;[op] = operationsOf(c.context)
+  assert.equal([op!.status, op!.startedAtMs, op!.completedAtMs], ['completed', t0 + 1000, t0 + 3000])
+  assert.equal(operationDocument(op!)['timing'], { enqueued: '2026-11-27 01:02:03 +0000 UTC', started: '2026-11-27 01:02:04 +0000 UTC', completed: '2026-11-27 01:02:06 +0000 UTC' })
+  // Finished: a late start changes nothing.
+  c.runAs('kv/1', 'start-task', { unit: 'kv/1', taskId: '3', now: t0 + 9000 })
+  assert.equal([tableGet(c.context.actions, '3')!.status, tableGet(c.context.actions, '3')!.startedAtMs], ['completed', t0 + 1500])
+  // An action completes from running too.
+  c.run('enqueue-operation', { units: ['kv/0'], task: { kind: 'action', name: 'hello', parameters: {} }, now: t0 })
+  c.runAs('kv/0', 'start-task', { unit: 'kv/0', taskId: '5', now: t0 + 100 })
+  c.runAs('kv/0', 'complete-action', { unit: 'kv/0', actionId: '5', status: 'completed', results: {}, now: t0 + 200 })
+  assert.is(tableGet(c.context.actions, '5')!.status, 'completed')
+})
+
+ops('run and exec --background: Juju\'s "Scheduled operation" lines and hints; waiting, run\'s progress lines (cmd/juju/action/common.go)', () => {
+  const lines: string[] = []
+  const out: string[] = []
+  reportScheduled('1', [{ unit: 'kv/0', id: '2' }], text => out.push(text), text => lines.push(text))
+  assert.equal(lines, ['Scheduled operation 1 with task 2', 'Check operation status with \'cantrip show-operation 1\'', 'Check task status with \'cantrip show-task 2\''])
+  assert.equal(out, [])
+  lines.length = 0
+  reportScheduled('4', [{ unit: 'kv/0', id: '5' }, { unit: 'kv/1', id: '6' }], text => out.push(text), text => lines.push(text))
+  assert.equal(lines, ['Scheduled operation 4 with 2 tasks', 'Check operation status with \'cantrip show-operation 4\'', 'Check task status with \'cantrip show-task <id>\''])
+  assert.equal(out, ['kv/0:\n  id: "5"\nkv/1:\n  id: "6"'])
+  lines.length = 0
+  reportRunning('1', [{ unit: 'kv/0', id: '2' }], text => lines.push(text))
+  reportWaiting({ unit: 'kv/0', id: '2' }, text => lines.push(text))
+  assert.equal(lines, ['Running operation 1 with 1 task', '  - task 2 on unit-kv-0', '', 'Waiting for task 2...'])
+  assert.throws(() => checkExec(['true'], { unit: ['kv/0'], background: true, wait: '1m' }), /cantrip exec: expected --background or --wait, not both, got "--wait 1m"/)
 })
 
 ops('an operation is refused whole: an unknown unit, a unit named twice, a dying unit, nothing given', () => {

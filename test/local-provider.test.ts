@@ -191,6 +191,26 @@ test('a start with another token for a running machine is invalid', async () => 
   assert.is(fs.readFileSync(path.join(provider.instanceDir('5'), 'token'), 'utf8'), 'token-5')
 })
 
+test('a link to nowhere where the instance directory goes: invalid (no retry fixes it), left as it is, listed as no instance', async () => {
+  // Juju leaves such a machine in provisioning error until retry-provisioning
+  // (worker/provisioner/provisioner_task.go setErrorStatus); test/cli-retry-provisioning.test.ts drives it end to end.
+  const provider = makeProvider(w)
+  fs.mkdirSync(path.join(w.root, 'machines'), { recursive: true })
+  const link = provider.instanceDir('6')
+  fs.symlinkSync(path.join(w.root, 'unmounted', 'machine-6'), link)
+  const err = await rejection(provider.startInstance(spec('6')))
+  assert.is(err.name, 'ProviderError')
+  assert.is(err.failure, 'invalid')
+  assert.match(err.message, `cannot create instance directory "${link}"`)
+  assert.match(err.message, 'EEXIST')
+  assert.ok(fs.lstatSync(link).isSymbolicLink(), 'the operator\'s link is not removed')
+  assert.equal(await provider.allInstances(), [])
+  assert.is(allPids(w).length, 0)
+  fs.rmSync(link)
+  await provider.startInstance(spec('6'))
+  await up(provider, '6')
+})
+
 test('the watchdog restarts a killed agent with the same data dir', async () => {
   const provider = makeProvider(w)
   await provider.startInstance(spec('6'))

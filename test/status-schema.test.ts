@@ -46,7 +46,7 @@ function fixture (): FullModel {
   c.runAs('db/0', 'set-unit-status', { unit: 'db/0', status: 'active', message: 'x'.repeat(130), now: at })
   for (const id of ['0', '1', '2', '3']) {
     c.run('set-machine-instance', { machine: id, instanceId: `local:machine-${id}`, addresses: [`10.0.0.${id}`] }, { kind: 'controller', id: 'c0' })
-    if (id !== '2') c.run('set-machine-agent-version', { machine: id, version: '0.1.0', upgradeError: '', base: 'ubuntu@22.04' }, machineActor(id))
+    if (id !== '2') c.run('set-machine-agent-version', { machine: id, version: '0.1.0', upgradeError: '', base: 'ubuntu@22.04', hostname: `node-${id}` }, machineActor(id))
   }
   let model = c.model()
   // web/0 has a port open (what a hook's open-port leaves on the unit record).
@@ -70,9 +70,10 @@ test('YAML and JSON: Juju 3.6\'s keys at every level, in formatted.go\'s order, 
   // modelStatus: name, (type), controller, cloud, region, version, model-status, sla.
   assert.equal(Object.keys(json['model']), ['name', 'type', 'controller', 'cloud', 'region', 'version', 'model-status', 'sla'])
   assert.equal([json['model'].cloud, json['model'].region, json['model'].sla, json['model']['model-status']], ['localhost', 'localhost', 'unsupported', { current: 'available' }])
-  // machineStatus: juju-status, dns-name, ip-addresses, instance-id, machine-status, base {name, channel}.
+  // machineStatus: juju-status, hostname (as the agent reported it), dns-name, ip-addresses, instance-id, machine-status, base {name, channel}.
   assert.equal(Object.keys(json['machines']), ['0', '1', '2', '3'])
-  assert.equal(Object.keys(json['machines']['0']), ['juju-status', 'dns-name', 'ip-addresses', 'instance-id', 'machine-status', 'base'])
+  assert.equal(Object.keys(json['machines']['0']), ['juju-status', 'hostname', 'dns-name', 'ip-addresses', 'instance-id', 'machine-status', 'base'])
+  assert.equal([json['machines']['0'].hostname, json['machines']['2'].hostname], ['node-0', undefined])
   assert.equal(json['machines']['0'].base, { name: 'ubuntu', channel: '22.04' })
   assert.equal([json['machines']['0']['dns-name'], json['machines']['0']['instance-id']], ['10.0.0.0', 'local:machine-0'])
   assert.is(json['machines']['2'].base, undefined, 'no base until the machine\'s agent reports one (omitempty)')
@@ -81,6 +82,7 @@ test('YAML and JSON: Juju 3.6\'s keys at every level, in formatted.go\'s order, 
   const web = json['applications']['web']
   assert.equal(Object.keys(web), ['charm', 'base', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations', 'units'])
   assert.equal([web.charm, web['charm-name'], web['charm-rev'], web.exposed, web.base], ['web', 'web', 7, true, { name: 'ubuntu', channel: '22.04' }])
+  // charm-channel is omitempty and a local charm has none (formatter.go sets it from the charm origin's channel); life only when not alive.
   assert.equal(web.relations, { cluster: ['web'], db: ['db'], 'juju-info': ['logging'] })
   assert.equal(Object.keys(json['applications']['logging']), ['charm', 'base', 'charm-origin', 'charm-name', 'charm-rev', 'exposed', 'application-status', 'relations', 'subordinate-to'], 'a subordinate lists no units of its own')
   assert.equal(json['applications']['logging']['subordinate-to'], ['web'])
@@ -134,6 +136,34 @@ test('tabular: every §8 section and header, the model line, Scale ready/total, 
   ])
 })
 
+test('life (apiserver status processLife, formatted.go): `dying`/`dead` shown in juju-status and on the application, `alive` left out', () => {
+  const c = new MemoryController()
+  c.run('add-charm', { url: 'local:db-2', hash: 'b'.repeat(16), metadata: { name: 'db' } })
+  c.run('deploy', { application: 'db', charm: 'local:db-2', config: {}, constraints: {}, numUnits: 2 })
+  c.run('add-machine', {})
+  for (const unit of ['db/0', 'db/1']) c.run('set-agent-status', { unit, status: 'idle', message: '', now: at }, machineActor(unit === 'db/0' ? '0' : '1'))
+  const doc = (): Record<string, any> => {
+    const full: FullModel = { ok: true, model: c.model(), presence: {}, leader: 'c0', term: 1 }
+    return JSON.parse(render(full, 'local', { format: 'json', relations: false, selectors: [] }, at)) as Record<string, any>
+  }
+  const before = doc()
+  assert.is(before['applications']['db'].life, undefined)
+  assert.is(before['applications']['db'].units['db/0']['juju-status'].life, undefined)
+  assert.is(before['machines']['2']['juju-status'].life, undefined)
+  c.run('remove-unit', { unit: 'db/0' })
+  c.run('remove-machine', { machine: '2' })
+  const after = doc()
+  assert.is(after['applications']['db'].units['db/0']['juju-status'].life, 'dying')
+  assert.is(after['applications']['db'].units['db/1']['juju-status'].life, undefined)
+  assert.equal(Object.keys(after['applications']['db'].units['db/0']['juju-status']).at(-1), 'life', 'statusInfoContents order: life last')
+  assert.is(after['machines']['2']['juju-status'].life, 'dying')
+  c.run('remove-application', { application: 'db' })
+  const gone = doc()
+  assert.is(gone['applications']['db'].life, 'dying')
+  const keys = Object.keys(gone['applications']['db'])
+  assert.equal(keys.slice(keys.indexOf('exposed'), keys.indexOf('exposed') + 3), ['exposed', 'life', 'application-status'])
+})
+
 test('the machine agent\'s base: /etc/os-release ID@VERSION_ID, nothing when it says neither; the model refuses a malformed one', () => {
   assert.is(parseOsRelease('NAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\n'), 'ubuntu@22.04')
   assert.is(parseOsRelease('ID=debian\nVERSION_ID="12"\n'), 'debian@12')
@@ -146,6 +176,10 @@ test('the machine agent\'s base: /etc/os-release ID@VERSION_ID, nothing when it 
   c.run('set-machine-agent-version', { machine: '0', version: '0.1.0', upgradeError: '', base: 'ubuntu@24.04' }, machineActor('0'))
   c.run('set-machine-agent-version', { machine: '0', version: '0.1.0', upgradeError: 'it broke' }, machineActor('0'))
   assert.is((tableGet(c.model().machines, '0') as { base?: string }).base, 'ubuntu@24.04', 'a report without a base keeps the last one')
+  assert.throws(() => c.run('set-machine-agent-version', { machine: '0', version: '0.1.0', upgradeError: '', hostname: 'bad host' }, machineActor('0')),
+    /refused: .*expected a host name like "node-1\.example\.com", got "bad host"$/)
+  c.run('set-machine-agent-version', { machine: '0', version: '0.1.0', upgradeError: '', hostname: 'node-0.lan' }, machineActor('0'))
+  assert.is(tableGet(c.model().machines, '0')!.hostname, 'node-0.lan')
 })
 
 test.run()

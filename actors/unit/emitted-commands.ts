@@ -15,6 +15,7 @@ export function commandForEmitted (unit: string, event: UnitEmitted, now: number
     case 'controller.clearResolved': return { type: 'clear-resolved', unit }
     case 'unit.destroy': return { type: 'remove-unit', unit }
     case 'unit.terminated': return { type: 'unit-dead', unit }
+    case 'task.started': return { type: 'start-task', unit, taskId: event.taskId, now }
     case 'action.completed': return {
       type: 'complete-action', unit, actionId: event.actionId, status: event.outcome.status, results: event.outcome.results,
       ...(event.outcome.message === undefined ? {} : { message: event.outcome.message }), now

@@ -121,13 +121,16 @@ export function prepare (state: StepState, current: CurrentOperation): StepResul
     case 'run-action': {
       const operation: PersistedOperation = { kind: 'run-action', step: 'pending', actionId: op.action.id }
       if (inHookError(local)) operation.hook = local.operation.hook!
+      emitted.push({ type: 'task.started', taskId: op.action.id })
       return { local: withOperation(local, operation), memory, emitted }
     }
+    case 'run-command':
+      emitted.push({ type: 'task.started', taskId: op.command.id })
+      return { local, memory, emitted }
     case 'accept-leadership':
     case 'resign-leadership':
     case 'fail-action':
     case 'commit-action':
-    case 'run-command':
       return { local, memory, emitted }
   }
 }

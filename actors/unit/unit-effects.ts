@@ -33,6 +33,8 @@ export type UnitEmitted =
   | { type: 'unit.destroy' }
   | { type: 'unit.terminated' }
   | { type: 'leadership.changed', leader: boolean }
+  /** The uniter began a queued action or command (Juju's ActionBegin): its task is running. */
+  | { type: 'task.started', taskId: string }
   | { type: 'action.completed', actionId: string, outcome: ActionOutcome }
   | { type: 'command.completed', commandId: string, outcome: CommandOutcome }
   | { type: 'charm.deployed', url: string, modifiedVersion: number }

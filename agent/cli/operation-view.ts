@@ -11,10 +11,16 @@ import { tableValues } from '../../runtime/model/table.ts'
 export interface OperationView {
   readonly id: string
   readonly tasks: readonly ActionRecord[]
-  readonly status: ActionStatus | 'running'
+  readonly status: ActionStatus
   readonly summary: string
   readonly enqueuedAtMs?: number
+  readonly startedAtMs?: number
   readonly completedAtMs?: number
+}
+
+/** A task (or operation) that will not change any more: neither pending nor running. */
+export function isFinished (status: ActionStatus): boolean {
+  return status !== 'pending' && status !== 'running'
 }
 
 /** Every operation the model still keeps, by id (numeric order); a lone action of before operations is its own. */
@@ -32,17 +38,22 @@ export function operationsOf (model: ModelContext): OperationView[] {
 function operationView (id: string, tasks: readonly ActionRecord[]): OperationView {
   const first = tasks[0]!
   const pending = tasks.filter(t => t.status === 'pending').length
-  // Juju's operation status: pending until a task runs, running while some finished and some not, then the worst outcome.
-  const status = pending === tasks.length ? 'pending'
-    : pending > 0 ? 'running'
+  const unfinished = pending + tasks.filter(t => t.status === 'running').length
+  // Juju's operation status: pending until a task runs, running while any task runs or
+  // some finished and some not, then the worst outcome.
+  const status: ActionStatus = pending === tasks.length ? 'pending'
+    : unfinished > 0 ? 'running'
       : tasks.some(t => t.status === 'failed') ? 'failed' : tasks.some(t => t.status === 'cancelled') ? 'cancelled' : 'completed'
   const summary = first.name === 'juju-exec'
     ? `exec ${String(first.parameters['command'] ?? '')}`
     : `${first.name} run on ${tasks.map(t => `unit-${t.unit.replace('/', '-')}`).join(',')}`
-  const completed = pending > 0 ? [] : tasks.map(t => t.completedAtMs).filter((t): t is number => t !== undefined)
+  const completed = unfinished > 0 ? [] : tasks.map(t => t.completedAtMs).filter((t): t is number => t !== undefined)
+  const started = tasks.map(t => t.startedAtMs).filter((t): t is number => t !== undefined)
   return {
     id, tasks, status, summary,
     ...(first.enqueuedAtMs === undefined ? {} : { enqueuedAtMs: first.enqueuedAtMs }),
+    // The operation started when its first task did, and finished with its last.
+    ...(started.length === 0 ? {} : { startedAtMs: Math.min(...started) }),
     ...(completed.length === 0 ? {} : { completedAtMs: Math.max(...completed) })
   }
 }
@@ -57,11 +68,21 @@ export function documentTime (ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} +0000 UTC`
 }
 
-function timing (enqueued: number | undefined, completed: number | undefined): Record<string, string> {
+interface Times { readonly enqueuedAtMs?: number, readonly startedAtMs?: number, readonly completedAtMs?: number }
+
+/** Juju's timing struct (operationInfo, taskInfo): enqueued, started, completed, each when known. */
+function timing (times: Times): Record<string, string> {
   return {
-    ...(enqueued === undefined ? {} : { enqueued: documentTime(enqueued) }),
-    ...(completed === undefined ? {} : { completed: documentTime(completed) })
+    ...(times.enqueuedAtMs === undefined ? {} : { enqueued: documentTime(times.enqueuedAtMs) }),
+    ...(times.startedAtMs === undefined ? {} : { started: documentTime(times.startedAtMs) }),
+    ...(times.completedAtMs === undefined ? {} : { completed: documentTime(times.completedAtMs) })
   }
+}
+
+/** show-task's and run's timing is a map, which Juju prints with its keys sorted. */
+function sortedTiming (times: Times): Record<string, string> {
+  const t = timing(times)
+  return Object.fromEntries(Object.keys(t).sort().map(k => [k, t[k]!]))
 }
 
 /** A task's results as Juju shows them: stdout and stderr only when not empty, return-code as a number. */
@@ -77,7 +98,7 @@ export function taskResults (task: ActionRecord): Record<string, unknown> {
 /** `show-task --format yaml|json` and an `exec`/`run` result entry. */
 export function taskDocument (task: ActionRecord): Record<string, unknown> {
   const results = taskResults(task)
-  const times = timing(task.enqueuedAtMs, task.completedAtMs)
+  const times = sortedTiming(task)
   return {
     id: task.id,
     ...(task.message === '' ? {} : { message: task.message }),
@@ -95,7 +116,7 @@ export function operationDocument (op: OperationView): Record<string, unknown> {
   const tasks: Record<string, unknown> = {}
   for (const task of op.tasks) {
     const results = taskResults(task)
-    const times = timing(task.enqueuedAtMs, task.completedAtMs)
+    const times = timing(task)
     tasks[task.id] = {
       ...(single ? {} : { name: task.name }),
       host: task.unit,
@@ -105,7 +126,7 @@ export function operationDocument (op: OperationView): Record<string, unknown> {
       ...(Object.keys(results).length === 0 ? {} : { results })
     }
   }
-  const times = timing(op.enqueuedAtMs, op.completedAtMs)
+  const times = timing(op)
   return {
     summary: op.summary,
     status: op.status,

@@ -22,7 +22,8 @@ import { tableValues } from '../../runtime/model/table.ts'
 /** Juju 3.6's formattedBase: the OS name and its channel (`ubuntu`, `22.04`). */
 export interface StatusBase { name: string, channel: string }
 
-export interface StatusValue { current: string, message?: string, since?: string, version?: string }
+/** Juju's statusInfoContents; `life` only while the entity is dying or dead (processLife: alive is omitted). */
+export interface StatusValue { current: string, message?: string, since?: string, version?: string, life?: string }
 
 export interface UnitStatus {
   'workload-status': StatusValue
@@ -38,6 +39,8 @@ export interface StatusDocument {
   model: { name: string, type: string, controller: string, cloud: string, region: string, version: string, 'model-status': StatusValue, sla: string }
   machines: Record<string, {
     'juju-status': StatusValue
+    /** The host's name as the machine's agent reported it (Juju 3's machineStatus.Hostname). */
+    hostname?: string
     'dns-name'?: string
     'ip-addresses'?: string[]
     'instance-id': string
@@ -55,6 +58,7 @@ export interface StatusDocument {
     'charm-name': string
     'charm-rev': number
     exposed: boolean
+    life?: string
     'application-status': StatusValue
     relations?: Record<string, string[]>
     'subordinate-to'?: string[]
@@ -65,6 +69,11 @@ export interface StatusDocument {
 }
 
 const severity = ['error', 'blocked', 'maintenance', 'waiting', 'active', 'terminated', 'unknown']
+
+/** Juju's processLife: `dying` or `dead` shown, `alive` (the usual state) left out. */
+function lifeOf (life: string): { life?: string } {
+  return life === 'alive' ? {} : { life }
+}
 
 /** Flags a machine whose agent is not at the model's version, with why when an upgrade failed. */
 function agentVersionNote (machine: MachineRecord, modelVersion: string): { 'agent-version-message'?: string } {
@@ -113,7 +122,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
     // In formatted.go's unitStatus order: leader before machine.
     const out: UnitStatus = {
       'workload-status': value(shown.workload.status, shown.workload.message, shown.workload.since),
-      'juju-status': value(shown.agent.status, shown.agent.message, shown.agent.since),
+      'juju-status': { ...value(shown.agent.status, shown.agent.message, shown.agent.since), ...lifeOf(unit.life) },
       ...(reader.lease(unit.application)?.holder === unit.name ? { leader: true as const } : {}),
       machine: unit.machine
     }
@@ -130,7 +139,8 @@ export function statusDocument (full: FullModel, controller: string, now: number
   for (const machine of tableValues(model.machines) as MachineRecord[]) {
     const agent = displayedMachineAgent(machine, lost(machine.id))
     machines[machine.id] = {
-      'juju-status': { ...value(agent.status, agent.message, agent.since), ...(machine.agentVersion === undefined ? {} : { version: machine.agentVersion }) },
+      'juju-status': { ...value(agent.status, agent.message, agent.since), ...(machine.agentVersion === undefined ? {} : { version: machine.agentVersion }), ...lifeOf(machine.life) },
+      ...(machine.hostname === undefined ? {} : { hostname: machine.hostname }),
       ...agentVersionNote(machine, modelVersion),
       ...(machine.addresses[0] === undefined ? {} : { 'dns-name': machine.addresses[0], 'ip-addresses': [...machine.addresses] }),
       'instance-id': machine.instanceId ?? 'pending',
@@ -167,6 +177,7 @@ export function statusDocument (full: FullModel, controller: string, now: number
       'charm-name': charm?.metadata.name ?? app.charm,
       'charm-rev': charmRevision(app.charm),
       exposed: app.exposed,
+      ...lifeOf(app.life),
       'application-status': value(status.status, status.message, status.since),
       ...(Object.keys(relations).length === 0 ? {} : { relations }),
       ...(principalsOf.size === 0 ? {} : { 'subordinate-to': [...principalsOf].sort(naturalCompare) }),

@@ -17,7 +17,7 @@
  */
 import { tableValues } from '../../runtime/model/table.ts'
 import { agentBinaryKey, compareAgentVersions, noAgentBinaries, parseAgentVersion, type AgentBinaryRecord } from '../../runtime/model/agent-binaries.ts'
-import { agentVersionConfigKey } from '../../runtime/model/apply/agent-version-commands.ts'
+import { agentVersionConfigKey, hostnamePattern } from '../../runtime/model/apply/agent-version-commands.ts'
 import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { CommandProposer } from '../../runtime/model/command-proposer.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -29,6 +29,7 @@ import { agentPlatform } from './agent-bundle.ts'
 import { hostBase } from './host-base.ts'
 import { beginUpgrade, completeUpgrade, currentVersion, hasVersion, readUpgrade, readUpgradeFailure, recordUpgradeFailure, versionDir } from './agent-tools-dir.ts'
 import { mkdirSync, rmSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { dirname } from 'node:path'
 
 /** What the upgrader needs of the machine agent's controller client. */
@@ -155,12 +156,14 @@ export class AgentUpgrader {
 
   /** The host's base, reported with the version so `status` shows it (read once; absent when /etc/os-release says nothing). */
   readonly #base = hostBase()
+  /** The host's name, which Juju 3's status shows as the machine's `hostname` (one a model would refuse is left out). */
+  readonly #hostname = hostnamePattern.test(hostname()) ? hostname() : undefined
 
   /** Tells the controllers the running version and the upgrade problem ('' for none), when either changed. */
   async #report (upgradeError: string): Promise<void> {
     const text = upgradeError.slice(0, limits.agentUpgradeErrorLengthMax)
     if (this.#reported === text) return
-    const result = await this.#proposer.submit(this.#o.client, { type: 'set-machine-agent-version', machine: this.#o.machineId, version: this.#o.version, upgradeError: text, ...(this.#base === undefined ? {} : { base: this.#base }) })
+    const result = await this.#proposer.submit(this.#o.client, { type: 'set-machine-agent-version', machine: this.#o.machineId, version: this.#o.version, upgradeError: text, ...(this.#base === undefined ? {} : { base: this.#base }), ...(this.#hostname === undefined ? {} : { hostname: this.#hostname }) })
     if (!result.ok) {
       this.#o.logger.log('warning', `${this.#component}: cannot report the agent version: ${result.error}`)
       return

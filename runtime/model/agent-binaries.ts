@@ -26,7 +26,7 @@ export type AgentVersionCommand =
   /** `upgrade-model`, `add-model --agent-version`: the version the model's agents should run (its config's `agent-version`). */
   | { readonly type: 'set-agent-version', readonly version: string }
   /** A machine agent reports the version it runs and why its last upgrade failed ('' when it did not). */
-  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string, readonly base?: string }
+  | { readonly type: 'set-machine-agent-version', readonly machine: MachineId, readonly version: string, readonly upgradeError: string, readonly base?: string, readonly hostname?: string }
 
 export const agentVersionCommandTypes = ['add-agent-binary', 'set-agent-version', 'set-machine-agent-version'] as const
 

@@ -312,10 +312,11 @@ export interface MachineRecord {
   readonly agentPeer: string | null
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
   readonly statusHistory: readonly StatusHistoryEntry[]
-  /** The version its agent reported running and its host's Juju base (`ubuntu@22.04`), absent until it does; why its last upgrade failed (absent when none did). */
+  /** The version its agent reported running, its host's Juju base (`ubuntu@22.04`) and hostname, absent until it does; why its last upgrade failed (absent when none did). */
   readonly agentVersion?: string
   readonly agentUpgradeError?: string
   readonly base?: string
+  readonly hostname?: string
 }
 
 // ---------------------------------------------------------------------------------
@@ -418,7 +419,7 @@ export interface ModelRegistryRecord {
   readonly uuid: string
 }
 
-export type ActionStatus = 'pending' | 'completed' | 'failed' | 'cancelled'
+export type ActionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' // Juju's task lifecycle, in order
 
 export interface ActionRecord {
   readonly id: string
@@ -433,8 +434,9 @@ export interface ActionRecord {
   readonly completedAt: number | null
   /** The operation (`enqueue-operation`) this task belongs to; absent for a lone `enqueue-action`. */
   readonly operation?: string
-  /** Wall-clock times (epoch ms) the enqueuing client and the completing agent stamped, for `show-task`. */
+  /** Wall-clock times (epoch ms) the enqueuing client, the starting (`start-task`) and completing agent stamped. */
   readonly enqueuedAtMs?: number
+  readonly startedAtMs?: number
   readonly completedAtMs?: number
 }
 
@@ -554,10 +556,7 @@ export interface ModelContext {
    * own hosted by the same controllers (agent/roles/model-hosts.ts).
    */
   readonly models: Table<ModelRegistryRecord>
-  /**
-   * The model's RFC 4122 v4 UUID (JUJU_MODEL_UUID), '' until a controller's
-   * set-model-uuid is applied: the registry's for a hosted model, a random one for "default".
-   */
+  /** The model's v4 UUID (JUJU_MODEL_UUID), '' until set-model-uuid: the registry's for a hosted model, random for "default". */
   readonly uuid: string
   /**
    * Model configuration the user set (`model-config KEY=VALUE`), keys sorted; a key not
@@ -681,6 +680,7 @@ export type ModelCommand = CommandBase & (
     readonly now?: number
   }
   | { readonly type: 'enqueue-command', readonly unit: UnitName, readonly commands: string }
+  | { readonly type: 'start-task', readonly unit: UnitName, readonly taskId: string, readonly now?: number } // running from `now`
   /** The commands' outcome (absent from agents of before operations); `now` stamps the task's completion. */
   | {
     readonly type: 'complete-command'
@@ -782,7 +782,7 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes, ...secretCommandTypes
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes, ...secretCommandTypes, 'start-task'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

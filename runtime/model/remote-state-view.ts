@@ -48,7 +48,9 @@ export function remoteStateFor (context: ModelContext, unit: UnitName, now: numb
   const actions: RemoteActionView[] = []
   for (const id of record.actions) {
     const action = reader.action(id)
-    if (action !== undefined && action.status === 'pending') actions.push({ id, name: action.name, parameters: action.parameters })
+    // Still the unit's until it completes: a running one too (the unit began it; after a
+    // restart its local state fails it rather than running it twice).
+    if (action !== undefined && (action.status === 'pending' || action.status === 'running')) actions.push({ id, name: action.name, parameters: action.parameters })
   }
 
   const view: RemoteStateView = {

@@ -10,6 +10,8 @@ import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
 import type { ActionRecord } from '../../../runtime/model/model-types.ts'
 import { tableGet, tableValues } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
+import { isFinished } from '../operation-view.ts'
+import { reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
 import { actionParameters, checkUnit, type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, untilModel } from './model-common.ts'
 
 /** `resolved --all` (Juju 3): every unit whose hook failed; `resolved U...`: those units. */
@@ -31,21 +33,22 @@ export async function runResolved (connect: Connect, unit: string, options: { re
   expectOk(await client.submit({ type: 'resolved', unit, mode: options.retry === false ? 'no-hooks' : 'retry-hooks' }))
 }
 
-/** Resolves with the action once it is no longer pending (undefined: the model forgot it). */
+/** Resolves with the action once it has finished (undefined: the model forgot it). */
 export async function waitForAction (client: ModelClient, id: string, timeoutMs: number | undefined): Promise<ActionRecord | undefined> {
   let action: ActionRecord | undefined
   const finished = await untilModel(client, full => {
     action = tableGet(full.model.actions, id)
-    return action === undefined || action.status !== 'pending'
+    return action === undefined || isFinished(action.status)
   }, timeoutMs)
-  if (!finished) throw new CantripError(`cantrip run: action ${id} did not complete within ${(timeoutMs ?? 0) / 1000}s; it is still queued`)
+  if (!finished) throw new CantripError(`cantrip run: action ${id} did not complete within ${(timeoutMs ?? 0) / 1000}s; it is still ${action?.status ?? 'queued'}`)
   return action
 }
 
-export async function runAction (connect: Connect, unit: string, action: string, params: readonly string[], options: { wait?: string, format?: string }, out: Out): Promise<void> {
+export async function runAction (connect: Connect, unit: string, action: string, params: readonly string[], options: { wait?: string, format?: string, background?: boolean }, out: Out, err: Out = () => {}): Promise<void> {
   const component = 'cantrip run'
   const format = options.format ?? 'yaml'
   if (format !== 'yaml' && format !== 'json') throw new InvalidInputError(component, '--format yaml or json', format)
+  if (options.background === true && options.wait !== undefined) throw new InvalidInputError(component, '--background or --wait, not both', `--wait ${options.wait}`)
   checkUnit(component, unit)
   if (!/^[a-z][a-z0-9_-]*$/i.test(action)) throw new InvalidInputError(component, 'an action name', action)
   const parameters = actionParameters(component, params)
@@ -54,7 +57,15 @@ export async function runAction (connect: Connect, unit: string, action: string,
   // One operation with one task, as Juju 3's run: the controller checks the parameters
   // against the action's schema and refuses before anything is queued.
   const result = expectOk(await client.submit({ type: 'enqueue-operation', units: [unit], task: { kind: 'action', name: action, parameters }, now: Date.now() }))
-  const id = result.tasks![0]!.id
+  const task = result.tasks![0]!
+  const id = task.id
+  // Juju 3's run (cmd/juju/action/common.go): the operation and its task, then the wait, on stderr.
+  if (options.background === true) {
+    reportScheduled(result.operationId!, [task], out, err)
+    return
+  }
+  reportRunning(result.operationId!, [task], err)
+  reportWaiting(task, err)
   const record = await waitForAction(client, id, timeoutMs)
   if (record === undefined) throw new CantripError(`${component}: action ${id} finished, but the model no longer keeps its record`)
   if (Object.keys(record.results).length > 0) out(format === 'json' ? JSON.stringify(record.results) : stringify(record.results).trimEnd())
@@ -77,14 +88,15 @@ export const registerActions: RegisterCommand = (program, context) => {
 
   program.command('run')
     .description('run an action on a unit and wait for its results')
-    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 get key=colour --wait 1m')
+    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 get key=colour --wait 1m\n  cantrip run kv/0 backup --background')
     .argument('<unit>', 'unit name, e.g. kv/0')
     .argument('<action>', 'action name')
     .argument('[params...]', 'parameters as key=value (values read as YAML)')
     .option('--wait <duration>', 'give up waiting after this long, e.g. 30s, 1m')
+    .option('--background', 'queue the action and return without waiting (see show-operation, show-task)')
     .option('--format <format>', 'the results as yaml or json', 'yaml')
     .option(controllerFlags, controllerHelp)
-    .action(async (unit: string, action: string, params: string[], options: { wait?: string, format?: string, controller?: string }) => {
-      await runAction(async () => await context.connect(options.controller), unit, action, params, options, context.out)
+    .action(async (unit: string, action: string, params: string[], options: { wait?: string, format?: string, background?: boolean, controller?: string }) => {
+      await runAction(async () => await context.connect(options.controller), unit, action, params, options, context.out, context.err)
     })
 }

@@ -17,7 +17,8 @@ import type { ActionRecord, ModelContext } from '../../../runtime/model/model-ty
 import { tableGet, tableValues } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { formatDocument } from '../output-format.ts'
-import { taskDocument } from '../operation-view.ts'
+import { isFinished, taskDocument } from '../operation-view.ts'
+import { reportScheduled } from '../operation-progress.ts'
 import { type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, untilModel } from './model-common.ts'
 
 const component = 'cantrip exec'
@@ -31,6 +32,7 @@ export interface ExecOptions {
   unit?: string[]
   wait?: string
   format?: string
+  background?: boolean
 }
 
 /** Several tasks failed: Juju's multi-line message, printed whole by the entry point. */
@@ -52,6 +54,7 @@ export function checkExec (commands: readonly string[], options: ExecOptions): {
   for (const m of options.machine ?? []) if (!isMachineId(m)) throw new InvalidInputError(component, '--machine to name machine ids like 0', m)
   for (const a of options.application ?? []) if (!isApplicationName(a)) throw new InvalidInputError(component, '--application to name applications like "web"', a)
   for (const u of options.unit ?? []) if (!isUnitName(u) && !/^[a-z][a-z0-9-]*\/leader$/.test(u)) throw new InvalidInputError(component, '--unit to name units like "web/0" or "web/leader"', u)
+  if (options.background === true && options.wait !== undefined) throw new InvalidInputError(component, '--background or --wait, not both', `--wait ${options.wait}`)
   const format = options.format ?? 'plain'
   if (format !== 'plain' && format !== 'yaml' && format !== 'json') throw new InvalidInputError(component, '--format plain, yaml or json', format)
   const waitMs = options.wait === undefined ? execWaitMsDefault : parseDuration(component, '--wait', options.wait)
@@ -102,10 +105,10 @@ export async function waitForTasks (client: ModelClient, ids: readonly string[],
   let tasks: Array<ActionRecord | undefined> = []
   const done = await untilModel(client, full => {
     tasks = ids.map(id => tableGet(full.model.actions, id))
-    return tasks.every(t => t === undefined || t.status !== 'pending')
+    return tasks.every(t => t === undefined || isFinished(t.status))
   }, waitMs)
   if (!done) {
-    const late = tasks.filter((t): t is ActionRecord => t !== undefined && t.status === 'pending').map(t => `unit ${t.unit}`)
+    const late = tasks.filter((t): t is ActionRecord => t !== undefined && !isFinished(t.status)).map(t => `unit ${t.unit}`)
     throw new CantripError(`${what}: timed out waiting for results from: ${late.join(', ')}`)
   }
   const kept = tasks.filter((t): t is ActionRecord => t !== undefined)
@@ -113,11 +116,16 @@ export async function waitForTasks (client: ModelClient, ids: readonly string[],
   return kept
 }
 
-export async function runExec (connect: Connect, commands: readonly string[], options: ExecOptions, out: Out): Promise<void> {
+export async function runExec (connect: Connect, commands: readonly string[], options: ExecOptions, out: Out, err: Out = () => {}): Promise<void> {
   const { waitMs, format } = checkExec(commands, options)
   const client = await connect()
   const units = execUnits((await client.model()).model, options)
   const result = expectOk(await client.submit({ type: 'enqueue-operation', units, task: { kind: 'exec', commands: commands.join(' '), timeoutMs: waitMs }, now: Date.now() }))
+  // Juju's exec keeps its progress quiet while it waits; in the background it says what it scheduled.
+  if (options.background === true) {
+    reportScheduled(result.operationId!, result.tasks ?? [], out, err)
+    return
+  }
   const tasks = await waitForTasks(client, (result.tasks ?? []).map(t => t.id), waitMs, component)
   if (format === 'plain') {
     const text = plainExecOutput(tasks)
@@ -145,9 +153,10 @@ export const registerExec: RegisterCommand = (program, context) => {
     .option('-u, --unit <names>', 'unit names or app/leader, comma separated (repeatable)', collectList)
     .option('--wait <duration>', 'how long to wait for the results, and for the commands to run (default 5m; also --timeout)')
     .addOption(new Option('--timeout <duration>').hideHelp())
+    .option('--background', 'queue the commands and return without waiting (see show-operation, show-task)')
     .option('--format <format>', 'plain, yaml or json', 'plain')
     .option(controllerFlags, controllerHelp)
-    .addHelpText('after', '\nExamples:\n  cantrip exec --all -- hostname -f\n  cantrip exec --unit kv/0 env\n  cantrip exec --application kv --format yaml -- config-get')
+    .addHelpText('after', '\nExamples:\n  cantrip exec --all -- hostname -f\n  cantrip exec --unit kv/0 env\n  cantrip exec --application kv --format yaml -- config-get\n  cantrip exec --application kv --background -- ./backup.sh')
     .action(async (commands: string[], options: ExecOptions & { app?: string[], timeout?: string, controller?: string }) => {
       const { app, timeout, controller, ...rest } = options
       const merged: ExecOptions = {
@@ -155,6 +164,6 @@ export const registerExec: RegisterCommand = (program, context) => {
         ...(app === undefined ? {} : { application: [...(rest.application ?? []), ...app] }),
         ...(timeout === undefined || rest.wait !== undefined ? {} : { wait: timeout })
       }
-      await runExec(async () => await context.connect(controller), commands, merged, context.out)
+      await runExec(async () => await context.connect(controller), commands, merged, context.out, context.err)
     })
 }

@@ -12,6 +12,9 @@ import type { ModelCommandBody } from '../../../runtime/model/command-proposer.t
 import { parseConstraintText } from '../bundle.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { tableValues } from '../../../runtime/model/table.ts'
+import { isMachineId } from '../../../runtime/ids.ts'
+import type { MachineRecord } from '../../../runtime/model/model-types.ts'
+import type { Command } from 'commander'
 import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount, readModel } from './model-common.ts'
 
 export function addMachineCommand (placement: string | undefined, constraints: readonly string[], privateKey?: string): Extract<ModelCommandBody, { type: 'add-machine' }> {
@@ -58,19 +61,37 @@ export async function runRemoveMachine (connect: Connect, machines: readonly str
 }
 
 /**
- * `retry-provisioning M... | --all`, as Juju's (cmd/juju/machine/retryprovisioning.go):
- * each machine in provisioning error gets a new start; one that is not says so.
+ * What is wrong with `retry-provisioning`'s arguments (a usage error), or undefined: Juju's
+ * Init (cmd/juju/machine/retryprovisioning.go) wants machines or `--all`, not both, and
+ * no containers.
  */
-export async function runRetryProvisioning (connect: Connect, machines: readonly string[], options: { all?: boolean }): Promise<void> {
+export function retryProvisioningUsage (machines: readonly string[], all: boolean): string | undefined {
   const component = 'cantrip retry-provisioning'
-  if (options.all === true && machines.length > 0) throw new InvalidInputError(component, '--all or machine ids, not both', machines.join(' '))
-  if (options.all !== true && machines.length === 0) throw new InvalidInputError(component, 'machine ids or --all', 'none')
-  for (const id of machines) checkMachine(component, id)
+  if (all && machines.length > 0) return `${component}: expected machine ids or --all, not both, got --all ${machines.join(' ')}`
+  if (!all && machines.length === 0) return `${component}: expected machine ids or --all, got none`
+  const bad = machines.find(id => !isMachineId(id) || id.includes('/'))
+  if (bad === undefined) return undefined
+  return `${component}: expected machine ids like "0" (not containers), got ${JSON.stringify(bad)}`
+}
+
+/**
+ * `retry-provisioning M... | --all`, as Juju's (cmd/juju/machine/retryprovisioning.go and
+ * apiserver/facades/client/machinemanager RetryProvisioning): each named machine in
+ * provisioning error gets a new start; one that is not says so on stderr
+ * (`machine 0 is not in an error state (running)`), and the others still go ahead, exit
+ * 0. `--all` takes every machine in provisioning error and passes over the rest silently.
+ */
+export async function runRetryProvisioning (connect: Connect, machines: readonly string[], options: { all?: boolean }, err: Out): Promise<void> {
   const client = await connect()
-  const targets = options.all === true
-    ? tableValues((await readModel(client)).machines).filter(m => m.life === 'alive' && m.instance.status === 'provisioning error').map(m => m.id)
-    : machines
-  for (const machine of targets) expectOk(await client.submit({ type: 'retry-provisioning', machine }))
+  const known = tableValues((await readModel(client)).machines)
+  const inError = (m: MachineRecord): boolean => m.instance.status === 'provisioning error'
+  const targets = options.all === true ? known.filter(m => m.life === 'alive' && inError(m)).map(m => m.id) : machines
+  for (const id of targets) {
+    const machine = known.find(m => m.id === id)
+    if (machine === undefined) err(`machine ${id} not found`)
+    else if (!inError(machine)) err(`machine ${id} is not in an error state (${machine.instance.status})`)
+    else expectOk(await client.submit({ type: 'retry-provisioning', machine: id }))
+  }
 }
 
 export const registerMachines: RegisterCommand = (program, context) => {
@@ -79,8 +100,10 @@ export const registerMachines: RegisterCommand = (program, context) => {
     .argument('[machines...]', 'machine ids')
     .option('--all', 'every machine in provisioning error')
     .option(controllerFlags, controllerHelp)
-    .action(async (machines: string[], options: { all?: boolean, controller?: string }) => {
-      await runRetryProvisioning(async () => await context.connect(options.controller), machines, options)
+    .action(async (machines: string[], options: { all?: boolean, controller?: string }, command: Command) => {
+      const usage = retryProvisioningUsage(machines, options.all === true)
+      if (usage !== undefined) command.error(usage, { exitCode: 2, code: 'commander.usage' }) // exit 2 and one ERROR line, as a flag error
+      await runRetryProvisioning(async () => await context.connect(options.controller), machines, options, context.err)
     })
 
   program.command('add-machine')

@@ -11,7 +11,7 @@ import { isApplicationName, isMachineId, isUnitName } from '../../../runtime/ids
 import { tableGet } from '../../../runtime/model/table.ts'
 import type { ActionRecord } from '../../../runtime/model/model-types.ts'
 import type { RegisterCommand } from '../cli-context.ts'
-import { operationDocument, operationsOf, plainTime, taskDocument, taskResults, type OperationView } from '../operation-view.ts'
+import { isFinished, operationDocument, operationsOf, plainTime, taskDocument, taskResults, type OperationView } from '../operation-view.ts'
 import { formatDocument, formatTable } from '../output-format.ts'
 import { collectList } from './exec.ts'
 import { type Connect, controllerFlags, controllerHelp, type Out, readModel } from './model-common.ts'
@@ -53,7 +53,7 @@ export function matchingOperations (operations: readonly OperationView[], filter
 export function operationsTable (operations: readonly OperationView[]): string {
   const rows = operations.map(op => {
     const ids = op.tasks.map(t => t.id)
-    return [op.id, op.status, '', plainTime(op.completedAtMs), ids.slice(0, 5).join(',') + (ids.length > 5 ? '...' : ''), op.summary]
+    return [op.id, op.status, plainTime(op.startedAtMs), plainTime(op.completedAtMs), ids.slice(0, 5).join(',') + (ids.length > 5 ? '...' : ''), op.summary]
   })
   const width = Math.max(2, ...rows.map(r => r[0]!.length))
   return formatTable(['Id'.padStart(width), 'Status', 'Started', 'Finished', 'Task IDs', 'Summary'], rows.map(r => [r[0]!.padStart(width), ...r.slice(1)]))
@@ -97,7 +97,7 @@ export function plainTaskOutput (task: ActionRecord): string {
   const lines: string[] = []
   if (task.status === 'failed') lines.push(`Action id ${task.id} failed: ${task.message}`)
   if (Object.keys(own).length > 0) lines.push(stringify(own).trimEnd())
-  else if (task.status === 'pending') lines.push(`Task ${task.id} ${task.status}`)
+  else if (!isFinished(task.status)) lines.push(`Task ${task.id} ${task.status}`)
   for (const stream of [stdout, stderr]) if (typeof stream === 'string' && stream !== '') lines.push(stream.replace(/^\n+|\n+$/g, ''))
   return lines.join('\n')
 }

@@ -87,7 +87,7 @@ export const registerStatus: RegisterCommand = (program, context) => {
     .description('wait until an application, unit or machine reaches a status (event-driven)')
     .argument('<kind>', 'application, unit or machine')
     .argument('<name>', 'its name')
-    .option('--status <status>', 'the status to wait for (workload status; machine: agent state)', 'active')
+    .option('--status <status>', 'the status to wait for (workload status; machine: agent state or instance status)', 'active')
     .option('--timeout <duration>', 'give up after this long', '10m')
     .option('-c, --controller <name>', 'controller (default: the current one)')
     .action(async (kind: string, target: string, options: { status: string, timeout: string, controller?: string }) => {
@@ -98,11 +98,20 @@ export const registerStatus: RegisterCommand = (program, context) => {
       const reached = await untilModel(connection, full => {
         const now = currentStatus(full, kind, target)
         if (now !== seen) { seen = now; report(context, `${kind} ${target}: ${now}`) }
-        return now.split(' ')[0] === options.status
+        return reachedStatus(kind, now, options.status)
       }, timeoutMs)
       if (!reached) throw new Error(`cantrip wait-for: ${kind} ${target} did not reach "${options.status}" within ${options.timeout} (last: ${seen || 'not found'})`)
       context.out(`${kind} ${target} is ${options.status}`)
     })
+}
+
+/**
+ * A machine's is `<agent> <instance status>`: either counts (`started`, or `provisioning
+ * error`, which leaves the agent `pending` as Juju's provisioner does); the others' first word.
+ */
+export function reachedStatus (kind: string, current: string, wanted: string): boolean {
+  const [first = '', ...rest] = current.split(' ')
+  return first === wanted || (kind === 'machine' && rest.join(' ') === wanted)
 }
 
 function report (context: CliContext, line: string): void {

@@ -17,6 +17,8 @@ export { agentVersionConfigKey } from '../agent-binaries.ts'
 
 /** Juju's base, `<os>@<channel>` (core/base: `ubuntu@22.04`), as a machine agent reports its host's. */
 const basePattern = /^[a-z][a-z0-9-]{0,31}@[0-9A-Za-z][0-9A-Za-z._/-]{0,31}$/
+/** A host name as RFC 1123 allows it (labels of letters, digits and hyphens), at most 253 characters. */
+export const hostnamePattern = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
 export const agentVersionCommands: HandlerTable<'add-agent-binary' | 'set-agent-version' | 'set-machine-agent-version'> = {
   'add-agent-binary': (d, c) => {
@@ -55,11 +57,15 @@ export const agentVersionCommands: HandlerTable<'add-agent-binary' | 'set-agent-
     if (typeof c.version !== 'string' || parseAgentVersion(c.version) === undefined) refuse(c, `expected an agent version like "0.2.0", got ${q(c.version)}`)
     if (typeof c.upgradeError !== 'string' || c.upgradeError.length > limits.agentUpgradeErrorLengthMax) refuse(c, `expected an upgrade error of at most ${limits.agentUpgradeErrorLengthMax} characters, got ${q(c.upgradeError)}`)
     if (c.base !== undefined && (typeof c.base !== 'string' || !basePattern.test(c.base))) refuse(c, `expected a base like "ubuntu@22.04", got ${q(c.base)}`)
+    if (c.hostname !== undefined && (typeof c.hostname !== 'string' || !hostnamePattern.test(c.hostname))) refuse(c, `expected a host name like "node-1.example.com", got ${q(c.hostname)}`)
     const upgradeError = c.upgradeError === '' ? undefined : c.upgradeError
     const base = c.base ?? machine.base
-    if (machine.agentVersion === c.version && machine.agentUpgradeError === upgradeError && machine.base === base) return {}
+    const hostname = c.hostname ?? machine.hostname
+    if (machine.agentVersion === c.version && machine.agentUpgradeError === upgradeError && machine.base === base && machine.hostname === hostname) return {}
     const { agentUpgradeError: _dropped, ...rest } = machine
-    d.machines.set(c.machine, { ...rest, agentVersion: c.version, ...(upgradeError === undefined ? {} : { agentUpgradeError: upgradeError }), ...(base === undefined ? {} : { base }) })
+    d.machines.set(c.machine, {
+      ...rest, agentVersion: c.version, ...(upgradeError === undefined ? {} : { agentUpgradeError: upgradeError }), ...(base === undefined ? {} : { base }), ...(hostname === undefined ? {} : { hostname })
+    })
     d.touch(keys.machine(c.machine))
     return {}
   }

@@ -48,6 +48,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'resolved': return `resolve ${q(c.unit)}`
     case 'clear-resolved': return `clear the resolved mode of ${q(c.unit)}`
     case 'enqueue-action': return `run action ${q(c.name)} on ${q(c.unit)}`
+    case 'start-task': return `start task ${q(c.taskId)} on ${q(c.unit)}`
     case 'complete-action': return `complete action ${q(c.actionId)} of ${q(c.unit)}`
     case 'enqueue-command': return `run commands on ${q(c.unit)}`
     case 'complete-command': return `complete command ${q(c.commandId)} of ${q(c.unit)}`

@@ -13,7 +13,7 @@ import { putUnit } from './writes.ts'
  * The task commands: actions and commands run on a unit, queued and completed.
  */
 
-export const taskCommands: HandlerTable<'enqueue-action' | 'complete-action' | 'enqueue-command' | 'complete-command'> = {
+export const taskCommands: HandlerTable<'enqueue-action' | 'start-task' | 'complete-action' | 'enqueue-command' | 'complete-command'> = {
   'enqueue-action': (d, c) => {
     requireAdmin(c)
     const unit = getUnit(d, c, unitName(c, c.unit))
@@ -33,19 +33,37 @@ export const taskCommands: HandlerTable<'enqueue-action' | 'complete-action' | '
     return { actionId: id }
   },
 
+  // Juju's ActionBegin (apiserver/facades/agent/uniter): the task is running from now. A
+  // repeat (the unit resumed the operation after a restart) or a task already finished
+  // changes nothing; a lone command (`enqueue-command`) has no task record to mark.
+  'start-task': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
+    const unit = getUnit(d, c, name)
+    const id = text(c, 'taskId', c.taskId)
+    const task = d.action(id)
+    if (task === undefined && unit.commands.some(command => command.id === id)) return {}
+    if (task === undefined || task.unit !== name) refuse(c, `unit ${q(name)} has no task ${q(id)}`)
+    if (task.status !== 'pending') return {}
+    const startedAtMs = agentTime(c)
+    d.actions.set(task.id, { ...task, status: 'running', ...(startedAtMs === undefined ? {} : { startedAtMs }) })
+    d.touch(keys.action(task.id))
+    return {}
+  },
+
   'complete-action': (d, c) => {
     const name = unitName(c, c.unit)
     requireUnitAgent(d, c, name)
     const unit = getUnit(d, c, name)
     const action = typeof c.actionId === 'string' ? d.action(c.actionId) : undefined
     if (action === undefined || action.unit !== name) refuse(c, `unit ${q(name)} has no action ${q(c.actionId)}`)
-    if (action.status !== 'pending') refuse(c, `the action is ${action.status} already`)
+    if (action.status !== 'pending' && action.status !== 'running') refuse(c, `the action is ${action.status} already`)
     if (c.status !== 'completed' && c.status !== 'failed') refuse(c, `status must be "completed" or "failed", got ${q(c.status)}`)
     const results = c.results ?? {}
     if (!isPlainRecord(results)) refuse(c, 'results must be a map')
     if (encodedSize(c, 'results', results) > limits.modelTaskBytesMax) refuse(c, `results exceed ${limits.modelTaskBytesMax} bytes`)
     const message = text(c, 'message', c.message ?? '')
-    finishAction(d, action, c.status, results, message, completedAtMs(c))
+    finishAction(d, action, c.status, results, message, agentTime(c))
     putUnit(d, { ...unit, actions: unit.actions.filter(id => id !== action.id) })
     return {}
   },
@@ -70,18 +88,19 @@ export const taskCommands: HandlerTable<'enqueue-action' | 'complete-action' | '
     // An operation's exec task keeps what the commands printed and returned, as Juju's
     // "juju-exec" action does; a command killed at its timeout fails the task.
     const task = d.action(c.commandId)
-    if (task !== undefined && task.status === 'pending') {
+    if (task !== undefined && (task.status === 'pending' || task.status === 'running')) {
       const outcome = c.outcome ?? { exitCode: 0, stdout: '', stderr: '' }
       if (!Number.isSafeInteger(outcome.exitCode)) refuse(c, `exit code must be a whole number, got ${q(outcome.exitCode)}`)
       const results = { 'return-code': outcome.exitCode, stdout: text(c, 'stdout', outcome.stdout, limits.modelTaskBytesMax), stderr: text(c, 'stderr', outcome.stderr, limits.modelTaskBytesMax) }
       const timedOut = outcome.timedOut === true
-      finishAction(d, task, timedOut ? 'failed' : 'completed', results, timedOut ? 'command timed out' : '', completedAtMs(c))
+      finishAction(d, task, timedOut ? 'failed' : 'completed', results, timedOut ? 'command timed out' : '', agentTime(c))
     }
     putUnit(d, { ...unit, commands: unit.commands.filter(command => command.id !== c.commandId) })
     return {}
   }
 }
 
-function completedAtMs (c: ModelCommand & { now?: unknown }): number | undefined {
+/** The agent's wall-clock reading sent with the command, if any. */
+function agentTime (c: ModelCommand & { now?: unknown }): number | undefined {
   return c.now === undefined ? undefined : clockReading(c, c.now)
 }
