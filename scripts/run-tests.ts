@@ -7,7 +7,8 @@
  * runs in a uvu process of its own, the quick ones are packed into batches of about
  * `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
  * seconds come from test/test-timings.json (written by `--write-timings` after a run; the
- * CPU of a file is its uvu process's and every child it waited for, read from /proc); a
+ * CPU of a file is its uvu process's and every child it waited for, plus the daemons it
+ * started detached, found by a marker in their environment; all read from /proc); a
  * file not listed there counts as `unknownFileSeconds` at `unknownFileDemand` cores.
  *
  * Scheduling packs the cores: a job's demand is its CPU seconds over its wall seconds.
@@ -181,6 +182,31 @@ function cpuSecondsOf (pid: number): number | undefined {
 /** USER_HZ: 100 on every Linux the tests run on. */
 const clockTicksPerSecond = 100
 
+/** Set in each job's environment, inherited by everything the job starts: how its detached daemons are found. */
+const jobMarkerVariable = 'CANTRIP_TEST_JOB'
+
+/**
+ * CPU seconds, by pid, of the processes carrying `marker` (`CANTRIP_TEST_JOB=<id>`) that
+ * were orphaned to init: the daemons a job started detached (`bootstrap`'s controllers and
+ * machine agents), which no process of the job waits for, so that their CPU (and their
+ * hooks', which they wait for) is in no figure of the job's own process. A process whose
+ * parent still runs is counted through that parent when it is waited for.
+ */
+function detachedCpuSeconds (marker: string): Map<number, number> {
+  const found = new Map<number, number>()
+  let pids: string[]
+  try { pids = readdirSync('/proc').filter(name => /^\d+$/.test(name)) } catch { return found }
+  for (const name of pids) {
+    try {
+      const fields = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      if (fields[1] !== '1') continue
+      if (!readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').includes(marker)) continue
+      found.set(Number(name), (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond)
+    } catch { /* gone, or not ours to read */ }
+  }
+  return found
+}
+
 function escapeRegex (text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
@@ -204,6 +230,8 @@ function fileSecondsOf (job: Job, marks: Mark[], end: Omit<Mark, 'file'>): Map<s
   return seconds
 }
 
+let jobsStarted = 0
+
 /** Process groups of the jobs running now, ended with the runner if it is stopped. */
 const running = new Set<number>()
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
@@ -216,22 +244,32 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
 async function runJob (job: Job): Promise<JobResult> {
   const pattern = `^(${job.files.map(escapeRegex).join('|')})$`
   const started = Date.now()
+  const jobId = `${process.pid}-${++jobsStarted}`
+  const marker = `${jobMarkerVariable}=${jobId}`
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color'], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true
+    cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, [jobMarkerVariable]: jobId }
   })
   running.add(child.pid!)
   let output = ''
   const marks: Mark[] = []
   const headers = new Set(job.files)
-  // The last CPU reading before the process ended (its /proc entry goes with it).
-  let lastCpu = cpuSecondsOf(child.pid!)
-  const sampler = setInterval(() => { lastCpu = cpuSecondsOf(child.pid!) ?? lastCpu }, cpuSampleMs)
+  // The last CPU reading of each detached daemon, kept after it ends (its /proc entry goes with it).
+  const daemons = new Map<number, number>()
+  const jobCpu = (): number | undefined => {
+    const own = cpuSecondsOf(child.pid!)
+    if (own === undefined) return undefined
+    for (const [pid, cpu] of detachedCpuSeconds(marker)) daemons.set(pid, cpu)
+    return own + [...daemons.values()].reduce((n, cpu) => n + cpu, 0)
+  }
+  // The last CPU reading before the process ended.
+  let lastCpu = jobCpu()
+  const sampler = setInterval(() => { lastCpu = jobCpu() ?? lastCpu }, cpuSampleMs)
   const take = (chunk: Buffer): void => {
     const text = chunk.toString()
     output += text
     for (const line of text.split('\n')) {
       if (!headers.has(line.trim())) continue
-      lastCpu = cpuSecondsOf(child.pid!) ?? lastCpu
+      lastCpu = jobCpu() ?? lastCpu
       marks.push({ file: line.trim(), at: Date.now(), cpu: lastCpu })
     }
   }
