@@ -190,22 +190,35 @@ const jobMarkerVariable = 'CANTRIP_TEST_JOB'
  * were orphaned to init: the daemons a job started detached (`bootstrap`'s controllers and
  * machine agents), which no process of the job waits for, so that their CPU (and their
  * hooks', which they wait for) is in no figure of the job's own process. A process whose
- * parent still runs is counted through that parent when it is waited for.
+ * parent still runs is counted through that parent when it is waited for. Init's children
+ * come from /proc/1/task/TID/children, and each one's environment is read once.
  */
 function detachedCpuSeconds (marker: string): Map<number, number> {
   const found = new Map<number, number>()
-  let pids: string[]
-  try { pids = readdirSync('/proc').filter(name => /^\d+$/.test(name)) } catch { return found }
-  for (const name of pids) {
+  const orphans = new Set<number>()
+  try {
+    for (const tid of readdirSync('/proc/1/task')) {
+      for (const pid of readFileSync(`/proc/1/task/${tid}/children`, 'utf8').split(' ')) if (pid !== '' && pid !== '\n') orphans.add(Number(pid))
+    }
+  } catch {
+    return found
+  }
+  for (const pid of orphanMarkers.keys()) if (!orphans.has(pid)) orphanMarkers.delete(pid)
+  for (const pid of orphans) {
     try {
-      const fields = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]!.split(' ')
-      if (fields[1] !== '1') continue
-      if (!readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').includes(marker)) continue
-      found.set(Number(name), (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond)
+      if (!orphanMarkers.has(pid)) {
+        const variable = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find(entry => entry.startsWith(`${jobMarkerVariable}=`))
+        orphanMarkers.set(pid, variable)
+      }
+      if (orphanMarkers.get(pid) !== marker) continue
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      found.set(pid, (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond)
     } catch { /* gone, or not ours to read */ }
   }
   return found
 }
+/** Init's children seen so far, and the job marker in each one's environment (undefined: none). */
+const orphanMarkers = new Map<number, string | undefined>()
 
 function escapeRegex (text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
