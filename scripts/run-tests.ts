@@ -7,7 +7,8 @@
  * runs in a uvu process of its own, the quick ones are packed into batches of about
  * `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
  * seconds come from test/test-timings.json (written by `--write-timings` after a run; the
- * CPU of a file is its uvu process's and every child it waited for, read from /proc); a
+ * CPU of a file is its uvu process's and every child it waited for, plus the daemons it
+ * started detached, found by a marker in their environment; all read from /proc); a
  * file not listed there counts as `unknownFileSeconds` at `unknownFileDemand` cores.
  *
  * Scheduling packs the cores: a job's demand is its CPU seconds over its wall seconds.
@@ -181,6 +182,44 @@ function cpuSecondsOf (pid: number): number | undefined {
 /** USER_HZ: 100 on every Linux the tests run on. */
 const clockTicksPerSecond = 100
 
+/** Set in each job's environment, inherited by everything the job starts: how its detached daemons are found. */
+const jobMarkerVariable = 'CANTRIP_TEST_JOB'
+
+/**
+ * CPU seconds, by pid, of the processes carrying `marker` (`CANTRIP_TEST_JOB=<id>`) that
+ * were orphaned to init: the daemons a job started detached (`bootstrap`'s controllers and
+ * machine agents), which no process of the job waits for, so that their CPU (and their
+ * hooks', which they wait for) is in no figure of the job's own process. A process whose
+ * parent still runs is counted through that parent when it is waited for. Init's children
+ * come from /proc/1/task/TID/children, and each one's environment is read once.
+ */
+function detachedCpuSeconds (marker: string): Map<number, number> {
+  const found = new Map<number, number>()
+  const orphans = new Set<number>()
+  try {
+    for (const tid of readdirSync('/proc/1/task')) {
+      for (const pid of readFileSync(`/proc/1/task/${tid}/children`, 'utf8').split(' ')) if (pid !== '' && pid !== '\n') orphans.add(Number(pid))
+    }
+  } catch {
+    return found
+  }
+  for (const pid of orphanMarkers.keys()) if (!orphans.has(pid)) orphanMarkers.delete(pid)
+  for (const pid of orphans) {
+    try {
+      if (!orphanMarkers.has(pid)) {
+        const variable = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find(entry => entry.startsWith(`${jobMarkerVariable}=`))
+        orphanMarkers.set(pid, variable)
+      }
+      if (orphanMarkers.get(pid) !== marker) continue
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      found.set(pid, (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond)
+    } catch { /* gone, or not ours to read */ }
+  }
+  return found
+}
+/** Init's children seen so far, and the job marker in each one's environment (undefined: none). */
+const orphanMarkers = new Map<number, string | undefined>()
+
 function escapeRegex (text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
@@ -204,6 +243,8 @@ function fileSecondsOf (job: Job, marks: Mark[], end: Omit<Mark, 'file'>): Map<s
   return seconds
 }
 
+let jobsStarted = 0
+
 /** Process groups of the jobs running now, ended with the runner if it is stopped. */
 const running = new Set<number>()
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
@@ -216,22 +257,32 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
 async function runJob (job: Job): Promise<JobResult> {
   const pattern = `^(${job.files.map(escapeRegex).join('|')})$`
   const started = Date.now()
+  const jobId = `${process.pid}-${++jobsStarted}`
+  const marker = `${jobMarkerVariable}=${jobId}`
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color'], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true
+    cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, [jobMarkerVariable]: jobId }
   })
   running.add(child.pid!)
   let output = ''
   const marks: Mark[] = []
   const headers = new Set(job.files)
-  // The last CPU reading before the process ended (its /proc entry goes with it).
-  let lastCpu = cpuSecondsOf(child.pid!)
-  const sampler = setInterval(() => { lastCpu = cpuSecondsOf(child.pid!) ?? lastCpu }, cpuSampleMs)
+  // The last CPU reading of each detached daemon, kept after it ends (its /proc entry goes with it).
+  const daemons = new Map<number, number>()
+  const jobCpu = (): number | undefined => {
+    const own = cpuSecondsOf(child.pid!)
+    if (own === undefined) return undefined
+    for (const [pid, cpu] of detachedCpuSeconds(marker)) daemons.set(pid, cpu)
+    return own + [...daemons.values()].reduce((n, cpu) => n + cpu, 0)
+  }
+  // The last CPU reading before the process ended.
+  let lastCpu = jobCpu()
+  const sampler = setInterval(() => { lastCpu = jobCpu() ?? lastCpu }, cpuSampleMs)
   const take = (chunk: Buffer): void => {
     const text = chunk.toString()
     output += text
     for (const line of text.split('\n')) {
       if (!headers.has(line.trim())) continue
-      lastCpu = cpuSecondsOf(child.pid!) ?? lastCpu
+      lastCpu = jobCpu() ?? lastCpu
       marks.push({ file: line.trim(), at: Date.now(), cpu: lastCpu })
     }
   }

@@ -40,11 +40,15 @@ test('SIGTERM during a hook kills it, re-queues it, and it runs again when the a
   const runs = join(root, 'install-runs')
   mkdirSync(join(charmDir, 'hooks'), { recursive: true })
   writeFileSync(join(charmDir, 'metadata.yaml'), 'name: slow\nsummary: slow\ndescription: an install that hangs the first time\n')
-  // The first install hangs (until killed); the second completes.
+  // The first install hangs (until killed); the second completes. The hook marks which run
+  // it is before it reports its pid: the test sends SIGTERM as soon as the pid is there,
+  // and a SIGTERM landing between the report and the mark made the second run hang too.
+  const second = JSON.stringify(join(root, 'second'))
   writeFileSync(join(charmDir, 'hooks', 'install'), [
     '#!/bin/bash',
+    `if [ -f ${second} ]; then first=no; else touch ${second}; first=yes; fi`,
     `echo "$$" >> ${JSON.stringify(runs)}`,
-    `if [ ! -f ${JSON.stringify(join(root, 'second'))} ]; then touch ${JSON.stringify(join(root, 'second'))}; sleep 600; fi`,
+    'if [ "$first" = yes ]; then sleep 600; fi',
     ''
   ].join('\n'))
   chmodSync(join(charmDir, 'hooks', 'install'), 0o755)
@@ -82,6 +86,10 @@ test('SIGTERM during a hook kills it, re-queues it, and it runs again when the a
     assert.ok(after!.installed, 'the re-run install committed')
   } finally {
     for (const child of children) if (child.exitCode === null && child.pid !== undefined) child.kill('SIGKILL')
+    // A hook leads its own process group and outlives an agent killed here: end it too.
+    for (const pid of lines().map(Number)) {
+      try { process.kill(-pid, 'SIGKILL') } catch { /* the group is gone */ }
+    }
     rmSync(root, { recursive: true, force: true })
   }
 })
