@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { cantripHome } from '../agent/cli/cli-home.ts'
 import { checkStoreWritable } from '../agent/cli/store-check.ts'
 import { cantripReadOnly, readOnlySupported } from './support/read-only-home.ts'
 
@@ -21,6 +22,19 @@ test('checkStoreWritable: a writable home, or one not yet made under a writable 
     checkStoreWritable(join(dir, 'not', 'yet'))
   } finally {
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('an empty CANTRIP_HOME means the default store, not the current directory', () => {
+  const saved = process.env['CANTRIP_HOME']
+  try {
+    process.env['CANTRIP_HOME'] = ''
+    assert.ok(cantripHome().endsWith(join('.local', 'share', 'cantrip')), cantripHome())
+    process.env['CANTRIP_HOME'] = '/srv/cantrip-home'
+    assert.is(cantripHome(), '/srv/cantrip-home')
+  } finally {
+    if (saved === undefined) delete process.env['CANTRIP_HOME']
+    else process.env['CANTRIP_HOME'] = saved
   }
 })
 

@@ -71,8 +71,10 @@ export interface ControllersFile {
   controllers: Record<string, ControllerEntry>
 }
 
+/** The client's store: CANTRIP_HOME, or the XDG default when it is unset or empty (as Juju treats an empty JUJU_DATA). */
 export function cantripHome (): string {
-  return process.env['CANTRIP_HOME'] ?? join(homedir(), '.local', 'share', 'cantrip')
+  const configured = process.env['CANTRIP_HOME']
+  return configured === undefined || configured === '' ? join(homedir(), '.local', 'share', 'cantrip') : configured
 }
 
 export function readControllers (): ControllersFile {

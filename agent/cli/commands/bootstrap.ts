@@ -18,12 +18,12 @@
  * can be upgraded later and are handed their agent by the controllers. `--agent-version X`
  * must be a version this client holds a bundle of, which is its own.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../mesh/network-key.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../../mesh/peer-identity.ts'
-import { systemdPresence } from '../../systemd-unit.ts'
+import { removeAgentUnit, systemdPresence } from '../../systemd-unit.ts'
 import { controllerNetwork, loopbackNetwork, writeControllerNetwork, type ControllerNetwork } from '../controller-network.ts'
 import { machineNetworkUnavailable, NetnsMachineNetwork } from '../../netns-machine-network.ts'
 import { parseAgentVersion, noAgentBinaries } from '../../../runtime/model/agent-binaries.ts'
@@ -35,6 +35,7 @@ import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, typ
 import type { Connection } from '../connection.ts'
 import { openConnection } from '../open-connection.ts'
 import { progress } from '../progress.ts'
+import { processAlive, processCmdline, stopOwnedProcess } from '../stop-process.ts'
 
 const component = 'cantrip bootstrap'
 /** How long the new group may take to elect a leader and answer. */
@@ -52,7 +53,8 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')
     .option('--systemd', 'run the controllers as systemd units (restarted on failure and at boot) where systemd runs this host')
     .option('--agent-version <version>', 'the agent version to start at (one this client holds: its own)')
-    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string, agentVersion?: string }) => {
+    .option('--keep-broken', 'if bootstrap fails, leave the controllers and their logs as they are (by default they are stopped and removed)')
+    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string, agentVersion?: string, keepBroken?: boolean }) => {
       checkAgentVersion(options.agentVersion)
       const ha = Number(options.ha)
       if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
@@ -72,15 +74,15 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       file.controllers[name] = entry
       file['current-controller'] = name
       writeControllers(file)
-      step.update('waiting for a leader')
-      const connection = await openConnection(entry)
       try {
-        await waitForLeader(connection)
-        step.update('storing the agent binaries')
-        await putAgentBinary(connection, clientAgentBundle())
-        expectOk(await connection.submit({ type: 'set-agent-version', version: cantripVersion }))
-      } finally {
-        await connection.close()
+        step.update('waiting for a leader')
+        await initialiseGroup(entry)
+      } catch (error) {
+        // As Juju's bootstrap: a failed one is cleaned up unless --keep-broken asks otherwise.
+        if (options.keepBroken === true) throw error
+        context.err(`${component}: cleaning up after failed bootstrap (--keep-broken keeps the controllers and their logs)`)
+        await removeFailedGroup(name, entry)
+        throw error
       }
       const where = network.machineNetwork === undefined ? '' : `, machines isolated in ${network.machineNetwork}`
       step.done(`Bootstrapped controller "${name}": ${ha} member${ha === 1 ? '' : 's'} at ${network.advertise}, local provider${where}, data in ${dir}`)
@@ -130,10 +132,52 @@ async function startGroup (dir: string, ha: number, inspect: boolean, systemd: b
   }
 }
 
-async function waitForLeader (connection: Connection): Promise<void> {
+/** Waits for a leader, then stores this client's agent bundle as the model's agent version. */
+async function initialiseGroup (entry: ControllerEntry): Promise<void> {
+  const connection = await openConnection(entry)
+  try {
+    await waitForLeader(connection, entry)
+    await putAgentBinary(connection, clientAgentBundle())
+    expectOk(await connection.submit({ type: 'set-agent-version', version: cantripVersion }))
+  } finally {
+    await connection.close()
+  }
+}
+
+/** Stops the members this bootstrap started (by pid, only if still ours) and forgets the controller. */
+async function removeFailedGroup (name: string, entry: ControllerEntry): Promise<void> {
+  for (const member of entry.controllers) if (member.unit !== undefined) removeAgentUnit(member.unit.name, member.unit.scope)
+  await Promise.all(entry.controllers.map(async member => {
+    await stopOwnedProcess(member.pid, pid => processCmdline(pid).includes(entry.dir), false)
+  }))
+  rmSync(entry.dir, { recursive: true, force: true })
+  const after = readControllers()
+  delete after.controllers[name]
+  if (after['current-controller'] === name) after['current-controller'] = Object.keys(after.controllers)[0] ?? null
+  writeControllers(after)
+}
+
+/** The last error a member logged (what made it exit), or why there is none. */
+function lastLogLine (file: string): string {
+  try {
+    // Stack frames say where, not what: the last line naming an error says what.
+    const lines = readFileSync(file, 'utf8').split('\n').map(line => line.trim()).filter(line => line !== '' && !line.startsWith('at '))
+    return lines.findLast(line => /error/i.test(line)) ?? lines.at(-1) ?? `nothing (${file} is empty)`
+  } catch {
+    return `nothing (no ${file})`
+  }
+}
+
+async function waitForLeader (connection: Connection, entry: ControllerEntry): Promise<void> {
   const until = Date.now() + readyTimeoutMs
   let last = ''
   while (Date.now() < until) {
+    // Members that have all exited will never elect one: say so now, not after the timeout.
+    const started = entry.controllers.filter(member => member.unit === undefined && member.pid > 1)
+    if (started.length === entry.controllers.length && !started.some(member => processAlive(member.pid))) {
+      const log = join(entry.controllers[0]!['data-dir'], 'cantripd.log')
+      throw new Error(`${component}: every controller exited before electing a leader; c0's log ends: ${lastLogLine(log)}`)
+    }
     try {
       const full = await connection.model()
       if (full.leader !== '') return

@@ -21,10 +21,9 @@ import { readControllerNetwork } from '../controller-network.ts'
 import { createManualProvider } from '../../create-manual-provider.ts'
 import { NetnsMachineNetwork } from '../../netns-machine-network.ts'
 import { ask } from '../ask.ts'
+import { processCmdline as cmdline, stopOwnedProcess as stop } from '../stop-process.ts'
 
 const component = 'cantrip destroy-controller'
-/** How long a process may take to end after SIGTERM before it gets SIGKILL. */
-const stopGraceMs = 10_000
 
 export const registerDestroyController: RegisterCommand = (program, context) => {
   program.command('destroy-controller')
@@ -120,23 +119,6 @@ function machineDirs (machines: string): string[] {
   return [...own, ...others]
 }
 
-function cmdline (pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
-  } catch {
-    return ''
-  }
-}
-
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
-  } catch {
-    return false
-  }
-}
-
 function pidIn (file: string): number | undefined {
   if (!existsSync(file)) return undefined
   const pid = Number(readFileSync(file, 'utf8').trim().split(/\s+/)[0])
@@ -157,16 +139,4 @@ function workloadPids (agentDir: string): number[] {
     }
   }
   return pids
-}
-
-/** SIGTERM (the group, for an agent), then SIGKILL after the grace; only a process `owned` says is ours. */
-async function stop (pid: number, owned: (pid: number) => boolean, group: boolean): Promise<void> {
-  if (pid <= 1 || !alive(pid) || !owned(pid)) return
-  const signal = (name: NodeJS.Signals): void => {
-    try { process.kill(group ? -pid : pid, name) } catch { /* gone */ }
-  }
-  signal('SIGTERM')
-  const until = Date.now() + stopGraceMs
-  while (alive(pid) && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 100))
-  if (alive(pid)) signal('SIGKILL')
 }
