@@ -59,6 +59,8 @@ export interface SpawnOptions {
   join?: boolean
   /** `cantrip bootstrap --inspect`: `cantripd --inspect 0` (its machine agents inherit it). */
   inspect?: boolean
+  /** `cantrip bootstrap --inspect-data`: `cantripd --inspect-data` too (its machine agents inherit it). */
+  inspectData?: boolean
   /** Run it as a systemd unit (only where systemd runs the host: see systemdPresence). */
   systemd?: boolean
 }
@@ -99,7 +101,8 @@ function controllerLaunch (member: NewMember, options: SpawnOptions): AgentLaunc
       '--admin', options.admin,
       '--provider', 'local', '--machines-dir', join(options.dir, 'machines'),
       ...(options.join === true ? ['--join'] : []),
-      ...(options.inspect === true ? ['--inspect', '0'] : [])
+      ...(options.inspect === true ? ['--inspect', '0'] : []),
+      ...(options.inspect === true && options.inspectData === true ? ['--inspect-data'] : [])
     ],
     cwd: packageRoot,
     logFile: join(member['data-dir'], 'cantripd.log'),

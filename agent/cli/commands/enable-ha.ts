@@ -101,6 +101,7 @@ async function addMember (run: Run, admin: string): Promise<string> {
       admin,
       join: true,
       ...(entry.inspect === true ? { inspect: true } : {}),
+      ...(entry['inspect-data'] === true ? { inspectData: true } : {}),
       ...(entry.systemd === true ? { systemd: true } : {})
     })
     await waitUntil(step, `${label} to answer`, startTimeoutMs, async () => {
