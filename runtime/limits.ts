@@ -20,6 +20,17 @@ export const limits = {
   secretKeyFetchRetryMs: 1_000,
   /** Secret changes (creates, updates, grants, revokes, removes together) one hook may commit. */
   secretChangesPerHookMax: 256,
+  /**
+   * Juju's RotateRetryDelay: a `secret-rotate` that made no new revision runs again this
+   * long after the deadline it answered (core/secrets/secret.go).
+   */
+  secretRotateRetryDelayMs: 300_000,
+  /** Juju's ExpireRetryDelay: `secret-expired` runs again this often until the revision is removed. */
+  secretExpireRetryDelayMs: 300_000,
+  /** Rotation and expiry triggers the controllers' clock worker proposes in one pass; the rest wait for the next. */
+  secretTriggersPerPassMax: 64,
+  /** After a due trigger could not be committed (no quorum, lost the lease), the clock worker looks again this much later. */
+  secretTriggerRetryMs: 1_000,
   /** Relations one unit may take part in. */
   relationsPerUnitMax: 256,
   /** Remote units in one relation as seen by one unit. */

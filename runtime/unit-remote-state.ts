@@ -92,4 +92,17 @@ export interface RemoteState {
    * tracks and its label for the secret. Absent when it consumes none.
    */
   secretsConsumed?: Readonly<Record<string, { latest: number, tracked: number, label: string }>>
+  /**
+   * Secrets this unit manages (its own; its application's while it leads) whose rotation
+   * the controllers found due, by id: the deadline, the owner's label and the latest
+   * revision when it fell due (what the rotation is measured against). Absent when none.
+   */
+  secretRotations?: Readonly<Record<string, SecretRotationDue>>
+  /** Revisions of secrets this unit manages whose expiry fell due, by `<id>/<revision>`. Absent when none. */
+  secretExpirations?: Readonly<Record<string, SecretExpiryDue>>
+  /** Obsolete revisions of secrets this unit manages, by id (ascending). Absent when none. */
+  secretObsolete?: Readonly<Record<string, { label: string, revisions: readonly number[] }>>
 }
+
+export interface SecretRotationDue { due: number, label: string, revision: number }
+export interface SecretExpiryDue { id: string, revision: number, due: number, label: string }

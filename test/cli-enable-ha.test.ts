@@ -5,7 +5,8 @@
  * three voters, one leader and every commit lag 0; `version --all` and `show-controller`
  * warn about the skewed controllers; `members` shows the gossip membership with the
  * machine's agent; after kill -9 of the original leader the group still commits
- * (add-machine) and reads (status). Bad -n values are refused before anything starts.
+ * (add-machine) and reads (status), and a survivor reveals a user secret c0 sealed before
+ * the others joined (the secrets key was handed to them). Bad -n values are refused before anything starts.
  * destroy-controller then leaves no process behind.
  */
 import '../runtime/polyfill.ts'
@@ -20,6 +21,7 @@ import { processAlive } from './support/processes.ts'
 import { stampedTree } from './support/stamped-tree.ts'
 
 const skewed = '9.9.9-test'
+const haToken = 'sealed-by-c0-7d1e'
 const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
 
 interface Shown { raft: { leader: string, voters: string[] }, members: Record<string, { 'peer-id': string, pid: number, role: string, 'commit-lag': number | null, version: string | null }> }
@@ -96,6 +98,9 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     const machine = cantrip(home, ['add-machine'])
     assert.is(machine.status, 0, machine.stderr)
     assert.match(machine.stdout, /created machine 0/)
+    // Sealed by c0 with the only key there is yet; c1 and c2 must be handed it when they join.
+    const secret = cantrip(home, ['add-secret', 'ha-token', `token=${haToken}`])
+    assert.is(secret.status, 0, secret.stderr)
 
     const started = Date.now()
     // The two new controllers run from a second release of cantrip (the same tree stamped
@@ -164,6 +169,12 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.is(added.status, 0, added.stderr)
     const active = cantrip(home, ['wait-for', 'unit', 'tiny/1', '--status', 'active', '--timeout', '4m'])
     assert.is(active.status, 0, active.stderr)
+    // The joined controllers open what c0 sealed: the key was handed over (agent/secret-key-store.ts).
+    const revealed = await eventually('a survivor to reveal the secret c0 sealed', 60_000, () => {
+      const run = cantrip(home, ['show-secret', 'ha-token', '--reveal'])
+      return run.status === 0 ? Object.values(parse(run.stdout) as Record<string, { content: Record<string, string> }>)[0]?.content : undefined
+    })
+    assert.equal(revealed, { token: haToken })
     const survivors = show(home)
     assert.is.not(survivors.raft.leader, oldLeader['peer-id'], 'a new leader was elected')
     assert.is(Object.values(survivors.members).filter(m => m.role === 'unreachable').length, 1)

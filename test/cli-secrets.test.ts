@@ -7,12 +7,22 @@
  * - vault rotates it with `secret-set`; app gets `secret-changed` with JUJU_SECRET_ID and
  *   JUJU_SECRET_REVISION, where `secret-get --refresh` returns the new revision, and later
  *   reads keep returning it;
+ * - app's refresh leaves revision 1 tracked by nobody: vault gets `secret-remove` for it
+ *   (JUJU_SECRET_REVISION=1); a token added with `--expire 2s` gets `secret-expired`
+ *   with its revision and label once the controllers' clock passes the deadline;
  * - vault revokes the grant; app's `secret-get` then fails with Juju's `ERROR permission
  *   denied`, exit 1.
  *
+ * The canaries — a user secret's two values, the second granted to app and read there —
+ * never appear in status, the status history, debug-log, any file the agents wrote
+ * (LevelDB included), any agent's inspector stream with data shown
+ * (`bootstrap --inspect-data`), nor in the mesh payloads vault's machine agent received
+ * (`CANTRIP_WIRE_CAPTURE_DIR`), while app's, which was granted it, did receive it.
+ *
  * Juju sources followed: internal/worker/uniter/runner/jujuc/secret-add.go, secret-get.go,
  * secret-grant.go, secret-revoke.go, secret-set.go; internal/worker/uniter/secrets/
- * resolver.go (secret-changed when the consumed revision moves); runner/context/context.go
+ * resolver.go (secret-changed when the consumed revision moves; secret-expired and
+ * secret-remove with JUJU_SECRET_REVISION); internal/worker/secretexpire; runner/context/context.go
  * (pending secret changes, owner label lookup); apiserver/facades/agent/secretsmanager
  * (consumer tracking, ErrPerm without a grant). Every process is stopped by pid
  * (destroy-controller) and the temporary directory removed.
@@ -24,6 +34,10 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
+import { createHash } from 'node:crypto'
+import { WebSocket } from 'ws'
+import type { ControllersFile } from '../agent/cli/cli-home.ts'
+import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
 import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
 
@@ -41,7 +55,7 @@ function writeCharm (dir: string, metadata: string[], actions: Record<string, st
   for (const [name, body] of Object.entries(actions)) script(join(dir, 'actions', name), body)
 }
 
-function writeVault (dir: string): void {
+function writeVault (dir: string, log: string): void {
   writeCharm(dir, ['name: vault', 'summary: owns a password', 'description: test charm', 'provides:', '  creds:', '    interface: password'], {
     share: [
       'rel=$(relation-ids creds)',
@@ -52,13 +66,28 @@ function writeVault (dir: string): void {
       'action-set id="$id" info="$(secret-info-get --label db-password --format=json)"'
     ].join('\n'),
     rotate: 'secret-set "$(state-get id)" password=s3cret-two',
-    revoke: 'secret-revoke "$(state-get id)" -r "$(relation-ids creds)"'
-  }, {})
+    revoke: 'secret-revoke "$(state-get id)" -r "$(relation-ids creds)"',
+    // A short-lived token: the controllers' clock fires secret-expired on the owner's leader.
+    expiring: 'action-set id="$(secret-add --label short-lived --expire 2s token=t0k3n)"'
+  }, {
+    'secret-expired': [
+      `echo "expired $JUJU_SECRET_ID $JUJU_SECRET_REVISION $JUJU_SECRET_LABEL" >> ${JSON.stringify(log)}`,
+      'secret-remove "$JUJU_SECRET_ID" --revision "$JUJU_SECRET_REVISION"'
+    ].join('\n'),
+    // An obsolete revision (no consumer tracks it): this charm keeps it, and only says so.
+    'secret-remove': `echo "remove $JUJU_SECRET_ID $JUJU_SECRET_REVISION" >> ${JSON.stringify(log)}`
+  })
 }
 
 function writeApp (dir: string, log: string): void {
+  const actionsYaml = (): void => {
+    // read-token takes the secret's URI (Juju's action schemas refuse undeclared parameters).
+    writeFileSync(join(dir, 'actions.yaml'), 'get:\n  description: get\nread-token:\n  description: read-token\n  params:\n    id:\n      type: string\n')
+  }
   writeCharm(dir, ['name: app', 'summary: consumes a password', 'description: test charm', 'requires:', '  creds:', '    interface: password'], {
-    get: 'out=$(secret-get "$(state-get id)" password 2>&1) && rc=0 || rc=$?; action-set rc="$rc" out="$out"'
+    get: 'out=$(secret-get "$(state-get id)" password 2>&1) && rc=0 || rc=$?; action-set rc="$rc" out="$out"',
+    // Reads a user secret and shows only a digest of it, so the value itself stays off the record.
+    'read-token': 'v=$(secret-get "$(action-get id)" token); action-set sha="$(printf %s "$v" | sha256sum | cut -c1-64)"'
   }, {
     'creds-relation-changed': [
       'id=$(relation-get --app secret-id vault)',
@@ -68,6 +97,7 @@ function writeApp (dir: string, log: string): void {
     ].join('\n'),
     'secret-changed': `echo "changed $JUJU_SECRET_ID $JUJU_SECRET_REVISION $(secret-get "$JUJU_SECRET_ID" --refresh password)" >> ${JSON.stringify(log)}`
   })
+  actionsYaml()
 }
 
 /** Values no charm ever reads or prints: they may appear nowhere but in `show-secret --reveal`. */
@@ -100,15 +130,32 @@ test('two charms exchange a password through a secret granted over their relatio
   const home = mkdtempSync(join(tmpdir(), 'cantrip-secrets-'))
   const machinesDir = join(home, 'controllers', 'local', 'machines')
   const log = join(home, 'app.log')
-  writeVault(join(home, 'vault'))
+  const wireDir = join(home, 'wire')
+  const sockets: WebSocket[] = []
+  const inspected: string[] = []
+  const inspectErrors: string[] = []
+  const vaultLog = join(home, 'vault.log')
+  writeVault(join(home, 'vault'), vaultLog)
   writeApp(join(home, 'app'), log)
   try {
-    ok(home, 'bootstrap')
+    // Every agent streams its actors with data shown, and captures every mesh payload it receives.
+    const boot = cantrip(home, ['bootstrap', '--inspect-data'], { CANTRIP_WIRE_CAPTURE_DIR: wireDir })
+    assert.is(boot.status, 0, boot.stderr)
     ok(home, 'deploy', join(home, 'vault'))
     ok(home, 'deploy', join(home, 'app'))
     ok(home, 'integrate', 'vault', 'app')
     ok(home, 'wait-for', 'unit', 'vault/0', '--status', 'active', '--timeout', '4m')
     ok(home, 'wait-for', 'unit', 'app/0', '--status', 'active', '--timeout', '4m')
+
+    const entry = (parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as ControllersFile).controllers['local']!
+    const endpoints = discoverInspectEndpoints(entry)
+    assert.equal(endpoints.length, 3, JSON.stringify(endpoints))
+    for (const endpoint of endpoints) {
+      const socket = new WebSocket(endpoint.url)
+      socket.on('message', data => { inspected.push(String(data)) })
+      socket.on('error', error => { inspectErrors.push(`${endpoint.agent}: ${error.message}`) })
+      sockets.push(socket)
+    }
 
     const shared = action(home, 'vault/0', 'share')
     const uri = shared['id']!
@@ -126,6 +173,15 @@ test('two charms exchange a password through a secret granted over their relatio
     assert.equal(lines(log).find(line => line.startsWith('changed ')), `changed ${uri} 2 s3cret-two`)
     // --refresh in secret-changed made revision 2 the tracked one.
     assert.equal(action(home, 'app/0', 'get'), { rc: '0', out: 's3cret-two' })
+
+    // app now tracks revision 2, so revision 1 is obsolete: vault's leader runs secret-remove for it.
+    await waitFor('secret-remove on vault/0', () => lines(vaultLog).some(line => line.startsWith('remove ')), () => lines(vaultLog).join('\n'))
+    assert.equal(lines(vaultLog).filter(line => line.startsWith('remove ')), [`remove ${uri} 1`])
+
+    // Expiry: secret-expired with the revision and label, at the deadline (plus the controllers' drift margin).
+    const expiring = action(home, 'vault/0', 'expiring')['id']!
+    await waitFor('secret-expired on vault/0', () => lines(vaultLog).some(line => line.startsWith('expired ')), () => lines(vaultLog).join('\n'))
+    assert.equal(lines(vaultLog).filter(line => line.startsWith('expired ')), [`expired ${expiring} 1 short-lived`])
 
     action(home, 'vault/0', 'revoke')
     assert.equal(action(home, 'app/0', 'get'), { rc: '1', out: 'ERROR permission denied' })
@@ -145,6 +201,9 @@ test('two charms exchange a password through a secret granted over their relatio
     assert.not.match(ok(home, 'show-secret', 'api-token'), new RegExp(canaryOne))
     ok(home, 'update-secret', 'api-token', `token=${canaryTwo}`)
     ok(home, 'grant-secret', 'api-token', 'app')
+    // The granted unit reads the user secret: the canary travels to app's machine, and to no other agent.
+    const digest = createHash('sha256').update(canaryTwo).digest('hex')
+    assert.equal(parse(ok(home, 'run', 'app/0', 'read-token', `id=${userUri}`, '--wait', '3m')), { 'return-code': 0, sha: digest })
     const shown = parse(ok(home, 'show-secret', userUri, '--reveal')) as Record<string, { revision: number, content: Record<string, string> }>
     assert.equal([shown[userId]!.revision, shown[userId]!.content], [2, { token: canaryTwo }])
     assert.equal((parse(ok(home, 'show-secret', id, '--reveal', '--revision', '1')) as Record<string, { content: Record<string, string> }>)[id]!.content, { password: 's3cret-one' })
@@ -160,6 +219,17 @@ test('two charms exchange a password through a secret granted over their relatio
       ok(home, 'debug-log', '--replay', '--no-tail', '-n', '10000')
     ].join('\n')
     for (const canary of [canaryOne, canaryTwo]) assert.not.ok(seen.includes(canary), `${canary} in status or logs`)
+    assert.equal(inspectErrors, [], 'every inspector stream stayed open')
+    // Nor in any inspector stream, though the agents show data (--inspect-data, inherited by the machine agents).
+    assert.match(readFileSync(join(entry.controllers[0]!['data-dir'], 'launch.json'), 'utf8'), /"--inspect-data"/)
+    assert.ok(inspected.length > 0, 'the inspector streams were read')
+    for (const canary of [canaryOne, canaryTwo]) assert.not.ok(inspected.some(line => line.includes(canary)), `${canary} in an inspector stream`)
+    // Nor on the wire of vault's machine, which was never granted it; app's machine, granted, received it.
+    const machineOf = (unit: string): string => (JSON.parse(ok(home, 'status', '--format', 'json')) as { applications: Record<string, { units: Record<string, { machine: string }> }> }).applications[unit.split('/')[0]!]!.units[unit]!.machine
+    const wire = (machine: string): Buffer => readFileSync(join(wireDir, `machine-${machine}.wire`))
+    assert.ok(machineOf('vault/0') !== machineOf('app/0'), 'vault and app on machines of their own')
+    assert.ok(wire(machineOf('app/0')).includes(canaryTwo), 'the granted agent received the content (the capture sees payloads)')
+    for (const canary of [canaryOne, canaryTwo]) assert.not.ok(wire(machineOf('vault/0')).includes(canary), `${canary} on the wire of vault's machine`)
     const files = filesUnder(join(home, 'controllers'))
     assert.ok(files.some(file => /\.(ldb|log)$/.test(file)), 'the scan reads LevelDB files')
     for (const file of files) {
@@ -167,6 +237,7 @@ test('two charms exchange a password through a secret granted over their relatio
       for (const canary of [canaryOne, canaryTwo]) assert.not.ok(bytes.includes(canary), `${canary} in ${file}`)
     }
   } finally {
+    for (const socket of sockets) socket.terminate()
     destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }

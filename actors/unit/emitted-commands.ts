@@ -12,6 +12,7 @@ export function commandForEmitted (unit: string, event: UnitEmitted, now: number
     case 'relation.enterScope': return { type: 'enter-scope', unit, relationId: event.relationId }
     case 'relation.leaveScope': return { type: 'leave-scope', unit, relationId: event.relationId }
     case 'storage.detached': return { type: 'storage-detached', unit, storageId: event.storageId }
+    case 'secret.rotated': return { type: 'secret-rotated', unit, id: event.id, originalRevision: event.originalRevision, now }
     case 'controller.clearResolved': return { type: 'clear-resolved', unit }
     case 'unit.destroy': return { type: 'remove-unit', unit }
     case 'unit.terminated': return { type: 'unit-dead', unit }

@@ -41,6 +41,10 @@ export interface HookInfo {
   secretId?: string
   secretLabel?: string
   secretRevision?: number
+  /** `secret-rotate` and `secret-expired`: the trigger the hook answers, so it runs once per trigger. */
+  secretDue?: number
+  /** `secret-rotate`: the latest revision when the rotation fell due (did the hook make a new one?). */
+  secretOriginalRevision?: number
 }
 
 export function isSecretHook (kind: HookKind): kind is SecretHookKind {

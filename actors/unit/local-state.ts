@@ -71,6 +71,12 @@ export interface LocalState {
   charmState: Record<string, string>
   /** Secret id → the latest revision a committed secret-changed told the charm of (Juju's ConsumedSecretInfo). */
   secretRevisions?: Record<string, number>
+  /** Secret id → the rotation deadline whose `secret-rotate` committed (Juju's rotatedSecrets callback). */
+  secretRotated?: Record<string, number>
+  /** `<id>/<revision>` → the expiry trigger whose `secret-expired` committed. */
+  secretExpired?: Record<string, number>
+  /** Secret id → obsolete revisions whose `secret-remove` committed (Juju's SecretObsoleteRevisions). */
+  secretRemoved?: Record<string, number[]>
   /** Hook runs prepared so far: the last one's number (PersistedOperation.run). */
   hookRuns?: number
   /**

@@ -263,6 +263,7 @@ function commitHook (state: StepState, current: CurrentOperation, hook: HookInfo
     case 'secret-rotate':
     case 'secret-expired':
     case 'secret-remove':
+      local = commitSecretTrigger(local, hook, emitted)
       break
     case 'storage-detaching': {
       const storageAttached = { ...local.storageAttached }
@@ -303,6 +304,28 @@ function commitRelation (unit: UnitName, local: LocalState, current: CurrentOper
     if (dyingPeerEmptied) emitted.push({ type: 'relation.leaveScope', relationId: rel.id })
   }
   return { local: { ...local, relations } }
+}
+
+/**
+ * A committed secret-rotate, secret-expired or secret-remove: recorded so it does not
+ * run again for the same trigger or revision; a rotation is also reported to the
+ * controllers, which schedule the next one (Juju's secretCompleter callbacks).
+ */
+function commitSecretTrigger (local: LocalState, hook: HookInfo, emitted: UnitEmitted[]): LocalState {
+  const id = hook.secretId
+  if (id === undefined) return local
+  if (hook.kind === 'secret-rotate' && hook.secretDue !== undefined) {
+    emitted.push({ type: 'secret.rotated', id, originalRevision: hook.secretOriginalRevision ?? 0 })
+    return { ...local, secretRotated: { ...local.secretRotated, [id]: hook.secretDue } }
+  }
+  if (hook.kind === 'secret-expired' && hook.secretDue !== undefined && hook.secretRevision !== undefined) {
+    return { ...local, secretExpired: { ...local.secretExpired, [`${id}/${hook.secretRevision}`]: hook.secretDue } }
+  }
+  if (hook.kind === 'secret-remove' && hook.secretRevision !== undefined) {
+    const done = local.secretRemoved?.[id] ?? []
+    return done.includes(hook.secretRevision) ? local : { ...local, secretRemoved: { ...local.secretRemoved, [id]: [...done, hook.secretRevision] } }
+  }
+  return local
 }
 
 /** The hook name shown in status and logs for the running operation, if it runs a hook. */

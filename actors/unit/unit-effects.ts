@@ -29,6 +29,8 @@ export type UnitEmitted =
   | { type: 'relation.leaveScope', relationId: RelationId }
   /** `-storage-detaching` committed: the attachment may leave the model. */
   | { type: 'storage.detached', storageId: string }
+  /** `secret-rotate` committed: the controllers schedule the next rotation. */
+  | { type: 'secret.rotated', id: string, originalRevision: number }
   | { type: 'controller.clearResolved' }
   | { type: 'unit.destroy' }
   | { type: 'unit.terminated' }

@@ -61,6 +61,8 @@ export interface ControllerEntry {
   'current-model'?: string
   /** Bootstrapped with `--inspect`: every agent streams its actors (members added by enable-ha too). */
   inspect?: boolean
+  /** Bootstrapped with `--inspect-data`: the streams show databags, config and action parameters (secrets stay redacted). */
+  'inspect-data'?: boolean
   /** Bootstrapped with `--systemd` on a host that runs it: members are units (added ones too). */
   systemd?: boolean
   'removed-controllers'?: RemovedMember[]

@@ -59,6 +59,8 @@ export interface SpawnOptions {
   join?: boolean
   /** `cantrip bootstrap --inspect`: `cantripd --inspect 0` (its machine agents inherit it). */
   inspect?: boolean
+  /** `cantrip bootstrap --inspect-data`: `cantripd --inspect-data` too (its machine agents inherit it). */
+  inspectData?: boolean
   /** Run it as a systemd unit (only where systemd runs the host: see systemdPresence). */
   systemd?: boolean
 }
@@ -125,6 +127,7 @@ export function controllerArgs (member: NewMember, options: SpawnOptions, paths:
     '--admin', options.admin,
     '--provider', 'local', '--machines-dir', paths.machinesDir,
     ...(options.join === true ? ['--join'] : []),
-    ...(options.inspect === true ? ['--inspect', '0'] : [])
+    ...(options.inspect === true ? ['--inspect', '0'] : []),
+    ...(options.inspect === true && options.inspectData === true ? ['--inspect-data'] : [])
   ]
 }

@@ -6,6 +6,7 @@
  * the others by ModelHosts from the registry. Every model's group has the same voters:
  * the controllers, by their peer ids.
  */
+import { startSecretTriggerWorker } from '../../actors/controller/secret-trigger-worker.ts'
 import type { SecretSealer } from '../../runtime/model/secret-sealing.ts'
 import { randomBytes } from 'node:crypto'
 import { ModelReplica } from '../../actors/controller/model-replica.ts'
@@ -219,16 +220,25 @@ function receiveLogs (transport: Transport, model: ModelName, ring: LogRing, ide
   }
 }
 
-/** The model's provisioner, while this controller runs its singular workers. */
-/** What the controller holding the model's singular lease runs: the UUID worker and the provisioner. */
+/** What the controller holding the model's singular lease runs: the UUID worker, the secret clock worker and the provisioner. */
 function singularWorkers (node: () => ModelReplica | undefined, options: HostedModelOptions, modelListeners: Set<() => void>, liveness: AgentLiveness): { stop: () => void } {
   const current = node()
   if (current === undefined) return { stop: () => {} }
   const uuid = modelUuidWorker(current, options.id, options.uuid, modelListeners, options.logger.child(options.model))
+  const secretTriggers = startSecretTriggerWorker({
+    controllerId: options.id,
+    incarnation: `${current.host.term}-${Date.now()}`,
+    clock: current.clock,
+    model: () => current.host.state(),
+    onModelChange: listener => { modelListeners.add(listener); return () => { modelListeners.delete(listener) } },
+    sink: current,
+    logger: options.logger.child(options.model).child('secret-triggers')
+  })
   const provisioner = options.provisioning === undefined ? undefined : provisionerWorker(node, options, options.provisioning, modelListeners, liveness)
   return {
     stop: () => {
       uuid.stop()
+      secretTriggers.stop()
       provisioner?.stop()
     }
   }

@@ -7,6 +7,7 @@ import type { Life, ModelContext, OpenedPortRange, RelationRecord, ResolvedMode,
 import { forEachTableEntry, tableEntries, tableGet } from './table.ts'
 import type { RemoteAction, RemoteCharm, RemoteCommand, RemoteRelation, RemoteState, RemoteStorage } from '../unit-remote-state.ts'
 import { relationVisibleTo } from './visibility.ts'
+import { secretOwnerView } from './secret-owner-view.ts'
 
 /**
  * The remote state one unit's watcher sees (juju-semantics §1.3), projected from the
@@ -72,6 +73,7 @@ export function remoteStateFor (context: ModelContext, unit: UnitName, now: numb
   }
   const consumed = secretsConsumedBy(context, unit)
   if (consumed !== undefined) view.secretsConsumed = consumed
+  Object.assign(view, secretOwnerView(context, record, view.leader))
   if (record.principal !== null) {
     const principal = reader.unit(record.principal)
     view.principalApplication = principal?.application ?? applicationOf(record.principal)

@@ -35,6 +35,18 @@ export interface SecretRevisionRecord {
   readonly createdAt: number
   /** When this revision expires (ms); null: never. */
   readonly expireTime: number | null
+  /**
+   * When the controllers last found this revision's expiry due (ms, the proposing
+   * controller's clock): the owner runs `secret-expired` for it, and the next trigger is
+   * this plus limits.secretExpireRetryDelayMs until the revision is removed (Juju's
+   * secretexpire).
+   */
+  readonly expireDue?: number
+  /**
+   * Not the latest and tracked by no consumer (Juju's obsolete revisions): the owner runs
+   * `secret-remove` for it, and no consumer can come back to it.
+   */
+  readonly obsolete?: true
 }
 
 /** Read access for an application or a unit, in the scope of a relation (charm grants) or the model (user grants). */
@@ -70,8 +82,11 @@ export interface SecretRecord {
   readonly grants: readonly SecretGrant[]
   /** Consumer units, by name, sorted. */
   readonly consumers: Readonly<Record<UnitName, SecretConsumer>>
-  /** The latest revision whose `secret-expired` the owner has run (0: none yet). */
-  readonly expiredNotified?: number
+  /**
+   * The rotation deadline the controllers found due (ms, equal to `nextRotateTime` then):
+   * the owner runs `secret-rotate` for it; cleared when the owner reports the rotation.
+   */
+  readonly rotateDue?: number
 }
 
 // ---------------------------------------------------------------------------------
@@ -114,16 +129,19 @@ export type SecretCommand =
   | { readonly type: 'grant-secret', readonly id: string, readonly applications: readonly ApplicationName[] }
   | { readonly type: 'revoke-secret', readonly id: string, readonly applications: readonly ApplicationName[] }
   /**
-   * The owner ran `secret-rotate` (or the controllers found it due and the owner is told):
-   * the next rotation is scheduled from `now` by the policy.
+   * The owner committed `secret-rotate` (Juju's SecretsRotated): the next rotation is
+   * scheduled from the deadline that fell due by the policy, or only
+   * limits.secretRotateRetryDelayMs later when the hook made no new revision.
    */
-  | { readonly type: 'secret-rotated', readonly id: string, readonly now: number }
-  /** The owner ran `secret-expired` for this revision: it is not fired again. */
-  | { readonly type: 'secret-expiry-notified', readonly id: string, readonly revision: number }
+  | { readonly type: 'secret-rotated', readonly unit: UnitName, readonly id: string, readonly originalRevision: number, readonly now: number }
+  /** A controller's clock passed a rotation deadline (plus the drift margin): the owner is told. */
+  | { readonly type: 'secret-rotate-due', readonly id: string, readonly deadline: number, readonly now: number }
+  /** A controller's clock passed a revision's expiry trigger (plus the drift margin): the owner is told. */
+  | { readonly type: 'secret-expire-due', readonly id: string, readonly revision: number, readonly deadline: number, readonly now: number }
 
 export type SecretCommandType = SecretCommand['type']
 export const secretCommandTypes = [
-  'secret-consumed', 'add-secret', 'update-secret', 'remove-secret', 'grant-secret', 'revoke-secret', 'secret-rotated', 'secret-expiry-notified'
+  'secret-consumed', 'add-secret', 'update-secret', 'remove-secret', 'grant-secret', 'revoke-secret', 'secret-rotated', 'secret-rotate-due', 'secret-expire-due'
 ] as const satisfies readonly SecretCommandType[]
 
 // ---------------------------------------------------------------------------------

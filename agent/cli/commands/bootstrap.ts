@@ -51,10 +51,11 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
     .option('--advertise <host>', 'the address other hosts dial to reach the controllers (default: the --listen host)')
     .option('--machine-network <cidr>', 'root only: each local machine gets its own network namespace and an address in CIDR (e.g. 10.213.7.0/24)')
     .option('--inspect', 'every agent streams its actors for `cantrip inspect` (cantripd --inspect 0; machine agents inherit it)')
+    .option('--inspect-data', 'with --inspect: the streams show relation databags, config values and action parameters (secrets stay redacted)')
     .option('--systemd', 'run the controllers as systemd units (restarted on failure and at boot) where systemd runs this host')
     .option('--agent-version <version>', 'the agent version to start at (one this client holds: its own)')
     .option('--keep-broken', 'if bootstrap fails, leave the controllers and their logs as they are (by default they are stopped and removed)')
-    .action(async (name: string, options: { ha: string, inspect?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string, agentVersion?: string, keepBroken?: boolean }) => {
+    .action(async (name: string, options: { ha: string, inspect?: boolean, inspectData?: boolean, systemd?: boolean, listen?: string, advertise?: string, machineNetwork?: string, agentVersion?: string, keepBroken?: boolean }) => {
       checkAgentVersion(options.agentVersion)
       const ha = Number(options.ha)
       if (!validGroupSize(ha)) throw new InvalidInputError(component, `--ha as an odd number from 1 to ${controllerGroupSizeMax}`, options.ha)
@@ -70,7 +71,8 @@ export const registerBootstrap: RegisterCommand = (program, context) => {
       // The bridge first: the controllers listen on its address.
       if (network.machineNetwork !== undefined) new NetnsMachineNetwork(network.machineNetwork).ensureBridge()
       const step = progress(context, `bootstrapping controller "${name}" with ${ha} member${ha === 1 ? '' : 's'}`)
-      const entry = await startGroup(dir, ha, options.inspect === true, systemd)
+      const inspect = options.inspect === true || options.inspectData === true
+      const entry = await startGroup(dir, ha, inspect, systemd, options.inspectData === true)
       file.controllers[name] = entry
       file['current-controller'] = name
       writeControllers(file)
@@ -113,7 +115,7 @@ function checkAgentVersion (wanted: string | undefined): void {
   throw new AgentVersionError(`cantrip ${cantripVersion}: cannot bootstrap at agent ${wanted}: ${noAgentBinaries(wanted, agentPlatform, 'this client', [cantripVersion])}`)
 }
 
-async function startGroup (dir: string, ha: number, inspect: boolean, systemd: boolean): Promise<ControllerEntry> {
+async function startGroup (dir: string, ha: number, inspect: boolean, systemd: boolean, inspectData: boolean): Promise<ControllerEntry> {
   await writeNetworkKey(join(dir, 'swarm.key'), generateNetworkKey())
   const adminKey = await generatePeerKey()
   await writePeerKey(join(dir, 'admin.key'), adminKey)
@@ -121,13 +123,14 @@ async function startGroup (dir: string, ha: number, inspect: boolean, systemd: b
   for (let i = 0; i < ha; i++) members.push(await newMember(dir))
   const controllers = members.map(m => m['peer-id'])
   const seeds = members.map(m => m.addresses[0]!)
-  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey), ...(inspect ? { inspect } : {}), ...(systemd ? { systemd } : {}) })
+  for (const member of members) spawnController(member, { dir, controllers, seeds, admin: peerIdOfKey(adminKey), ...(inspect ? { inspect } : {}), ...(inspectData ? { inspectData } : {}), ...(systemd ? { systemd } : {}) })
   return {
     dir,
     controllers: members.map(({ port: _port, ...member }) => member),
     provider: 'local',
     version: cantripVersion,
     ...(inspect ? { inspect } : {}),
+    ...(inspectData ? { 'inspect-data': inspectData } : {}),
     ...(systemd ? { systemd } : {})
   }
 }

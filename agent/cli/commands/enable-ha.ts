@@ -118,6 +118,7 @@ async function addMember (run: Run, admin: string): Promise<string> {
       admin,
       join: true,
       ...(entry.inspect === true ? { inspect: true } : {}),
+      ...(entry['inspect-data'] === true ? { inspectData: true } : {}),
       ...(entry.systemd === true && placement === undefined ? { systemd: true } : {})
     }
     if (placement === undefined) {

@@ -151,7 +151,7 @@ async function startMachine (context: CliContext, entry: ControllerEntry, model:
   if (!existsSync(join(dir, 'token'))) {
     throw new InvalidInputError(component, `a machine of model "${model}" with a local instance on this host (${dir}); a machine added over SSH is started on its host`, machine)
   }
-  const provider = createLocalProvider({ home, logger: silentLogger, ...(entry.inspect === true ? { extraArgs: ['--inspect', '0'] } : {}) })
+  const provider = createLocalProvider({ home, logger: silentLogger, ...(entry.inspect === true ? { extraArgs: ['--inspect', '0', ...(entry['inspect-data'] === true ? ['--inspect-data'] : [])] } : {}) })
   const running = (await provider.allInstances()).find(i => i.machineId === machine && i.status === 'running')
   if (running !== undefined) {
     context.out(`machine ${machine} is already running (${running.message})`)

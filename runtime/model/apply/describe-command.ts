@@ -87,6 +87,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'grant-secret': return `grant secret ${q(c.id)}`
     case 'revoke-secret': return `revoke secret ${q(c.id)}`
     case 'secret-rotated': return `record the rotation of secret ${q(c.id)}`
-    case 'secret-expiry-notified': return `record the expiry of secret ${q(c.id)}`
+    case 'secret-rotate-due': return `mark the rotation of secret ${q(c.id)} due`
+    case 'secret-expire-due': return `mark the expiry of secret ${q(c.id)} revision ${c.revision} due`
   }
 }

@@ -4,13 +4,14 @@ import { isPlainRecord } from '../charm-summary.ts'
 import type { ModelDraft } from '../model-draft.ts'
 import { tableEntries } from '../table.ts'
 import type { ModelCommand, UnitRecord } from '../model-types.ts'
-import type { SecretGrant, SecretRecord } from '../secret-types.ts'
-import { requireAdmin, requireUnitAgent } from './authorisation.ts'
+import { rotateIntervalMs, type SecretGrant, type SecretRecord } from '../secret-types.ts'
+import { expireTrigger, rotateTrigger } from '../secret-triggers.ts'
+import { requireAdmin, requireAnyController, requireUnitAgent } from './authorisation.ts'
 import { applicationName, clockReading, relationId, text, unitName } from './fields.ts'
 import { getApplication, getUnit } from './lookups.ts'
 import { q, refuse, type HandlerTable } from './refusal.ts'
 import {
-  checkedUpsert, dropSecret, getSecret, newSecret, nextRotateTime, ownedBy, ownerLabelTaken, putSecret, readableBy, sealedContent, secretId, upsertSecret
+  checkedUpsert, dropSecret, getSecret, newSecret, ownedBy, ownerLabelTaken, putSecret, readableBy, sealedContent, secretId, upsertSecret
 } from './secret-records.ts'
 
 /**
@@ -144,7 +145,7 @@ function applicationsOf (d: ModelDraft, c: ModelCommand, value: unknown): string
   return value.map(name => getApplication(d, c, applicationName(c, name)).name)
 }
 
-export const secretCommands: HandlerTable<'secret-consumed' | 'add-secret' | 'update-secret' | 'remove-secret' | 'grant-secret' | 'revoke-secret' | 'secret-rotated' | 'secret-expiry-notified'> = {
+export const secretCommands: HandlerTable<'secret-consumed' | 'add-secret' | 'update-secret' | 'remove-secret' | 'grant-secret' | 'revoke-secret' | 'secret-rotated' | 'secret-rotate-due' | 'secret-expire-due'> = {
   'secret-consumed': (d, c) => {
     const name = unitName(c, c.unit)
     requireUnitAgent(d, c, name)
@@ -201,30 +202,61 @@ export const secretCommands: HandlerTable<'secret-consumed' | 'add-secret' | 'up
     return {}
   },
   'secret-rotated': (d, c) => {
+    const name = unitName(c, c.unit)
+    requireUnitAgent(d, c, name)
     const secret = getSecret(d, c, secretId(c, c.id))
-    managerOrController(d, c, secret)
-    putSecret(d, { ...secret, nextRotateTime: nextRotateTime(secret.rotatePolicy, clockReading(c, c.now)) })
+    requireManager(d, c, secret, getUnit(d, c, name))
+    if (!Number.isSafeInteger(c.originalRevision) || c.originalRevision < 0) refuse(c, `original revision must be a revision, got ${q(c.originalRevision)}`)
+    // A report of a rotation the model has already rescheduled (sent again after a crash) changes nothing.
+    if (secret.rotateDue === undefined) return {}
+    putSecret(d, rotatedSecret(secret, c.originalRevision, clockReading(c, c.now)))
     return {}
   },
-  'secret-expiry-notified': (d, c) => {
+  'secret-rotate-due': (d, c) => {
+    requireAnyController(c)
     const secret = getSecret(d, c, secretId(c, c.id))
-    managerOrController(d, c, secret)
-    if (!Number.isSafeInteger(c.revision) || c.revision < 1 || c.revision > secret.latestRevision) refuse(c, `secret revision ${q(c.revision)} not found`)
-    putSecret(d, { ...secret, expiredNotified: Math.max(secret.expiredNotified ?? 0, c.revision) })
+    const deadline = dueDeadline(c, c.deadline, c.now)
+    // Proposed again by a controller that took over, or overtaken by a rotation or a new policy: nothing to mark.
+    if (rotateTrigger(secret) !== deadline) return {}
+    putSecret(d, { ...secret, rotateDue: deadline })
+    return {}
+  },
+  'secret-expire-due': (d, c) => {
+    requireAnyController(c)
+    const secret = getSecret(d, c, secretId(c, c.id))
+    const deadline = dueDeadline(c, c.deadline, c.now)
+    const revision = secret.revisions.find(r => r.revision === c.revision)
+    if (revision === undefined || expireTrigger(secret, revision) !== deadline) return {}
+    // Retried from when it fired, not from the deadline: a controller that was down for
+    // a while fires once, not once per missed retry (Juju's secretexpire does the same).
+    const firedAt = clockReading(c, c.now)
+    putSecret(d, { ...secret, revisions: secret.revisions.map(r => r === revision ? { ...r, expireDue: firedAt } : r) })
     return {}
   }
 }
 
-/** A controller, or the owning unit's agent (the leader, for an application's secret). */
-function managerOrController (d: ModelDraft, c: ModelCommand, secret: SecretRecord): void {
-  const p = c.proposer
-  if (p.kind === 'controller') return
-  const owner = secret.owner
-  if (owner.kind === 'model') refuse(c, `permission denied: ${q(secret.id)} is a user secret`)
-  const name = owner.kind === 'unit' ? owner.name : d.lease(owner.name)?.holder
-  if (name === undefined) refuse(c, `${q(owner.name)} has no leader`)
-  requireUnitAgent(d, c, name)
-  requireManager(d, c, secret, getUnit(d, c, name))
+/** A trigger's deadline, which the proposing controller's clock must have passed. */
+function dueDeadline (c: ModelCommand, deadline: unknown, now: unknown): number {
+  const at = clockReading(c, deadline)
+  if (clockReading(c, now) < at) refuse(c, `secret trigger at ${at} is not due at ${q(now)}`)
+  return at
+}
+
+/**
+ * The next rotation after the owner answered a due one (Juju's SecretsRotated): the
+ * policy's interval from the deadline, or the retry delay when the hook made no new
+ * revision, or when the latest revision expires before the next rotation would come.
+ */
+function rotatedSecret (secret: SecretRecord, originalRevision: number, now: number): SecretRecord {
+  const { rotateDue: _, ...rest } = secret
+  const last = secret.nextRotateTime ?? now
+  const interval = rotateIntervalMs(secret.rotatePolicy)
+  if (interval === null) return rest
+  const expires = secret.revisions.find(r => r.revision === secret.latestRevision)?.expireTime ?? null
+  const forced = last + limits.secretRotateRetryDelayMs
+  const willExpire = expires !== null && expires < last + interval
+  const next = (willExpire && forced < expires) || secret.latestRevision === originalRevision ? forced : last + interval
+  return { ...rest, nextRotateTime: next }
 }
 
 function consumerLabelTaken (d: ModelDraft, id: string, unit: UnitName, label: string): boolean {

@@ -75,7 +75,9 @@ export function upsertSecret (secret: SecretRecord, change: SecretUpsert & { sea
   if (change.label !== undefined) next = { ...next, label: change.label }
   if (change.description !== undefined) next = { ...next, description: change.description }
   if (change.rotatePolicy !== undefined && change.rotatePolicy !== secret.rotatePolicy) {
-    next = { ...next, rotatePolicy: change.rotatePolicy, nextRotateTime: nextRotateTime(change.rotatePolicy, now) }
+    // A new policy starts a new schedule: a rotation due under the old one is not owed.
+    const { rotateDue: _, ...rest } = next
+    next = { ...rest, rotatePolicy: change.rotatePolicy, nextRotateTime: nextRotateTime(change.rotatePolicy, now) }
   }
   const expireTime = change.expireTime
   if (change.sealed !== undefined) {
@@ -83,7 +85,8 @@ export function upsertSecret (secret: SecretRecord, change: SecretUpsert & { sea
     const revisions = [...secret.revisions, { revision, sealed: change.sealed, createdAt: now, expireTime: expireTime ?? null }]
     next = { ...next, latestRevision: revision, revisions: revisions.slice(-limits.secretRevisionsMax) }
   } else if (expireTime !== undefined && next.revisions.length > 0) {
-    const revisions = next.revisions.map(r => r.revision === next.latestRevision ? { ...r, expireTime } : r)
+    // A new expiry starts afresh: triggers of the old one are not retried.
+    const revisions = next.revisions.map(r => r.revision === next.latestRevision ? { revision: r.revision, sealed: r.sealed, createdAt: r.createdAt, expireTime } : r)
     next = { ...next, revisions }
   }
   return next
@@ -143,8 +146,25 @@ export function secretScope (secret: SecretRecord): KeyScope {
 }
 
 export function putSecret (d: ModelDraft, secret: SecretRecord): void {
-  d.secrets.set(secret.id, secret)
+  d.secrets.set(secret.id, withObsoleteRevisions(secret))
   d.touch(keys.secret(secret.id))
+}
+
+/**
+ * Marks the revisions no consumer tracks, other than the latest, obsolete, as Juju's
+ * state does whenever a revision is added or a consumer moves on (a charm's secrets
+ * only: a user secret's old revisions have no owner to tell).
+ */
+function withObsoleteRevisions (secret: SecretRecord): SecretRecord {
+  if (secret.owner.kind === 'model') return secret
+  const tracked = new Set(Object.values(secret.consumers).map(consumer => consumer.revision))
+  let changed = false
+  const revisions = secret.revisions.map(r => {
+    if (r.obsolete === true || r.revision === secret.latestRevision || tracked.has(r.revision)) return r
+    changed = true
+    return { ...r, obsolete: true as const }
+  })
+  return changed ? { ...secret, revisions } : secret
 }
 
 export function dropSecret (d: ModelDraft, secret: SecretRecord): void {
