@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process'
 import type { SimScalePoint } from './sim-scale.ts'
 
 /**
- * The simulator at 10, 100 and 1,000 machine agents, each point in a child process
+ * The simulator at 10, 100, 1,000 and 10,000 machine agents, each point in a child process
  * (`bench/sim-scale.ts N`, as the lead tunes it) so a point that runs long is ended by pid
  * at its bound and recorded as not finished, with the reason, instead of holding up the run.
  */
-export const simPointBoundsMs: Record<number, number> = { 10: 60_000, 100: 120_000, 1000: 180_000 }
+export const simPointBoundsMs: Record<number, number> = { 10: 60_000, 100: 120_000, 1000: 180_000, 10000: 1_500_000 }
 
 export interface SimPointResult { agents: number, finished: boolean, simToWall: number | null, convergeWallS: number | null, reason?: string, point?: SimScalePoint }
 

@@ -6,7 +6,8 @@ import { controllerProposeProtocol } from '../actors/controller/model-replica.ts
 import { decode, encode } from '../runtime/codec.ts'
 import type { CommandResult } from '../runtime/model/model-types.ts'
 import { admin, CantripdCluster, waitFor, type Agent } from '../test/support/cantripd-cluster.ts'
-import { EtcdGroup } from './etcd-group.ts'
+import { agentRaftTiming } from '../sim/system/system-world.ts'
+import { EtcdGroup, type EtcdTiming } from './etcd-group.ts'
 import { runLoad, type LoadFigures } from './load-driver.ts'
 import { firstSuccessMs } from './stats.ts'
 
@@ -18,10 +19,16 @@ import { firstSuccessMs } from './stats.ts'
  *   - etcd: 3 members, each write a `/v3/kv/put` of a unique 32-byte key with a 200-byte value.
  * Every write goes to the current leader (where a client lands after its first redirect),
  * one in flight per client: sequential, then 16 and 64 clients. Then failover: kill -9 of
- * the leader, and the time until a write sent to any survivor every 10 ms succeeds.
+ * the leader, and the time until a write sent to any survivor every 10 ms succeeds. etcd
+ * runs with cantrip's controllers' Raft timing (100 ms heartbeat, 600 ms election
+ * timeout, both randomised over [t, 2t)), so failover compares like with like (issue 28).
  */
+export const sharedTiming: EtcdTiming = {
+  heartbeatMs: agentRaftTiming.tickMs * agentRaftTiming.heartbeatTicks,
+  electionTimeoutMs: agentRaftTiming.tickMs * agentRaftTiming.electionTicks
+}
 export interface WriteFigures { seq: LoadFigures, c16: LoadFigures, c64: LoadFigures }
-export interface StoreWrites { writes: WriteFigures, failoverMs: number | null }
+export interface StoreWrites { writes: WriteFigures, failoverMs: number | null, electionTimeoutMs: number }
 
 /** Writes per case and the wall time a case may take, whichever ends it first. */
 export const writeCases = {
@@ -49,7 +56,7 @@ async function loadCases (write: (i: number) => Promise<void>): Promise<WriteFig
 export async function measureEtcdWrites (): Promise<StoreWrites> {
   const etcd = new EtcdGroup()
   try {
-    await etcd.start(3)
+    await etcd.start(3, sharedTiming)
     const leader = await etcd.leader()
     if (leader === undefined) throw new Error('bench etcd: expected a leader after start, got none')
     const writes = await loadCases(async i => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, value(i)) })
@@ -57,7 +64,7 @@ export async function measureEtcdWrites (): Promise<StoreWrites> {
     let n = 0
     const survivors = etcd.live()
     const failoverMs = await firstSuccessMs(async () => await etcd.tryPut(survivors[n % survivors.length]!, `failover/${n++}`, 'x', 3_000), failoverProbeMs, failoverWithinMs)
-    return { writes, failoverMs }
+    return { writes, failoverMs, electionTimeoutMs: sharedTiming.electionTimeoutMs }
   } finally {
     await etcd.close()
   }
@@ -118,7 +125,7 @@ export async function measureCantripWrites (): Promise<StoreWrites> {
       const target = survivors[n % survivors.length]!
       try { await propose(target, 1_000_000 + n++, 3_000); return true } catch { return false }
     }, failoverProbeMs, failoverWithinMs)
-    return { writes, failoverMs }
+    return { writes, failoverMs, electionTimeoutMs: sharedTiming.electionTimeoutMs }
   } finally {
     await cluster.close()
     rmSync(charmRoot, { recursive: true, force: true })
