@@ -42,6 +42,7 @@ export function tableRows (r: unknown): Row[] {
     pair(`writes ${label}: ops/s`, ...at('opsPerSec'), 'etcd', '/s', load === 'c16' ? '' : versus(r, ...at('opsPerSec'), true, '≥ etcd'))
     pair(`writes ${label}: p50`, ...at('p50Ms'), 'etcd', ' ms')
     pair(`writes ${label}: p99`, ...at('p99Ms'), 'etcd', ' ms', load === 'c64' ? versus(r, ...at('p99Ms'), false, '≤ etcd') : '')
+    pair(`writes ${label}: server CPU per write`, ...at('serverCpuMsPerWrite'), 'etcd', ' ms')
   }
   const election = num(r, 'failover.etcd.electionTimeoutMs')
   pair(`leader failover (kill -9)${election === null ? '' : `, ${election} ms election timeout both`}`, 'failover.cantrip.ms', 'failover.etcd.ms', 'etcd', ' ms', versus(r, 'failover.cantrip.ms', 'failover.etcd.ms', false, '≤ etcd'))

@@ -110,9 +110,9 @@ const benches: Record<string, Bench> = {
         say(`bench: desired-state writes, 3-member ${store} on loopback: sequential, 16 and 64 clients, failover after kill -9…`)
         try {
           const w = await measure()
-          put(results, `writes.${store}`, w.writes)
+          put(results, `writes.${store}`, { ...w.writes, ...(w.retriedWrites === undefined ? {} : { retriedWrites: w.retriedWrites }) })
           put(results, `failover.${store}`, { ...(w.failoverMs === null ? { ms: null, reason: 'no write succeeded within 30 s of the kill' } : { ms: w.failoverMs }), electionTimeoutMs: w.electionTimeoutMs })
-          say(`  ${(['seq', 'c16', 'c64'] as const).map(l => `${l} ${w.writes[l].opsPerSec}/s p50 ${w.writes[l].p50Ms} p99 ${w.writes[l].p99Ms} ms`).join('; ')}; failover ${w.failoverMs ?? 'n/a'} ms`)
+          say(`  ${(['seq', 'c16', 'c64'] as const).map(l => `${l} ${w.writes[l].opsPerSec}/s p50 ${w.writes[l].p50Ms} p99 ${w.writes[l].p99Ms} ms, ${w.writes[l].serverCpuMsPerWrite} CPU-ms/write`).join('; ')}; failover ${w.failoverMs ?? 'n/a'} ms`)
         } catch (error) {
           markFailed(results, [`writes.${store}.`, `failover.${store}.`], message(error))
           say(`  ${store} failed: ${message(error)}`)

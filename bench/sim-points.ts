@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { cpuMs, rssBytes } from './child-processes.ts'
 import type { SimScalePoint } from './sim-scale.ts'
 
 /**
@@ -18,11 +19,17 @@ export async function measureSimPoint (agents: number, boundMs = simPointBoundsM
     child.stdout.on('data', chunk => { stdout += String(chunk) })
     child.stderr.on('data', chunk => { stderr = (stderr + String(chunk)).slice(-2_000) })
     let timedOut = false
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, boundMs)
+    // On a shared machine a point can get a small share of a core: the CPU it had by the bound says how far it was.
+    let usage = ''
+    const timer = setTimeout(() => {
+      timedOut = true
+      usage = `, after ${Math.round(cpuMs(child.pid!) / 1000)} CPU-s, RSS ${Math.round(rssBytes(child.pid!) / 1e6)} MB`
+      child.kill('SIGKILL')
+    }, boundMs)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       const notFinished = (reason: string): void => { resolve({ agents, finished: false, simToWall: null, convergeWallS: null, reason }) }
-      if (timedOut) return notFinished(`not finished within ${boundMs / 1000} s wall (killed)`)
+      if (timedOut) return notFinished(`not finished within ${boundMs / 1000} s wall (killed${usage})`)
       if (code !== 0) return notFinished(`exited with ${signal ?? String(code)}: ${stderr.trim().split('\n').pop() ?? ''}`)
       try {
         const point = JSON.parse(stdout.trim().split('\n').pop()!) as SimScalePoint

@@ -22,6 +22,8 @@ export interface SimScalePoint {
   hooksPerWallSecond: number
   /** The process's peak resident memory so far (getrusage maxrss). */
   peakRssMb: number
+  /** CPU the process used (user + system): on a shared machine, what the point cost apart from its share of the cores. */
+  cpuSeconds: number
 }
 
 const applicationsPerAgent = 5
@@ -91,7 +93,8 @@ export async function measureSimScale (agents: number): Promise<SimScalePoint> {
     simToWall: Number((r.simulatedMs / r.wallMs).toFixed(2)),
     hooks: r.counts.hooks,
     hooksPerWallSecond: Math.round(r.counts.hooks / wallSeconds),
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1e3)
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1e3),
+    cpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1))
   }
 }
 
