@@ -7,6 +7,7 @@ import { measureDeploy100 } from './deploy-100.ts'
 import { measureFloors } from './floors.ts'
 import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
 import { measureHookToolCall } from './hook-tool-call.ts'
+import { measureIdleCpu } from './idle-cpu.ts'
 import { describeResponsiveness, measureViewerResponsiveness } from './inspect-viewer.ts'
 import { measureMesh, measureUnitActorMemory } from './mesh-agents.ts'
 import { checkResults, requiredPaths } from './results-schema.ts'
@@ -28,7 +29,7 @@ import { measureCantripWrites, measureEtcdWrites } from './writes.ts'
  * file behind each figure. The table of pairs with ratios and goals is printed at the end.
  * A bench that fails records null figures with the reason and the run goes on. Named
  * benches: floors, tools, runner, writes, watch, serf, propagation, memory, deploy100,
- * simscale (the default set), and sim, inspect, mesh (extra, run only when named).
+ * simscale (the default set), and sim, inspect, idle, mesh (extra, run only when named).
  */
 const resultsDir = new URL('./results/', import.meta.url)
 type Results = Record<string, unknown>
@@ -219,6 +220,16 @@ const benches: Record<string, Bench> = {
       const r = await measureViewerResponsiveness({ agents: 10, unitsPerAgent: 10, seconds: 6 })
       results['inspectViewer'] = r
       for (const line of describeResponsiveness(r)) say(`  ${line}`)
+    }
+  },
+  idle: {
+    owns: [],
+    extra: true,
+    async run (results) {
+      say('bench: idle CPU, 3 cantrip controllers and 3 etcd members, 10 s each…')
+      const idle = await measureIdleCpu()
+      results['idleCpu'] = idle
+      say(`  cantrip ${idle.cantripPercent.join(' / ')} %, etcd ${idle.etcdPercent.join(' / ')} % of a core`)
     }
   },
   mesh: {
