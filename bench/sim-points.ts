@@ -40,7 +40,8 @@ export async function measureSimPoint (agents: number, boundMs = simPointBoundsM
       try {
         const point = JSON.parse(stdout.trim().split('\n').pop()!) as SimScalePoint
         const converged = point.outcome === 'converged'
-        resolve({ agents, finished: converged, simToWall: point.simToWall, convergeWallS: converged ? point.wallSeconds : null, ...(converged ? {} : { reason: point.outcome }), point })
+        // One line: the outcome of a crash carries its stack.
+        resolve({ agents, finished: converged, simToWall: point.simToWall, convergeWallS: converged ? point.wallSeconds : null, ...(converged ? {} : { reason: point.outcome.split('\n')[0]! }), point })
       } catch {
         notFinished(`expected one JSON line from bench/sim-scale.ts, got ${JSON.stringify(stdout.slice(-200))}`)
       }
