@@ -53,3 +53,18 @@ export function rssBytes (pid: number): number {
     return 0
   }
 }
+
+/** Clock ticks per second of /proc/PID/stat's CPU times (USER_HZ, 100 on Linux). */
+const userHz = 100
+
+/** CPU time (user + system, all threads) a live process has used, in ms (0 when it has gone). */
+export function cpuMs (pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name, which may hold spaces: utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 1000 / userHz
+  } catch {
+    return 0
+  }
+}

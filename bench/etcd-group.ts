@@ -8,10 +8,11 @@ import { ChildSet } from './child-processes.ts'
 import { pollUntil } from './stats.ts'
 
 /**
- * A 3-member etcd cluster on loopback (Debian's etcd 3.4, all defaults: WAL fsync on every
- * commit, 100 ms heartbeat, 1 s election timeout), each member with its own data dir
- * under one temp dir, talked to over its HTTP/JSON gateway (`/v3/kv/put`) with keep-alive
- * connections. Members are killed by pid in `close()` and the temp dir removed.
+ * A 3-member etcd cluster on loopback (Debian's etcd 3.4, defaults: WAL fsync on every
+ * commit, 100 ms heartbeat, 1 s election timeout, unless `timing` gives others), each
+ * member with its own data dir under one temp dir, talked to over its HTTP/JSON gateway
+ * (`/v3/kv/put`) with keep-alive connections. Members are killed by pid in `close()` and
+ * the temp dir removed.
  */
 const component = 'bench etcd'
 const startWithinMs = 60_000
@@ -19,13 +20,17 @@ const requestTimeoutMs = 5_000
 
 export interface EtcdMember { name: string, clientUrl: string, process: ChildProcess }
 
+/** etcd's Raft timing (`--heartbeat-interval`, `--election-timeout`); both randomise the election timeout over [t, 2t). */
+export interface EtcdTiming { heartbeatMs: number, electionTimeoutMs: number }
+export const etcdDefaultTiming: EtcdTiming = { heartbeatMs: 100, electionTimeoutMs: 1_000 }
+
 export class EtcdGroup {
   readonly root = mkdtempSync(join(tmpdir(), 'cantrip-bench-etcd-'))
   readonly members: EtcdMember[] = []
   readonly #children = new ChildSet()
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 256 })
 
-  async start (size = 3): Promise<void> {
+  async start (size = 3, timing: EtcdTiming = etcdDefaultTiming): Promise<void> {
     const ports = []
     for (let i = 0; i < size; i++) ports.push({ client: await freeLoopbackPort(), peer: await freeLoopbackPort() })
     const cluster = ports.map((p, i) => `m${i}=http://127.0.0.1:${p.peer}`).join(',')
@@ -37,6 +42,7 @@ export class EtcdGroup {
         '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
         '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl,
         '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', `bench-${process.pid}`,
+        '--heartbeat-interval', String(timing.heartbeatMs), '--election-timeout', String(timing.electionTimeoutMs),
         '--logger', 'zap', '--log-outputs', join(this.root, `m${i}.log`), '--log-level', 'warn'
       ])
       this.members.push({ name: `m${i}`, clientUrl, process: child })

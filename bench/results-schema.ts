@@ -1,5 +1,5 @@
 /**
- * The keys `npm run bench` promises in bench/results.json (issue 11), and a pure check of
+ * The keys a whole `npm run bench` promises in its bench/results/ file (issues 11, 28), and a pure check of
  * an object against them. A figure is a finite number, or null where the object holding
  * it says why in `reason` (a point that did not finish, a failover that did not recover):
  * a missing figure is never silently a zero.
@@ -7,15 +7,17 @@
 const stores = ['cantrip', 'etcd'] as const
 const loads = ['seq', 'c16', 'c64'] as const
 const gossip = ['cantrip', 'serf'] as const
+/** Change notices: cantrip's, the etcd watch anchor's and serf's user event. */
+const notices = ['cantrip', 'etcdWatch', 'serf'] as const
 
 export const requiredPaths: readonly string[] = [
   ...stores.flatMap(s => loads.flatMap(l => ['opsPerSec', 'p50Ms', 'p99Ms'].map(f => `writes.${s}.${l}.${f}`))),
   ...stores.map(s => `failover.${s}.ms`),
-  ...gossip.flatMap(g => ['n10', 'n50'].flatMap(n => ['p50Ms', 'p99Ms'].map(f => `propagation.${g}.${n}.${f}`))),
+  ...notices.flatMap(g => ['n10', 'n50'].flatMap(n => ['p50Ms', 'p99Ms'].map(f => `propagation.${g}.${n}.${f}`))),
   ...gossip.map(g => `detection.${g}.n50.ms`),
   'floors.fsyncPerSec', 'floors.levelBatchRecPerSec', 'floors.spawnMs',
   'hookTool.medianMs', 'hookOverheadMs', 'deploy100.seconds',
-  ...['n10', 'n100', 'n1000'].flatMap(n => ['simToWall', 'convergeWallS'].map(f => `sim.${n}.${f}`)),
+  ...['n10', 'n100', 'n1000', 'n10000'].flatMap(n => ['simToWall', 'convergeWallS'].map(f => `sim.${n}.${f}`)),
   'memory.unitActorBytes', 'memory.agentRssBytes',
   ...['nodeMs', 'versionMs', 'helpMs', 'statusMs'].map(f => `versions.coldStart.${f}`),
   'versions.idleMachineAgentRssBytes', 'versions.shipped.bytes', 'versions.upgrade.seconds',

@@ -2,8 +2,8 @@ import { lookup } from './results-schema.ts'
 
 /**
  * The table `npm run bench` prints: every cantrip figure beside its anchor measured in the
- * same run, the ratio cantrip / anchor, and the goal it is held to (met or not), from
- * bench/results.json alone (pure: the same object gives the same text).
+ * same run, the ratio cantrip / anchor, and the goal it is held to (met or not), from one
+ * bench/results/ file alone (pure: the same object gives the same text).
  */
 export interface Row { measure: string, cantrip: string, anchor: string, anchorName: string, ratio: string, goal: string }
 
@@ -21,6 +21,13 @@ const show = (value: number | null, unit: string): string => {
 const ratio = (a: number | null, b: number | null): string => a === null || b === null || b === 0 ? 'n/a' : `${Number((a / b).toPrecision(3))}×`
 const verdict = (ok: boolean | null, text: string): string => ok === null ? `${text} (n/a)` : `${text}: ${ok ? 'met' : 'MISSED'}`
 
+/** The goal `cantrip ≥ anchor` (more is better) or `cantrip ≤ anchor` (less is better), met or not. */
+const versus = (r: unknown, cPath: string, aPath: string, atLeast: boolean, text: string): string => {
+  const c = num(r, cPath)
+  const a = num(r, aPath)
+  return verdict(c === null || a === null ? null : atLeast ? c >= a : c <= a, text)
+}
+
 export function tableRows (r: unknown): Row[] {
   const rows: Row[] = []
   const pair = (measure: string, cPath: string, aPath: string, anchorName: string, unit: string, goal = ''): void => {
@@ -28,21 +35,24 @@ export function tableRows (r: unknown): Row[] {
     const a = num(r, aPath)
     rows.push({ measure, cantrip: show(c, unit), anchor: show(a, unit), anchorName, ratio: ratio(c, a), goal })
   }
+  // Issue 28's goals: sequential and 64-client throughput at least etcd's, the 64-client p99 at most etcd's.
   for (const load of ['seq', 'c16', 'c64'] as const) {
     const label = load === 'seq' ? 'sequential' : `${load.slice(1)} clients`
-    const c64 = load === 'c64'
-    const tput = c64 ? verdict(num(r, 'writes.cantrip.c64.opsPerSec') === null || num(r, 'writes.etcd.c64.opsPerSec') === null ? null : num(r, 'writes.cantrip.c64.opsPerSec')! >= num(r, 'writes.etcd.c64.opsPerSec')!, '≥ etcd') : ''
-    const p99 = c64 ? verdict(num(r, 'writes.cantrip.c64.p99Ms') === null || num(r, 'writes.etcd.c64.p99Ms') === null ? null : num(r, 'writes.cantrip.c64.p99Ms')! <= num(r, 'writes.etcd.c64.p99Ms')!, '≤ etcd') : ''
-    pair(`writes ${label}: ops/s`, `writes.cantrip.${load}.opsPerSec`, `writes.etcd.${load}.opsPerSec`, 'etcd', '/s', tput)
-    pair(`writes ${label}: p50`, `writes.cantrip.${load}.p50Ms`, `writes.etcd.${load}.p50Ms`, 'etcd', ' ms')
-    pair(`writes ${label}: p99`, `writes.cantrip.${load}.p99Ms`, `writes.etcd.${load}.p99Ms`, 'etcd', ' ms', p99)
+    const at = (f: string): [string, string] => [`writes.cantrip.${load}.${f}`, `writes.etcd.${load}.${f}`]
+    pair(`writes ${label}: ops/s`, ...at('opsPerSec'), 'etcd', '/s', load === 'c16' ? '' : versus(r, ...at('opsPerSec'), true, '≥ etcd'))
+    pair(`writes ${label}: p50`, ...at('p50Ms'), 'etcd', ' ms')
+    pair(`writes ${label}: p99`, ...at('p99Ms'), 'etcd', ' ms', load === 'c64' ? versus(r, ...at('p99Ms'), false, '≤ etcd') : '')
+    pair(`writes ${label}: server CPU per write`, ...at('serverCpuMsPerWrite'), 'etcd', ' ms')
   }
-  pair('leader failover (kill -9)', 'failover.cantrip.ms', 'failover.etcd.ms', 'etcd', ' ms')
+  const election = num(r, 'failover.etcd.electionTimeoutMs')
+  pair(`leader failover (kill -9)${election === null ? '' : `, ${election} ms election timeout both`}`, 'failover.cantrip.ms', 'failover.etcd.ms', 'etcd', ' ms', versus(r, 'failover.cantrip.ms', 'failover.etcd.ms', false, '≤ etcd'))
   for (const n of ['n10', 'n50'] as const) {
-    const c = num(r, `propagation.cantrip.${n}.p99Ms`)
-    const s = num(r, `propagation.serf.${n}.p99Ms`)
-    pair(`change notice, ${n.slice(1)} agents: p50`, `propagation.cantrip.${n}.p50Ms`, `propagation.serf.${n}.p50Ms`, 'serf', ' ms')
-    pair(`change notice, ${n.slice(1)} agents: p99`, `propagation.cantrip.${n}.p99Ms`, `propagation.serf.${n}.p99Ms`, 'serf', ' ms', n === 'n50' ? verdict(c === null || s === null ? null : c <= s, '≤ serf') : '')
+    const agents = n.slice(1)
+    for (const [anchor, name] of [['etcdWatch', 'etcd watch'], ['serf', 'serf']] as const) {
+      const p99 = `propagation.cantrip.${n}.p99Ms`
+      pair(`change notice, ${agents} agents: p50 vs ${name}`, `propagation.cantrip.${n}.p50Ms`, `propagation.${anchor}.${n}.p50Ms`, name, ' ms')
+      pair(`change notice, ${agents} agents: p99 vs ${name}`, p99, `propagation.${anchor}.${n}.p99Ms`, name, ' ms', n === 'n50' ? versus(r, p99, `propagation.${anchor}.${n}.p99Ms`, false, `≤ ${name}`) : '')
+    }
   }
   pair('failure detection, 50 agents', 'detection.cantrip.n50.ms', 'detection.serf.n50.ms', 'serf', ' ms')
   const tool = num(r, 'hookTool.medianMs')
@@ -76,12 +86,24 @@ export function tableRows (r: unknown): Row[] {
   rows.push({ measure: 'bytes shipped to a new SSH host', cantrip: show(shippedBytes, ' B'), anchor: '', anchorName: '', ratio: '', goal: verdict(shippedBytes === null ? null : shippedBytes < 15e6 && compiler === false, '< 15 MB, no compiler') })
   rows.push({ measure: 'upgrade-model across 10 machines', cantrip: show(num(r, 'versions.upgrade.seconds'), ' s'), anchor: '', anchorName: '', ratio: '', goal: '' })
   rows.push({ measure: 'deploy 100 units on 10 machines', cantrip: show(num(r, 'deploy100.seconds'), ' s'), anchor: '', anchorName: '', ratio: '', goal: '' })
-  for (const n of ['n10', 'n100', 'n1000'] as const) {
+  for (const n of ['n10', 'n100', 'n1000', 'n10000'] as const) {
     const reason = lookup(r, `sim.${n}.reason`).value
-    rows.push({ measure: `simulator, ${n.slice(1)} agents: sim/wall, wall to converge`, cantrip: `${show(num(r, `sim.${n}.simToWall`), '×')}, ${show(num(r, `sim.${n}.convergeWallS`), ' s')}`, anchor: '', anchorName: '', ratio: '', goal: typeof reason === 'string' ? reason : (n === 'n1000' ? verdict(num(r, 'sim.n1000.convergeWallS') === null ? null : num(r, 'sim.n1000.convergeWallS')! < 60, '< 60 s') : '') })
+    const wall = num(r, `sim.${n}.convergeWallS`)
+    const rss = num(r, `sim.${n}.peakRssMb`)
+    const goal = n === 'n1000' ? verdict(wall === null ? null : wall < 30, '< 30 s') : n === 'n10000' ? verdict(wall !== null, 'measured') : ''
+    rows.push({
+      measure: `simulator, ${Number(n.slice(1)).toLocaleString('en')} agents: sim/wall, wall to converge, peak RSS`,
+      cantrip: `${show(num(r, `sim.${n}.simToWall`), '×')}, ${show(wall, ' s')}, ${show(rss === null ? null : rss * 1e6, ' B')}`,
+      anchor: '',
+      anchorName: '',
+      ratio: '',
+      goal: typeof reason === 'string' ? `${goal === '' ? '' : goal + '; '}${reason}` : goal
+    })
   }
   return rows
 }
+
+const loadOne = (value: unknown): string => Array.isArray(value) && typeof value[0] === 'number' ? value[0].toFixed(1) : 'n/a'
 
 export function formatTable (results: unknown): string {
   const header: Row = { measure: 'measure', cantrip: 'cantrip', anchor: 'anchor', anchorName: '', ratio: 'ratio', goal: 'goal' }
@@ -94,5 +116,13 @@ export function formatTable (results: unknown): string {
     const value = lookup(results, `load.${at}`).value
     return Array.isArray(value) ? value.map(v => Number(v).toFixed(2)).join(' ') : 'n/a'
   }
-  return [line(header), `|${keys.map(k => '-'.repeat(width[k] + 2)).join('|')}|`, ...rows.map(line), '', `load average at start ${load('start')}, at end ${load('end')}`].join('\n')
+  const benches = lookup(results, 'load.benches').value
+  const perBench = typeof benches === 'object' && benches !== null
+    ? Object.entries(benches as Record<string, { start?: unknown, end?: unknown }>).map(([name, l]) => `${name} ${loadOne(l.start)} → ${loadOne(l.end)}`).join(', ')
+    : ''
+  return [
+    line(header), `|${keys.map(k => '-'.repeat(width[k] + 2)).join('|')}|`, ...rows.map(line), '',
+    `load average at start ${load('start')}, at end ${load('end')}`,
+    ...(perBench === '' ? [] : [`1-minute load around each bench: ${perBench}`])
+  ].join('\n')
 }

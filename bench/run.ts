@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os'
 import { measureCantripPropagation } from './cantrip-propagation.ts'
+import { measureEtcdWatch } from './etcd-watch.ts'
 import { measureDeploy100 } from './deploy-100.ts'
 import { measureFloors } from './floors.ts'
 import { measureHookRunnerOverhead } from './hook-runner-overhead.ts'
 import { measureHookToolCall } from './hook-tool-call.ts'
+import { measureIdleCpu } from './idle-cpu.ts'
 import { describeResponsiveness, measureViewerResponsiveness } from './inspect-viewer.ts'
 import { measureMesh, measureUnitActorMemory } from './mesh-agents.ts'
 import { checkResults, requiredPaths } from './results-schema.ts'
@@ -17,27 +19,39 @@ import { measureCantripWrites, measureEtcdWrites } from './writes.ts'
 import { measureVersions } from './versions.ts'
 
 /**
- * `npm run bench [-- name…]`: cantrip beside its anchors in one run (issue 11): etcd for
- * desired-state writes, serf for propagation and failure detection, the disk and process
- * spawn for the floors; then scale (deploy of 100 units, the simulator at 10/100/1,000
- * agents) and memory. Installs etcd and serf from Debian first (scripts/ensure-bench-tools.sh).
- * Figures merge into bench/results.json (kept between runs, so a partial run updates only
- * its keys), and the table of pairs with ratios is printed at the end. A bench that fails
- * records null figures with the reason and the run goes on. Named benches: floors, tools,
- * runner, writes, serf, propagation, memory, deploy100, versions, simscale (the default
- * set), and sim, inspect, mesh (extra, run only when named).
+ * `npm run bench [-- name…]`: cantrip beside its anchors in one run (issues 11, 28): etcd
+ * for desired-state writes and failover (at cantrip's election timeout), an etcd watch and
+ * serf for change notices, serf for failure detection, the disk and process spawn for the
+ * floors; then scale (deploy of 100 units, the simulator at 10/100/1,000/10,000 agents)
+ * and memory. Installs etcd and serf from Debian first (scripts/ensure-bench-tools.sh).
+ * Every run writes a new file, bench/results/<UTC time>[-<benches>].json, meant to be
+ * committed: the date, the commit, the machine, the load averages before and after the
+ * run and around each bench, and every figure beside its anchor; BENCHMARKS.md cites the
+ * file behind each figure. The table of pairs with ratios and goals is printed at the end.
+ * A bench that fails records null figures with the reason and the run goes on. Named
+ * benches: floors, tools, runner, writes, watch, serf, propagation, memory, deploy100,
+ * versions, simscale (the default set), and sim, inspect, idle, mesh (extra, run only when named).
  */
-const resultsPath = new URL('./results.json', import.meta.url)
+const resultsDir = new URL('./results/', import.meta.url)
 type Results = Record<string, unknown>
 
 const say = (line: string): void => { process.stdout.write(line + '\n') }
 
-async function previous (): Promise<Results> {
+/** The commit measured, with `-dirty` when the tree has changes git would commit. */
+function commit (): string {
   try {
-    return JSON.parse(await readFile(resultsPath, 'utf8')) as Results
+    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { encoding: 'utf8' }).trim()
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== ''
+    return dirty ? `${head}-dirty` : head
   } catch {
-    return {}
+    return 'unknown'
   }
+}
+
+/** bench/results/2026-11-27T03-40-12Z.json for a whole run; a partial run's file names its benches. */
+function resultsFile (startedAt: Date, names: readonly string[]): URL {
+  const stamp = startedAt.toISOString().slice(0, 19).replaceAll(':', '-') + 'Z'
+  return new URL(`${stamp}${names.length === 0 ? '' : '-' + names.join('-')}.json`, resultsDir)
 }
 
 /** Sets `value` at a dotted path, creating the objects on the way. */
@@ -98,12 +112,28 @@ const benches: Record<string, Bench> = {
         say(`bench: desired-state writes, 3-member ${store} on loopback: sequential, 16 and 64 clients, failover after kill -9…`)
         try {
           const w = await measure()
-          put(results, `writes.${store}`, w.writes)
-          put(results, `failover.${store}`, w.failoverMs === null ? { ms: null, reason: 'no write succeeded within 30 s of the kill' } : { ms: w.failoverMs })
-          say(`  ${(['seq', 'c16', 'c64'] as const).map(l => `${l} ${w.writes[l].opsPerSec}/s p50 ${w.writes[l].p50Ms} p99 ${w.writes[l].p99Ms} ms`).join('; ')}; failover ${w.failoverMs ?? 'n/a'} ms`)
+          put(results, `writes.${store}`, { ...w.writes, ...(w.retriedWrites === undefined ? {} : { retriedWrites: w.retriedWrites }) })
+          put(results, `failover.${store}`, { ...(w.failoverMs === null ? { ms: null, reason: 'no write succeeded within 30 s of the kill' } : { ms: w.failoverMs }), electionTimeoutMs: w.electionTimeoutMs })
+          say(`  ${(['seq', 'c16', 'c64'] as const).map(l => `${l} ${w.writes[l].opsPerSec}/s p50 ${w.writes[l].p50Ms} p99 ${w.writes[l].p99Ms} ms, ${w.writes[l].serverCpuMsPerWrite} CPU-ms/write`).join('; ')}; failover ${w.failoverMs ?? 'n/a'} ms`)
         } catch (error) {
           markFailed(results, [`writes.${store}.`, `failover.${store}.`], message(error))
           say(`  ${store} failed: ${message(error)}`)
+        }
+      }
+    }
+  },
+  watch: {
+    owns: ['propagation.etcdWatch.'],
+    async run (results) {
+      for (const watchers of [10, 50]) {
+        say(`bench: etcd watch, one put seen by ${watchers} etcdctl watchers…`)
+        try {
+          const w = await measureEtcdWatch(watchers, 10)
+          put(results, `propagation.etcdWatch.n${watchers}`, { ...w.propagation, fromSend: w.fromSend })
+          say(`  p50 ${w.propagation.p50Ms} ms, p99 ${w.propagation.p99Ms} ms (from the put's send: p50 ${w.fromSend.p50Ms}, p99 ${w.fromSend.p99Ms} ms)`)
+        } catch (error) {
+          markFailed(results, [`propagation.etcdWatch.n${watchers}.`], message(error))
+          say(`  failed: ${message(error)}`)
         }
       }
     }
@@ -177,11 +207,11 @@ const benches: Record<string, Bench> = {
   simscale: {
     owns: ['sim.'],
     async run (results) {
-      for (const agents of [10, 100, 1_000]) {
+      for (const agents of [10, 100, 1_000, 10_000]) {
         say(`bench: the whole system on the simulator, 3 controllers and ${agents} machine agents × 5 units…`)
         const p = await measureSimPoint(agents)
-        put(results, `sim.n${agents}`, { simToWall: p.simToWall, convergeWallS: p.convergeWallS, ...(p.reason === undefined ? {} : { reason: p.reason }), ...(p.point === undefined ? {} : { point: p.point }) })
-        say(`  ${p.finished ? `converged in ${p.convergeWallS} s wall, ${p.simToWall}× real time` : `not finished: ${p.reason}`}`)
+        put(results, `sim.n${agents}`, { simToWall: p.simToWall, convergeWallS: p.convergeWallS, peakRssMb: p.point?.peakRssMb ?? null, ...(p.reason === undefined ? {} : { reason: p.reason }), ...(p.point === undefined ? {} : { point: p.point }) })
+        say(`  ${p.finished ? `converged in ${p.convergeWallS} s wall, ${p.simToWall}× real time, peak RSS ${p.point?.peakRssMb ?? 'n/a'} MB` : `not finished: ${p.reason}`}`)
       }
     }
   },
@@ -203,6 +233,16 @@ const benches: Record<string, Bench> = {
       const r = await measureViewerResponsiveness({ agents: 10, unitsPerAgent: 10, seconds: 6 })
       results['inspectViewer'] = r
       for (const line of describeResponsiveness(r)) say(`  ${line}`)
+    }
+  },
+  idle: {
+    owns: [],
+    extra: true,
+    async run (results) {
+      say('bench: idle CPU, 3 cantrip controllers and 3 etcd members, 10 s each…')
+      const idle = await measureIdleCpu()
+      results['idleCpu'] = idle
+      say(`  cantrip ${idle.cantripPercent.join(' / ')} %, etcd ${idle.etcdPercent.join(' / ')} % of a core`)
     }
   },
   mesh: {
@@ -227,26 +267,34 @@ for (const name of chosen) {
   }
 }
 const selected = Object.entries(benches).filter(([name, b]) => chosen.length === 0 ? b.extra !== true : chosen.includes(name))
-if (selected.some(([name]) => name === 'writes' || name === 'serf')) {
+if (selected.some(([name]) => name === 'writes' || name === 'watch' || name === 'serf')) {
   execFileSync('sh', [new URL('../scripts/ensure-bench-tools.sh', import.meta.url).pathname], { stdio: 'inherit' })
 }
 const started = performance.now()
+const startedAt = new Date()
+const results: Results = { startedAt: startedAt.toISOString(), commit: commit(), benches: selected.map(([name]) => name) }
 const loadStart = loadavg()
-const results = await previous()
+// The machine is shared: each bench's load averages go beside its figures.
+const benchLoad: Record<string, { start: number[], end: number[] }> = {}
 for (const [name, bench] of selected) {
   const t0 = performance.now()
+  const before = loadavg()
   try {
     await bench.run(results)
   } catch (error) {
     markFailed(results, bench.owns, message(error))
     say(`  ${name} failed: ${message(error)}`)
   }
+  benchLoad[name] = { start: before, end: loadavg() }
+  say(`  (${name}: ${Math.round((performance.now() - t0) / 1000)} s, load ${before[0]!.toFixed(1)} → ${loadavg()[0]!.toFixed(1)})`)
   put(results, `benchSeconds.${name}`, Math.round((performance.now() - t0) / 1000))
 }
 results['machine'] = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? '', memoryBytes: totalmem(), node: process.version }
-results['load'] = { start: loadStart, end: loadavg() }
+results['load'] = { start: loadStart, end: loadavg(), benches: benchLoad }
 results['runSeconds'] = Math.round((performance.now() - started) / 1000)
 results['measuredAt'] = new Date().toISOString()
+const resultsPath = resultsFile(startedAt, chosen)
+await mkdir(resultsDir, { recursive: true })
 await writeFile(resultsPath, JSON.stringify(results, null, 2) + '\n')
 say('')
 say(formatTable(results))

@@ -1,12 +1,19 @@
 import { spawn } from 'node:child_process'
+import { cpuMs, rssBytes } from './child-processes.ts'
 import type { SimScalePoint } from './sim-scale.ts'
 
 /**
- * The simulator at 10, 100 and 1,000 machine agents, each point in a child process
+ * The simulator at 10, 100, 1,000 and 10,000 machine agents, each point in a child process
  * (`bench/sim-scale.ts N`, as the lead tunes it) so a point that runs long is ended by pid
  * at its bound and recorded as not finished, with the reason, instead of holding up the run.
  */
-export const simPointBoundsMs: Record<number, number> = { 10: 60_000, 100: 120_000, 1000: 180_000 }
+export const simPointBoundsMs: Record<number, number> = { 10: 60_000, 100: 120_000, 1000: 180_000, 10000: tenThousandBoundMs() }
+
+/** The 10,000-agent point's bound: 25 min, or CANTRIP_BENCH_SIM10K_S seconds (a shared machine's run may not afford it). */
+function tenThousandBoundMs (): number {
+  const seconds = Number(process.env['CANTRIP_BENCH_SIM10K_S'] ?? 1_500)
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1_500_000
+}
 
 export interface SimPointResult { agents: number, finished: boolean, simToWall: number | null, convergeWallS: number | null, reason?: string, point?: SimScalePoint }
 
@@ -18,16 +25,23 @@ export async function measureSimPoint (agents: number, boundMs = simPointBoundsM
     child.stdout.on('data', chunk => { stdout += String(chunk) })
     child.stderr.on('data', chunk => { stderr = (stderr + String(chunk)).slice(-2_000) })
     let timedOut = false
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, boundMs)
+    // On a shared machine a point can get a small share of a core: the CPU it had by the bound says how far it was.
+    let usage = ''
+    const timer = setTimeout(() => {
+      timedOut = true
+      usage = `, after ${Math.round(cpuMs(child.pid!) / 1000)} CPU-s, RSS ${Math.round(rssBytes(child.pid!) / 1e6)} MB`
+      child.kill('SIGKILL')
+    }, boundMs)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       const notFinished = (reason: string): void => { resolve({ agents, finished: false, simToWall: null, convergeWallS: null, reason }) }
-      if (timedOut) return notFinished(`not finished within ${boundMs / 1000} s wall (killed)`)
+      if (timedOut) return notFinished(`not finished within ${boundMs / 1000} s wall (killed${usage})`)
       if (code !== 0) return notFinished(`exited with ${signal ?? String(code)}: ${stderr.trim().split('\n').pop() ?? ''}`)
       try {
         const point = JSON.parse(stdout.trim().split('\n').pop()!) as SimScalePoint
         const converged = point.outcome === 'converged'
-        resolve({ agents, finished: converged, simToWall: point.simToWall, convergeWallS: converged ? point.wallSeconds : null, ...(converged ? {} : { reason: point.outcome }), point })
+        // One line: the outcome of a crash carries its stack.
+        resolve({ agents, finished: converged, simToWall: point.simToWall, convergeWallS: converged ? point.wallSeconds : null, ...(converged ? {} : { reason: point.outcome.split('\n')[0]! }), point })
       } catch {
         notFinished(`expected one JSON line from bench/sim-scale.ts, got ${JSON.stringify(stdout.slice(-200))}`)
       }

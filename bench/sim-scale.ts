@@ -22,6 +22,8 @@ export interface SimScalePoint {
   hooksPerWallSecond: number
   /** The process's peak resident memory so far (getrusage maxrss). */
   peakRssMb: number
+  /** CPU the process used (user + system): on a shared machine, what the point cost apart from its share of the cores. */
+  cpuSeconds: number
 }
 
 const applicationsPerAgent = 5
@@ -37,8 +39,24 @@ const trivial: ScenarioCharm = {
   hooks: { '*': { durationMs: [10, 200] }, start: { status: { status: 'active' } } }
 }
 
+/**
+ * Five applications per group of at most limits.modelUnitsPerCommandMax machines (one
+ * deploy may add no more units): the first deploys onto new machines, the other four are
+ * placed on the first one's. Up to 1,000 agents that is the one group app0…app4.
+ */
+function scaleApplications (agents: number): Scenario['applications'] {
+  const perGroup = limits.modelUnitsPerCommandMax
+  const groups = Math.ceil(agents / perGroup)
+  return Array.from({ length: groups }, (_, g) => {
+    const first = g * perGroup
+    const machines = Array.from({ length: Math.min(perGroup, agents - first) }, (_, i) => String(first + i))
+    return Array.from({ length: applicationsPerAgent }, (_, i) => ({
+      name: groups === 1 ? `app${i}` : `app${i}-g${g}`, charm: 'trivial', units: machines.length, config: {}, ...(i === 0 ? {} : { to: machines })
+    }))
+  }).flatMap(group => group)
+}
+
 export function scaleScenario (agents: number): Scenario {
-  const machines = Array.from({ length: agents }, (_, i) => String(i))
   return {
     name: `scale-${agents}`,
     description: `${agents} machine agents × ${applicationsPerAgent} units, 3 controllers, a plain deploy`,
@@ -49,9 +67,7 @@ export function scaleScenario (agents: number): Scenario {
     provider: { nodes: agents + 8, startsInFlight: agents, latencyMs: { allocate: 200, deploy: 3_000, release: 500 }, failureRates: { allocate: 0, deploy: 0, release: 0 } },
     network: { latencyMs: [1, 10] },
     charms: { trivial },
-    applications: Array.from({ length: applicationsPerAgent }, (_, i) => ({
-      name: `app${i}`, charm: 'trivial', units: agents, config: {}, ...(i === 0 ? {} : { to: machines })
-    })),
+    applications: scaleApplications(agents),
     relations: [],
     workload: [],
     faults: [],
@@ -77,7 +93,8 @@ export async function measureSimScale (agents: number): Promise<SimScalePoint> {
     simToWall: Number((r.simulatedMs / r.wallMs).toFixed(2)),
     hooks: r.counts.hooks,
     hooksPerWallSecond: Math.round(r.counts.hooks / wallSeconds),
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1e3)
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1e3),
+    cpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1))
   }
 }
 

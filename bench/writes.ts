@@ -6,7 +6,9 @@ import { controllerProposeProtocol } from '../actors/controller/model-replica.ts
 import { decode, encode } from '../runtime/codec.ts'
 import type { CommandResult } from '../runtime/model/model-types.ts'
 import { admin, CantripdCluster, waitFor, type Agent } from '../test/support/cantripd-cluster.ts'
-import { EtcdGroup } from './etcd-group.ts'
+import { agentRaftTiming } from '../sim/system/system-world.ts'
+import { EtcdGroup, type EtcdTiming } from './etcd-group.ts'
+import { cpuMs } from './child-processes.ts'
 import { runLoad, type LoadFigures } from './load-driver.ts'
 import { firstSuccessMs } from './stats.ts'
 
@@ -18,10 +20,28 @@ import { firstSuccessMs } from './stats.ts'
  *   - etcd: 3 members, each write a `/v3/kv/put` of a unique 32-byte key with a 200-byte value.
  * Every write goes to the current leader (where a client lands after its first redirect),
  * one in flight per client: sequential, then 16 and 64 clients. Then failover: kill -9 of
- * the leader, and the time until a write sent to any survivor every 10 ms succeeds.
+ * the leader, and the time until a write sent to any survivor every 10 ms succeeds. etcd
+ * runs with cantrip's controllers' Raft timing (100 ms heartbeat, 600 ms election
+ * timeout, both randomised over [t, 2t)), so failover compares like with like (issue 28).
  */
-export interface WriteFigures { seq: LoadFigures, c16: LoadFigures, c64: LoadFigures }
-export interface StoreWrites { writes: WriteFigures, failoverMs: number | null }
+export const sharedTiming: EtcdTiming = {
+  heartbeatMs: agentRaftTiming.tickMs * agentRaftTiming.heartbeatTicks,
+  electionTimeoutMs: agentRaftTiming.tickMs * agentRaftTiming.electionTicks
+}
+/**
+ * Besides the load figures, the CPU the store's three processes used per write (user +
+ * system, all threads, from /proc): on a shared, loaded machine throughput follows the
+ * share of the cores each store gets, while CPU per write is what the code costs.
+ */
+export type CaseFigures = LoadFigures & { serverCpuMsPerWrite: number }
+export interface WriteFigures { seq: CaseFigures, c16: CaseFigures, c64: CaseFigures }
+export interface StoreWrites {
+  writes: WriteFigures
+  failoverMs: number | null
+  electionTimeoutMs: number
+  /** cantrip: writes that needed more than one attempt (a change of leader under load). */
+  retriedWrites?: number
+}
 
 /** Writes per case and the wall time a case may take, whichever ends it first. */
 export const writeCases = {
@@ -37,27 +57,29 @@ const valueBytes = 200
 
 const value = (i: number): string => `${i}:`.padEnd(valueBytes, 'v')
 
-async function loadCases (write: (i: number) => Promise<void>): Promise<WriteFigures> {
+async function loadCases (write: (i: number) => Promise<void>, pids: readonly number[]): Promise<WriteFigures> {
   for (let i = 0; i < writeCases.warmup; i++) await write(-1 - i)
-  return {
-    seq: await runLoad(write, writeCases.seq),
-    c16: await runLoad(write, writeCases.c16),
-    c64: await runLoad(write, writeCases.c64)
+  const measured = async (options: typeof writeCases.seq | typeof writeCases.c16 | typeof writeCases.c64): Promise<CaseFigures> => {
+    const cpu = (): number => pids.reduce((sum, pid) => sum + cpuMs(pid), 0)
+    const before = cpu()
+    const figures = await runLoad(write, options)
+    return { ...figures, serverCpuMsPerWrite: Number(((cpu() - before) / Math.max(1, figures.writes)).toFixed(3)) }
   }
+  return { seq: await measured(writeCases.seq), c16: await measured(writeCases.c16), c64: await measured(writeCases.c64) }
 }
 
 export async function measureEtcdWrites (): Promise<StoreWrites> {
   const etcd = new EtcdGroup()
   try {
-    await etcd.start(3)
+    await etcd.start(3, sharedTiming)
     const leader = await etcd.leader()
     if (leader === undefined) throw new Error('bench etcd: expected a leader after start, got none')
-    const writes = await loadCases(async i => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, value(i)) })
+    const writes = await loadCases(async i => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, value(i)) }, etcd.members.map(m => m.process.pid!))
     await etcd.killHard(leader)
     let n = 0
     const survivors = etcd.live()
     const failoverMs = await firstSuccessMs(async () => await etcd.tryPut(survivors[n % survivors.length]!, `failover/${n++}`, 'x', 3_000), failoverProbeMs, failoverWithinMs)
-    return { writes, failoverMs }
+    return { writes, failoverMs, electionTimeoutMs: sharedTiming.electionTimeoutMs }
   } finally {
     await etcd.close()
   }
@@ -78,17 +100,52 @@ function profilingNode (root: string, profileDir: string): string {
   return wrapper
 }
 
-type ForwardReply = { ok: true, result: CommandResult } | { ok: false, message?: string }
+type ForwardReply = { ok: true, result: CommandResult } | { ok: false, message?: string, leader?: string }
+/** How long one write may keep retrying through a change of leader before it fails the case. */
+const writeRetryWithinMs = 15_000
+const writeRetryPauseMs = 20
 
 export async function measureCantripWrites (): Promise<StoreWrites> {
   const cluster = new CantripdCluster()
   const charmRoot = mkdtempSync(join(tmpdir(), 'cantrip-bench-charm-'))
   let request = 0
-  const propose = async (target: Agent, i: number, timeoutMs = 5_000): Promise<void> => {
-    const body = { type: 'set-config', application: 'bench', config: { v: value(i) }, requestId: `bench-${++request}`, proposer: admin }
-    const reply = decode(await cluster.client!.request(target.id, controllerProposeProtocol, encode(body, 'bench'), { timeoutMs }), 'bench') as ForwardReply
-    if (!reply.ok) throw new Error(`bench cantrip: expected the write committed, got ${reply.message ?? 'a refusal'}`)
+  const body = (i: number): Record<string, unknown> => ({ type: 'set-config', application: 'bench', config: { v: value(i) }, requestId: `bench-${++request}`, proposer: admin })
+  /** One attempt; the reply, or undefined when the request itself failed (timeout, connection). */
+  const attempt = async (target: Agent, command: Record<string, unknown>, timeoutMs: number): Promise<ForwardReply | undefined> => {
+    try {
+      return decode(await cluster.client!.request(target.id, controllerProposeProtocol, encode(command, 'bench'), { timeoutMs }), 'bench') as ForwardReply
+    } catch {
+      return undefined
+    }
+  }
+  const applied = (reply: ForwardReply & { ok: true }): void => {
     if (!reply.result.ok) throw new Error(`bench cantrip: expected set-config applied, got ${JSON.stringify(reply.result).slice(0, 200)}`)
+  }
+  const propose = async (target: Agent, i: number, timeoutMs = 5_000): Promise<void> => {
+    const reply = await attempt(target, body(i), timeoutMs)
+    if (reply === undefined || !reply.ok) throw new Error(`bench cantrip: expected the write committed, got ${reply?.message ?? 'no answer'}`)
+    applied(reply)
+  }
+  // Under load, as a client does (agent/cli/connection.ts): a write the leader could not
+  // commit (leadership moved, no answer) is sent again with the same request id to the
+  // leader named in the refusal, or else to the leader the cluster reports; the retries
+  // count in its latency. The driver's clients share the latest hint.
+  let hint: Agent | undefined
+  const retried = { writes: 0 }
+  const proposeRetrying = async (i: number): Promise<void> => {
+    const command = body(i)
+    const until = performance.now() + writeRetryWithinMs
+    let last = 'no answer'
+    for (let n = 0; performance.now() < until; n++) {
+      if (n === 1) retried.writes++
+      const target = hint ?? cluster.leader() ?? cluster.controllers[n % cluster.controllers.length]!
+      const reply = await attempt(target, command, 3_000)
+      if (reply?.ok === true) { applied(reply); hint = target; return }
+      last = reply?.message ?? 'no answer'
+      hint = cluster.controllers.find(c => c.id === reply?.leader && c.process !== undefined)
+      await new Promise(resolve => setTimeout(resolve, writeRetryPauseMs))
+    }
+    throw new Error(`bench cantrip: expected the write committed within ${writeRetryWithinMs} ms, got ${last}`)
   }
   // With CANTRIP_BENCH_CPU_PROF=DIR the controllers write V8 CPU profiles there on exit
   // (to see what limits the write path). Node refuses --cpu-prof in NODE_OPTIONS, so the
@@ -106,8 +163,11 @@ export async function measureCantripWrites (): Promise<StoreWrites> {
     if (added.added?.ok !== true) throw new Error(`bench cantrip: expected the charm added, got ${JSON.stringify(added.added)}`)
     const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
     if (deployed?.ok !== true) throw new Error(`bench cantrip: expected the application deployed, got ${JSON.stringify(deployed)}`)
+    hint = cluster.leader()!
+    const writes = await loadCases(async i => { await proposeRetrying(i) }, cluster.controllers.map(c => c.process!.pid!))
+    // The leader now (it may have moved under load) is the one killed.
+    await waitFor('a leader', () => cluster.leader() !== undefined)
     const leader = cluster.leader()!
-    const writes = await loadCases(async i => { await propose(leader, i) })
     // Profiling: let the leader write its profile (a graceful stop) before the failover.
     if (profileDir !== undefined) await new Promise(resolve => { leader.process!.once('exit', resolve); leader.process!.kill('SIGTERM') })
     leader.process?.kill('SIGKILL')
@@ -118,7 +178,7 @@ export async function measureCantripWrites (): Promise<StoreWrites> {
       const target = survivors[n % survivors.length]!
       try { await propose(target, 1_000_000 + n++, 3_000); return true } catch { return false }
     }, failoverProbeMs, failoverWithinMs)
-    return { writes, failoverMs }
+    return { writes, failoverMs, electionTimeoutMs: sharedTiming.electionTimeoutMs, retriedWrites: retried.writes }
   } finally {
     await cluster.close()
     rmSync(charmRoot, { recursive: true, force: true })

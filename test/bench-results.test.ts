@@ -1,5 +1,5 @@
 /**
- * bench/results.json's shape and the printed table, on synthetic figures (no timing is
+ * A bench/results/ file's shape and the printed table, on synthetic figures (no timing is
  * asserted: the benches themselves run under `npm run bench`, never in the suite):
  * checkResults accepts a complete object, names each missing or malformed key, allows
  * null only beside a reason; formatTable shows every pair with its anchor, the ratio and
@@ -18,9 +18,10 @@ function complete (): Record<string, unknown> {
       cantrip: { seq: latency(100, 8, 20), c16: latency(800, 18, 60), c64: latency(3_000, 20, 50) },
       etcd: { seq: latency(500, 1.7, 6), c16: latency(1_800, 8, 27), c64: latency(2_400, 21, 85) }
     },
-    failover: { cantrip: { ms: 900 }, etcd: { ms: 1_100 } },
+    failover: { cantrip: { ms: 900, electionTimeoutMs: 600 }, etcd: { ms: 1_100, electionTimeoutMs: 600 } },
     propagation: {
       cantrip: { n10: { p50Ms: 40, p99Ms: 90 }, n50: { p50Ms: 60, p99Ms: 700 } },
+      etcdWatch: { n10: { p50Ms: 2, p99Ms: 12 }, n50: { p50Ms: 5, p99Ms: 800 } },
       serf: { n10: { p50Ms: 180, p99Ms: 400 }, n50: { p50Ms: 280, p99Ms: 520 } }
     },
     detection: { cantrip: { n50: { ms: 10_500 } }, serf: { n50: { ms: 9_100 } } },
@@ -28,7 +29,12 @@ function complete (): Record<string, unknown> {
     hookTool: { medianMs: 2.5 },
     hookOverheadMs: 1.2,
     deploy100: { seconds: 40 },
-    sim: { n10: { simToWall: 2, convergeWallS: 5 }, n100: { simToWall: 1.5, convergeWallS: 20 }, n1000: { simToWall: null, convergeWallS: null, reason: 'not finished within 180 s wall (killed)' } },
+    sim: {
+      n10: { simToWall: 2, convergeWallS: 5, peakRssMb: 150 },
+      n100: { simToWall: 1.5, convergeWallS: 20, peakRssMb: 300 },
+      n1000: { simToWall: null, convergeWallS: null, reason: 'not finished within 180 s wall (killed)' },
+      n10000: { simToWall: 0.1, convergeWallS: 400, peakRssMb: 4_000 }
+    },
     memory: { unitActorBytes: 40_000, agentRssBytes: 90_000_000, serfAgentRssBytes: 15_000_000 },
     versions: {
       coldStart: { nodeMs: 40, versionMs: 250, helpMs: 400, statusMs: 700, cpu: { nodeMs: 30, versionOverNodeMs: 120, helpOverNodeMs: 150, statusOverNodeMs: 450 } },
@@ -37,7 +43,7 @@ function complete (): Record<string, unknown> {
       shipped: { bytes: 4_200_000, needsCompiler: false },
       upgrade: { seconds: null, reason: 'not every machine on 0.1.1 within 300 s' }
     },
-    load: { start: [1.5, 1.2, 1.0], end: [2.0, 1.5, 1.1] }
+    load: { start: [1.5, 1.2, 1.0], end: [2.0, 1.5, 1.1], benches: { writes: { start: [1.5, 1.2, 1.0], end: [3.25, 1.5, 1.1] } } }
   }
 }
 
@@ -45,7 +51,9 @@ test('a complete results object passes, null allowed only beside a reason', () =
   assert.equal(checkResults(complete()), [])
   assert.ok(requiredPaths.includes('writes.etcd.c64.p99Ms'))
   assert.ok(requiredPaths.includes('sim.n1000.convergeWallS'))
-  assert.is(requiredPaths.length, 18 + 2 + 8 + 2 + 3 + 3 + 6 + 2 + 7 + 2)
+  assert.ok(requiredPaths.includes('propagation.etcdWatch.n50.p99Ms'))
+  assert.ok(requiredPaths.includes('sim.n10000.convergeWallS'))
+  assert.is(requiredPaths.length, 18 + 2 + 12 + 2 + 3 + 3 + 8 + 2 + 7 + 2)
 })
 
 test('each missing or malformed figure is named, one line each', () => {
@@ -80,9 +88,13 @@ test('the table shows every pair with the anchor, the ratio and the goals', () =
   assert.is(row('writes 64 clients: ops/s').ratio, '1.25×')
   assert.is(row('writes 64 clients: ops/s').goal, '≥ etcd: met')
   assert.is(row('writes 64 clients: p99').goal, '≤ etcd: met')
-  assert.is(row('leader failover (kill -9)').ratio, '0.818×')
-  assert.is(row('change notice, 10 agents: p99').anchorName, 'serf')
-  assert.is(row('change notice, 50 agents: p99').goal, '≤ serf: MISSED')
+  assert.is(row('writes sequential: ops/s').goal, '≥ etcd: MISSED')
+  assert.is(row('leader failover (kill -9), 600 ms election timeout both').ratio, '0.818×')
+  assert.is(row('leader failover (kill -9), 600 ms election timeout both').goal, '≤ etcd: met')
+  assert.is(row('change notice, 10 agents: p99 vs serf').anchorName, 'serf')
+  assert.is(row('change notice, 50 agents: p99 vs serf').goal, '≤ serf: MISSED')
+  assert.is(row('change notice, 50 agents: p99 vs etcd watch').goal, '≤ etcd watch: met')
+  assert.is(row('change notice, 50 agents: p50 vs etcd watch').ratio, '12×')
   assert.is(row('failure detection, 50 agents').ratio, '1.15×')
   assert.is(row('hook-tool call median vs bare spawn').goal, '< 5 ms: met')
   assert.is(row('memory per unit actor').goal, '< 50 KB: met')
@@ -96,9 +108,11 @@ test('the table shows every pair with the anchor, the ratio and the goals', () =
   assert.is(row('idle machine agent RSS (no units; peak while starting)').goal, '< 80 MB: met')
   assert.is(row('bytes shipped to a new SSH host').goal, '< 15 MB, no compiler: met')
   assert.is(row('upgrade-model across 10 machines').cantrip, 'n/a')
-  assert.match(row('simulator, 1000 agents: sim/wall, wall to converge').goal, 'not finished within 180 s')
-  assert.match(row('simulator, 100 agents: sim/wall, wall to converge').cantrip, '1.5×, 20 s')
+  assert.is(row('simulator, 1,000 agents: sim/wall, wall to converge, peak RSS').goal, '< 30 s (n/a); not finished within 180 s wall (killed)')
+  assert.is(row('simulator, 100 agents: sim/wall, wall to converge, peak RSS').cantrip, '1.5×, 20 s, 300 MB')
+  assert.is(row('simulator, 10,000 agents: sim/wall, wall to converge, peak RSS').goal, 'measured: met')
   assert.match(text, 'load average at start 1.50 1.20 1.00, at end 2.00 1.50 1.10')
+  assert.match(text, '1-minute load around each bench: writes 1.5 → 3.3')
   assert.match(text, /\| writes 64 clients: ops\/s +\| 3,000\/s +\| 2,400\/s \(etcd\) +\| 1\.25× +\| ≥ etcd: met +\|/)
 })
 
@@ -108,6 +122,7 @@ test('missing figures print as n/a, never as zero', () => {
   assert.ok(rows.every(r => !/\b0(\/s| ms| B)/.test(r.cantrip)))
   assert.is(rows.find(r => r.measure === 'writes 64 clients: ops/s')!.goal, '≥ etcd (n/a)')
   assert.is(rows.find(r => r.measure === 'leader failover (kill -9)')!.ratio, 'n/a')
+  assert.is(rows.find(r => r.measure === 'change notice, 50 agents: p99 vs etcd watch')!.goal, '≤ etcd watch (n/a)')
 })
 
 test.run()
