@@ -9,54 +9,30 @@
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { admin, CommandModel, vaultAndApp } from './support/secret-model.ts'
 import { nextOp } from '../actors/unit/resolver.ts'
 import { initialLocalState, initialMemory } from '../actors/unit/local-state.ts'
 import { initialRemoteState } from '../actors/unit/remote-state.ts'
 import type { UnitName } from '../runtime/ids.ts'
 import { machineModelView } from '../runtime/model/machine-view.ts'
-import { applyCommand, emptyModel } from '../runtime/model/model-store.ts'
-import type { CommandResult, Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
+import type { Entity } from '../runtime/model/model-types.ts'
 import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
 import { planSecretRead } from '../runtime/model/secret-access.ts'
-import { encodingSealer, sealCommand } from '../runtime/model/secret-sealing.ts'
+import { applyCommand } from '../runtime/model/model-store.ts'
+import { encodingSealer } from '../runtime/model/secret-sealing.ts'
 import { tableGet } from '../runtime/model/table.ts'
 
-const admin: Entity = { kind: 'user', name: 'admin' }
 const unit = (name: UnitName): Entity => ({ kind: 'unit', name })
 const id = 'c'.repeat(20)
 /** A command without its request id (Omit over each member of the union). */
-type Body = ModelCommand extends infer C ? C extends ModelCommand ? Omit<C, 'requestId'> : never : never
-
-class Model {
-  context: ModelContext = emptyModel()
-  index = 0
-  run (command: ModelCommand): CommandResult {
-    const outcome = applyCommand(this.context, sealCommand(command, encodingSealer), { index: ++this.index, term: 1 })
-    this.context = outcome.context
-    return outcome.result
-  }
-
-  ok (command: Body): void {
-    const result = this.run({ ...command, requestId: `r${this.index}` } as ModelCommand)
-    if (!result.ok) assert.unreachable(result.error)
-  }
-
-  error (command: Body): string {
-    const result = this.run({ ...command, requestId: `r${this.index}` } as ModelCommand)
-    return result.ok ? 'applied' : result.error
-  }
-
+class Model extends CommandModel {
   secret () { return tableGet(this.context.secrets!, id) }
 }
 
 /** vault/0 (leader) on machine 0, app/0 on machine 1, vault:creds related to app:creds (relation 0). */
 function world (): Model {
   const m = new Model()
-  m.ok({ type: 'add-charm', proposer: admin, url: 'local:vault-0', hash: 'a'.repeat(16), metadata: { name: 'vault', provides: { creds: 'password' } } })
-  m.ok({ type: 'add-charm', proposer: admin, url: 'local:app-0', hash: 'b'.repeat(16), metadata: { name: 'app', requires: { creds: 'password' } } })
-  m.ok({ type: 'deploy', proposer: admin, application: 'vault', charm: 'local:vault-0', config: {}, constraints: {}, numUnits: 1 })
-  m.ok({ type: 'deploy', proposer: admin, application: 'app', charm: 'local:app-0', config: {}, constraints: {}, numUnits: 1 })
-  m.ok({ type: 'integrate', proposer: admin, a: 'vault', b: 'app' })
+  vaultAndApp(m)
   m.ok({ type: 'claim-leadership', proposer: unit('vault/0'), application: 'vault', unit: 'vault/0', now: 0, durationMs: 60_000 })
   return m
 }

@@ -14,6 +14,7 @@
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { admin, CommandModel, vaultAndApp } from './support/secret-model.ts'
 import { startSecretTriggerWorker } from '../actors/controller/secret-trigger-worker.ts'
 import { commandForEmitted } from '../actors/unit/emitted-commands.ts'
 import { initialLocalState, initialMemory, type LocalState } from '../actors/unit/local-state.ts'
@@ -24,52 +25,25 @@ import { secretsOp } from '../actors/unit/resolvers/secrets-resolver.ts'
 import type { RemoteSnapshot } from '../actors/unit/resolver-types.ts'
 import { limits } from '../runtime/limits.ts'
 import { silentLogger } from '../runtime/logger.ts'
-import { applyCommand, emptyModel } from '../runtime/model/model-store.ts'
-import type { CommandResult, Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
+import type { Entity } from '../runtime/model/model-types.ts'
 import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
-import { encodingSealer, sealCommand } from '../runtime/model/secret-sealing.ts'
 import { dueSecretTriggers, nextSecretTriggerAt, secretTriggerMarginMs } from '../runtime/model/secret-triggers.ts'
 import { tableGet } from '../runtime/model/table.ts'
 import { SimClock } from '../sim/sim-clock.ts'
 
-const admin: Entity = { kind: 'user', name: 'admin' }
 const controller: Entity = { kind: 'controller', id: 'c0' }
 const unit = (name: string): Entity => ({ kind: 'unit', name })
 const id = 'c'.repeat(20)
 const hour = 3_600_000
 const minute = 60_000
-type Body = ModelCommand extends infer C ? C extends ModelCommand ? Omit<C, 'requestId'> : never : never
-
-class Model {
-  context: ModelContext = emptyModel()
-  index = 0
-  run (command: ModelCommand): CommandResult {
-    const outcome = applyCommand(this.context, sealCommand(command, encodingSealer), { index: ++this.index, term: 1 })
-    this.context = outcome.context
-    return outcome.result
-  }
-
-  ok (command: Body): void {
-    const result = this.run({ ...command, requestId: `r${this.index}` } as ModelCommand)
-    if (!result.ok) assert.unreachable(result.error)
-  }
-
-  error (command: Body): string {
-    const result = this.run({ ...command, requestId: `r${this.index}` } as ModelCommand)
-    return result.ok ? 'applied' : result.error
-  }
-
+class Model extends CommandModel {
   secret () { return tableGet(this.context.secrets!, id)! }
 }
 
 /** vault/0 (leader) related to app/0; vault/0 adds a unit-owned secret at t=0: hourly rotation, expiry at 30 minutes. */
 function world (): Model {
   const m = new Model()
-  m.ok({ type: 'add-charm', proposer: admin, url: 'local:vault-0', hash: 'a'.repeat(16), metadata: { name: 'vault', provides: { creds: 'password' } } })
-  m.ok({ type: 'add-charm', proposer: admin, url: 'local:app-0', hash: 'b'.repeat(16), metadata: { name: 'app', requires: { creds: 'password' } } })
-  m.ok({ type: 'deploy', proposer: admin, application: 'vault', charm: 'local:vault-0', config: {}, constraints: {}, numUnits: 1 })
-  m.ok({ type: 'deploy', proposer: admin, application: 'app', charm: 'local:app-0', config: {}, constraints: {}, numUnits: 1 })
-  m.ok({ type: 'integrate', proposer: admin, a: 'vault', b: 'app' })
+  vaultAndApp(m)
   m.ok({
     type: 'commit-hook-changes', proposer: unit('vault/0'), unit: 'vault/0',
     secrets: { now: 0, creates: [{ id, owner: 'unit', content: { plain: { password: 'one' } }, label: 'pw', rotatePolicy: 'hourly', expireTime: 30 * minute }] }
