@@ -49,6 +49,21 @@ stop_agent () {
   fi
   return 0
 }
+# launch DIR LOG CHECK-TENTHS ARGV...: ARGV detached in a new session (so a stop kills its
+# whole process group), writing its own pid before it becomes ARGV, so the pid is ARGV's;
+# true (printing "started PID") if it still runs CHECK tenths of a second later.
+launch () {
+  ld=$1; llog=$2; lcheck=$3; shift 3
+  rm -f "$ld/pid" "$ld/started"
+  setsid sh -c 'echo $$ > "$0/pid.new" && mv "$0/pid.new" "$0/pid" && exec "$@"' "$ld" "$@" < /dev/null >> "$llog" 2>&1 &
+  n=0
+  while [ ! -s "$ld/pid" ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  if [ -s "$ld/pid" ] && command -v ps >/dev/null 2>&1; then ps -o lstart= -p "$(cat "$ld/pid")" > "$ld/started" 2>/dev/null; fi
+  n=0
+  while [ "$n" -lt "$lcheck" ]; do sleep 0.1; n=$((n + 1)); done
+  alive "$ld" || return 1
+  echo "started $(cat "$ld/pid")"
+}
 case $action in
 probe)
   # probe MACHINE-DIR-NAME TOKEN STAMP
@@ -89,17 +104,8 @@ start)
   printf '%s' "$machine" > "$d/machine" && printf '%s' "$stamp" > "$d/code" || exit 1
   printf '%s' "$token" > "$d/token.new" && mv "$d/token.new" "$d/token" || exit 1
   if alive "$d"; then echo "started already"; exit 0; fi
-  rm -f "$d/pid" "$d/started"
   cd "$root/code/$stamp" || exit 1
-  # The agent leads a new session (so a stop kills its whole process group) and writes
-  # its own pid before it becomes the agent, so the pid is the agent's.
-  setsid sh -c 'echo $$ > "$0/pid.new" && mv "$0/pid.new" "$0/pid" && exec "$@"' "$d" "$@" < /dev/null >> "$d/agent.log" 2>&1 &
-  n=0
-  while [ ! -s "$d/pid" ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-  if [ -s "$d/pid" ] && command -v ps >/dev/null 2>&1; then ps -o lstart= -p "$(cat "$d/pid")" > "$d/started" 2>/dev/null; fi
-  n=0
-  while [ "$n" -lt "$check" ]; do sleep 0.1; n=$((n + 1)); done
-  if alive "$d"; then echo "started $(cat "$d/pid")"; exit 0; fi
+  if launch "$d" "$d/agent.log" "$check" "$@"; then exit 0; fi
   echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
   rm -rf "$d"
   exit 3
@@ -152,15 +158,8 @@ controller-start)
   [ -f "$d/run.sh" ] || { echo "no run.sh in $d"; exit 3; }
   if alive "$d"; then echo "started $(cat "$d/pid") already"; exit 0; fi
   printf '%s' "$stamp" > "$d/code" || exit 1
-  rm -f "$d/pid" "$d/started"
   cd "$root/code/$stamp" || exit 1
-  setsid sh -c 'echo $$ > "$0/pid.new" && mv "$0/pid.new" "$0/pid" && exec sh "$0/run.sh"' "$d" < /dev/null >> "$d/cantripd.log" 2>&1 &
-  n=0
-  while [ ! -s "$d/pid" ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-  if [ -s "$d/pid" ] && command -v ps >/dev/null 2>&1; then ps -o lstart= -p "$(cat "$d/pid")" > "$d/started" 2>/dev/null; fi
-  n=0
-  while [ "$n" -lt "$check" ]; do sleep 0.1; n=$((n + 1)); done
-  if alive "$d"; then echo "started $(cat "$d/pid")"; exit 0; fi
+  if launch "$d" "$d/cantripd.log" "$check" sh "$d/run.sh"; then exit 0; fi
   echo "controller exited at once: $(tail -c 400 "$d/cantripd.log" 2>/dev/null | tr '\\n' ' ')"
   exit 3
   ;;
