@@ -10,6 +10,7 @@ import '../runtime/polyfill.ts'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { failedTasks } from '../agent/cli/commands/actions.ts'
+import { taskDocument } from '../agent/cli/operation-view.ts'
 import { plainTaskOutput } from '../agent/cli/task-plain-output.ts'
 import type { ActionRecord, ActionStatus } from '../runtime/model/model-types.ts'
 
@@ -59,6 +60,11 @@ test('only a non-zero return code fails the command, with Juju\'s list (common.g
   assert.is(one?.message, 'the following task failed:\n - id "7" with return code 3\n\nuse \'cantrip show-task\' to inspect the failure')
   const two = failedTasks([task('failed', { 'return-code': 2 }, '', '9'), task('failed', { 'return-code': 1 }, '', '10')])
   assert.is(two?.message, 'the following tasks failed:\n - id "10" with return code 1\n - id "9" with return code 2\n\nuse \'cantrip show-task\' to inspect the failures')
+})
+
+test('--format yaml|json: the task\'s document with its results\' keys sorted at every depth, as Go writes a map (run_test "yaml output")', () => {
+  const doc = taskDocument(task('completed', { stdout: 'hello', 'result-map': { z: 1, message: 'hello' }, outcome: 'success', 'return-code': 0, stderr: '' }))
+  assert.is(JSON.stringify(doc['results']), '{"outcome":"success","result-map":{"message":"hello","z":1},"return-code":0,"stdout":"hello"}')
 })
 
 test.run()
