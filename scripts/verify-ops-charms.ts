@@ -46,14 +46,19 @@ function cantrip (...args: string[]): Run {
   return { status: run.status ?? -1, stdout: run.stdout ?? '', stderr: run.stderr ?? '' }
 }
 
-/** An action's results (Juju's runner adds return-code; stdout/stderr when the charm printed). */
+/**
+ * An action's results (Juju's runner adds return-code; stdout/stderr when the charm printed),
+ * from the task's document `run --format yaml` prints keyed by unit (cmd/juju/action/common.go).
+ */
 function action (unit: string, name: string, ...params: string[]): { ok: boolean, results: Record<string, unknown>, error: string } {
-  const run = cantrip('run', unit, name, ...params, '--wait', '5m')
-  let results: Record<string, unknown> = {}
+  const run = cantrip('run', unit, name, ...params, '--wait', '5m', '--format', 'yaml')
+  let task: { status?: string, message?: string, results?: Record<string, unknown> } = {}
   try {
-    results = (parse(run.stdout) ?? {}) as Record<string, unknown>
+    task = ((parse(run.stdout) ?? {}) as Record<string, typeof task>)[unit] ?? {}
   } catch { /* kept empty: the row shows stderr */ }
-  return { ok: run.status === 0, results, error: run.stderr.trim() }
+  // As Juju's, run exits 0 for an action failed by action-fail (its process returned 0): the task's status says it.
+  const ok = run.status === 0 && task.status === 'completed'
+  return { ok, results: task.results ?? {}, error: run.status === 0 ? `${task.status ?? 'no task'}: ${task.message ?? ''}` : run.stderr.trim() }
 }
 
 function expectAction (charm: string, expectation: string, unit: string, name: string, params: string[], check: (r: Record<string, unknown>) => boolean): Record<string, unknown> {

@@ -37,7 +37,7 @@ const metadata = (name: string): string => `name: ${name}\nsummary: s\ndescripti
 function writePlainCharm (dir: string): void {
   const files: Record<string, string> = {
     'metadata.yaml': metadata('plain'),
-    'actions.yaml': 'exit-nonzero:\n  description: fails\nhello:\n  description: greets\n',
+    'actions.yaml': 'exit-nonzero:\n  description: fails\nhello:\n  description: greets\nsoft-fail:\n  description: fails by action-fail\n',
     '.jujuignore': 'secret.txt\n/notes/\n',
     'secret.txt': 'not for the unit\n',
     'notes/todo': 'x\n',
@@ -55,7 +55,8 @@ function writePlainCharm (dir: string): void {
     ].join('\n'),
     'hooks/start': '#!/bin/bash\nstatus-set active ready\n',
     'actions/exit-nonzero': '#!/bin/bash\necho partial\necho broken >&2\nexit 3\n',
-    'actions/hello': '#!/bin/bash\necho hi\n'
+    'actions/hello': '#!/bin/bash\necho hi\n',
+    'actions/soft-fail': '#!/bin/bash\naction-set why=busy\naction-fail "not today"\n'
   }
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(join(dir, path, '..'), { recursive: true })
@@ -116,12 +117,22 @@ test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in
     const models = JSON.parse(ok(home, 'models', '--format', 'json')) as { models: Array<{ 'short-name': string, 'model-uuid': string }> }
     assert.is(models.models.find(m => m['short-name'] === 'default')?.['model-uuid'], uuid)
 
-    // An action exiting 3: Juju's message and results.
+    // `run` prints as Juju 3.6's by default (cmd/juju/action/common.go printPlainOutput,
+    // processOperationResults; run_test.go): an action exiting 3 says it failed, prints
+    // the charm's stdout and stderr, and exits 1 with Juju's list of failed tasks.
     const failed = cantrip(home, ['run', 'plain/0', 'exit-nonzero', '--wait', '2m'])
-    assert.is.not(failed.status, 0)
-    assert.equal(parse(failed.stdout), { 'return-code': 3, stdout: 'partial\n', stderr: 'broken\n' })
-    assert.match(failed.stderr, /action "exit-nonzero" \(\d+\) on plain\/0 failed: exit status 3\n/)
-    assert.equal(parse(ok(home, 'run', 'plain/0', 'hello', '--wait', '2m')), { 'return-code': 0, stdout: 'hi\n' })
+    const [, taskId] = /\n {2}- task (\d+) on unit-plain-0\n/.exec(failed.stderr) ?? []
+    assert.equal([failed.status, failed.stdout], [1, `Action id ${taskId} failed: exit status 3\n\npartial\nbroken\n`], failed.stderr)
+    assert.ok(failed.stderr.endsWith(`\nERROR the following task failed:\n - id "${taskId}" with return code 3\n\nuse 'cantrip show-task' to inspect the failure\n`), failed.stderr)
+    // The runner's keys (return-code, stdout, stderr) are in the task's document: --format yaml.
+    const shown = parse(cantrip(home, ['show-task', taskId!, '--format', 'yaml']).stdout) as { results: unknown }
+    assert.equal(shown.results, { 'return-code': 3, stdout: 'partial\n', stderr: 'broken\n' })
+    const hello = parse(ok(home, 'run', 'plain/0', 'hello', '--wait', '2m', '--format', 'yaml')) as Record<string, { results: unknown, status: string, unit: string }>
+    assert.equal(hello['plain/0'], { ...hello['plain/0']!, results: { 'return-code': 0, stdout: 'hi\n' }, status: 'completed', unit: 'plain/0' })
+    assert.is(ok(home, 'run', 'plain/0', 'hello', '--wait', '2m'), '\nhi\n')
+    // Failed by action-fail while its process exits 0: said, with its results, and exit 0.
+    const soft = cantrip(home, ['run', 'plain/0', 'soft-fail', '--wait', '2m'])
+    assert.equal([soft.status, soft.stdout.replace(/^Action id \d+ /, 'Action id N ')], [0, 'Action id N failed: not today\nwhy: busy\n\n'], soft.stderr)
 
     // A pre-built archive is deployed as it is: its 0644 install hook fails.
     const broken = join(home, 'zipped.charm')

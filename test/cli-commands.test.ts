@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { parse } from 'yaml'
 import { charmArchiveHash } from '../agent/charm/charm-archive.ts'
 import { parseBundle } from '../agent/cli/bundle.ts'
 import { runAction, runResolved } from '../agent/cli/commands/actions.ts'
@@ -292,7 +293,7 @@ test('add-machine, remove-machine, resolved and refresh', async () => {
   assert.equal(tableValues(client.memory.context.charms).map(c => c.url).sort(), ['local:kv-0', 'local:kv-1'])
 })
 
-test('run: enqueues, waits on change notices and prints the results; a failed action fails', async () => {
+test('run: enqueues, waits on change notices and prints the task as Juju 3.6 does; only a non-zero return code fails it', async () => {
   const { client, connect, lines, out } = setup()
   await runDeploy(connect, kvDir, undefined, {}, out)
   const machine = tableGet(client.memory.context.units, 'kv/0')!.machine
@@ -309,15 +310,30 @@ test('run: enqueues, waits on change notices and prints the results; a failed ac
   }
   lines.length = 0
   completeNext('completed', { value: 'v1' })
+  // cmd/juju/action/common.go: plain output by default, the whole task under --format yaml.
   await runAction(connect, 'kv/0', 'get', ['key=a'], { wait: '5s' }, out)
-  assert.equal(lines, ['value: v1'])
+  assert.equal(lines, ['value: v1\n\n'])
   // One operation of one task, as Juju 3's run (operations.ts); the time is the client's.
   const { now, ...sent } = client.bodies.at(-1)!
   assert.equal(sent, { type: 'enqueue-operation', units: ['kv/0'], task: { kind: 'action', name: 'get', parameters: { key: 'a' } } })
   assert.type(now, 'number')
+  lines.length = 0
+  completeNext('completed', { value: 'v2', 'return-code': 0 })
+  await runAction(connect, 'kv/0', 'get', ['key=a'], { format: 'yaml' }, out)
+  const doc = parse(lines[0]!) as Record<string, { id: string, results: unknown, status: string, unit: string }>
+  assert.equal(Object.keys(doc), ['kv/0'])
+  assert.equal([doc['kv/0']!.results, doc['kv/0']!.status, doc['kv/0']!.unit], [{ value: 'v2', 'return-code': 0 }, 'completed', 'kv/0'])
+  // Failed without a process return code (action-fail, or no process): said, and exit 0 (run_test.go).
+  lines.length = 0
   completeNext('failed', {}, 'no such key')
-  await rejects(runAction(connect, 'kv/0', 'get', ['key=b'], {}, out), /^cantrip run: action "get" \(\d+\) on kv\/0 failed: no such key$/)
-  await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { wait: '50ms' }, out), /^cantrip run: action \d+ did not complete within 0\.05s/)
+  await runAction(connect, 'kv/0', 'get', ['key=b'], {}, out)
+  assert.match(lines[0]!, /^Action id (\d+) failed: no such key\nTask \1 failed\n\n$/)
+  completeNext('failed', { 'return-code': 1 }, 'exit status 1')
+  const failure = await runAction(connect, 'kv/0', 'get', ['key=b'], {}, out).then(() => undefined, (error: unknown) => error as Error)
+  assert.is(failure?.name, 'TaskFailures')
+  assert.match(failure?.message ?? '', /^the following task failed:\n - id "\d+" with return code 1\n\nuse 'cantrip show-task' to inspect the failure$/)
+  await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { wait: '50ms' }, out), /^cantrip run: timed out waiting for results from: unit kv\/0$/)
+  await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { format: 'tabular' }, out), /^cantrip run: expected --format plain, yaml or json, got "tabular"$/)
   await rejects(runAction(connect, 'kv/0', 'nosuch', [], {}, out), /^controller 0\.1\.0: cannot .*defines no action "nosuch"/)
 })
 

@@ -102,9 +102,11 @@ test(`bootstrap --ha ${controllers}, deploy a bundle, scale up and down, config,
     ok(home, 'config', 'kv', 'log-level=debug')
     assert.is(ok(home, 'config', 'kv', 'log-level').trim(), 'debug')
 
-    // An action with results; the workload then holds the value.
-    const put = parse(ok(home, 'run', 'kv/0', 'put', 'key=colour', 'value=blue', '--wait', '1m')) as Record<string, unknown>
-    assert.match(JSON.stringify(put), /stored/)
+    // An action with results (the task's document: --format yaml, as cmd/juju/action/common.go
+    // prints it keyed by unit); the workload then holds the value.
+    const put = parse(ok(home, 'run', 'kv/0', 'put', 'key=colour', 'value=blue', '--wait', '1m', '--format', 'yaml')) as Record<string, { status: string, results: Record<string, unknown> }>
+    assert.is(put['kv/0']?.status, 'completed')
+    assert.match(JSON.stringify(put['kv/0']?.results), /stored/)
     assert.is(await get(`http://127.0.0.1:${kvBase}/kv/colour`), 'blue')
 
     // Scale down: kv/2 and its logship subordinate leave, their workloads stop, and web

@@ -97,13 +97,18 @@ exec('operations, show-operation and show-task show what ran; run with a missing
   const shown = parse(ok('show-operation', firstId)) as { status: string, action: { name: string } }
   assert.equal([shown.status, shown.action.name], ['completed', 'juju-exec'])
   const failedTask = Object.entries(first.tasks).find(([, t]) => t.host === 'demo/1')![0]
-  assert.is(ok('show-task', failedTask), 'demo/1 hello\noops\n')
+  // show-task prints with run's plain formatter (showtask.go, common.go printPlainOutput): no
+  // results of its own, so an empty line, then the task's stdout and stderr.
+  assert.is(ok('show-task', failedTask), '\ndemo/1 hello\noops\n')
 
   const refused = cantrip(home, ['run', 'demo/0', 'put', '--wait', '1m'])
   assert.is(refused.status, 1)
   assert.is(refused.stderr, 'ERROR controller 0.1.0: cannot run action "put": validation failed: (root) : "key" property is missing and required, given {}\n')
   assert.equal(Object.keys(JSON.parse(ok('operations', '--format', 'json')) as object), Object.keys(before), 'nothing was queued')
-  assert.equal(parse(ok('run', 'demo/0', 'put', 'key=k1', '--wait', '2m')), { stored: 'k1', 'return-code': 0 })
+  // The task's whole document, keyed by unit, with the runner's return-code: --format yaml (cmd/juju/action/common.go).
+  const put = parse(ok('run', 'demo/0', 'put', 'key=k1', '--wait', '2m', '--format', 'yaml')) as Record<string, { status: string, results: unknown }>
+  assert.equal(Object.keys(put), ['demo/0'])
+  assert.equal([put['demo/0']!.status, put['demo/0']!.results], ['completed', { stored: 'k1', 'return-code': 0 }])
   const none = cantrip(home, ['operations', '--units', 'demo/1', '--actions', 'put'])
   assert.equal([none.status, none.stdout, none.stderr], [0, '', 'no matching operations\n'])
 })
@@ -125,6 +130,8 @@ exec('run and exec --background return at once with Juju\'s lines; waiting, run 
   // Each unit runs its queue in order, so once these finish, the background ones have.
   const fg = cantrip(home, ['run', 'demo/0', 'put', 'key=fg', '--wait', '2m'])
   assert.is(fg.status, 0, fg.stderr)
+  // By default, only what the charm set, then Juju's blank line (common.go printPlainOutput; run_test.go).
+  assert.is(fg.stdout, 'stored: fg\n\n')
   assert.match(fg.stderr, /^Running operation (\d+) with 1 task\n {2}- task (\d+) on unit-demo-0\n\nWaiting for task \2\.\.\.\n$/)
   assert.is(cantrip(home, ['exec', '--application', 'demo', '--', 'true']).status, 0)
   const ops = JSON.parse(ok('operations', '--format', 'json')) as Record<string, { status: string, timing?: { started?: string } }>

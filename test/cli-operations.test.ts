@@ -12,7 +12,8 @@ import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { checkExec, execUnits, plainExecOutput } from '../agent/cli/commands/exec.ts'
 import { actionsOutput, showActionOutput, showApplicationDocument } from '../agent/cli/commands/charm-actions.ts'
-import { matchingOperations, operationsTable, plainTaskOutput } from '../agent/cli/commands/operations.ts'
+import { matchingOperations, operationsTable } from '../agent/cli/commands/operations.ts'
+import { plainTaskOutput } from '../agent/cli/task-plain-output.ts'
 import { operationDocument, operationsOf, taskDocument } from '../agent/cli/operation-view.ts'
 import { reportRunning, reportScheduled, reportWaiting } from '../agent/cli/operation-progress.ts'
 import { tableGet } from '../runtime/model/table.ts'
@@ -84,7 +85,8 @@ ops('run: parameters checked against the action\'s schema before anything is que
     timing: { enqueued: '2026-11-27 01:02:03 +0000 UTC' }, tasks: { 2: { host: 'kv/0', status: 'pending', timing: { enqueued: '2026-11-27 01:02:03 +0000 UTC' } } }
   })
   c.runAs('kv/0', 'complete-action', { unit: 'kv/0', actionId: '2', status: 'failed', message: 'exit status 1', results: { 'return-code': 1, stdout: 'partial\n' } })
-  assert.is(plainTaskOutput(tableGet(c.context.actions, '2')!), 'Action id 2 failed: exit status 1\npartial')
+  // show-task's plain output is run's (cmd/juju/action/common.go printPlainOutput): no own results, a blank line, then stdout.
+  assert.is(plainTaskOutput(tableGet(c.context.actions, '2')!), 'Action id 2 failed: exit status 1\n\npartial\n')
 })
 
 ops('the task lifecycle (Juju 3: pending → running → completed|failed): start-task marks it running with its Started time, shown by operations, show-operation and show-task', () => {
@@ -95,7 +97,7 @@ ops('the task lifecycle (Juju 3: pending → running → completed|failed): star
   c.runAs('kv/0', 'start-task', { unit: 'kv/0', taskId: '2', now: t0 + 1000 })
   const running = tableGet(c.context.actions, '2')!
   assert.equal([running.status, running.startedAtMs], ['running', t0 + 1000])
-  assert.is(plainTaskOutput(running), 'Task 2 running')
+  assert.is(plainTaskOutput(running), 'Task 2 running\n\n')
   let [op] = operationsOf(c.context)
   assert.equal([op!.status, op!.startedAtMs, op!.completedAtMs], ['running', t0 + 1000, undefined])
   assert.is(operationsTable([op!]), [

@@ -51,10 +51,14 @@ function pack (name: string): string {
   return packed.path
 }
 
-/** `cantrip run` with the results parsed; failures kept (status, stderr) for the test to judge. */
+/**
+ * `cantrip run --format yaml`: the task's document keyed by unit (cmd/juju/action/common.go),
+ * its results taken; failures kept (status, stderr) for the test to judge.
+ */
 function runAction (unit: string, action: string, ...params: string[]): { status: number, results: Record<string, unknown>, stderr: string } {
-  const run = cantrip(home, ['run', unit, action, ...params, '--wait', '3m'])
-  return { status: run.status, results: (parse(run.stdout) ?? {}) as Record<string, unknown>, stderr: run.stderr }
+  const run = cantrip(home, ['run', unit, action, ...params, '--wait', '3m', '--format', 'yaml'])
+  const doc = (parse(run.stdout) ?? {}) as Record<string, { results?: Record<string, unknown> }>
+  return { status: run.status, results: doc[unit]?.results ?? {}, stderr: run.stderr }
 }
 
 /** A successful action's own results: Juju's runner adds `return-code` (checked here) beside what action-set set. */
@@ -210,9 +214,15 @@ test('juju-log at every level ops uses succeeds and reaches debug-log under the 
 })
 
 test('action-fail: the action fails with its message, as juju run reports it', () => {
-  const run = runAction(follower, 'fail-action', 'message="failed on purpose"')
-  assert.is(run.status, 1)
-  assert.match(run.stderr, new RegExp(`action "fail-action" \\(\\S+\\) on ${follower.replace('/', '\\/')} failed: failed on purpose`))
+  // Juju 3.6 cmd/juju/action/common.go (run_test.go "run action which fails"): plain output
+  // says the task failed; the command exits 0, since the charm's process returned 0 (only a
+  // non-zero return code fails `juju run`).
+  const run = cantrip(home, ['run', follower, 'fail-action', 'message="failed on purpose"', '--wait', '3m'])
+  assert.is(run.status, 0, run.stderr)
+  const [, id] = /^Action id (\d+) failed: failed on purpose\n/.exec(run.stdout) ?? []
+  assert.ok(id !== undefined, run.stdout)
+  const task = parse(ok(home, 'show-task', id!, '--format', 'yaml')) as { status: string, message: string, results: Record<string, unknown> }
+  assert.equal([task.status, task.message, task.results['return-code']], ['failed', 'failed on purpose', 0])
 })
 
 // test_main: the events dispatch gave the charm, and the relation views ops builds in -created.

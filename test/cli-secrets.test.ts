@@ -119,11 +119,18 @@ function lines (log: string): string[] {
   return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(line => line !== '') : []
 }
 
-/** An action's results, without the return code every run reports. */
+/** The task's document `run --format yaml` prints, keyed by unit (cmd/juju/action/common.go). */
+function runDocument (home: string, unit: string, name: string, ...params: string[]): { status: string, results: Record<string, unknown> } {
+  const doc = parse(ok(home, 'run', unit, name, ...params, '--wait', '3m', '--format', 'yaml')) as Record<string, { status: string, results: Record<string, unknown> }>
+  assert.equal(Object.keys(doc), [unit])
+  return doc[unit]!
+}
+
+/** An action's results, without the return code every run reports (checked 0, the task completed). */
 function action (home: string, unit: string, name: string): Record<string, string> {
-  const { 'return-code': code, ...results } = parse(ok(home, 'run', unit, name, '--wait', '3m')) as Record<string, string>
-  assert.is(code, 0)
-  return results
+  const { status, results: { 'return-code': code, ...results } } = runDocument(home, unit, name)
+  assert.equal([status, code], ['completed', 0])
+  return results as Record<string, string>
 }
 
 test('two charms exchange a password through a secret granted over their relation', async () => {
@@ -203,7 +210,7 @@ test('two charms exchange a password through a secret granted over their relatio
     ok(home, 'grant-secret', 'api-token', 'app')
     // The granted unit reads the user secret: the canary travels to app's machine, and to no other agent.
     const digest = createHash('sha256').update(canaryTwo).digest('hex')
-    assert.equal(parse(ok(home, 'run', 'app/0', 'read-token', `id=${userUri}`, '--wait', '3m')), { 'return-code': 0, sha: digest })
+    assert.equal(runDocument(home, 'app/0', 'read-token', `id=${userUri}`).results, { 'return-code': 0, sha: digest })
     const shown = parse(ok(home, 'show-secret', userUri, '--reveal')) as Record<string, { revision: number, content: Record<string, string> }>
     assert.equal([shown[userId]!.revision, shown[userId]!.content], [2, { token: canaryTwo }])
     assert.equal((parse(ok(home, 'show-secret', id, '--reveal', '--revision', '1')) as Record<string, { content: Record<string, string> }>)[id]!.content, { password: 's3cret-one' })

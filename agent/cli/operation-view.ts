@@ -85,14 +85,25 @@ function sortedTiming (times: Times): Record<string, string> {
   return Object.fromEntries(Object.keys(t).sort().map(k => [k, t[k]!]))
 }
 
-/** A task's results as Juju shows them: stdout and stderr only when not empty, return-code as a number. */
+/**
+ * A task's results as Juju shows them: stdout and stderr only when not empty, return-code
+ * as a number, and every map's keys sorted, as Go's YAML and JSON encoders write a map.
+ */
 export function taskResults (task: ActionRecord): Record<string, unknown> {
   const results: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(task.results)) {
+  for (const [key, value] of Object.entries(task.results).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
     if ((key === 'stdout' || key === 'stderr') && value === '') continue
-    results[key] = value
+    results[key] = sortedMaps(value)
   }
   return results
+}
+
+/** A value with the keys of every map in it sorted (arrays keep their order). */
+function sortedMaps (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedMaps)
+  if (value === null || typeof value !== 'object') return value
+  const entries = Object.entries(value).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+  return Object.fromEntries(entries.map(([k, v]) => [k, sortedMaps(v)]))
 }
 
 /** `show-task --format yaml|json` and an `exec`/`run` result entry. */

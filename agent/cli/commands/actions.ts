@@ -1,17 +1,24 @@
 /**
  * `cantrip resolved UNIT [--no-retry]` and `cantrip run UNIT ACTION [key=value...]
- * [--wait 1m]`, as Juju's. run enqueues the action (an operation of one task, see
- * operations.ts), then waits for it to finish on the
- * controllers' change notices (no polling), prints its results as YAML, and fails when
- * the action failed or did not finish within --wait (default: wait until it does).
+ * [--wait 1m] [--format plain|yaml|json]`, as Juju 3.6's (cmd/juju/action/run.go,
+ * common.go). run enqueues the action (an operation of one task, see operations.ts),
+ * waits for it on the controllers' change notices (no polling), then prints it: plain by
+ * default (task-plain-output.ts: the failure line, the charm's results, its stdout and
+ * stderr), or the task's whole document keyed by unit under --format yaml|json. As
+ * Juju's, it exits non-zero only when the action's process returned non-zero (the
+ * "following task failed" list) or did not finish within --wait (default: wait until it
+ * does); an action failed by action-fail whose process exited 0 prints its failure and
+ * exits 0.
  */
-import { stringify } from 'yaml'
 import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
 import type { ActionRecord } from '../../../runtime/model/model-types.ts'
 import { tableGet, tableValues } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
-import { isFinished } from '../operation-view.ts'
-import { reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
+import { formatDocument } from '../output-format.ts'
+import { isFinished, taskDocument } from '../operation-view.ts'
+import { type QueuedTask, reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
+import { plainTaskOutput } from '../task-plain-output.ts'
+import { TaskFailures } from './exec.ts'
 import { actionParameters, checkUnit, type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, untilModel } from './model-common.ts'
 
 /** `resolved --all` (Juju 3): every unit whose hook failed; `resolved U...`: those units. */
@@ -34,20 +41,33 @@ export async function runResolved (connect: Connect, unit: string, options: { re
 }
 
 /** Resolves with the action once it has finished (undefined: the model forgot it). */
-export async function waitForAction (client: ModelClient, id: string, timeoutMs: number | undefined): Promise<ActionRecord | undefined> {
+export async function waitForAction (client: ModelClient, task: QueuedTask, timeoutMs: number | undefined): Promise<ActionRecord | undefined> {
+  const { id, unit } = task
   let action: ActionRecord | undefined
   const finished = await untilModel(client, full => {
     action = tableGet(full.model.actions, id)
     return action === undefined || isFinished(action.status)
   }, timeoutMs)
-  if (!finished) throw new CantripError(`cantrip run: action ${id} did not complete within ${(timeoutMs ?? 0) / 1000}s; it is still ${action?.status ?? 'queued'}`)
+  // Juju's handleTimeout: the units whose results did not come.
+  if (!finished) throw new CantripError(`cantrip run: timed out waiting for results from: unit ${unit}`)
   return action
 }
 
-export async function runAction (connect: Connect, unit: string, action: string, params: readonly string[], options: { wait?: string, format?: string, background?: boolean }, out: Out, err: Out = () => {}): Promise<void> {
+/** Juju's processOperationResults: only a task whose process returned non-zero fails the command. */
+export function failedTasks (tasks: readonly ActionRecord[]): TaskFailures | undefined {
+  const failed = tasks.filter(t => typeof t.results['return-code'] === 'number' && t.results['return-code'] > 0)
+  if (failed.length === 0) return undefined
+  const s = failed.length > 1 ? 's' : ''
+  const list = failed.map(t => ` - id ${JSON.stringify(t.id)} with return code ${String(t.results['return-code'])}`).sort()
+  return new TaskFailures(`the following task${s} failed:\n${list.join('\n')}\n\nuse 'cantrip show-task' to inspect the failure${s}`)
+}
+
+export interface RunOptions { wait?: string, format?: string, background?: boolean, colour?: boolean }
+
+export async function runAction (connect: Connect, unit: string, action: string, params: readonly string[], options: RunOptions, out: Out, err: Out = () => {}): Promise<void> {
   const component = 'cantrip run'
-  const format = options.format ?? 'yaml'
-  if (format !== 'yaml' && format !== 'json') throw new InvalidInputError(component, '--format yaml or json', format)
+  const format = options.format ?? 'plain'
+  if (format !== 'plain' && format !== 'yaml' && format !== 'json') throw new InvalidInputError(component, '--format plain, yaml or json', format)
   if (options.background === true && options.wait !== undefined) throw new InvalidInputError(component, '--background or --wait, not both', `--wait ${options.wait}`)
   checkUnit(component, unit)
   if (!/^[a-z][a-z0-9_-]*$/i.test(action)) throw new InvalidInputError(component, 'an action name', action)
@@ -66,12 +86,11 @@ export async function runAction (connect: Connect, unit: string, action: string,
   }
   reportRunning(result.operationId!, [task], err)
   reportWaiting(task, err)
-  const record = await waitForAction(client, id, timeoutMs)
+  const record = await waitForAction(client, task, timeoutMs)
   if (record === undefined) throw new CantripError(`${component}: action ${id} finished, but the model no longer keeps its record`)
-  if (Object.keys(record.results).length > 0) out(format === 'json' ? JSON.stringify(record.results) : stringify(record.results).trimEnd())
-  if (record.status !== 'completed') {
-    throw new CantripError(`${component}: action "${action}" (${id}) on ${unit} ${record.status}${record.message === '' ? '' : `: ${record.message}`}`)
-  }
+  out(format === 'plain' ? plainTaskOutput(record, options.colour === true) : formatDocument(format, { [record.unit]: taskDocument(record) }))
+  const failure = failedTasks([record])
+  if (failure !== undefined) throw failure
 }
 
 export const registerActions: RegisterCommand = (program, context) => {
@@ -88,15 +107,16 @@ export const registerActions: RegisterCommand = (program, context) => {
 
   program.command('run')
     .description('run an action on a unit and wait for its results')
-    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 get key=colour --wait 1m\n  cantrip run kv/0 backup --background')
+    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 get key=colour --wait 1m\n  cantrip run kv/0 get key=colour --format yaml\n  cantrip run kv/0 backup --background')
     .argument('<unit>', 'unit name, e.g. kv/0')
     .argument('<action>', 'action name')
     .argument('[params...]', 'parameters as key=value (values read as YAML)')
     .option('--wait <duration>', 'give up waiting after this long, e.g. 30s, 1m')
     .option('--background', 'queue the action and return without waiting (see show-operation, show-task)')
-    .option('--format <format>', 'the results as yaml or json', 'yaml')
+    .option('--format <format>', 'plain (the results, stdout and stderr), or the whole task as yaml or json', 'plain')
     .option(controllerFlags, controllerHelp)
     .action(async (unit: string, action: string, params: string[], options: { wait?: string, format?: string, background?: boolean, controller?: string }) => {
-      await runAction(async () => await context.connect(options.controller), unit, action, params, options, context.out, context.err)
+      const { controller, ...rest } = options
+      await runAction(async () => await context.connect(controller), unit, action, params, { ...rest, colour: context.fancy }, context.out, context.err)
     })
 }

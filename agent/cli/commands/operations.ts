@@ -5,14 +5,14 @@
  * status; an operation's tasks with their hosts, statuses, times and results; one task's
  * output. Formats: a table (operations), plain (show-task), YAML or JSON.
  */
-import { stringify } from 'yaml'
 import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
 import { isApplicationName, isMachineId, isUnitName } from '../../../runtime/ids.ts'
 import { tableGet } from '../../../runtime/model/table.ts'
 import type { ActionRecord } from '../../../runtime/model/model-types.ts'
 import type { RegisterCommand } from '../cli-context.ts'
-import { isFinished, operationDocument, operationsOf, plainTime, taskDocument, taskResults, type OperationView } from '../operation-view.ts'
+import { operationDocument, operationsOf, plainTime, taskDocument, type OperationView } from '../operation-view.ts'
 import { formatDocument, formatTable } from '../output-format.ts'
+import { plainTaskOutput } from '../task-plain-output.ts'
 import { collectList } from './exec.ts'
 import { type Connect, controllerFlags, controllerHelp, type Out, readModel } from './model-common.ts'
 
@@ -91,25 +91,14 @@ export async function runShowOperation (connect: Connect, id: string, options: {
   out(formatDocument(format, operationDocument(op)))
 }
 
-/** Juju's plain task output: its own results as YAML, then stdout and stderr; a failure first says so. */
-export function plainTaskOutput (task: ActionRecord): string {
-  const { 'return-code': _code, stdout, stderr, ...own } = taskResults(task)
-  const lines: string[] = []
-  if (task.status === 'failed') lines.push(`Action id ${task.id} failed: ${task.message}`)
-  if (Object.keys(own).length > 0) lines.push(stringify(own).trimEnd())
-  else if (!isFinished(task.status)) lines.push(`Task ${task.id} ${task.status}`)
-  for (const stream of [stdout, stderr]) if (typeof stream === 'string' && stream !== '') lines.push(stream.replace(/^\n+|\n+$/g, ''))
-  return lines.join('\n')
-}
-
 export async function runShowTask (connect: Connect, id: string, options: { format?: string }, out: Out): Promise<void> {
   const component = 'cantrip show-task'
   checkId(component, id, 'a task')
   const format = documentFormat(component, options.format, ['plain', 'yaml', 'json'])
   const task = tableGet((await readModel(await connect())).actions, id)
   if (task === undefined) throw new CantripError(`${component}: task ${JSON.stringify(id)} not found`)
-  const text = format === 'plain' ? plainTaskOutput(task) : formatDocument(format as 'yaml' | 'json', taskDocument(task))
-  if (text !== '') out(text)
+  // Juju's showtask.go prints plain output with run's formatter (common.go printOutput).
+  out(format === 'plain' ? plainTaskOutput(task) : formatDocument(format as 'yaml' | 'json', taskDocument(task)))
 }
 
 export const registerOperations: RegisterCommand = (program, context) => {

@@ -1,0 +1,38 @@
+/**
+ * One task's plain output, the default of `run` and of `show-task`, as Juju 3.6 prints it
+ * (cmd/juju/action/common.go printPlainOutput, which run.go and showtask.go share):
+ * a failed task first says `Action id N failed: MESSAGE`; then the results the charm set
+ * (action-set) as YAML, or `Task N STATUS` when the task has no results at all; then a
+ * blank line; then the action's own stdout and stderr as text. The keys the runner adds
+ * (`return-code`, `stdout`, `stderr` and their encodings) are not in the YAML: `--format
+ * yaml|json` shows them. On a terminal a failure is red and the results green, as Juju's
+ * ErrorHighlight/GoodHighlight.
+ */
+import { createColors } from 'picocolors'
+import { stringify } from 'yaml'
+import type { ActionRecord } from '../../runtime/model/model-types.ts'
+import { taskResults } from './operation-view.ts'
+
+/** What Juju's runner adds to a task's results; plain output prints the streams as text instead. */
+const runnerKeys = new Set(['return-code', 'stdout', 'stderr', 'stdout-encoding', 'stderr-encoding'])
+
+/** The exact text, ending in a newline; `colour` paints it for a terminal. */
+export function plainTaskOutput (task: ActionRecord, colour = false): string {
+  const paint = createColors(colour)
+  const results = taskResults(task)
+  const own = Object.fromEntries(Object.entries(results).filter(([key]) => !runnerKeys.has(key.toLowerCase())))
+  // Juju marshals a Go map: its keys come out sorted. No results at all: the task's state.
+  const body = Object.keys(results).length === 0
+    ? `Task ${task.id} ${task.status}\n`
+    : Object.keys(own).length === 0 ? '' : stringify(own, { sortMapEntries: true })
+  const painted = (text: string, failed: boolean): string => text === '' ? '' : failed ? paint.red(text) : paint.green(text)
+  const failed = task.status === 'failed'
+  let text = failed ? painted(`Action id ${task.id} failed: ${task.message}\n`, true) : ''
+  // Println of the YAML, which ends in a newline already: the blank line before the streams.
+  text += `${painted(body, failed)}\n`
+  for (const key of ['stdout', 'stderr']) {
+    const stream = results[key]
+    if (stream !== undefined && stream !== '') text += `${String(stream).replace(/^\n+|\n+$/g, '')}\n`
+  }
+  return text
+}
