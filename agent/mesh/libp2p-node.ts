@@ -18,6 +18,7 @@ import { limits } from '../../runtime/limits.ts'
 import { withLazyWindowUpdates } from './lazy-window-updates.ts'
 import { advertiseAs } from './advertised-addresses.ts'
 import { loopbackDialSource } from './loopback-dial-source.ts'
+import { withCachedSigning } from './signing-key.ts'
 import type { HandshakeWatch } from './refusal-counters.ts'
 
 export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
@@ -37,7 +38,8 @@ export interface MeshNodeOptions {
 
 export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<MeshServices>> {
   return await createLibp2p<MeshServices>({
-    privateKey: options.privateKey,
+    // Signs each gossip publication without importing the key again (signing-key.ts).
+    privateKey: withCachedSigning(options.privateKey),
     connectionGater: options.handshakes.gater,
     addresses: {
       listen: options.listen.map(address => address.toString()),
