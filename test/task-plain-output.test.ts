@@ -9,7 +9,7 @@
 import '../runtime/polyfill.ts'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { failedTasks } from '../agent/cli/commands/actions.ts'
+import { failedTasks } from '../agent/cli/commands/exec.ts'
 import { taskDocument } from '../agent/cli/operation-view.ts'
 import { plainTaskOutput } from '../agent/cli/task-plain-output.ts'
 import type { ActionRecord, ActionStatus } from '../runtime/model/model-types.ts'

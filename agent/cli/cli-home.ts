@@ -79,6 +79,14 @@ export function cantripHome (): string {
   return configured === undefined || configured === '' ? join(homedir(), '.local', 'share', 'cantrip') : configured
 }
 
+/** Drops a controller from controllers.yaml; if it was current, the first one left becomes current. */
+export function forgetController (name: string): void {
+  const file = readControllers()
+  delete file.controllers[name]
+  if (file['current-controller'] === name) file['current-controller'] = Object.keys(file.controllers)[0] ?? null
+  writeControllers(file)
+}
+
 export function readControllers (): ControllersFile {
   const file = join(cantripHome(), 'controllers.yaml')
   if (!existsSync(file)) return { 'current-controller': null, controllers: {} }

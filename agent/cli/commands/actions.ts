@@ -18,7 +18,7 @@ import { formatDocument } from '../output-format.ts'
 import { isFinished, taskDocument } from '../operation-view.ts'
 import { type QueuedTask, reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
 import { plainTaskOutput } from '../task-plain-output.ts'
-import { TaskFailures } from './exec.ts'
+import { failedTasks } from './exec.ts'
 import { actionParameters, checkUnit, type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, untilModel } from './model-common.ts'
 
 /** `resolved --all` (Juju 3): every unit whose hook failed; `resolved U...`: those units. */
@@ -51,15 +51,6 @@ export async function waitForAction (client: ModelClient, task: QueuedTask, time
   // Juju's handleTimeout: the units whose results did not come.
   if (!finished) throw new CantripError(`cantrip run: timed out waiting for results from: unit ${unit}`)
   return action
-}
-
-/** Juju's processOperationResults: only a task whose process returned non-zero fails the command. */
-export function failedTasks (tasks: readonly ActionRecord[]): TaskFailures | undefined {
-  const failed = tasks.filter(t => typeof t.results['return-code'] === 'number' && t.results['return-code'] > 0)
-  if (failed.length === 0) return undefined
-  const s = failed.length > 1 ? 's' : ''
-  const list = failed.map(t => ` - id ${JSON.stringify(t.id)} with return code ${String(t.results['return-code'])}`).sort()
-  return new TaskFailures(`the following task${s} failed:\n${list.join('\n')}\n\nuse 'cantrip show-task' to inspect the failure${s}`)
 }
 
 export interface RunOptions { wait?: string, format?: string, background?: boolean, colour?: boolean }

@@ -30,7 +30,7 @@ import { parseAgentVersion, noAgentBinaries } from '../../../runtime/model/agent
 import { agentPlatform } from '../../tools/agent-bundle.ts'
 import { AgentVersionError, clientAgentBundle, putAgentBinary } from '../agent-binaries.ts'
 import { cantripVersion, expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
-import { cantripHome, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
+import { cantripHome, forgetController, readControllers, writeControllers, type ControllerEntry } from '../cli-home.ts'
 import { controllerGroupSizeMax, newMember, spawnController, validGroupSize, type NewMember } from '../controller-process.ts'
 import type { Connection } from '../connection.ts'
 import { openConnection } from '../open-connection.ts'
@@ -154,10 +154,7 @@ async function removeFailedGroup (name: string, entry: ControllerEntry): Promise
     await stopOwnedProcess(member.pid, pid => processCmdline(pid).includes(entry.dir), false)
   }))
   rmSync(entry.dir, { recursive: true, force: true })
-  const after = readControllers()
-  delete after.controllers[name]
-  if (after['current-controller'] === name) after['current-controller'] = Object.keys(after.controllers)[0] ?? null
-  writeControllers(after)
+  forgetController(name)
 }
 
 /** The last error a member logged (what made it exit), or why there is none. */

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { RegisterCommand } from '../cli-context.ts'
-import { controllerMemberName, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
+import { controllerMemberName, forgetController, readControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
 import { stopRemoteMember } from '../remote-controller.ts'
 import { progress } from '../progress.ts'
 import { removeAgentUnit } from '../../systemd-unit.ts'
@@ -61,10 +61,7 @@ export const registerDestroyController: RegisterCommand = (program, context) => 
       const network = readControllerNetwork(entry.dir)
       if (network.machineNetwork !== undefined) new NetnsMachineNetwork(network.machineNetwork).removeAll()
       rmSync(entry.dir, { recursive: true, force: true })
-      const after = readControllers()
-      delete after.controllers[name]
-      if (after['current-controller'] === name) after['current-controller'] = Object.keys(after.controllers)[0] ?? null
-      writeControllers(after)
+      forgetController(name)
       step.done(`Destroyed controller "${name}": ${entry.controllers.length} controller${entry.controllers.length === 1 ? '' : 's'} and ${agents.length + remote} machine agent${agents.length + remote === 1 ? '' : 's'} stopped, ${entry.dir} removed`)
     })
 }

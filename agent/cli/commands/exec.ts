@@ -134,12 +134,17 @@ export async function runExec (connect: Connect, commands: readonly string[], op
   } else {
     out(formatDocument(format, Object.fromEntries(tasks.map(t => [t.unit, taskDocument(t)]))))
   }
+  const failure = failedTasks(tasks)
+  if (failure !== undefined) throw failure
+}
+
+/** Juju's processOperationResults: only a task whose process returned non-zero fails the command. */
+export function failedTasks (tasks: readonly ActionRecord[]): TaskFailures | undefined {
   const failed = tasks.filter(t => typeof t.results['return-code'] === 'number' && t.results['return-code'] > 0)
-  if (failed.length > 0) {
-    const s = failed.length > 1 ? 's' : ''
-    const list = failed.map(t => ` - id ${JSON.stringify(t.id)} with return code ${String(t.results['return-code'])}`).sort()
-    throw new TaskFailures(`the following task${s} failed:\n${list.join('\n')}\n\nuse 'cantrip show-task' to inspect the failure${s}`)
-  }
+  if (failed.length === 0) return undefined
+  const s = failed.length > 1 ? 's' : ''
+  const list = failed.map(t => ` - id ${JSON.stringify(t.id)} with return code ${String(t.results['return-code'])}`).sort()
+  return new TaskFailures(`the following task${s} failed:\n${list.join('\n')}\n\nuse 'cantrip show-task' to inspect the failure${s}`)
 }
 
 export const registerExec: RegisterCommand = (program, context) => {
