@@ -59,7 +59,6 @@ import '../runtime/polyfill.ts'
 import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { controllerApiProtocol } from '../actors/controller/controller-api.ts'
 import { requestApi } from '../actors/controller/api-requests.ts'
-import type { ControllersReply } from '../actors/controller/api-controllers.ts'
 import { decodeBootstrapData, type BootstrapController, type BootstrapData } from '../runtime/bootstrap-data.ts'
 import type { ManualProvider } from '../providers/manual-provider.ts'
 import { machineNetworkUnavailable, NetnsMachineNetwork } from './netns-machine-network.ts'
@@ -70,7 +69,7 @@ import { parseArgs } from 'node:util'
 import { PresenceAgent } from '../runtime/presence/presence-agent.ts'
 import { FatalError, Supervisor, type SupervisorChild } from '../runtime/supervisor.ts'
 import { changeTopic } from '../actors/controller/change-notices.ts'
-import { modelProtocol, modelTransport } from '../actors/controller/model-scope.ts'
+import { modelTransport } from '../actors/controller/model-scope.ts'
 import { defaultModelName, isModelName } from '../runtime/ids.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { Libp2pTransport, type WireCapture } from './mesh/libp2p-transport.ts'
@@ -88,6 +87,7 @@ import { LogShipper, modelLoggingConfig } from './log-shipper.ts'
 import { controllerLogDelivery } from './log-delivery.ts'
 import { LogFiles } from './log-files.ts'
 import { KnownControllersFile, knownControllersFileName } from './known-controllers-file.ts'
+import { ControllerFollower } from './controller-follower.ts'
 import { mergeControllers } from '../runtime/known-controllers.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
@@ -288,9 +288,8 @@ async function main (): Promise<void> {
   }, controllerAddressRefreshMs)
   // A machine agent follows the group's membership: `controllers` is shared with its
   // machine role (which reads it on every request), and grows as enable-ha adds voters.
-  const followTimer = role === 'machine'
-    ? setInterval(() => { void followControllers(mesh, model, controllers, knownFile, logger) }, controllerListRefreshMs)
-    : undefined
+  const follower = role === 'machine' ? new ControllerFollower({ mesh, model, controllers, known: knownFile, logger }) : undefined
+  follower?.start()
   // Only a controller (role controller or both) has a presence of its own here.
   // The controller's code is loaded only here: a machine agent never holds it (controller-kit.ts).
   const kit = presence === undefined ? undefined : await import('./controller-kit.ts')
@@ -404,7 +403,7 @@ async function main (): Promise<void> {
     if (stopping) return
     stopping = true
     clearInterval(learnTimer)
-    clearInterval(followTimer)
+    follower?.stop()
     await supervisor.stop().catch(() => {})
     // The manual provider's shared ssh connections end with the agent.
     await Promise.all(manualProviders.map(async manual => { await manual.close().catch(() => {}) }))
@@ -451,52 +450,6 @@ function controllerAddresses (self: string, own: readonly string[], seeds: reado
 
 /** How often the other controllers' listen addresses are read from the mesh's peer store. */
 const controllerAddressRefreshMs = 2_000
-/** How often a machine agent asks for the controllers' current membership. */
-const controllerListRefreshMs = 5_000
-/** The most controllers a group has (enable-ha's limit): a longer list from a controller is cut here. */
-const controllersMax = 7
-/** Per request or dial while following the controllers. */
-const followTimeoutMs = 3_000
-let following = false
-
-/**
- * Asks the known controllers, in turn until one answers, for every voter with its
- * addresses; dials each one not known yet and adds it to `controllers` once it answers the
- * dial. One round at a time.
- */
-async function followControllers (mesh: Libp2pTransport, model: string, controllers: string[], known: KnownControllersFile, logger: Logger): Promise<void> {
-  if (following) return
-  following = true
-  try {
-    for (const controller of [...controllers]) {
-      let reply: ControllersReply
-      try {
-        // Asked of its own model's group: the controllers know this agent there.
-        reply = await requestApi(mesh, controller, modelProtocol(controllerApiProtocol, model), { op: 'controllers' }, { component: 'cantripd', timeoutMs: followTimeoutMs })
-      } catch {
-        continue
-      }
-      if (!reply.ok) continue
-      // Remembered at once (the newest membership first), so a restart finds this group
-      // even when none of the controllers the agent started with is left.
-      known.remember(mergeControllers(reply.controllers, known.remembered))
-      for (const { peerId, addresses } of reply.controllers.slice(0, controllersMax)) {
-        if (controllers.includes(peerId) || addresses[0] === undefined || controllers.length >= controllersMax) continue
-        try {
-          await mesh.dial(addresses[0], { timeoutMs: followTimeoutMs })
-          controllers.push(peerId)
-          logger.log('info', `learned controller ${peerId} from the group's membership`)
-        } catch {
-          // Not reachable yet: the next round tries again.
-        }
-      }
-      return
-    }
-  } finally {
-    following = false
-  }
-}
-
 async function learnControllerAddresses (mesh: Libp2pTransport, peers: readonly string[], learned: Map<string, string[]>): Promise<void> {
   for (const peer of peers) {
     try {

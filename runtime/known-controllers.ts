@@ -33,6 +33,17 @@ export function mergeControllers (learned: readonly BootstrapController[], boots
   return [...byPeer].map(([peerId, addresses]) => ({ peerId, addresses }))
 }
 
+/**
+ * The controllers of `offered` that name at least one address. A peer id alone cannot be
+ * dialled: learned or remembered as a member, it would stand for a controller the agent
+ * cannot reach (a voter its informant had not yet met). Juju's API address updater keeps
+ * only the servers left with an address too (juju/juju
+ * internal/worker/apiaddressupdater/apiaddressupdater.go, getAddresses).
+ */
+export function dialableControllers (offered: readonly BootstrapController[]): BootstrapController[] {
+  return offered.filter(c => c.addresses.length > 0)
+}
+
 /** Whether two controller sets list the same peers with the same addresses, in order (nothing new to write). */
 export function sameControllers (a: readonly BootstrapController[], b: readonly BootstrapController[]): boolean {
   return a.length === b.length && a.every((c, i) => c.peerId === b[i]!.peerId &&

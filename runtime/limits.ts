@@ -565,6 +565,16 @@ export const limits = {
   knownControllersMax: 14,
   /** Addresses kept per remembered controller. */
   knownControllerAddressesMax: 8,
+  /**
+   * A machine agent asks the group for its membership this often (agent/controller-follower.ts),
+   * and sooner, after controllerFollowRetryMs, while a controller names voters it has not
+   * yet met (no address: a member just added by enable-ha), at most
+   * controllerFollowRetriesMax rounds in a row — so the agent knows where the new members
+   * listen within a few seconds of enable-ha, not only after the next full period.
+   */
+  controllerFollowPeriodMs: 5_000,
+  controllerFollowRetryMs: 1_000,
+  controllerFollowRetriesMax: 10,
   /** A provisioned machine agent's registration: rounds over every controller before its start fails (and its supervisor backs off). */
   registrationAttemptsMax: 30,
   /**

@@ -29,6 +29,12 @@
  * Every process is stopped by pid (destroy-controller, then by the recorded pids) and the
  * temporary directory removed.
  *
+ * The machine agents' files are checked to name every controller with an address: CI once
+ * failed here (`timed out … waiting for machine-0 heard under a new incarnation`) because
+ * the agents had remembered the new members as bare peer ids — c0 named them before it had
+ * met them — and c0 was killed before the next round brought their addresses; the
+ * restarted agent could dial only c0 (agent/controller-follower.ts; test/controller-follower.test.ts).
+ *
  * Mutation check (issue 25): with agent/known-controllers-file.ts's `remembered` answering
  * [] (the persisted controller set not used on restart), the first test fails with
  * `timed out after 60000 ms waiting for machine-0 heard under a new incarnation`: the
@@ -144,12 +150,17 @@ test('machine agents restarted after the original controller died rejoin from th
   writeTinyCharm(charm)
   ok(home, 'deploy', charm, '-n', '2')
   for (const n of ['0', '1']) ok(home, 'wait-for', 'unit', `tiny/${n}`, '--status', 'active', '--timeout', '4m')
+  /** How many controllers the agent keeps, each with an address to dial (a bare peer id would be no way back to the group). */
   const remembered = (machine: string): number | undefined => {
+    let text: string
     try {
-      return (JSON.parse(readFileSync(join(machinesDir, `machine-${machine}`, 'agent', 'controllers.json'), 'utf8')) as { controllers: unknown[] }).controllers.length
+      text = readFileSync(join(machinesDir, `machine-${machine}`, 'agent', 'controllers.json'), 'utf8')
     } catch {
       return undefined
     }
+    const kept = (JSON.parse(text) as { controllers: Array<{ addresses: string[] }> }).controllers
+    assert.ok(kept.every(c => c.addresses.length > 0), `machine-${machine} remembers a controller it cannot dial: ${text}`)
+    return kept.length
   }
   for (const machine of machines) assert.is(await eventually(`machine-${machine} to remember c0`, 60_000, () => remembered(machine)), 1, 'c0 only, before enable-ha')
 
@@ -188,15 +199,17 @@ test('machine agents restarted after the original controller died rejoin from th
     })
     const restartedAt = Date.now()
     await eventually(`machine-${machine} heard under a new incarnation`, 60_000, () => (incarnation(machine) ?? 0) > before ? true : undefined)
+    const heardAfter = (Date.now() - restartedAt) / 1000
     await eventually(`tiny on machine ${machine} idle`, 60_000, () => {
       const all = units()
       const mine = Object.values(all ?? {}).filter(u => u.machine === machine)
       return mine.length === 1 && mine.every(u => u['juju-status'].current === 'idle') ? true : undefined
     })
-    measured.push(`machine-${machine}: ${((Date.now() - restartedAt) / 1000).toFixed(1)} s`)
+    measured.push(`machine-${machine}: heard ${heardAfter.toFixed(1)} s, idle ${((Date.now() - restartedAt) / 1000).toFixed(1)} s`)
     assert.ok(processAlive(fresh), 'the restarted agent keeps running (no crash loop)')
   }
-  console.log(`  restarted agents rejoined, units idle: ${measured.join(', ')}`)
+  // After the agent's restart, CLI process starts included (seconds each on a busy machine); issue 25 asks for idle within 30 s.
+  console.log(`  restarted agents rejoined (after the restart): ${measured.join('; ')}`)
   const all = units()!
   assert.equal(Object.keys(all).sort(), ['tiny/0', 'tiny/1'])
   assert.ok(Object.values(all).every(u => u['juju-status'].current === 'idle'), JSON.stringify(all))
