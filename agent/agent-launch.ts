@@ -86,3 +86,19 @@ export function startAgentProcess (launch: AgentLaunch): number {
     closeSync(log)
   }
 }
+
+/** Names of the agent launcher (agent/cantripd-stub.ts), bundled or as source. */
+const launcherNames = ['cantripd-stub.mjs', 'cantripd-stub.ts']
+
+/**
+ * The same agent started through the launcher `launcher` (a cantripd-stub.mjs), for a
+ * record written before controllers were started through it: the program and its
+ * loader arguments (everything before the agent's own flags, which begin at `--role`)
+ * are replaced; a record that runs a launcher already is kept as it is.
+ */
+export function launchThroughLauncher (launch: AgentLaunch, launcher: string): AgentLaunch {
+  if (launch.args.some(arg => launcherNames.some(name => arg.endsWith(`/${name}`)))) return launch
+  const first = launch.args.indexOf('--role')
+  if (first < 0) throw new InvalidInputError(component, `a launch record of a controller (its arguments with --role)`, launch.args.join(' ').slice(0, 80))
+  return { ...launch, command: process.execPath, args: [launcher, ...launch.args.slice(first)] }
+}

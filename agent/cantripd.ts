@@ -373,6 +373,8 @@ async function main (): Promise<void> {
         })
         void reporting.started().then(() => {
           if (role !== 'machine') return
+          // A restarted machine role's upgrader replaces the last one, whose retry must not fire.
+          upgrader?.stop()
           upgrader = reporting
           void upgrader.check()
         }, (error: unknown) => { logger.log('warning', `cannot report the agent version: ${error instanceof Error ? error.message : String(error)}`) })

@@ -106,6 +106,11 @@ export function startAgentUnit (name: string, scope: UnitScope): number {
   return unitMainPid(name, scope)
 }
 
+/** Stops an installed unit (systemctl stop; it stays enabled), as an upgrade does before it starts the new version. */
+export function stopAgentUnit (name: string, scope: UnitScope): void {
+  systemctl(scope, 'stop', `${name}.service`)
+}
+
 /** Stops and disables the unit and removes its file; nothing when it is not installed. */
 export function removeAgentUnit (name: string, scope: UnitScope): void {
   const file = join(unitDir(scope), `${name}.service`)

@@ -147,8 +147,10 @@ export const limits = {
   agentUpgradeErrorLengthMax: 1024,
   /** Starts a newly switched-to agent gets to report itself healthy before its launcher switches back. */
   agentUpgradeStartsMax: 3,
-  /** Fetches of one agent version's bundle a machine agent tries (each on a later view of the model) before it waits for a restart. */
-  agentUpgradeAttemptsMax: 5,
+  /** A machine agent's first wait before it fetches an agent bundle again after a failed try (Juju's upgrader waits 5 s); doubled each failure. */
+  agentUpgradeRetryDelayMs: 5_000,
+  /** The longest wait between two tries of one agent bundle: a damaged bundle is not fetched more often than this. */
+  agentUpgradeRetryDelayMsMax: 5 * 60_000,
   /** Units one deploy or add-unit may create. */
   modelUnitsPerCommandMax: 1_000,
   /** Bytes (keys plus values) in one relation databag, in leader settings, or in an application's config. */

@@ -155,24 +155,46 @@ upgrader('fetches the model\'s version, checks it, unpacks it, switches and asks
   assert.equal(submitted.map(c => c.type === 'set-machine-agent-version' ? [c.version, c.upgradeError] : c.type), [['0.1.0', '']])
 })
 
-upgrader('a corrupted bundle is refused naming its hash, reported, and not switched to', async () => {
+upgrader('a corrupted bundle is refused naming its hash, reported, not switched to, and tried again after a bounded backoff', async () => {
+  // Juju's upgrader (worker/upgrader/upgrader.go) logs a failed fetch and tries again after
+  // retryAfter (5 s); cantrip doubles the wait up to a bound and says so in status.
   const dir = dataDir()
   const bundle = bundleOf('0.1.1')
   const model = modelWith({ type: 'add-machine' }, binary('0.1.1', bundle), { type: 'set-agent-version', version: '0.1.1' })
   const { client, submitted } = clientFor(model, bundle, true)
   const restarts: string[] = []
-  const upgrader = new AgentUpgrader({ machineId: '0', dataDir: dir, version: '0.1.0', incarnation: 1, client, logger: createMemoryLogger('t'), restart: to => { restarts.push(to) } })
+  const retries: Array<{ ms: number, fire: () => void }> = []
+  const schedule = (ms: number, fire: () => void): () => void => { retries.push({ ms, fire }); return () => {} }
+  const upgrader = new AgentUpgrader({ machineId: '0', dataDir: dir, version: '0.1.0', incarnation: 1, client, logger: createMemoryLogger('t'), restart: to => { restarts.push(to) }, schedule })
   await upgrader.started()
   await settled(upgrader)
   assert.equal(restarts, [])
   assert.is(currentVersion(dir), undefined)
   const reported = submitted.at(-1)!
   assert.ok(reported.type === 'set-machine-agent-version')
-  assert.match(reported.upgradeError, new RegExp(`^upgrade to 0\\.1\\.1 failed: machine 0 agent 0\\.1\\.0: cannot upgrade to 0\\.1\\.1: agent bundle sha256 ${bundle.hash}: chunk 0: expected sha256 [0-9a-f]{64}, got sha256 [0-9a-f]{64}$`))
+  const refusal = `^upgrade to 0\\.1\\.1 failed: machine 0 agent 0\\.1\\.0: cannot upgrade to 0\\.1\\.1: agent bundle sha256 ${bundle.hash}: chunk 0: expected sha256 [0-9a-f]{64}, got sha256 [0-9a-f]{64}`
+  assert.match(reported.upgradeError, new RegExp(`${refusal}; trying again in 5 s \\(1 failure\\)$`))
   assert.equal(readUpgradeFailure(dir)?.version, '0.1.1')
-  // Fetching the same bundle again would fail the same way: the next view does not try.
+  // A view before the retry is due does not fetch again.
   await settled(upgrader)
   assert.is(submitted.length, 2)
+  assert.equal(retries.map(r => r.ms), [5_000])
+  // Each due retry fetches again, fails again and waits twice as long, never longer than the bound.
+  for (let failure = 2; failure <= 9; failure++) {
+    retries.at(-1)!.fire()
+    await settled(upgrader)
+  }
+  assert.equal(retries.map(r => r.ms), [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000, 300_000])
+  const last = submitted.at(-1)!
+  assert.ok(last.type === 'set-machine-agent-version')
+  assert.match(last.upgradeError, new RegExp(`${refusal}; trying again in 300 s \\(9 failures\\)$`))
+  assert.equal(restarts, [])
+  // Once the store holds good bytes again (a controller repaired, another bundle recorded), the next try succeeds.
+  const repaired = clientFor(model, bundle)
+  const healed = new AgentUpgrader({ machineId: '0', dataDir: dir, version: '0.1.0', incarnation: 2, client: repaired.client, logger: createMemoryLogger('t'), restart: to => { restarts.push(to) }, schedule })
+  await settled(healed)
+  assert.equal(restarts, ['0.1.1'])
+  upgrader.stop()
 })
 
 upgrader('a model version without binaries for this platform is reported; an older one is never fetched', async () => {

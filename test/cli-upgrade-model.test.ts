@@ -15,7 +15,8 @@
  * `sync-agent-binary` and damaged at rest (one byte of its stored first chunk, the
  * controller stopped and started around it): `upgrade-model --agent-version` to it is
  * accepted from a client of another version, and every agent refuses the bundle, naming
- * its sha256, in status and debug-log, and keeps running, unrestarted, on the version it had.
+ * its sha256 and when it tries again, in status and debug-log, and keeps running,
+ * unrestarted, on the version it had.
  *
  * Juju sources followed: worker/upgrader/upgrader.go (the agent fetches the tools of the
  * model's desired version, refuses downgrades, and restarts into them),
@@ -194,6 +195,8 @@ test('upgrade-model moves every machine to the new agent; workloads keep serving
     for (const [id, machine] of Object.entries(refused.machines)) {
       assert.is(machine['juju-status'].version, higher, `machine ${id} still runs ${higher}`)
       assert.match(machine['agent-version-message']!, `machine ${id} agent ${higher}: cannot upgrade to ${thirdVersion}: agent bundle sha256 ${hash}: chunk 0: expected sha256 `)
+      // As Juju's upgrader it will fetch it again (a repaired store cures it), and says when.
+      assert.match(machine['agent-version-message']!, /; trying again in \d+ s \(\d+ failures?\)$/)
     }
     assert.equal(['0', '1', '2'].map(machine => agentPid(machinesDir, machine)), agentPids, 'no agent restarted')
     const log = cantrip(home, ['debug-log', '--replay', '--no-tail', '--level', 'ERROR', '--include', 'machine-0'])

@@ -12,6 +12,7 @@ import { agentBinaryKey, compareAgentVersions, modelAgentVersion, noAgentBinarie
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import { packageRoot } from '../package-root.ts'
+import { fetchCharmArchive } from '../uniter/charm-fetch.ts'
 import { agentPlatform, installationAgentBundle, type AgentBundle } from '../tools/agent-bundle.ts'
 import { cantripVersion, expectOk } from './cli-context.ts'
 import type { Connection } from './connection.ts'
@@ -75,4 +76,23 @@ export async function upgradeModelAgents (connection: Connection, target: Upgrad
   }
   expectOk(await connection.submit({ type: 'set-agent-version', version: wanted }))
   return true
+}
+
+/** The binary of `version` for this platform that the connection's model records, if any. */
+export function recordedBinary (model: ModelContext, version: string): AgentBinaryRecord | undefined {
+  return recordedBinaries(model).find(b => b.version === version && b.platform === agentPlatform)
+}
+
+/**
+ * The bundle of `record` from the connection's model's agent store, checked chunk by chunk
+ * and whole against its sha256 (agent/uniter/charm-fetch.ts), for copying into another
+ * model's store (each model keeps its own).
+ */
+export async function fetchAgentBinary (connection: Connection, record: AgentBinaryRecord): Promise<AgentBundle> {
+  const selector = { store: 'agent' as const }
+  const bytes = await fetchCharmArchive({
+    charmManifest: async hash => (await connection.api({ op: 'charm-manifest', hash, ...selector })).manifest ?? undefined,
+    charmChunk: async (hash, index) => (await connection.api({ op: 'charm-chunk', hash, index, ...selector })).bytes ?? undefined
+  }, record.hash, record.version, `cantrip: agent binary ${record.version} ${record.platform} (sha256 ${record.hash})`)
+  return { version: record.version, platform: record.platform, bytes, hash: record.hash }
 }

@@ -3,7 +3,8 @@
  * member gets its own data dir (`<controller dir>/cN`) with a fresh identity and a port
  * on the group's listen address (controller-network.ts: loopback unless bootstrap was
  * told otherwise), and runs as a detached `cantripd --role controller --provider local`
- * (or a systemd unit) with its log in `<data dir>/cantripd.log`, so it outlives the CLI;
+ * (or a systemd unit) started through the agent launcher, which runs the agent version its
+ * data dir has switched to (upgrade-controller), with its log in `<data dir>/cantripd.log`, so it outlives the CLI;
  * its launch record (`<data dir>/launch.json`) lets `cantrip start-agent` restart it.
  */
 import { mkdirSync, readdirSync } from 'node:fs'
@@ -12,7 +13,7 @@ import { keptEnvironment, startAgentProcess, writeAgentLaunch, type AgentLaunch 
 import { defaultUnitScope, installAgentUnit } from '../systemd-unit.ts'
 import { freePort } from '../free-port.ts'
 import { generatePeerKey, peerIdOfKey, writePeerKey } from '../mesh/peer-identity.ts'
-import { cantripdProgram, packageRoot } from '../package-root.ts'
+import { cantripdStubProgram, packageRoot } from '../package-root.ts'
 import type { ControllerMember } from './cli-home.ts'
 import { hostMultiaddr, readControllerNetwork } from './controller-network.ts'
 
@@ -83,8 +84,13 @@ export function spawnController (member: NewMember, options: SpawnOptions): numb
   return member.pid
 }
 
+/**
+ * Through the agent launcher (agent/cantripd-stub.ts), as the machine agents are: it runs
+ * the version the member's tools/current names (`upgrade-controller` switches it, with the
+ * launcher's rollback of a version that never comes up), else this installation's own.
+ */
 function controllerLaunch (member: NewMember, options: SpawnOptions): AgentLaunch {
-  const cantripd = cantripdProgram()
+  const cantripd = cantripdStubProgram()
   const network = readControllerNetwork(options.dir)
   const name = basename(member['data-dir'])
   return {

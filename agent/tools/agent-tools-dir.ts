@@ -127,15 +127,25 @@ export function prepareLaunch (dataDir: string, startsMax: number): string | und
       // The switch never happened (a crash between the record and the rename).
       rmSync(join(toolsDir(dataDir), 'upgrade.json'), { force: true })
     } else if (upgrade.starts >= startsMax || !hasVersion(dataDir, upgrade.to)) {
-      if (hasVersion(dataDir, upgrade.from)) switchCurrent(dataDir, upgrade.from)
-      else rmSync(join(toolsDir(dataDir), 'current'), { force: true })
-      recordUpgradeFailure(dataDir, upgrade.to, `agent ${upgrade.to} did not pass its health check in ${upgrade.starts} starts; back on ${upgrade.from}`)
-      rmSync(join(toolsDir(dataDir), 'upgrade.json'), { force: true })
+      abandonUpgrade(dataDir, `agent ${upgrade.to} did not pass its health check in ${upgrade.starts} starts; back on ${upgrade.from}`)
     } else {
       writeDurably(join(toolsDir(dataDir), 'upgrade.json'), { ...upgrade, starts: upgrade.starts + 1 })
     }
   }
   return currentProgram(dataDir)
+}
+
+/**
+ * Undoes a pending switch: `current` back to `from` (or removed, when `from` is the
+ * installation's own agent), why recorded, the switch forgotten. Nothing without one.
+ */
+export function abandonUpgrade (dataDir: string, why: string): void {
+  const upgrade = readUpgrade(dataDir)
+  if (upgrade === undefined) return
+  if (hasVersion(dataDir, upgrade.from)) switchCurrent(dataDir, upgrade.from)
+  else rmSync(join(toolsDir(dataDir), 'current'), { force: true })
+  recordUpgradeFailure(dataDir, upgrade.to, why)
+  rmSync(join(toolsDir(dataDir), 'upgrade.json'), { force: true })
 }
 
 function readJson (file: string): Record<string, unknown> | undefined {

@@ -11,9 +11,12 @@
  * agent that got this far has registered, read the model and started its units, so a
  * pending switch to it is kept), and why the last upgrade failed, which `status` shows.
  * Like Juju's it never downgrades: a model version below the running one is ignored.
- * A failure that fetching again would not cure (no binary recorded, a bundle whose hash
- * is wrong) is reported and not retried for that bundle; a transient one (no controller
- * answered) is retried on the next view, at most limits.agentUpgradeAttemptsMax times.
+ * A failed try (no controller answered, a bundle whose bytes do not match its sha256) is
+ * tried again, as Juju's upgrader does (worker/upgrader/upgrader.go: "failed to fetch
+ * agent binaries", then again after its 5 s retryAfter), since a store a controller
+ * repaired, or a peer that now answers, cures it: after limits.agentUpgradeRetryDelayMs,
+ * doubled each failure up to limits.agentUpgradeRetryDelayMsMax, and status says why it
+ * waits and for how long. A new bundle or version starts the count again.
  */
 import { tableValues } from '../../runtime/model/table.ts'
 import { agentBinaryKey, compareAgentVersions, noAgentBinaries, parseAgentVersion, type AgentBinaryRecord } from '../../runtime/model/agent-binaries.ts'
@@ -51,6 +54,21 @@ export interface AgentUpgraderOptions {
   logger: Logger
   /** The new version is in place: stop this agent so its launcher starts that one. */
   restart: (to: string) => void
+  /** Calls `fn` after `ms` (a retry); answers the cancel. A timer by default; tests drive it. */
+  schedule?: (ms: number, fn: () => void) => () => void
+}
+
+/** The agent's timer: unref'd, so a pending retry never keeps a stopping agent alive. */
+function timerSchedule (ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms)
+  timer.unref()
+  return () => { clearTimeout(timer) }
+}
+
+/** The wait before try `failures + 1` of one bundle: doubling from the first delay, bounded. */
+export function upgradeRetryDelayMs (failures: number): number {
+  const doublings = Math.min(Math.max(failures - 1, 0), 20)
+  return Math.min(limits.agentUpgradeRetryDelayMs * 2 ** doublings, limits.agentUpgradeRetryDelayMsMax)
 }
 
 const agentStore: StoreSelector = { store: 'agent' }
@@ -60,11 +78,12 @@ export class AgentUpgrader {
   readonly #component: string
   readonly #proposer: CommandProposer
   #running: Promise<void> | undefined
-  #attempts = 0
-  /** The bundle hash a final failure was reported for: not fetched again. */
-  #refused: string | undefined
+  /** The bundle that failed last and how often in a row; it is tried again only when its retry fires. */
+  #failing: { hash: string, failures: number, waiting: boolean } | undefined
+  #cancelRetry: (() => void) | undefined
   #reported: string | undefined
   #restarting = false
+  #stopped = false
 
   constructor (options: AgentUpgraderOptions) {
     this.#o = options
@@ -83,9 +102,15 @@ export class AgentUpgrader {
     await this.#report(failure === undefined ? '' : `upgrade to ${failure.version} failed: ${failure.error}`)
   }
 
+  /** No more tries: the agent stops, or its machine role restarts with a new upgrader. */
+  stop (): void {
+    this.#stopped = true
+    this.#cancelRetry?.()
+  }
+
   /** Looks at the model's agent-version again (each view); at most one upgrade runs at a time. Resolves when the one running is over. */
   async check (): Promise<void> {
-    if (this.#restarting) return
+    if (this.#restarting || this.#stopped) return
     this.#running ??= this.#check().catch((error: unknown) => {
       this.#o.logger.log('error', `${this.#component}: upgrade failed: ${error instanceof Error ? error.message : String(error)}`)
     }).finally(() => { this.#running = undefined })
@@ -104,9 +129,28 @@ export class AgentUpgrader {
       await this.#report(`cannot upgrade to ${wanted}: ${noAgentBinaries(wanted, agentPlatform, 'the model', binaries.map(b => b.version))}`)
       return
     }
-    if (binary.hash === this.#refused || this.#attempts >= limits.agentUpgradeAttemptsMax) return
-    this.#attempts++
+    if (this.#failing?.hash === binary.hash && this.#failing.waiting) return
+    if (this.#failing !== undefined && this.#failing.hash !== binary.hash) this.#forgetFailures()
     await this.#upgrade(binary)
+  }
+
+  #forgetFailures (): void {
+    this.#cancelRetry?.()
+    this.#cancelRetry = undefined
+    this.#failing = undefined
+  }
+
+  /** Counts a failed try of `hash` and schedules the next; answers what status adds: why it waits, how long. */
+  #scheduleRetry (hash: string): string {
+    const failures = (this.#failing?.hash === hash ? this.#failing.failures : 0) + 1
+    const delayMs = upgradeRetryDelayMs(failures)
+    this.#failing = { hash, failures, waiting: true }
+    this.#cancelRetry?.()
+    this.#cancelRetry = (this.#o.schedule ?? timerSchedule)(delayMs, () => {
+      if (this.#failing?.hash === hash) this.#failing.waiting = false
+      void this.check()
+    })
+    return `; trying again in ${Math.round(delayMs / 1000)} s (${failures} ${failures === 1 ? 'failure' : 'failures'})`
   }
 
   async #upgrade (binary: AgentBinaryRecord): Promise<void> {
@@ -120,38 +164,35 @@ export class AgentUpgrader {
           charmChunk: async (hash, index) => await this.#o.client.charmChunk(hash, index, agentStore)
         }, binary.hash, binary.version, subject)
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error)
-        // Not in any controller's store: perhaps not replicated yet; anything else (a wrong hash) is final.
-        if (!message.endsWith("not in the controller's store")) this.#refused = binary.hash
-        await this.#fail(binary.version, message)
+        await this.#fail(binary, error instanceof Error ? error.message : String(error))
         return
       }
       mkdirSync(dirname(versionDir(dataDir, binary.version)), { recursive: true })
       try {
         await unpackCharm(bytes, binary.hash, versionDir(dataDir, binary.version))
       } catch (error) {
-        this.#refused = binary.hash
-        await this.#fail(binary.version, `${subject}: ${error instanceof Error ? error.message : String(error)}`)
+        await this.#fail(binary, `${subject}: ${error instanceof Error ? error.message : String(error)}`)
         return
       }
       if (!hasVersion(dataDir, binary.version)) {
         // Whole and as hashed, but not that version's agent (a bundle recorded under the wrong version).
         rmSync(versionDir(dataDir, binary.version), { recursive: true, force: true })
-        this.#refused = binary.hash
-        await this.#fail(binary.version, `${subject}: expected a bundle of agent ${binary.version} (package.json and dist/cantripd.mjs), got another`)
+        await this.#fail(binary, `${subject}: expected a bundle of agent ${binary.version} (package.json and dist/cantripd.mjs), got another`)
         return
       }
     }
+    this.#forgetFailures()
     beginUpgrade(dataDir, currentVersion(dataDir) ?? this.#o.version, binary.version)
     this.#o.logger.log('info', `agent ${binary.version} (sha256 ${binary.hash}) in place; restarting into it`)
     this.#restarting = true
     this.#o.restart(binary.version)
   }
 
-  async #fail (version: string, message: string): Promise<void> {
-    this.#o.logger.log('error', message)
-    recordUpgradeFailure(this.#o.dataDir, version, message)
-    await this.#report(`upgrade to ${version} failed: ${message}`)
+  async #fail (binary: AgentBinaryRecord, message: string): Promise<void> {
+    const retry = this.#scheduleRetry(binary.hash)
+    this.#o.logger.log('error', `${message}${retry}`)
+    recordUpgradeFailure(this.#o.dataDir, binary.version, message)
+    await this.#report(`upgrade to ${binary.version} failed: ${message}${retry}`)
   }
 
   /** The host's base, reported with the version so `status` shows it (read once; absent when /etc/os-release says nothing). */

@@ -33,6 +33,7 @@ import { registerInspect } from './inspect.ts'
 import { registerCompletion } from './completion.ts'
 import { registerSsh } from './ssh.ts'
 import { registerUpgrade } from './upgrade.ts'
+import { registerUpgradeController } from './upgrade-controller.ts'
 import { registerSyncAgentBinary } from './sync-agent-binary.ts'
 
 export const commands: RegisterCommand[] = [
@@ -46,6 +47,7 @@ export const commands: RegisterCommand[] = [
   registerModels,
   registerModelConfig,
   registerUpgrade,
+  registerUpgradeController,
   registerSyncAgentBinary,
   registerStatus,
   registerDeploy,

@@ -21,9 +21,9 @@ import type { ModelContext } from '../../../runtime/model/model-types.ts'
 import { tableGet, tableKeys, tableValues } from '../../../runtime/model/table.ts'
 import { modelMachinesHome } from '../../../providers/local-provider.ts'
 import { cantripVersion, expectOk, type CliContext, type RegisterCommand } from '../cli-context.ts'
-import { AgentVersionError, controllerVersion, upgradeModelAgents } from '../agent-binaries.ts'
-import { noAgentBinaries, parseAgentVersion } from '../../../runtime/model/agent-binaries.ts'
-import { agentPlatform } from '../../tools/agent-bundle.ts'
+import { AgentVersionError, clientAgentBundle, controllerVersion, fetchAgentBinary, putAgentBinary, recordedBinaries, recordedBinary } from '../agent-binaries.ts'
+import { compareAgentVersions, noAgentBinaries, parseAgentVersion } from '../../../runtime/model/agent-binaries.ts'
+import { agentPlatform, type AgentBundle } from '../../tools/agent-bundle.ts'
 import { controllerEntry, readControllers, setCurrentModel, type ControllerEntry } from '../cli-home.ts'
 import { plainTable } from '../plain-table.ts'
 import type { Connection } from '../connection.ts'
@@ -38,19 +38,40 @@ const readyPollMs = 250
 const formats = ['tabular', 'yaml', 'json'] as const
 
 /**
- * The agent-version a new model gets: the one asked for, else the controllers'. A version
- * the server cannot serve (not the client's, whose bundle it uploads, nor one the
- * default model's store holds) is refused naming both; without a bundle to give the
- * model (a client of another version than the controllers) it keeps none, and its agents
- * run the controllers' version.
+ * The agent-version a new model gets: the one asked for, else the controllers'. As Juju's
+ * model manager (juju/juju apiserver/facades/client/modelmanager/modelmanager.go,
+ * checkAgentVersion): a version above the controllers' is refused ("agent-version cannot
+ * be greater than the server"), and any other must have agent binaries the server can
+ * serve — the client's own, which it uploads, or one the controller store (the default
+ * model's) holds, which is copied into the new model's. Without a bundle to give the
+ * model (a client of another version than the controllers, none asked for) it keeps none,
+ * and its agents run the controllers' version.
  */
-async function modelAgentVersionFor (connection: Connection, name: string, asked: string | undefined): Promise<{ controller: string, wanted: string } | undefined> {
+async function modelAgentVersionFor (connection: Connection, name: string, asked: string | undefined): Promise<NewModelAgent | undefined> {
   const controller = await controllerVersion(connection)
   const wanted = asked ?? controller
   if (parseAgentVersion(wanted) === undefined) throw new InvalidInputError('cantrip add-model', '--agent-version as a version like "0.2.0"', wanted)
-  if (wanted === cantripVersion) return { controller, wanted }
+  const fail = (why: string): never => { throw new AgentVersionError(`controller ${controller}: cannot add model "${name}" at agent ${wanted}: ${why}`) }
+  if (compareAgentVersions(wanted, controller) > 0) fail(`agent-version cannot be greater than the server's ${controller}`)
+  if (wanted === cantripVersion) return { wanted, bundle: clientAgentBundle() }
+  const { model } = await connection.model()
+  const record = recordedBinary(model, wanted)
+  if (record !== undefined) return { wanted, bundle: await fetchAgentBinary(connection, record) }
   if (asked === undefined) return undefined
-  throw new AgentVersionError(`controller ${controller}: cannot add model "${name}" at agent ${wanted}: ${noAgentBinaries(wanted, agentPlatform, 'this client', [cantripVersion])}`)
+  const have = [...recordedBinaries(model).filter(b => b.platform === agentPlatform).map(b => b.version), ...(compareAgentVersions(cantripVersion, controller) <= 0 ? [cantripVersion] : [])]
+  return fail(noAgentBinaries(wanted, agentPlatform, 'the controller store', have))
+}
+
+interface NewModelAgent {
+  wanted: string
+  /** Its bundle, from this client or the controller store (read before the connection turns to the new model). */
+  bundle: AgentBundle
+}
+
+/** Gives the new model (the connection's) the bundle and sets its agent-version. */
+async function setNewModelAgent (connection: Connection, agent: NewModelAgent): Promise<void> {
+  await putAgentBinary(connection, agent.bundle)
+  expectOk(await connection.submit({ type: 'set-agent-version', version: agent.wanted }))
 }
 
 function checkName (component: string, name: string): string {
@@ -100,7 +121,7 @@ export const registerModels: RegisterCommand = (program, context) => {
       }
       connection.useModel(name)
       await untilServed(component, connection, name)
-      if (agentVersion !== undefined) await upgradeModelAgents(connection, { subject: `model "${name}"`, controller: agentVersion.controller, wanted: agentVersion.wanted, model: (await connection.model()).model })
+      if (agentVersion !== undefined) await setNewModelAgent(connection, agentVersion)
       context.out(`Added '${name}' model on ${controller}/localhost with credential 'admin' for user 'admin'`)
     })
 
