@@ -134,4 +134,18 @@ test('a Ready that only moves the commit index is applied and answered while it 
   await g.stop()
 })
 
+test('an idle follower answers the leader\'s heartbeats on the leader\'s own requests, sending none of its own', async () => {
+  const { g, sent, leader } = await group()
+  const followers = g.ids.filter(id => id !== leader.id)
+  const requestsSent = (id: string): number => g.network.transport(id).counters().requestsSent
+  const before = followers.map(requestsSent)
+  const from = sent.length
+  await g.runFor(2_000)
+  const answers = sent.slice(from).filter(s => s.from !== leader.id && s.message.type === 'heartbeat-response')
+  assert.ok(answers.length >= 2 * 10, `both followers answered heartbeats: ${answers.length}`)
+  assert.equal(followers.map(requestsSent), before, 'every answer rode on the leader\'s request')
+  assert.is(leader.status().role, 'leader', 'the leader heard its followers and kept leading')
+  await g.stop()
+})
+
 test.run()

@@ -20,6 +20,9 @@ export const raftProtocol = 'raft/1'
 
 const component = 'raft host'
 
+/** An answer with no Raft messages in it. */
+const noMessages = new Uint8Array(0)
+
 export interface RaftHostOptions<Command, Result, State> {
   id: NodeId
   /**
@@ -127,6 +130,16 @@ interface Pending<Result> {
   timer: TimerHandle
 }
 
+/**
+ * A peer's request whose answer waits for this host's reply to it: the messages the
+ * request's Ready produces for that peer ride on the answer (see `#receive`).
+ */
+interface Reply {
+  /** Readies taken when the request's messages were stepped: a later Ready holds every answer to them. */
+  readonly takenAtStep: number
+  readonly resolve: (body: Uint8Array) => void
+}
+
 interface PendingRead<State> {
   /** Known once the leader answered; the read is served when the state machine reaches it. */
   index: number | undefined
@@ -172,6 +185,10 @@ export class RaftHost<Command, Result, State> {
   #ticks = 0
   readonly #heardAtTick = new Map<NodeId, number>()
   #processing: Promise<void> | undefined
+  /** Readies taken from the core so far; orders replies (Reply.takenAtStep). */
+  #readiesTaken = 0
+  /** At most one waiting answer per peer, which carries our next messages to it. */
+  readonly #replies = new Map<NodeId, Reply>()
   #stopped = false
   #failure: Error | undefined
   #role: RaftRole = 'follower'
@@ -404,6 +421,7 @@ export class RaftHost<Command, Result, State> {
     for (const context of [...this.#reads.keys()]) {
       this.#settleRead(context, read => read.reject(new HostStoppedError(this.id)))
     }
+    this.#releaseReplies(Infinity)
   }
 
   /**
@@ -434,20 +452,60 @@ export class RaftHost<Command, Result, State> {
     return due
   }
 
+  /**
+   * A peer's messages: stepped at once, and answered with whatever this host has to say
+   * to that peer after handling them (a heartbeat's or an append's acknowledgement, a
+   * vote). One request and its answer then carry a round trip that was two requests and
+   * two answers (four framed, encrypted socket writes per follower per heartbeat). The
+   * answer leaves when the messages would have been sent anyway: after the Ready that
+   * holds them, persisted as `#drain` orders it; a Ready with nothing for the peer
+   * answers empty.
+   */
   async #receive (request: IncomingRequest): Promise<Uint8Array> {
-    if (this.#stopped) return new Uint8Array(0)
-    const messages = decode(request.data, component)
-    if (!Array.isArray(messages)) return new Uint8Array(0)
+    if (this.#stopped) return noMessages
+    if (!this.#stepFrom(request.from, request.data)) return noMessages
+    const answer = new Promise<Uint8Array>(resolve => {
+      // A newer request replaces an older one still waiting; the older answers empty.
+      this.#replies.get(request.from)?.resolve(noMessages)
+      this.#replies.set(request.from, { takenAtStep: this.#readiesTaken, resolve })
+    })
+    this.#kick()
+    return await answer
+  }
+
+  /** Steps the Raft messages `from` sent (a request, or an answer to ours); false when they are not a list. */
+  #stepFrom (from: NodeId, data: Uint8Array): boolean {
+    const messages = decode(data, component)
+    if (!Array.isArray(messages)) return false
     this.#catchUp()
     // Voters only: anyone on the mesh may send to this protocol, and the map must stay bounded.
-    if (this.#node.voters.includes(request.from)) this.#heardAtTick.set(request.from, this.#ticks)
+    if (this.#node.voters.includes(from)) this.#heardAtTick.set(from, this.#ticks)
     for (const message of messages as unknown[]) {
       // A peer speaks only for itself; the core validates everything else.
-      if (typeof message !== 'object' || message === null || (message as Message).from !== request.from) continue
+      if (typeof message !== 'object' || message === null || (message as Message).from !== from) continue
       this.#node.step(message as Message)
     }
-    this.#kick()
-    return new Uint8Array(0)
+    return true
+  }
+
+  /** The messages a peer's answer carries; an answer that does not decode is dropped, as a lost message would be. */
+  #stepAnswer (peer: NodeId, answer: Uint8Array): void {
+    try {
+      if (this.#stepFrom(peer, answer)) return
+    } catch {
+      // Undecodable: dropped below.
+    }
+    this.#options.trace?.(`${component} "${this.id}": dropped an answer from "${peer}" that holds no message list`)
+    this.#catchUp()
+  }
+
+  /** Answers, empty, every waiting request whose messages a Ready taken since has answered (all of them with Infinity). */
+  #releaseReplies (takenBefore: number): void {
+    for (const [peer, reply] of [...this.#replies]) {
+      if (reply.takenAtStep >= takenBefore) continue
+      this.#replies.delete(peer)
+      reply.resolve(noMessages)
+    }
   }
 
   /** Starts handling Readies unless that is already under way: never two at once. */
@@ -464,6 +522,7 @@ export class RaftHost<Command, Result, State> {
   async #drain (): Promise<void> {
     while (!this.#stopped && this.#node.hasReady()) {
       const ready = this.#node.ready()
+      this.#readiesTaken++
       const { early, afterPersist } = this.#splitBySafety(ready.messages)
       this.#send(early)
       const written = this.#durable.persistReady(ready)
@@ -476,12 +535,16 @@ export class RaftHost<Command, Result, State> {
         if (this.#stopped) return
       }
       this.#send(afterPersist)
+      // Every request stepped before this Ready has had its answer's messages now.
+      this.#releaseReplies(this.#readiesTaken)
       this.#apply(ready)
       await written
       if (this.#stopped) return
       this.#node.advance()
       await this.#maybeCompact()
     }
+    // Nothing more to say: requests still waiting are answered empty.
+    this.#releaseReplies(Infinity)
   }
 
   /** Takes a RaftSnapshot of the state machine and compacts the log once enough has been applied. */
@@ -525,18 +588,27 @@ export class RaftHost<Command, Result, State> {
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
       const hasSnapshot = list.some(message => message.type === 'snapshot')
+      const reply = this.#replies.get(peer)
+      // A snapshot needs its own request: its answer tells the core it was delivered.
+      if (reply !== undefined && !hasSnapshot) {
+        this.#replies.delete(peer)
+        reply.resolve(encode(list, component))
+        continue
+      }
       let sent: Promise<Uint8Array>
       try {
         sent = this.#options.transport.request(peer, raftProtocol, encode(list, component), { timeoutMs })
       } catch (error) {
         sent = Promise.reject(error)
       }
-      // Fire and forget: Raft retries on its own; failures only tell it the peer is away.
+      // Raft retries on its own; a failure only tells it the peer is away. The answer may
+      // carry the peer's messages to us.
       sent.then(
-        () => {
-          if (this.#stopped || !hasSnapshot) return
-          this.#catchUp()
-          this.#node.reportSnapshot(peer, 'finished')
+        answer => {
+          if (this.#stopped || (answer.byteLength === 0 && !hasSnapshot)) return
+          if (answer.byteLength === 0) this.#catchUp()
+          else this.#stepAnswer(peer, answer)
+          if (hasSnapshot) this.#node.reportSnapshot(peer, 'finished')
           this.#kick()
         },
         () => {
