@@ -8,6 +8,7 @@ import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
+import { HeldAnswers, noMessages } from './held-answers.ts'
 import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import type { CommitRule } from './commit-rule.ts'
@@ -19,9 +20,6 @@ import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 export const raftProtocol = 'raft/1'
 
 const component = 'raft host'
-
-/** An answer with no Raft messages in it. */
-const noMessages = new Uint8Array(0)
 
 export interface RaftHostOptions<Command, Result, State> {
   id: NodeId
@@ -130,16 +128,6 @@ interface Pending<Result> {
   timer: TimerHandle
 }
 
-/**
- * A peer's request whose answer waits for this host's reply to it: the messages the
- * request's Ready produces for that peer ride on the answer (see `#receive`).
- */
-interface Reply {
-  /** Readies taken when the request's messages were stepped: a later Ready holds every answer to them. */
-  readonly takenAtStep: number
-  readonly resolve: (body: Uint8Array) => void
-}
-
 interface PendingRead<State> {
   /** Known once the leader answered; the read is served when the state machine reaches it. */
   index: number | undefined
@@ -188,7 +176,7 @@ export class RaftHost<Command, Result, State> {
   /** Readies taken from the core so far; orders replies (Reply.takenAtStep). */
   #readiesTaken = 0
   /** At most one waiting answer per peer, which carries our next messages to it. */
-  readonly #replies = new Map<NodeId, Reply>()
+  readonly #replies: HeldAnswers
   #stopped = false
   #failure: Error | undefined
   #role: RaftRole = 'follower'
@@ -216,6 +204,7 @@ export class RaftHost<Command, Result, State> {
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
+    this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax)
     this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
       this.#catchUp()
       this.#kick()
@@ -421,7 +410,7 @@ export class RaftHost<Command, Result, State> {
     for (const context of [...this.#reads.keys()]) {
       this.#settleRead(context, read => read.reject(new HostStoppedError(this.id)))
     }
-    this.#releaseReplies(Infinity)
+    this.#replies.release(Infinity)
   }
 
   /**
@@ -464,11 +453,7 @@ export class RaftHost<Command, Result, State> {
   async #receive (request: IncomingRequest): Promise<Uint8Array> {
     if (this.#stopped) return noMessages
     if (!this.#stepFrom(request.from, request.data)) return noMessages
-    const answer = new Promise<Uint8Array>(resolve => {
-      // A newer request replaces an older one still waiting; the older answers empty.
-      this.#replies.get(request.from)?.resolve(noMessages)
-      this.#replies.set(request.from, { takenAtStep: this.#readiesTaken, resolve })
-    })
+    const answer = this.#replies.hold(request.from, this.#readiesTaken)
     this.#kick()
     return await answer
   }
@@ -499,15 +484,6 @@ export class RaftHost<Command, Result, State> {
     this.#catchUp()
   }
 
-  /** Answers, empty, every waiting request whose messages a Ready taken since has answered (all of them with Infinity). */
-  #releaseReplies (takenBefore: number): void {
-    for (const [peer, reply] of [...this.#replies]) {
-      if (reply.takenAtStep >= takenBefore) continue
-      this.#replies.delete(peer)
-      reply.resolve(noMessages)
-    }
-  }
-
   /** Starts handling Readies unless that is already under way: never two at once. */
   #kick (): void {
     if (this.#stopped) return
@@ -536,7 +512,7 @@ export class RaftHost<Command, Result, State> {
       }
       this.#send(afterPersist)
       // Every request stepped before this Ready has had its answer's messages now.
-      this.#releaseReplies(this.#readiesTaken)
+      this.#replies.release(this.#readiesTaken)
       this.#apply(ready)
       await written
       if (this.#stopped) return
@@ -544,7 +520,7 @@ export class RaftHost<Command, Result, State> {
       await this.#maybeCompact()
     }
     // Nothing more to say: requests still waiting are answered empty.
-    this.#releaseReplies(Infinity)
+    this.#replies.release(Infinity)
   }
 
   /** Takes a RaftSnapshot of the state machine and compacts the log once enough has been applied. */
@@ -584,17 +560,12 @@ export class RaftHost<Command, Result, State> {
       if (list === undefined) byPeer.set(message.to, [message])
       else list.push(message)
     }
-    const timeoutMs = this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
+    const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
       const hasSnapshot = list.some(message => message.type === 'snapshot')
-      const reply = this.#replies.get(peer)
       // A snapshot needs its own request: its answer tells the core it was delivered.
-      if (reply !== undefined && !hasSnapshot) {
-        this.#replies.delete(peer)
-        reply.resolve(encode(list, component))
-        continue
-      }
+      if (!hasSnapshot && this.#replies.answer(peer, () => encode(list, component))) continue
       let sent: Promise<Uint8Array>
       try {
         sent = this.#options.transport.request(peer, raftProtocol, encode(list, component), { timeoutMs })
@@ -619,6 +590,10 @@ export class RaftHost<Command, Result, State> {
           this.#kick()
         })
     }
+  }
+
+  #sendTimeoutMs (): number {
+    return this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
   }
 
   #apply (ready: Ready): void {
