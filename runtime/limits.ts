@@ -208,6 +208,12 @@ export const limits = {
   raftCommittedBytesPerReadyMax: 16 * 1024 * 1024,
   /** Raft: ReadIndex requests a leader holds while confirming its leadership, and ReadStates queued per Ready. */
   raftPendingReadIndexMax: 4096,
+  /**
+   * Raft: the longest a host holds a peer's request to carry its own messages back on the
+   * answer, as a share of the send timeout; past it they go as a request of their own, as
+   * the peer has likely stopped waiting (runtime/raft/held-answers.ts).
+   */
+  raftAnswerHoldShareOfSendTimeoutMax: 0.5,
   /** Raft: outgoing messages queued between two Readies; more are dropped (Raft tolerates loss) and counted. */
   raftMessagesPerReadyMax: 100_000,
   /**

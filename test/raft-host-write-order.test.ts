@@ -7,7 +7,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
-import { raftLogPrefix } from '../runtime/raft/durable-raft-storage.ts'
+import { decode } from '../runtime/codec.ts'
+import { raftHardStateKey, raftLogPrefix } from '../runtime/raft/durable-raft-storage.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
 import type { RangeOptions, Storage, StorageOperation, StorageValue, WriteOptions } from '../runtime/storage.ts'
@@ -55,7 +56,7 @@ const writesLogEntry = (operations: readonly StorageOperation[]): boolean => ope
 
 interface Sent { from: NodeId, message: Message }
 
-async function group (): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
+async function group (sendTimeoutMs?: number): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
   const stores = new Map<NodeId, HoldableStorage>()
   const sent: Sent[] = []
   const g = await SimControllerGroup.create(new Simulation({ seed: 3 }), {
@@ -63,7 +64,7 @@ async function group (): Promise<{ g: SimControllerGroup, stores: Map<NodeId, Ho
     hostOptions: id => {
       const store = new HoldableStorage()
       stores.set(id, store)
-      return { storage: store }
+      return { storage: store, ...(sendTimeoutMs === undefined ? {} : { sendTimeoutMs }) }
     },
     onRaftSend: (from, messages) => { for (const message of messages) sent.push({ from, message }) }
   })
@@ -131,6 +132,53 @@ test('a Ready that only moves the commit index is applied and answered while it 
   assert.ok(outcome.done && outcome.result?.ok === true, `answered while it is held: ${String(outcome.error)}`)
   store.release()
   await g.runFor(20)
+  await g.stop()
+})
+
+test('an idle follower answers the leader\'s heartbeats on the leader\'s own requests, sending none of its own', async () => {
+  const { g, sent, leader } = await group()
+  const followers = g.ids.filter(id => id !== leader.id)
+  const requestsSent = (id: string): number => g.network.transport(id).counters().requestsSent
+  const before = followers.map(requestsSent)
+  const from = sent.length
+  await g.runFor(2_000)
+  const answers = sent.slice(from).filter(s => s.from !== leader.id && s.message.type === 'heartbeat-response')
+  assert.ok(answers.length >= 2 * 10, `both followers answered heartbeats: ${answers.length}`)
+  assert.equal(followers.map(requestsSent), before, 'every answer rode on the leader\'s request')
+  assert.is(leader.status().role, 'leader', 'the leader heard its followers and kept leading')
+  await g.stop()
+})
+
+/** A synced write of a vote this controller casts for another (not its own candidacy). */
+const votesForAnother = (id: NodeId) => (operations: readonly StorageOperation[], options: WriteOptions): boolean => options.sync && operations.some(op => {
+  if (op.type !== 'put' || op.key !== raftHardStateKey) return false
+  const vote = (decode(op.value, 'test') as { vote?: string }).vote
+  return vote !== undefined && vote !== '' && vote !== id
+})
+
+test('a voter whose synced write outlasts the candidate\'s request sends its vote as a request of its own', async () => {
+  // The answer a held request carries is read only while its sender waits (the send
+  // timeout, here 40 ms). A vote whose write took longer went onto an answer the candidate
+  // had given up on, and the election was lost for a term; held past half the timeout,
+  // the vote now travels on its own request and the candidate wins the term it started.
+  const sendTimeoutMs = 40
+  const { g, stores, leader } = await group(sendTimeoutMs)
+  const survivors = g.ids.filter(id => id !== leader.id)
+  for (const id of survivors) stores.get(id)!.holdNext(votesForAnother(id))
+  const requestsSent = (id: string): number => g.network.transport(id).counters().requestsSent
+  g.crash(g.indexOf(leader.id))
+  const voter = (): NodeId | undefined => survivors.find(id => stores.get(id)!.held)
+  assert.ok(await g.runUntil(() => voter() !== undefined, 5_000, 1), 'a survivor\'s vote is held')
+  const v = voter()!
+  const candidate = survivors.find(id => id !== v)!
+  const campaignTerm = g.host(g.indexOf(candidate))!.status().term
+  await g.runFor(sendTimeoutMs + 20)
+  const before = requestsSent(v)
+  stores.get(v)!.release()
+  assert.ok(await g.runUntil(() => g.leader() !== undefined, 1_000, 1), 'a new leader')
+  assert.is(g.leader()!.id, candidate, 'the candidate won')
+  assert.is(g.leader()!.status().term, campaignTerm, 'in the term it campaigned in, with the held vote')
+  assert.ok(requestsSent(v) > before, 'the vote went as the voter\'s own request')
   await g.stop()
 })
 

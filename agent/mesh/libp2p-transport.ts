@@ -313,11 +313,16 @@ export class Libp2pTransport implements Transport {
   async request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array> {
     this.#assertRunning()
     checkWireName(protocol, 'protocol')
-    let target: Libp2pPeerId
-    try {
-      target = peerIdFromString(peer)
-    } catch (error) {
-      throw new InvalidInputError(component, 'a libp2p peer id', peer, { cause: error })
+    // An open channel was opened to this very id, so it parsed then: only a first request
+    // to a peer pays for parsing it (a multihash decode per request was 1-2 % of a leader's CPU).
+    const open = this.#channels.get(peer)
+    let target: Libp2pPeerId | undefined
+    if (open === undefined) {
+      try {
+        target = peerIdFromString(peer)
+      } catch (error) {
+        throw new InvalidInputError(component, 'a libp2p peer id', peer, { cause: error })
+      }
     }
     const timeoutMs = admitRequest(component, this.peerId, peer, protocol, data, options, this.#pending.size)
     const envelope = encodeRequestEnvelope({ protocol, data })
@@ -351,10 +356,9 @@ export class Libp2pTransport implements Transport {
       })
     }
     // The common case, an open channel, sends before returning.
-    const open = this.#channels.get(peer)
     if (open !== undefined) {
       try { send(open) } catch (error) { settle(error as Error) }
-    } else {
+    } else if (target !== undefined) {
       this.#channel(target, peer, protocol).then(send).catch((error: Error) => { settle(error) })
     }
     return await answer.promise

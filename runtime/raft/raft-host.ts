@@ -8,6 +8,7 @@ import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
 import { DurableRaftStorage } from './durable-raft-storage.ts'
+import { HeldAnswers, noMessages } from './held-answers.ts'
 import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import type { CommitRule } from './commit-rule.ts'
@@ -172,6 +173,10 @@ export class RaftHost<Command, Result, State> {
   #ticks = 0
   readonly #heardAtTick = new Map<NodeId, number>()
   #processing: Promise<void> | undefined
+  /** Readies taken from the core so far; orders replies (Reply.takenAtStep). */
+  #readiesTaken = 0
+  /** At most one waiting answer per peer, which carries our next messages to it. */
+  readonly #replies: HeldAnswers
   #stopped = false
   #failure: Error | undefined
   #role: RaftRole = 'follower'
@@ -199,6 +204,7 @@ export class RaftHost<Command, Result, State> {
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
+    this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax)
     this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
       this.#catchUp()
       this.#kick()
@@ -404,6 +410,7 @@ export class RaftHost<Command, Result, State> {
     for (const context of [...this.#reads.keys()]) {
       this.#settleRead(context, read => read.reject(new HostStoppedError(this.id)))
     }
+    this.#replies.release(Infinity)
   }
 
   /**
@@ -434,20 +441,47 @@ export class RaftHost<Command, Result, State> {
     return due
   }
 
+  /**
+   * A peer's messages: stepped at once, and answered with whatever this host has to say
+   * to that peer after handling them (a heartbeat's or an append's acknowledgement, a
+   * vote). One request and its answer then carry a round trip that was two requests and
+   * two answers (four framed, encrypted socket writes per follower per heartbeat). The
+   * answer leaves when the messages would have been sent anyway: after the Ready that
+   * holds them, persisted as `#drain` orders it; a Ready with nothing for the peer
+   * answers empty.
+   */
   async #receive (request: IncomingRequest): Promise<Uint8Array> {
-    if (this.#stopped) return new Uint8Array(0)
-    const messages = decode(request.data, component)
-    if (!Array.isArray(messages)) return new Uint8Array(0)
+    if (this.#stopped) return noMessages
+    if (!this.#stepFrom(request.from, request.data)) return noMessages
+    const answer = this.#replies.hold(request.from, this.#readiesTaken)
+    this.#kick()
+    return await answer
+  }
+
+  /** Steps the Raft messages `from` sent (a request, or an answer to ours); false when they are not a list. */
+  #stepFrom (from: NodeId, data: Uint8Array): boolean {
+    const messages = decode(data, component)
+    if (!Array.isArray(messages)) return false
     this.#catchUp()
     // Voters only: anyone on the mesh may send to this protocol, and the map must stay bounded.
-    if (this.#node.voters.includes(request.from)) this.#heardAtTick.set(request.from, this.#ticks)
+    if (this.#node.voters.includes(from)) this.#heardAtTick.set(from, this.#ticks)
     for (const message of messages as unknown[]) {
       // A peer speaks only for itself; the core validates everything else.
-      if (typeof message !== 'object' || message === null || (message as Message).from !== request.from) continue
+      if (typeof message !== 'object' || message === null || (message as Message).from !== from) continue
       this.#node.step(message as Message)
     }
-    this.#kick()
-    return new Uint8Array(0)
+    return true
+  }
+
+  /** The messages a peer's answer carries; an answer that does not decode is dropped, as a lost message would be. */
+  #stepAnswer (peer: NodeId, answer: Uint8Array): void {
+    try {
+      if (this.#stepFrom(peer, answer)) return
+    } catch {
+      // Undecodable: dropped below.
+    }
+    this.#options.trace?.(`${component} "${this.id}": dropped an answer from "${peer}" that holds no message list`)
+    this.#catchUp()
   }
 
   /** Starts handling Readies unless that is already under way: never two at once. */
@@ -464,6 +498,7 @@ export class RaftHost<Command, Result, State> {
   async #drain (): Promise<void> {
     while (!this.#stopped && this.#node.hasReady()) {
       const ready = this.#node.ready()
+      this.#readiesTaken++
       const { early, afterPersist } = this.#splitBySafety(ready.messages)
       this.#send(early)
       const written = this.#durable.persistReady(ready)
@@ -476,12 +511,16 @@ export class RaftHost<Command, Result, State> {
         if (this.#stopped) return
       }
       this.#send(afterPersist)
+      // Every request stepped before this Ready has had its answer's messages now.
+      this.#replies.release(this.#readiesTaken)
       this.#apply(ready)
       await written
       if (this.#stopped) return
       this.#node.advance()
       await this.#maybeCompact()
     }
+    // Nothing more to say: requests still waiting are answered empty.
+    this.#replies.release(Infinity)
   }
 
   /** Takes a RaftSnapshot of the state machine and compacts the log once enough has been applied. */
@@ -521,22 +560,26 @@ export class RaftHost<Command, Result, State> {
       if (list === undefined) byPeer.set(message.to, [message])
       else list.push(message)
     }
-    const timeoutMs = this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
+    const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
       const hasSnapshot = list.some(message => message.type === 'snapshot')
+      // A snapshot needs its own request: its answer tells the core it was delivered.
+      if (!hasSnapshot && this.#replies.answer(peer, () => encode(list, component))) continue
       let sent: Promise<Uint8Array>
       try {
         sent = this.#options.transport.request(peer, raftProtocol, encode(list, component), { timeoutMs })
       } catch (error) {
         sent = Promise.reject(error)
       }
-      // Fire and forget: Raft retries on its own; failures only tell it the peer is away.
+      // Raft retries on its own; a failure only tells it the peer is away. The answer may
+      // carry the peer's messages to us.
       sent.then(
-        () => {
-          if (this.#stopped || !hasSnapshot) return
-          this.#catchUp()
-          this.#node.reportSnapshot(peer, 'finished')
+        answer => {
+          if (this.#stopped || (answer.byteLength === 0 && !hasSnapshot)) return
+          if (answer.byteLength === 0) this.#catchUp()
+          else this.#stepAnswer(peer, answer)
+          if (hasSnapshot) this.#node.reportSnapshot(peer, 'finished')
           this.#kick()
         },
         () => {
@@ -547,6 +590,10 @@ export class RaftHost<Command, Result, State> {
           this.#kick()
         })
     }
+  }
+
+  #sendTimeoutMs (): number {
+    return this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
   }
 
   #apply (ready: Ready): void {
