@@ -19,6 +19,11 @@ test('slow files run alone, quick ones share a job, longest first', () => {
   assert.is(jobs[1]!.demand, 1)
 })
 
+test('a swarm holding both cores for 43 s goes before a 60 s job that waits', () => {
+  const jobs = planJobs(['sim-controller-group.test.ts', 'cli-e2e.test.ts'], { 'sim-controller-group.test.ts': { wall: 300, cpu: 86 }, 'cli-e2e.test.ts': { wall: 60, cpu: 6 } }, 2)
+  assert.equal(jobs.map(j => j.files[0]), ['sim-controller-group.test.ts', 'cli-e2e.test.ts'])
+})
+
 test('a waiting job starts beside anything; a CPU-bound one only where the cores have room', () => {
   const swarm = job('swarm', 40, 2)
   const queue = [job('cpu', 30, 1), job('wait', 20, 0.1)]
