@@ -3,9 +3,9 @@
  * mostly wait on real agents, elections and hooks) overlap with each other and with the
  * CPU-bound simulator suites, instead of running one file after another as uvu does.
  *
- * Files are grouped into jobs: a file expected to take longer than `soloJobSecondsMin`
- * runs in a uvu process of its own, the quick ones are packed into batches of about
- * `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
+ * Files are grouped into jobs (scripts/test-schedule.ts): a file expected to take longer
+ * than `soloJobSecondsMin` runs in a uvu process of its own, the quick ones are packed into
+ * batches of about `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
  * seconds come from test/test-timings.json (written by `--write-timings` after a run; the
  * CPU of a file is its uvu process's and every child it waited for, plus the daemons it
  * started detached, found by a marker in their environment; all read from /proc); a
@@ -21,7 +21,8 @@
  *
  *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings] [--plan]
  *
- * --plan prints the jobs as planned (expected seconds, demand in cores) and runs none.
+ * --plan prints the jobs as planned (expected seconds, demand in cores) and the run's
+ * predicted wall seconds on a lane less, as many and a lane more (simulateRun), and runs none.
  *
  * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
  *
@@ -35,32 +36,20 @@ import { availableParallelism } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
+import { cpuBound, nextJobIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
 const testDir = join(root, 'test')
 const timingsFile = join(testDir, 'test-timings.json')
 
-/** A file expected to take at least this long gets a uvu process of its own. */
-const soloJobSecondsMin = 15
-/** Quick files are packed into jobs of about this many seconds. */
-const batchJobSecondsTarget = 30
-/** Expected duration of a file test-timings.json does not list. */
-const unknownFileSeconds = 5
-/** Cores a file test-timings.json does not list (or lists without CPU) is expected to keep busy. */
-const unknownFileDemand = 0.5
-/** A job expected to keep at least this many cores busy is CPU-bound: it waits for room on the cores. */
-const cpuBoundDemandMin = 0.6
-/** CPU-bound jobs may together be expected to use this many times the cores (their demand is measured under load, so a little low). */
-const coresOvercommit = 1.25
-/**
- * A uvu process runs its tests on one thread: a job is expected to keep one core busy at
- * most (its agents' bursts aside), whatever a short file's startup-heavy figures say.
- */
-const jobDemandMax = 1
 /** How often the CPU of a running job is read from /proc, for --write-timings. */
 const cpuSampleMs = 500
-/** One job may run this long before its process group is killed (the long and chaos suites take hours). */
-const jobSecondsMax = process.env['CANTRIP_LONG'] === undefined && process.env['CANTRIP_CHAOS'] === undefined ? 600 : 4 * 3600
+/**
+ * One job may run this long before its process group is killed (the long and chaos suites
+ * take hours). A bound for hangs, not for slowness: the controller-group swarm's 500 seeds
+ * took 343 s of wall with the machine's load at 20 on its 2 cores.
+ */
+const jobSecondsMax = process.env['CANTRIP_LONG'] === undefined && process.env['CANTRIP_CHAOS'] === undefined ? 900 : 4 * 3600
 const lanesMax = 8
 /**
  * Lanes beyond the cores: the real-process tests spend much of their time waiting on
@@ -72,17 +61,7 @@ const lanesMax = 8
  */
 const lanesBeyondCores = 1
 const cores = availableParallelism()
-/**
- * The simulator swarms run a worker thread per core: each keeps every core busy whatever
- * its measured demand (which contention lowers), so one runs with no other CPU-bound job.
- */
-const coreSaturatingFiles = /^sim-(machine-agent|controller-group|provisioning)\.test\.ts$/
-
 interface Options { pattern: string, lanes: number, writeTimings: boolean, plan: boolean }
-/** A file's last measured wall seconds and CPU seconds (CPU absent: not measured). */
-interface Timing { wall: number, cpu?: number }
-/** `demand`: the cores the job is expected to keep busy. */
-interface Job { files: string[], expectedSeconds: number, demand: number }
 interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, fileSeconds: Map<string, Timing> }
 
 function parseOptions (argv: string[]): Options {
@@ -122,49 +101,6 @@ function readTimings (): Record<string, Timing> {
   if (!existsSync(timingsFile)) return {}
   const raw = JSON.parse(readFileSync(timingsFile, 'utf8')) as Record<string, number | Timing>
   return Object.fromEntries(Object.entries(raw).map(([file, t]) => [file, typeof t === 'number' ? { wall: t } : t]))
-}
-
-/** A file's expected wall and CPU seconds. */
-function expectedOf (timings: Record<string, Timing>, file: string): { wall: number, cpu: number } {
-  const wall = timings[file]?.wall ?? unknownFileSeconds
-  const cpu = coreSaturatingFiles.test(file) ? wall * cores : timings[file]?.cpu ?? wall * unknownFileDemand
-  return { wall, cpu }
-}
-
-function jobOf (files: string[], timings: Record<string, Timing>): Job {
-  const sum = (pick: (e: { wall: number, cpu: number }) => number): number => files.reduce((n, f) => n + pick(expectedOf(timings, f)), 0)
-  const wall = sum(e => e.wall)
-  const demandMax = files.some(file => coreSaturatingFiles.test(file)) ? cores : jobDemandMax
-  return { files, expectedSeconds: wall, demand: Math.min(demandMax, sum(e => e.cpu) / Math.max(wall, 0.1)) }
-}
-
-/** Slow files alone, quick ones in batches of like demand (CPU-bound with CPU-bound); longest first. */
-function planJobs (files: string[], timings: Record<string, Timing>): Job[] {
-  const jobs: Job[] = []
-  const quick: string[] = []
-  for (const file of files) {
-    if (expectedOf(timings, file).wall >= soloJobSecondsMin) jobs.push(jobOf([file], timings))
-    else quick.push(file)
-  }
-  const demandOf = (file: string): number => { const e = expectedOf(timings, file); return e.cpu / Math.max(e.wall, 0.1) }
-  quick.sort((a, b) => demandOf(b) - demandOf(a) || a.localeCompare(b))
-  let batch: string[] = []
-  let batchSeconds = 0
-  for (const file of quick) {
-    batch.push(file)
-    batchSeconds += expectedOf(timings, file).wall
-    if (batchSeconds >= batchJobSecondsTarget) {
-      jobs.push(jobOf(batch, timings))
-      batch = []
-      batchSeconds = 0
-    }
-  }
-  if (batch.length > 0) jobs.push(jobOf(batch, timings))
-  return jobs.sort((a, b) => b.expectedSeconds - a.expectedSeconds)
-}
-
-function cpuBound (job: Job): boolean {
-  return job.demand >= cpuBoundDemandMin
 }
 
 /**
@@ -323,33 +259,32 @@ async function main (): Promise<number> {
     process.stderr.write(`run-tests: no test file matches ${JSON.stringify(options.pattern)}\n`)
     return 1
   }
-  const queue = planJobs(files, readTimings())
+  const queue = planJobs(files, readTimings(), cores)
   if (options.plan) {
     for (const job of queue) process.stdout.write(`${job.expectedSeconds.toFixed(0).padStart(5)} s ${job.demand.toFixed(2)} cores ${cpuBound(job) ? 'cpu ' : 'wait'} ${job.files.join(' ')}\n`)
-    process.stdout.write(`${queue.length} jobs on ${options.lanes} lanes, ${cores} cores\n`)
+    const predicted = (lanes: number): string => `${lanes} lanes ${simulateRun(queue, lanes, cores).toFixed(0)} s`
+    process.stdout.write(`${queue.length} jobs on ${options.lanes} lanes, ${cores} cores; predicted: ${[options.lanes - 1, options.lanes, options.lanes + 1].filter(n => n >= 1 && n <= lanesMax).map(predicted).join(', ')}\n`)
     return 0
   }
   const started = Date.now()
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
   const results: JobResult[] = []
-  /** CPU-bound jobs running now; a lane with nothing it may start waits for one of them to end. */
-  const cpuJobs = new Map<Job, Promise<unknown>>()
-  /** The longest job left that may start now: a waiting one, or a CPU-bound one the cores have room for. */
+  /** The jobs running now; a lane with nothing it may start waits for one of them to end. */
+  const inFlight = new Map<Job, Promise<unknown>>()
   const nextJob = (): Job | undefined => {
-    const busy = [...cpuJobs.keys()].reduce((n, job) => n + job.demand, 0)
-    const index = queue.findIndex(job => !cpuBound(job) || cpuJobs.size === 0 || busy + job.demand <= cores * coresOvercommit)
+    const index = nextJobIndex(queue, [...inFlight.keys()], cores)
     return index < 0 ? undefined : queue.splice(index, 1)[0]
   }
   const lane = async (): Promise<void> => {
     while (queue.length > 0) {
       const job = nextJob()
       if (job === undefined) {
-        await Promise.race(cpuJobs.values())
+        await Promise.race(inFlight.values())
         continue
       }
       const run = runJob(job)
-      if (cpuBound(job)) cpuJobs.set(job, run.finally(() => { cpuJobs.delete(job) }))
+      inFlight.set(job, run.finally(() => { inFlight.delete(job) }))
       const result = await run
       results.push(result)
       process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`)
