@@ -12,6 +12,7 @@ import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import type { CommitRule } from './commit-rule.ts'
 import { RawNode } from './raw-node.ts'
+import { raftSnapshotProtocol, sendSnapshotInChunks, SnapshotAssembler } from './snapshot-transfer.ts'
 import { TickSchedule } from './tick-schedule.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 
@@ -163,6 +164,8 @@ export class RaftHost<Command, Result, State> {
   /** The membership as of the applied index: what a RaftSnapshot taken now records. */
   #appliedConfig: ClusterConfig
   #snapshotIndex: number
+  /** Entry payload bytes applied since the newest RaftSnapshot (the compaction rule of maybeCompact). */
+  #logBytesSinceSnapshot = 0
   #term: number
   #snapshotsReceived = 0
   #leader: NodeId | '' = ''
@@ -172,6 +175,11 @@ export class RaftHost<Command, Result, State> {
   #ticks = 0
   readonly #heardAtTick = new Map<NodeId, number>()
   #processing: Promise<void> | undefined
+  /** RaftSnapshots arriving in chunks (snapshot-transfer.ts). */
+  readonly #snapshotChunks = new SnapshotAssembler()
+  /** The latest snapshot transfer to each peer: an older one still sending stops. */
+  readonly #snapshotSends = new Map<NodeId, number>()
+  #snapshotSendsStarted = 0
   #stopped = false
   #failure: Error | undefined
   #role: RaftRole = 'follower'
@@ -217,6 +225,7 @@ export class RaftHost<Command, Result, State> {
     const durable = await DurableRaftStorage.load(options.storage, options.join === true ? {} : { bootstrapVoters: options.peers })
     const host = new RaftHost(options, durable)
     options.transport.handle(raftProtocol, async request => host.#receive(request))
+    options.transport.handle(raftSnapshotProtocol, async request => host.#receiveSnapshotChunk(request))
     host.#kick()
     return host
   }
@@ -393,10 +402,12 @@ export class RaftHost<Command, Result, State> {
   #halt (): void {
     this.#stopped = true
     this.#schedule.stop()
-    try {
-      this.#options.transport.unhandle(raftProtocol)
-    } catch {
-      // A stopped transport refuses unhandle; there is nothing left to detach then.
+    for (const protocol of [raftProtocol, raftSnapshotProtocol]) {
+      try {
+        this.#options.transport.unhandle(protocol)
+      } catch {
+        // A stopped transport refuses unhandle; there is nothing left to detach then.
+      }
     }
     for (const index of [...this.#pending.keys()]) {
       this.#settle(index, pending => pending.reject(new HostStoppedError(this.id)))
@@ -438,16 +449,28 @@ export class RaftHost<Command, Result, State> {
     if (this.#stopped) return new Uint8Array(0)
     const messages = decode(request.data, component)
     if (!Array.isArray(messages)) return new Uint8Array(0)
+    this.#step(request.from, messages)
+    return new Uint8Array(0)
+  }
+
+  /** A chunk of a leader's RaftSnapshot; the last one steps the whole message. A chunk out of order fails the request. */
+  async #receiveSnapshotChunk (request: IncomingRequest): Promise<Uint8Array> {
+    if (this.#stopped) return new Uint8Array(0)
+    const message = this.#snapshotChunks.accept(request.from, request.data)
+    if (message !== undefined) this.#step(request.from, [message])
+    return new Uint8Array(0)
+  }
+
+  #step (from: NodeId, messages: readonly unknown[]): void {
     this.#catchUp()
     // Voters only: anyone on the mesh may send to this protocol, and the map must stay bounded.
-    if (this.#node.voters.includes(request.from)) this.#heardAtTick.set(request.from, this.#ticks)
-    for (const message of messages as unknown[]) {
+    if (this.#node.voters.includes(from)) this.#heardAtTick.set(from, this.#ticks)
+    for (const message of messages) {
       // A peer speaks only for itself; the core validates everything else.
-      if (typeof message !== 'object' || message === null || (message as Message).from !== request.from) continue
+      if (typeof message !== 'object' || message === null || (message as Message).from !== from) continue
       this.#node.step(message as Message)
     }
     this.#kick()
-    return new Uint8Array(0)
   }
 
   /** Starts handling Readies unless that is already under way: never two at once. */
@@ -489,8 +512,11 @@ export class RaftHost<Command, Result, State> {
     const every = this.#options.snapshotEveryEntries ?? limits.raftSnapshotEveryEntries
     const applied = this.#applied
     if (this.#stopped || applied - this.#snapshotIndex < every) return
+    const snapshotBytes = this.#durable.snapshot().data.byteLength
+    if (snapshotBytes > limits.raftSnapshotChunkBytes && this.#logBytesSinceSnapshot < snapshotBytes * limits.raftCompactLogToSnapshotRatio) return
     await this.#durable.compact(applied, this.#appliedConfig, this.#machine.snapshot())
     this.#snapshotIndex = applied
+    this.#logBytesSinceSnapshot = 0
     this.#options.trace?.(`${component} "${this.id}": RaftSnapshot at ${applied}, log compacted`)
   }
 
@@ -524,29 +550,40 @@ export class RaftHost<Command, Result, State> {
     const timeoutMs = this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
-      const hasSnapshot = list.some(message => message.type === 'snapshot')
+      const rest = list.filter(message => message.type !== 'snapshot')
+      for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
+      if (rest.length === 0) continue
       let sent: Promise<Uint8Array>
       try {
-        sent = this.#options.transport.request(peer, raftProtocol, encode(list, component), { timeoutMs })
+        sent = this.#options.transport.request(peer, raftProtocol, encode(rest, component), { timeoutMs })
       } catch (error) {
         sent = Promise.reject(error)
       }
       // Fire and forget: Raft retries on its own; failures only tell it the peer is away.
-      sent.then(
-        () => {
-          if (this.#stopped || !hasSnapshot) return
-          this.#catchUp()
-          this.#node.reportSnapshot(peer, 'finished')
-          this.#kick()
-        },
-        () => {
-          if (this.#stopped) return
-          this.#catchUp()
-          this.#node.reportUnreachable(peer)
-          if (hasSnapshot) this.#node.reportSnapshot(peer, 'failed')
-          this.#kick()
-        })
+      sent.then(undefined, () => {
+        if (this.#stopped) return
+        this.#catchUp()
+        this.#node.reportUnreachable(peer)
+        this.#kick()
+      })
     }
+  }
+
+  /** A RaftSnapshot goes in chunks of its own (snapshot-transfer.ts); the core hears how it ended. */
+  #sendSnapshot (peer: NodeId, message: Message, timeoutMs: number): void {
+    const generation = ++this.#snapshotSendsStarted
+    this.#snapshotSends.set(peer, generation)
+    const current = (): boolean => !this.#stopped && this.#snapshotSends.get(peer) === generation
+    const report = (status: 'finished' | 'failed'): void => {
+      if (!current()) return
+      this.#snapshotSends.delete(peer)
+      this.#catchUp()
+      if (status === 'failed') this.#node.reportUnreachable(peer)
+      this.#node.reportSnapshot(peer, status)
+      this.#kick()
+    }
+    sendSnapshotInChunks(this.#options.transport, peer, message, timeoutMs, current)
+      .then(sent => { if (sent) report('finished') }, () => { report('failed') })
   }
 
   #apply (ready: Ready): void {
@@ -569,6 +606,7 @@ export class RaftHost<Command, Result, State> {
       this.#applied = ready.snapshot.metadata.index
       this.#appliedConfig = ready.snapshot.metadata.config
       this.#snapshotIndex = ready.snapshot.metadata.index
+      this.#logBytesSinceSnapshot = 0
       this.#snapshotsReceived++
     }
     for (const entry of ready.committedEntries) {
@@ -586,6 +624,7 @@ export class RaftHost<Command, Result, State> {
         }
       }
       this.#applied = entry.index
+      this.#logBytesSinceSnapshot += entry.data.byteLength
       this.#options.onApplied?.(entry, result)
       this.#settle(entry.index, pending => {
         const same = pending.term === entry.term &&
