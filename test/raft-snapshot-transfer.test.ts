@@ -7,8 +7,13 @@
  * behind the leader's compaction never caught up. Also the compaction rule of the Raft
  * dissertation §5.1.1: a large snapshot is retaken only once the log has outgrown it.
  */
+import '../runtime/polyfill.ts'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { LevelStorage } from '../agent/level-storage.ts'
 import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import { DurableRaftStorage, raftSnapshotKey } from '../runtime/raft/durable-raft-storage.ts'
@@ -135,6 +140,30 @@ test('a follower behind the compaction catches up from a RaftSnapshot of over 16
   assert.is(leader.snapshotIndex, taken, 'no new RaftSnapshot while the log is far smaller than the last one')
   for (const host of world.hosts.values()) assert.ok(await world.until(() => host.state() === total, 5_000))
   for (const host of world.hosts.values()) await host.stop()
+})
+
+test('LevelDB keeps a chunked RaftSnapshot whole, and a smaller one after it drops the extra chunks', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cantrip-snapshot-chunks-'))
+  try {
+    const storage = await LevelStorage.open(join(root, 'db'))
+    const durable = await DurableRaftStorage.load(storage, { bootstrapVoters: ['a'] })
+    const entries = [2, 3].map(index => ({ index, term: 1, type: 'normal' as const, data: new Uint8Array([index]) }))
+    await durable.persistReady({ entries, committedEntries: [], messages: [], readStates: [], mustSync: true, hardState: { term: 1, vote: 'a', commit: 3 } })
+    const big = new Uint8Array(3 * limits.raftSnapshotChunkBytes + 5).map((_, i) => i % 13)
+    await durable.compact(2, { voters: ['a'] }, big)
+    await storage.close()
+    const reopened = await LevelStorage.open(join(root, 'db'))
+    const again = await DurableRaftStorage.load(reopened)
+    assert.equal(again.snapshot().data, big)
+    assert.is(again.snapshot().metadata.index, 2)
+    await again.compact(3, { voters: ['a'] }, new Uint8Array([7]))
+    const left = await reopened.range({ gte: 'raft/snapshot-data/', lt: 'raft/snapshot-data/~', limit: 100 })
+    assert.equal(left, [], 'the chunks of the larger snapshot are gone')
+    assert.equal((await DurableRaftStorage.load(reopened)).snapshot().data, new Uint8Array([7]))
+    await reopened.close()
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
 })
 
 function chunkBody (message: Message, offset: number, bytes: number, chunk: Uint8Array): Uint8Array {
