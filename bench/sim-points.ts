@@ -15,11 +15,21 @@ function tenThousandBoundMs (): number {
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1_500_000
 }
 
+/**
+ * V8's default heap limit (about 4 GB here) is below what 10,000 agents need (one
+ * process: 3 controllers' models, their logs and 50,000 unit actors); 16 GB, or
+ * CANTRIP_BENCH_SIM_HEAP_MB. Only a point that needs it uses it.
+ */
+function simPointHeapMb (): number {
+  const mb = Number(process.env['CANTRIP_BENCH_SIM_HEAP_MB'] ?? 16_384)
+  return Number.isSafeInteger(mb) && mb > 0 ? mb : 16_384
+}
+
 export interface SimPointResult { agents: number, finished: boolean, simToWall: number | null, convergeWallS: number | null, reason?: string, point?: SimScalePoint }
 
 export async function measureSimPoint (agents: number, boundMs = simPointBoundsMs[agents] ?? 120_000): Promise<SimPointResult> {
   return await new Promise(resolve => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/sim-scale.ts', String(agents)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [`--max-old-space-size=${simPointHeapMb()}`, '--import', 'tsx', 'bench/sim-scale.ts', String(agents)], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', chunk => { stdout += String(chunk) })

@@ -1,5 +1,5 @@
 import { runScenario } from '../sim/scenario/run-scenario.ts'
-import type { Scenario, ScenarioCharm } from '../sim/scenario/scenario-types.ts'
+import type { RunOptions, Scenario, ScenarioCharm } from '../sim/scenario/scenario-types.ts'
 import { limits } from '../runtime/limits.ts'
 import { agentRaftTiming } from '../sim/system/system-world.ts'
 
@@ -80,8 +80,33 @@ export function scaleScenario (agents: number): Scenario {
   }
 }
 
+/**
+ * With CANTRIP_SIM_PROGRESS=1, a line on stderr every 30 s of wall time: simulated time,
+ * machine agents up, units in the model, and memory (a long point shows how it goes).
+ * It only reads the world when an entry applies, so the run and its trace hash are the same.
+ */
+function progressObserver (): RunOptions['observe'] {
+  if (process.env['CANTRIP_SIM_PROGRESS'] !== '1') return undefined
+  const started = performance.now()
+  let last = started
+  return world => {
+    // onApplied: the runner sets onStep after observing; the invariants set this one before.
+    const onApplied = world.observers.onApplied
+    world.observers.onApplied = (id, entry) => {
+      onApplied?.(id, entry)
+      const now = performance.now()
+      if (now - last < 30_000) return
+      last = now
+      const units = world.model()?.units.size ?? 0
+      const cpu = process.cpuUsage()
+      console.error(`sim-scale: ${Math.round((now - started) / 1000)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(0)} CPU-s, simulated ${(world.sim.clock.now() / 1000).toFixed(1)} s, ${world.agents.size} agents, ${units} units, heap ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB, RSS ${Math.round(process.memoryUsage().rss / 1e6)} MB`)
+    }
+  }
+}
+
 export async function measureSimScale (agents: number): Promise<SimScalePoint> {
-  const record = await runScenario(scaleScenario(agents), { seed: 1 })
+  const observe = progressObserver()
+  const record = await runScenario(scaleScenario(agents), { seed: 1, ...(observe === undefined ? {} : { observe }) })
   const r = record.result
   const wallSeconds = r.wallMs / 1000
   return {

@@ -19,8 +19,11 @@ const packr = new Packr({ useRecords: false })
  * pinned the whole buffer: 500 kept 20-byte encodings between 4 MB ones pinned 384 MB, and
  * the 1,000-agent simulation held 2 GB of such buffers. Packing with RESET_BUFFER_MODE
  * reuses the one buffer from its start each time, and the result is copied out exactly.
+ *
+ * `bytesMax` is raised only for values that never travel as one message: RaftSnapshot
+ * data (limits.raftSnapshotBytesMax), which is stored and sent in chunks.
  */
-export function encode (value: unknown, component = 'codec'): Uint8Array {
+export function encode (value: unknown, component = 'codec', bytesMax: number = limits.codecInputBytesMax): Uint8Array {
   let packed: Uint8Array
   try {
     // A copy into a plain Uint8Array: a Buffer's slice (what pack returns) would be another view.
@@ -29,8 +32,8 @@ export function encode (value: unknown, component = 'codec'): Uint8Array {
     throw new InvalidInputError(component, 'a value msgpack can encode', value, { cause: error })
   }
   // Refuse here what every decoder would refuse, so the writer sees the failure.
-  if (packed.byteLength > limits.codecInputBytesMax) {
-    throw new InvalidInputError(component, `an encoding of at most ${limits.codecInputBytesMax} bytes`, packed)
+  if (packed.byteLength > bytesMax) {
+    throw new InvalidInputError(component, `an encoding of at most ${bytesMax} bytes`, packed)
   }
   return packed
 }
@@ -40,10 +43,10 @@ export function encode (value: unknown, component = 'codec'): Uint8Array {
  * input (and could throw anything from a future version); all of them become one
  * InvalidInputError naming the component that received the bytes.
  */
-export function decode (bytes: Uint8Array, component: string): unknown {
+export function decode (bytes: Uint8Array, component: string, bytesMax: number = limits.codecInputBytesMax): unknown {
   if (!(bytes instanceof Uint8Array)) throw new InvalidInputError(component, 'msgpack bytes', bytes)
-  if (bytes.byteLength > limits.codecInputBytesMax) {
-    throw new InvalidInputError(component, `a msgpack value of at most ${limits.codecInputBytesMax} bytes`, bytes)
+  if (bytes.byteLength > bytesMax) {
+    throw new InvalidInputError(component, `a msgpack value of at most ${bytesMax} bytes`, bytes)
   }
   try {
     return packr.unpack(bytes)

@@ -222,6 +222,28 @@ export const limits = {
    */
   raftSnapshotEveryEntries: 10_000,
   /**
+   * Raft: bytes of RaftSnapshot data in one chunk, on the wire (one InstallSnapshot
+   * request, as the Raft paper's and etcd's snapshot senders stream it) and on disk (one
+   * stored value). Leaves room under transportMessageBytesMax for the message around it.
+   */
+  raftSnapshotChunkBytes: 512 * 1024,
+  /**
+   * Raft: largest RaftSnapshot a host takes, stores or accepts from a leader. A receiver
+   * holds one in memory while its chunks arrive; 10,000 machines with 5 units each make a
+   * model of about 100 MB.
+   */
+  raftSnapshotBytesMax: 1024 * 1024 * 1024,
+  /**
+   * Raft: a RaftSnapshot larger than one chunk is taken only once the entries applied
+   * since the last one hold at least this many bytes per byte of it (Raft dissertation
+   * §5.1.1: snapshot when the log has outgrown the snapshot). A fixed entry count alone
+   * rewrote a 5,000-unit model every 10,000 status changes, so compaction grew with the
+   * square of the model; this way each log byte pays for a bounded share of one rewrite.
+   */
+  raftCompactLogToSnapshotRatio: 1,
+  /** Raft: RaftSnapshots a host assembles from chunks at once (one per sending leader); a new one drops the oldest. */
+  raftSnapshotAssembliesMax: 2,
+  /**
    * Controller API: tries of one command (or read) through the leader, each waiting up
    * to a propose timeout; between tries one election timeout passes for a leader to
    * emerge. A retry reuses the request id, so the command still applies at most once.

@@ -39,6 +39,8 @@ export interface SimNetworkPort {
   sendRequest (sender: SimTransport, to: PeerId, protocol: string, id: string, data: Uint8Array): void
   sendResponse (server: SimTransport, caller: SimTransport, protocol: string, id: string, response: SimResponse): void
   stopped (transport: SimTransport): void
+  /** A subscription of `transport` to `topic` came or went (the network indexes subscribers by topic). */
+  subscriptionsChanged (transport: SimTransport, topic: string): void
 }
 
 
@@ -86,7 +88,11 @@ export class SimTransport implements Transport {
     checkName('a non-empty topic', topic)
     if (typeof onMessage !== 'function') throw new InvalidInputError(component, 'a message callback', onMessage)
     const remove = this.#subscriptions.add(topic, onMessage)
-    return () => { remove() }
+    this.#port.subscriptionsChanged(this, topic)
+    return () => {
+      remove()
+      this.#port.subscriptionsChanged(this, topic)
+    }
   }
 
   setTopicValidator (topic: string, validator: TopicValidator | undefined): void {

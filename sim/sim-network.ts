@@ -134,6 +134,14 @@ export class SimNetwork {
   readonly #linkTail = new Map<string, number>()
   /** linkKey of each directed link, made once: every message leg looks its link up, and JSON.stringify per leg was a tenth of the network's cost. */
   readonly #linkKeys = new Map<PeerId, Map<PeerId, string>>()
+  /**
+   * The running subscribers of each topic, in the order of #transports, built on first
+   * use and dropped when a transport stops or (un)subscribes (a new one has no
+   * subscriptions, and the incarnation it replaces left at its stop). Every machine
+   * agent publishes presence that only the controllers hear: scanning every transport per
+   * publication made presence alone grow with the square of the agents.
+   */
+  readonly #subscribersByTopic = new Map<string, SimTransport[]>()
 
   #inFlight = 0
   readonly #stats: SimNetworkStats = {
@@ -158,7 +166,11 @@ export class SimNetwork {
     sendResponse: (server, caller, protocol, id, response) => {
       this.#send({ from: server.peerId, to: caller, leg: { kind: 'response', protocol, id, response }, duplicate: false })
     },
-    stopped: transport => { this.#event(() => `stop ${transport.peerId} incarnation ${transport.incarnation}`) }
+    stopped: transport => {
+      this.#subscribersByTopic.clear()
+      this.#event(() => `stop ${transport.peerId} incarnation ${transport.incarnation}`)
+    },
+    subscriptionsChanged: (_transport, topic) => { this.#subscribersByTopic.delete(topic) }
   }
 
   constructor (options: SimNetworkOptions) {
@@ -357,10 +369,19 @@ export class SimNetwork {
 
   /** Gossip goes to the peers subscribed at publish time; each copy is a leg of its own. */
   #publish (sender: SimTransport, message: TopicMessage): void {
-    for (const [id, receiver] of this.#transports) {
-      if (id === sender.peerId || !receiver.isSubscribed(message.topic)) continue
+    for (const receiver of this.#subscribers(message.topic)) {
+      if (receiver.peerId === sender.peerId) continue
       this.#send({ from: sender.peerId, to: receiver, leg: { kind: 'topic', message }, duplicate: false })
     }
+  }
+
+  #subscribers (topic: string): readonly SimTransport[] {
+    let list = this.#subscribersByTopic.get(topic)
+    if (list === undefined) {
+      list = [...this.#transports.values()].filter(transport => transport.isSubscribed(topic))
+      this.#subscribersByTopic.set(topic, list)
+    }
+    return list
   }
 
   #send (envelope: Envelope): void {

@@ -1,4 +1,5 @@
 import { decode, encode } from '../codec.ts'
+import { limits } from '../limits.ts'
 import type { RaftHost } from '../raft/raft-host.ts'
 import type { EntryPosition, ReplicatedStateMachine } from '../raft/replicated-state-machine.ts'
 import { applyCommand } from './model-apply.ts'
@@ -37,13 +38,15 @@ export class ModelStateMachine implements ReplicatedStateMachine<ModelCommand, C
     this.#model = { ...this.#model, revision: at.index, term: at.term }
   }
 
+  // RaftSnapshot data is stored and sent in chunks (stored-snapshot.ts, snapshot-transfer.ts),
+  // so it may be larger than one codec frame: a 10,000-machine model is.
   snapshot (): Uint8Array {
-    return encode(snapshotModel(this.#model), component)
+    return encode(snapshotModel(this.#model), component, limits.raftSnapshotBytesMax)
   }
 
   restore (data: Uint8Array): void {
     // Empty RaftSnapshot data is the empty model (see raft-bootstrap.ts).
-    this.#model = data.length === 0 ? emptyModel() : restoreModel(decode(data, component))
+    this.#model = data.length === 0 ? emptyModel() : restoreModel(decode(data, component, limits.raftSnapshotBytesMax))
   }
 
   state (): ModelContext {

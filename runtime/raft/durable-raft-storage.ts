@@ -7,11 +7,13 @@ import { MemoryRaftStorage } from './memory-raft-storage.ts'
 import { bootstrapRaftState } from './raft-bootstrap.ts'
 import type { RaftInitialState, RaftStorage } from './raft-storage.ts'
 import type { ClusterConfig, Entry, HardState, NodeId, RaftSnapshot, Ready } from './raft-types.ts'
+import { raftSnapshotKey, readStoredSnapshot, snapshotWrites } from './stored-snapshot.ts'
+
+export { raftSnapshotKey } from './stored-snapshot.ts'
 
 const component = 'durable raft storage'
 
 export const raftHardStateKey = 'raft/hard-state'
-export const raftSnapshotKey = 'raft/snapshot'
 export const raftLogPrefix = 'raft/log/'
 
 /** Zero-padded so that the store's key order is the log's index order. */
@@ -62,7 +64,7 @@ export class DurableRaftStorage implements RaftStorage {
       ], { sync: true })
       return new DurableRaftStorage(storage, new MemoryRaftStorage(init))
     }
-    const snapshot = snapshotBytes === undefined ? undefined : checkSnapshot(decode(snapshotBytes, component))
+    const snapshot = snapshotBytes === undefined ? undefined : await readStoredSnapshot(storage, snapshotBytes)
     const hardState = hardStateBytes === undefined ? undefined : checkHardState(decode(hardStateBytes, component))
     const memory = new MemoryRaftStorage({
       ...(snapshot === undefined ? {} : { snapshot }),
@@ -143,7 +145,7 @@ export class DurableRaftStorage implements RaftStorage {
     if (ready.snapshot !== undefined) {
       // The RaftSnapshot replaces the whole log.
       for (let index = first; index <= last; index++) operations.push({ type: 'del', key: raftLogKey(index) })
-      operations.push({ type: 'put', key: raftSnapshotKey, value: encode(ready.snapshot, component) })
+      operations.push(...snapshotWrites(ready.snapshot, this.#memory.snapshot().data.byteLength))
       first = ready.snapshot.metadata.index + 1
       last = ready.snapshot.metadata.index
     }
@@ -184,7 +186,7 @@ export class DurableRaftStorage implements RaftStorage {
       metadata: { index, term: this.#memory.term(index), config: { voters: [...config.voters].sort() } },
       data
     }
-    const operations: StorageOperation[] = [{ type: 'put', key: raftSnapshotKey, value: encode(snapshot, component) }]
+    const operations: StorageOperation[] = snapshotWrites(snapshot, this.#memory.snapshot().data.byteLength)
     for (let at = this.#memory.firstIndex(); at <= index; at++) operations.push({ type: 'del', key: raftLogKey(at) })
     assert(operations.length <= limits.storageBatchOperationsMax,
       `${component}: compacting to ${index} needs ${operations.length} writes, more than ${limits.storageBatchOperationsMax}`)
@@ -209,17 +211,6 @@ function checkHardState (value: unknown): HardState {
     throw new InvalidInputError(component, 'a stored hard state', value)
   }
   return { term: value.term, vote: value.vote, commit: value.commit }
-}
-
-function checkSnapshot (value: unknown): RaftSnapshot {
-  const metadata = isRecord(value) ? value.metadata : undefined
-  const config = isRecord(metadata) ? metadata.config : undefined
-  if (!isRecord(value) || !isRecord(metadata) || !isIndex(metadata.index) || !isIndex(metadata.term) ||
-    !isRecord(config) || !Array.isArray(config.voters) || !config.voters.every(v => typeof v === 'string') ||
-    !(value.data instanceof Uint8Array)) {
-    throw new InvalidInputError(component, 'a stored RaftSnapshot', value)
-  }
-  return value as unknown as RaftSnapshot
 }
 
 function checkEntry (value: unknown): Entry {

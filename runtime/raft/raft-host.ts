@@ -13,6 +13,7 @@ import type { RaftBasicStatus, RaftStatus } from './raft-status.ts'
 import type { ClusterConfig, ConfigChange, Entry, Message, NodeId, RaftRole, Ready } from './raft-types.ts'
 import type { CommitRule } from './commit-rule.ts'
 import { RawNode } from './raw-node.ts'
+import { raftSnapshotProtocol, sendSnapshotInChunks, SnapshotAssembler } from './snapshot-transfer.ts'
 import { TickSchedule } from './tick-schedule.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 
@@ -164,6 +165,8 @@ export class RaftHost<Command, Result, State> {
   /** The membership as of the applied index: what a RaftSnapshot taken now records. */
   #appliedConfig: ClusterConfig
   #snapshotIndex: number
+  /** Entry payload bytes applied since the newest RaftSnapshot (the compaction rule of maybeCompact). */
+  #logBytesSinceSnapshot = 0
   #term: number
   #snapshotsReceived = 0
   #leader: NodeId | '' = ''
@@ -177,6 +180,11 @@ export class RaftHost<Command, Result, State> {
   #readiesTaken = 0
   /** At most one waiting answer per peer, which carries our next messages to it. */
   readonly #replies: HeldAnswers
+  /** RaftSnapshots arriving in chunks (snapshot-transfer.ts). */
+  readonly #snapshotChunks = new SnapshotAssembler()
+  /** The latest snapshot transfer to each peer: an older one still sending stops. */
+  readonly #snapshotSends = new Map<NodeId, number>()
+  #snapshotSendsStarted = 0
   #stopped = false
   #failure: Error | undefined
   #role: RaftRole = 'follower'
@@ -223,6 +231,7 @@ export class RaftHost<Command, Result, State> {
     const durable = await DurableRaftStorage.load(options.storage, options.join === true ? {} : { bootstrapVoters: options.peers })
     const host = new RaftHost(options, durable)
     options.transport.handle(raftProtocol, async request => host.#receive(request))
+    options.transport.handle(raftSnapshotProtocol, async request => host.#receiveSnapshotChunk(request))
     host.#kick()
     return host
   }
@@ -399,10 +408,12 @@ export class RaftHost<Command, Result, State> {
   #halt (): void {
     this.#stopped = true
     this.#schedule.stop()
-    try {
-      this.#options.transport.unhandle(raftProtocol)
-    } catch {
-      // A stopped transport refuses unhandle; there is nothing left to detach then.
+    for (const protocol of [raftProtocol, raftSnapshotProtocol]) {
+      try {
+        this.#options.transport.unhandle(protocol)
+      } catch {
+        // A stopped transport refuses unhandle; there is nothing left to detach then.
+      }
     }
     for (const index of [...this.#pending.keys()]) {
       this.#settle(index, pending => pending.reject(new HostStoppedError(this.id)))
@@ -458,19 +469,34 @@ export class RaftHost<Command, Result, State> {
     return await answer
   }
 
+  /** A chunk of a leader's RaftSnapshot; the last one steps the whole message. A chunk out of order fails the request. */
+  async #receiveSnapshotChunk (request: IncomingRequest): Promise<Uint8Array> {
+    if (this.#stopped) return noMessages
+    const message = this.#snapshotChunks.accept(request.from, request.data)
+    if (message !== undefined) {
+      this.#stepMessages(request.from, [message])
+      this.#kick()
+    }
+    return noMessages
+  }
+
   /** Steps the Raft messages `from` sent (a request, or an answer to ours); false when they are not a list. */
   #stepFrom (from: NodeId, data: Uint8Array): boolean {
     const messages = decode(data, component)
     if (!Array.isArray(messages)) return false
+    this.#stepMessages(from, messages)
+    return true
+  }
+
+  #stepMessages (from: NodeId, messages: readonly unknown[]): void {
     this.#catchUp()
     // Voters only: anyone on the mesh may send to this protocol, and the map must stay bounded.
     if (this.#node.voters.includes(from)) this.#heardAtTick.set(from, this.#ticks)
-    for (const message of messages as unknown[]) {
+    for (const message of messages) {
       // A peer speaks only for itself; the core validates everything else.
       if (typeof message !== 'object' || message === null || (message as Message).from !== from) continue
       this.#node.step(message as Message)
     }
-    return true
   }
 
   /** The messages a peer's answer carries; an answer that does not decode is dropped, as a lost message would be. */
@@ -528,8 +554,11 @@ export class RaftHost<Command, Result, State> {
     const every = this.#options.snapshotEveryEntries ?? limits.raftSnapshotEveryEntries
     const applied = this.#applied
     if (this.#stopped || applied - this.#snapshotIndex < every) return
+    const snapshotBytes = this.#durable.snapshot().data.byteLength
+    if (snapshotBytes > limits.raftSnapshotChunkBytes && this.#logBytesSinceSnapshot < snapshotBytes * limits.raftCompactLogToSnapshotRatio) return
     await this.#durable.compact(applied, this.#appliedConfig, this.#machine.snapshot())
     this.#snapshotIndex = applied
+    this.#logBytesSinceSnapshot = 0
     this.#options.trace?.(`${component} "${this.id}": RaftSnapshot at ${applied}, log compacted`)
   }
 
@@ -563,12 +592,13 @@ export class RaftHost<Command, Result, State> {
     const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
-      const hasSnapshot = list.some(message => message.type === 'snapshot')
-      // A snapshot needs its own request: its answer tells the core it was delivered.
-      if (!hasSnapshot && this.#replies.answer(peer, () => encode(list, component))) continue
+      const rest = list.filter(message => message.type !== 'snapshot')
+      for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
+      if (rest.length === 0) continue
+      if (this.#replies.answer(peer, () => encode(rest, component))) continue
       let sent: Promise<Uint8Array>
       try {
-        sent = this.#options.transport.request(peer, raftProtocol, encode(list, component), { timeoutMs })
+        sent = this.#options.transport.request(peer, raftProtocol, encode(rest, component), { timeoutMs })
       } catch (error) {
         sent = Promise.reject(error)
       }
@@ -576,17 +606,14 @@ export class RaftHost<Command, Result, State> {
       // carry the peer's messages to us.
       sent.then(
         answer => {
-          if (this.#stopped || (answer.byteLength === 0 && !hasSnapshot)) return
-          if (answer.byteLength === 0) this.#catchUp()
-          else this.#stepAnswer(peer, answer)
-          if (hasSnapshot) this.#node.reportSnapshot(peer, 'finished')
+          if (this.#stopped || answer.byteLength === 0) return
+          this.#stepAnswer(peer, answer)
           this.#kick()
         },
         () => {
           if (this.#stopped) return
           this.#catchUp()
           this.#node.reportUnreachable(peer)
-          if (hasSnapshot) this.#node.reportSnapshot(peer, 'failed')
           this.#kick()
         })
     }
@@ -594,6 +621,23 @@ export class RaftHost<Command, Result, State> {
 
   #sendTimeoutMs (): number {
     return this.#options.sendTimeoutMs ?? this.#options.electionTicks * this.#options.tickMs
+  }
+
+  /** A RaftSnapshot goes in chunks of its own (snapshot-transfer.ts); the core hears how it ended. */
+  #sendSnapshot (peer: NodeId, message: Message, timeoutMs: number): void {
+    const generation = ++this.#snapshotSendsStarted
+    this.#snapshotSends.set(peer, generation)
+    const current = (): boolean => !this.#stopped && this.#snapshotSends.get(peer) === generation
+    const report = (status: 'finished' | 'failed'): void => {
+      if (!current()) return
+      this.#snapshotSends.delete(peer)
+      this.#catchUp()
+      if (status === 'failed') this.#node.reportUnreachable(peer)
+      this.#node.reportSnapshot(peer, status)
+      this.#kick()
+    }
+    sendSnapshotInChunks(this.#options.transport, peer, message, timeoutMs, current)
+      .then(sent => { if (sent) report('finished') }, () => { report('failed') })
   }
 
   #apply (ready: Ready): void {
@@ -616,6 +660,7 @@ export class RaftHost<Command, Result, State> {
       this.#applied = ready.snapshot.metadata.index
       this.#appliedConfig = ready.snapshot.metadata.config
       this.#snapshotIndex = ready.snapshot.metadata.index
+      this.#logBytesSinceSnapshot = 0
       this.#snapshotsReceived++
     }
     for (const entry of ready.committedEntries) {
@@ -633,6 +678,7 @@ export class RaftHost<Command, Result, State> {
         }
       }
       this.#applied = entry.index
+      this.#logBytesSinceSnapshot += entry.data.byteLength
       this.#options.onApplied?.(entry, result)
       this.#settle(entry.index, pending => {
         const same = pending.term === entry.term &&
