@@ -1,8 +1,11 @@
 /**
  * A machine agent's link to the controllers over the mesh: it keeps the machine's view
- * of the model (`machine-model`, refreshed on every change notice and on a periodic
- * catch-up; it names the revision of the view it holds, and a controller that kept that
- * view answers `unchanged` when nothing the machine sees changed: machine-view-cache.ts),
+ * of the model: fetched whole first (`machine-model`), then brought change by change by
+ * its watch (view-watch.ts), which a controller answers as soon as it applies a commit
+ * that changes the view; while the watch is down, change notices make it fetch, and a
+ * periodic catch-up fetches anyway (it names the revision of the view it holds, and a
+ * controller that kept that view answers `unchanged` when nothing the machine sees
+ * changed: machine-view-cache.ts),
  * submits commands through whichever controller leads (retries keep the
  * request id, so a command applies once), and fetches charm archives. Unit agents use it
  * as their controller: they read hook-tool data and project their remote state from the
