@@ -81,10 +81,10 @@ export class ControllerClient {
   #held = 0
   #draining = false
   /**
-   * Notices accepted, view fetches made, propose requests sent, and commands submitted
-   * (requests per command shows the batching).
+   * Notices accepted, view fetches made, answers to the view watch taken, propose
+   * requests sent, and commands submitted (requests per command shows the batching).
    */
-  readonly counters = { notices: 0, fetches: 0, submitRequests: 0, commandsSubmitted: 0 }
+  readonly counters = { notices: 0, fetches: 0, watchAnswers: 0, submitRequests: 0, commandsSubmitted: 0 }
   /** The watch that brings each change of the view (view-watch.ts); notices and fetches are its fallback. */
   readonly watch: ViewWatch
   /** The highest revision change notices announced. */
@@ -98,7 +98,10 @@ export class ControllerClient {
       machine: options.machine,
       controllers: options.controllers,
       position: () => ({ since: this.#viewRevision, revision: this.#model.revision }),
-      accept: reply => this.#accept(reply),
+      accept: reply => {
+        this.counters.watchAnswers++
+        return this.#accept(reply)
+      },
       behind: () => this.#noticed > this.#model.revision,
       requestTimeoutMs: this.#timeoutMs(),
       ...(options.watchHoldMs === undefined ? {} : { holdMs: options.watchHoldMs })
