@@ -549,6 +549,22 @@ export const limits = {
   changeNoticeIntervalMaxMs: 2_000,
   /** A machine agent refetches its view this often even without notices (gossip is a hint). */
   remoteStateCatchUpMs: 30_000,
+  /**
+   * Machine view watches (actors/controller/machine-watches.ts): how long a controller
+   * holds a machine agent's watch while nothing it sees changes, before answering
+   * `unchanged` at its own revision. The agent watches again at once, so this bounds how
+   * long an agent stays on a controller that has fallen behind without knowing it.
+   */
+  machineWatchHoldMs: 10_000,
+  /**
+   * Watches one controller holds at once. Each holds no changes of its own (a watch is
+   * answered with the difference between the view its agent names and the view now, so
+   * the changes an agent has not taken yet are one coalesced delta, never a queue); past
+   * it a new watch is refused and its agent, told so, goes on with notices and fetches.
+   */
+  machineWatchesHeldMax: 4_096,
+  /** A machine agent whose watch failed (controller down, refused, behind) watches again after this. */
+  machineWatchRetryMs: 250,
   /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */
   apiBatchCommandsMax: 64,
   /** Commands a machine agent's ControllerClient holds (queued or in flight) before refusing more. */

@@ -392,8 +392,10 @@ test('20 agents × 5 units: deploy converges; wall time measured', async () => {
   const simulatedMs = w.sim.clock.now() - deployedAt
   const links = w.agents.map(a => a.controllerCounters)
   const sum = (key: keyof typeof links[number]): number => links.reduce((total, c) => total + c[key], 0)
-  console.log(`  20 agents × 5 units: converged in ${simulatedMs} ms simulated, ${Math.round(wallMs)} ms wall (${w.hooks.length} hooks, ${sum('fetches')} view fetches, ${sum('submitRequests')} submit requests for ${sum('commandsSubmitted')} commands)`)
+  console.log(`  20 agents × 5 units: converged in ${simulatedMs} ms simulated, ${Math.round(wallMs)} ms wall (${w.hooks.length} hooks, ${sum('fetches')} view fetches, ${sum('watchAnswers')} watch answers, ${sum('submitRequests')} submit requests for ${sum('commandsSubmitted')} commands)`)
   assert.ok(sum('submitRequests') < sum('commandsSubmitted'), 'unit commands are batched per machine')
+  // The simulator runs the shipping view watch: changes reach the agents through it.
+  assert.ok(sum('watchAnswers') > 0, 'views are pushed to the agents\' watches')
   await finish(w)
 })
 

@@ -34,6 +34,8 @@ export type ControllerStatusReply =
     voters: string[]
     /** Per voter, only on the leader. */
     progress: Record<string, VoterProgress>
+    /** Machine agents' view watches held here now (machine-watches.ts); absent from older controllers. */
+    watches?: number
   }
   | { ok: false, error: string }
 
@@ -56,6 +58,7 @@ export function controllerStatus (node: ModelReplica, identify: IdentifyPeer, re
     applied: node.host.state().revision,
     snapshotIndex: node.host.snapshotIndex,
     voters: [...status.config.voters],
-    progress
+    progress,
+    watches: node.watches.held
   }
 }

@@ -10,15 +10,10 @@ import { goalStateOf } from '../../runtime/model/goal-state.ts'
 import { tableEntries, tableKeys } from '../../runtime/model/table.ts'
 import type { ApiContext } from './api-operations.ts'
 import { fullModelView } from './full-model-view.ts'
-import { MachineViewCache } from './machine-view-cache.ts'
-import type { ModelReplica } from './model-replica.ts'
 import { apiPermits, apiRefusal } from './api-policy.ts'
 import type { ApiRequests, FullModelReply, GoalStateReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
 
 const component = 'controller api'
-
-/** Each controller's last views sent to machine agents (a restarted controller starts afresh). */
-const machineViews = new WeakMap<ModelReplica, MachineViewCache>()
 
 function failure (error: unknown): { ok: false, error: string } {
   return { ok: false, error: error instanceof Error ? error.message : String(error) }
@@ -86,12 +81,19 @@ export async function register ({ node, request: { from } }: ApiContext, { machi
 export async function machineModel ({ node }: ApiContext, { machine, since }: ApiRequests['machine-model']): Promise<MachineModelReply> {
   try {
     const model = await node.read()
-    let cache = machineViews.get(node)
-    if (cache === undefined) machineViews.set(node, cache = new MachineViewCache())
-    return cache.answer(model, machine, since)
+    // The views sent are kept with the watches (a restarted controller starts afresh).
+    return node.watches.cache.answer(model, machine, since)
   } catch (error) {
     return failure(error)
   }
+}
+
+/**
+ * A machine agent's watch of its view (machine-watches.ts): served from the state this
+ * controller applied, without a read through the leader; the table admitted the caller.
+ */
+export async function machineWatch ({ node }: ApiContext, { machine, since, revision }: ApiRequests['machine-watch']): Promise<MachineModelReply> {
+  return await node.watches.watch(machine, since, revision)
 }
 
 /**

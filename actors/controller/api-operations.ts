@@ -16,7 +16,7 @@ import { parseDebugLogRequest, queryDebugLog } from './api-debug-log.ts'
 import { members } from './api-members.ts'
 import { parseShipLogsRequest, shipLogs } from './api-ship-logs.ts'
 import { parseRevealSecret, parseSecretContent, revealSecret, secretContent } from './api-secrets.ts'
-import { applicationStatus, fullModel, goalState, machineModel, register, summary } from './api-model-reads.ts'
+import { applicationStatus, fullModel, goalState, machineModel, machineWatch, register, summary } from './api-model-reads.ts'
 import { apiRefusal, type ApiOp } from './api-policy.ts'
 import type { ApiReplies, ApiRequests } from './api-requests.ts'
 import type { ApiExtras, CharmArchives, IdentifyPeer, MachinePresence } from './controller-api.ts'
@@ -58,6 +58,7 @@ export function isInvalid<T extends object> (parsed: T | Invalid): parsed is Inv
 }
 
 const machineTarget = (body: WireBody): unknown => body.machine
+const isRevision = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
 const unitTarget = (body: WireBody): unknown => body.unit
 
 export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
@@ -73,6 +74,17 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
       return { op: 'machine-model', machine: body.machine, since: body.since as number }
     },
     answer: machineModel
+  },
+  'machine-watch': {
+    target: machineTarget,
+    parse: (body, peer) => {
+      if (typeof body.machine !== 'string') return { invalid: apiRefusal(component, 'machine-watch', peer, body.machine) }
+      const bad = ['since', 'revision'].find(key => (key === 'revision' || body[key] !== undefined) && !isRevision(body[key]))
+      if (bad !== undefined) return { invalid: `${component}: machine-watch: expected ${JSON.stringify(bad)} to be a revision (an integer >= 0), got ${describeValue(body[bad])}` }
+      const since = body.since === undefined ? {} : { since: body.since as number }
+      return { op: 'machine-watch', machine: body.machine, ...since, revision: body.revision as number }
+    },
+    answer: machineWatch
   },
   'application-status': {
     target: unitTarget,

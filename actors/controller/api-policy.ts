@@ -11,7 +11,7 @@
 import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
-  'machine-model', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model',
+  'machine-model', 'machine-watch', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model',
   'controller-status', 'members', 'add-controller', 'remove-controller', 'controllers', 'debug-log', 'ship-logs', 'secret-content', 'reveal-secret'
 ] as const
 
@@ -41,6 +41,7 @@ const known = ['user', 'controller', 'machine', 'unit'] as const
 
 export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   'machine-model': { allowed: ['controller', 'machine'], ownMachineOnly: true, refusal: target => `may not read machine ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
+  'machine-watch': { allowed: ['controller', 'machine'], ownMachineOnly: true, refusal: target => `may not watch machine ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
   'application-status': { allowed: ['controller', 'machine'], leaderUnitOnly: true, refusal: target => `may not read the application status for unit ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
   'goal-state': { allowed: ['controller', 'machine'], refusal: target => `may not read the goal state for unit ${JSON.stringify(typeof target === 'string' ? target : String(typeof target))}` },
   'charm-manifest': { allowed: known, refusal: () => 'is not known to this model' },

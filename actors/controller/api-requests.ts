@@ -30,6 +30,13 @@ export interface ApiRequests {
    */
   'machine-model': { op: 'machine-model', machine: string, since?: number }
   /**
+   * A watch of the machine's view (machine-watches.ts): answered, like `machine-model`,
+   * once the view at this controller differs from the one of revision `since`, and never
+   * at a revision below `revision`, the one the agent has reached; held until then, or
+   * answered `unchanged` after limits.machineWatchHoldMs.
+   */
+  'machine-watch': { op: 'machine-watch', machine: string, since?: number, revision: number }
+  /**
    * `status-get --application` for `unit`, its application's leader: the application's
    * status and its units' (at most limits.applicationStatusReplyBytesMax of them).
    * Only the agent of the unit's machine (or a controller) may ask, while the unit holds
@@ -176,6 +183,7 @@ export interface ApiReplies {
   'secret-content': SecretContentReply
   'reveal-secret': RevealSecretReply
   'machine-model': MachineModelReply
+  'machine-watch': MachineModelReply
   'application-status': ApplicationStatusReply
   'goal-state': GoalStateReply
   'charm-manifest': CharmManifestReply

@@ -1,9 +1,11 @@
 /**
  * Change notices (DESIGN.md §5): the leading controller tells the model's agents, by
  * gossip, that the desired state moved to a new revision. A notice says only *that*
- * something changed and up to which revision; each agent then fetches what it may see
- * from a controller at that revision or later. Gossip is a hint: a lost notice is made
- * good by the next one or by the agent's periodic catch-up.
+ * something changed and up to which revision. Machine agents learn of changes from their
+ * view watches first (machine-watches.ts); a notice makes an agent fetch only while its
+ * watch is down, and tells it that the controller holding its watch has fallen behind.
+ * Gossip is a hint: a lost notice is made good by the next one or by the agent's
+ * periodic catch-up.
  *
  * Notices are coalesced: at most one per interval (`noticeIntervalMs`, longer with many
  * machine agents), carrying the latest revision, so a burst of commits costs one message

@@ -14,6 +14,7 @@ import {
 } from '../../runtime/raft/raft-host.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
+import { MachineWatches } from './machine-watches.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras, type CharmArchives, type IdentifyPeer, type MachinePresence } from './controller-api.ts'
 import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent, type ControllerSnapshot } from './controller-machine.ts'
@@ -113,13 +114,16 @@ export class ModelReplica {
   #singular = false
 
   readonly #notifier: ChangeNotifier | undefined
+  /** Machine agents' watches of their views, served from the state applied here (machine-watches.ts). */
+  readonly watches: MachineWatches
 
-  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined) {
+  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches) {
     this.id = options.id
     this.#options = options
     this.host = host
     this.actor = actor
     this.#notifier = notifier
+    this.watches = watches
   }
 
   /** Change notices published while leading (for tests and status). */
@@ -142,6 +146,7 @@ export class ModelReplica {
         noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs,
         machines: () => node?.host.state().counters.machine ?? 0
       })
+    const watches = new MachineWatches({ clock: options.clock, model: () => node!.host.state() })
     const host = await RaftHost.start({
       ...options,
       stateMachine: new ModelStateMachine(),
@@ -149,6 +154,8 @@ export class ModelReplica {
         options.onApplied?.(entry, result)
         // Only the leader announces: one notice per commit burst, not one per controller.
         if (node !== undefined && node.host.role === 'leader') notifier?.changed(entry.index)
+        // Every controller answers the watches it holds from what it applied, leader or not.
+        watches.applied()
       },
       onRoleChange: change => {
         if (node === undefined) early.push(change)
@@ -176,7 +183,7 @@ export class ModelReplica {
         claimRetryMs: Math.max(options.tickMs * options.electionTicks, Math.floor(leaseDurationMs / 10))
       }
     })
-    node = new ModelReplica(options, host, actor, notifier)
+    node = new ModelReplica(options, host, actor, notifier, watches)
     actor.start()
     for (const change of early) actor.send({ type: 'raft.role', ...change })
     options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.from, request.data))
@@ -370,6 +377,7 @@ export class ModelReplica {
 
   #unhandle (): void {
     this.#notifier?.stop()
+    this.watches.stop()
     for (const protocol of [controllerProposeProtocol, ...(this.#options.agents === undefined ? [] : [controllerApiProtocol])]) {
       try {
         this.#options.transport.unhandle(protocol)

@@ -1,8 +1,11 @@
 /**
  * A machine agent's link to the controllers over the mesh: it keeps the machine's view
- * of the model (`machine-model`, refreshed on every change notice and on a periodic
- * catch-up; it names the revision of the view it holds, and a controller that kept that
- * view answers `unchanged` when nothing the machine sees changed: machine-view-cache.ts),
+ * of the model: fetched whole first (`machine-model`), then brought change by change by
+ * its watch (view-watch.ts), which a controller answers as soon as it applies a commit
+ * that changes the view; while the watch is down, change notices make it fetch, and a
+ * periodic catch-up fetches anyway (it names the revision of the view it holds, and a
+ * controller that kept that view answers `unchanged` when nothing the machine sees
+ * changed: machine-view-cache.ts),
  * submits commands through whichever controller leads (retries keep the
  * request id, so a command applies once), and fetches charm archives. Unit agents use it
  * as their controller: they read hook-tool data and project their remote state from the
@@ -27,6 +30,7 @@ import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../contro
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
 import { encodeApiRequest, requestApi, type ApiRequests, type GoalStateReply, type SecretContentReply, type StoreSelector } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
+import { ViewWatch, type WatchOutcome } from './view-watch.ts'
 
 const component = 'controller client'
 
@@ -38,6 +42,8 @@ export interface ControllerClientOptions {
   controllers: readonly NodeId[]
   catchUpMs?: number
   requestTimeoutMs?: number
+  /** How long a controller holds this agent's watch (default limits.machineWatchHoldMs). */
+  watchHoldMs?: number
 }
 
 /** Room left in a request for the batch's own framing. */
@@ -75,13 +81,31 @@ export class ControllerClient {
   #held = 0
   #draining = false
   /**
-   * Notices accepted, view fetches made, propose requests sent, and commands submitted
-   * (requests per command shows the batching).
+   * Notices accepted, view fetches made, answers to the view watch taken, propose
+   * requests sent, and commands submitted (requests per command shows the batching).
    */
-  readonly counters = { notices: 0, fetches: 0, submitRequests: 0, commandsSubmitted: 0 }
+  readonly counters = { notices: 0, fetches: 0, watchAnswers: 0, submitRequests: 0, commandsSubmitted: 0 }
+  /** The watch that brings each change of the view (view-watch.ts); notices and fetches are its fallback. */
+  readonly watch: ViewWatch
+  /** The highest revision change notices announced. */
+  #noticed = 0
 
   constructor (options: ControllerClientOptions) {
     this.#o = options
+    this.watch = new ViewWatch({
+      transport: options.transport,
+      clock: options.clock,
+      machine: options.machine,
+      controllers: options.controllers,
+      position: () => ({ since: this.#viewRevision, revision: this.#model.revision }),
+      accept: reply => {
+        this.counters.watchAnswers++
+        return this.#accept(reply)
+      },
+      behind: () => this.#noticed > this.#model.revision,
+      requestTimeoutMs: this.#timeoutMs(),
+      ...(options.watchHoldMs === undefined ? {} : { holdMs: options.watchHoldMs })
+    })
     let resolve: () => void = () => {}
     const promise = new Promise<void>(r => { resolve = r })
     this.#ready = { promise, resolve }
@@ -94,7 +118,9 @@ export class ControllerClient {
       const notice = parseChangeNotice(message.data)
       if (notice === undefined) return
       this.counters.notices++
-      if (notice.revision > this.#model.revision) void this.#refresh()
+      this.#noticed = Math.max(this.#noticed, notice.revision)
+      // A live watch brings the change itself (or moves on when its controller is behind).
+      if (notice.revision > this.#model.revision && !this.watch.healthy) void this.#refresh()
     })
     void this.#refresh()
   }
@@ -106,6 +132,7 @@ export class ControllerClient {
 
   stop (): void {
     this.#stopped = true
+    this.watch.stop()
     this.#unsubscribe?.()
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
   }
@@ -388,33 +415,40 @@ export class ControllerClient {
       return false
     }
     if (!reply.ok || this.#stopped) return false
+    const outcome = this.#accept(reply)
+    return outcome === 'moved' || outcome === 'same'
+  }
+
+  /** Takes a fetch's or a watch's answer into the view, never going back in revision. */
+  #accept (reply: Extract<MachineModelReply, { ok: true }>): WatchOutcome {
+    if (this.#stopped) return 'useless'
     if ('unchanged' in reply) {
       // Only an answer to the view we named; one before our first view is a controller's mistake.
-      if (!this.#fetched) return false
-      if (reply.revision > this.#model.revision) {
-        this.#model = { ...this.#model, revision: reply.revision, term: reply.term }
-        this.#revisionMoved()
-      }
-      return true
+      if (!this.#fetched) return 'useless'
+      if (reply.revision <= this.#model.revision) return 'same'
+      this.#model = { ...this.#model, revision: reply.revision, term: reply.term }
+      this.#revisionMoved()
+      return 'moved'
     }
     let model: ModelContext
     if ('changed' in reply) {
       // Changes to the view we named: only ever an answer to it.
-      if (!this.#fetched || reply.since !== this.#viewRevision) return false
+      if (!this.#fetched || reply.since !== this.#viewRevision) return 'stale'
       model = { ...this.#model, ...reply.changed }
     } else {
       model = reply.model
     }
-    if (model.revision < this.#model.revision && this.#fetched) return true
+    if (model.revision < this.#model.revision && this.#fetched) return 'same'
     this.#model = model
     this.#viewRevision = model.revision
     if (!this.#fetched) {
       this.#fetched = true
       this.#ready.resolve()
+      this.watch.start()
     }
     for (const listener of [...this.#listeners]) listener()
     this.#revisionMoved()
-    return true
+    return 'moved'
   }
 
   #revisionMoved (): void {

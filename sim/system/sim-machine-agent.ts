@@ -64,6 +64,10 @@ interface Run {
   readonly agent: MachineAgent
 }
 
+
+/** The machine agent's controller link counters (actors/machine/controller-client.ts). */
+type ControllerCounters = { notices: number, fetches: number, watchAnswers: number, submitRequests: number, commandsSubmitted: number }
+
 export class SimMachineAgent implements SimMachineAgentApi {
   readonly machineId: string
   readonly peerId: string
@@ -85,7 +89,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
   readonly #counters = { unitStarts: 0, stateIds: 0 }
   #finished = false
   readonly #errors: string[] = []
-  #pastCounters = { notices: 0, fetches: 0, submitRequests: 0, commandsSubmitted: 0 }
+  #pastCounters: ControllerCounters = { notices: 0, fetches: 0, watchAnswers: 0, submitRequests: 0, commandsSubmitted: 0 }
 
   constructor (options: SimMachineAgentOptions) {
     this.#o = options
@@ -219,11 +223,14 @@ export class SimMachineAgent implements SimMachineAgentApi {
     return holders
   }
 
-  /** Controller link counters over every run (notices, view fetches, submit requests, commands). */
-  get controllerCounters (): { notices: number, fetches: number, submitRequests: number, commandsSubmitted: number } {
+  /** Controller link counters over every run (notices, view fetches, watch answers, submit requests, commands). */
+  get controllerCounters (): ControllerCounters {
     const now = this.#run?.agent.client.counters
     const c = this.#pastCounters
-    return now === undefined ? { ...c } : { notices: c.notices + now.notices, fetches: c.fetches + now.fetches, submitRequests: c.submitRequests + now.submitRequests, commandsSubmitted: c.commandsSubmitted + now.commandsSubmitted }
+    if (now === undefined) return { ...c }
+    const sum = { ...c }
+    for (const key of Object.keys(sum) as Array<keyof ControllerCounters>) sum[key] += now[key]
+    return sum
   }
 
   errors (): string[] {

@@ -48,6 +48,7 @@ function assertNoModelData (text: string): void {
 test('the table is DESIGN.md §10: who may make each call', () => {
   const spec: Record<ApiOp, string[]> = {
     'machine-model': ['controller', 'machine'],
+    'machine-watch': ['controller', 'machine'],
     'application-status': ['controller', 'machine'],
     'goal-state': ['controller', 'machine'],
     'charm-manifest': ['user', 'controller', 'machine', 'unit'],
@@ -72,6 +73,7 @@ test('the table is DESIGN.md §10: who may make each call', () => {
   assert.ok(apiPolicy['machine-model'].ownMachineOnly, 'a machine agent reads only its own machine')
   assert.ok(apiPermits('machine-model', { kind: 'machine', id: '0' }, '0'))
   assert.not.ok(apiPermits('machine-model', { kind: 'machine', id: '0' }, '1'))
+  assert.ok(apiPolicy['machine-watch'].ownMachineOnly, 'a machine agent watches only its own machine')
   assert.ok(apiPolicy['application-status'].leaderUnitOnly, 'a machine agent reads its application status only for a leader unit it hosts')
 })
 
@@ -85,7 +87,7 @@ test('random (entity, call, target) triples are answered as the table says; deni
   await fc.assert(fc.asyncProperty(triple, async ({ from, op, target }) => {
     figures['triples']!++
     const body: Record<string, unknown> = { op }
-    if (op === 'machine-model') body['machine'] = target
+    if (op === 'machine-model' || op === 'machine-watch') body['machine'] = target
     if (op === 'application-status') {
       body['unit'] = target
       await keepLeader()
@@ -101,7 +103,7 @@ test('random (entity, call, target) triples are answered as the table says; deni
     if (op === 'add-controller' || op === 'remove-controller') body['peer'] = '!'
     const reply = await ask(from, controllerApiProtocol, body)
     const caller = peers.get(from)
-    const targeted = op === 'machine-model' || op === 'application-status' || op === 'goal-state' || op === 'secret-content'
+    const targeted = op === 'machine-model' || op === 'machine-watch' || op === 'application-status' || op === 'goal-state' || op === 'secret-content'
     // application-status: the model's say too; canaryapp/0 (on machine 0) holds the lease.
     const leads = op !== 'application-status' || (target === 'canaryapp/0' && (caller?.kind === 'controller' || (caller?.kind === 'machine' && caller.id === '0')))
     // goal-state: a unit that exists, asked for by a controller or by the agent of its machine.

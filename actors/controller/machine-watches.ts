@@ -1,0 +1,142 @@
+/**
+ * Machine view watches: what a watch on etcd, or a Juju API watcher's `Next`, is to their
+ * clients. A machine agent names the view it holds (`since`, the revision of its last
+ * whole or changed view) and the revision it has reached (`revision`); the controller
+ * answers at once if its own view of that machine differs, and otherwise holds the
+ * request until a commit it applies changes that view, answering with the difference
+ * (machine-view-cache.ts). The agent then watches again (actors/machine/view-watch.ts),
+ * so every change reaches it one message after this controller applied it, with no
+ * gossip notice and no read through the leader in between.
+ *
+ * Any controller serves watches from the state it has applied, leader or follower: a
+ * view is a pure function of the committed model at a revision, so a follower's is as
+ * true as the leader's, only possibly older. Never older than the agent's, though: a
+ * watch naming a revision this controller has not reached waits for it, and is refused
+ * when the hold runs out first, so an agent that moves to another controller never goes
+ * back in revision. A commit the machine does not see is not sent at all; a held watch
+ * is answered `unchanged` (with this controller's revision) only when its hold runs out.
+ *
+ * Changes are coalesced, never queued: the answer is always the difference between the
+ * view the agent names and the view now, so what waits for a subscriber is one delta,
+ * however many commits went by. A view this controller no longer keeps (never sent from
+ * here, or forgotten past limits.machineViewsCachedMax) is answered whole.
+ */
+import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import { limits } from '../../runtime/limits.ts'
+import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { MachineModelReply } from './api-requests.ts'
+import { MachineViewCache } from './machine-view-cache.ts'
+
+const component = 'controller api'
+
+interface Held {
+  readonly machine: string
+  readonly since: number | undefined
+  readonly revision: number
+  readonly resolve: (reply: MachineModelReply) => void
+  timer: TimerHandle | undefined
+}
+
+export interface MachineWatchesOptions {
+  clock: Clock
+  /** The model as this controller has applied it (not a linearizable read). */
+  model: () => ModelContext
+  holdMs?: number
+  heldMax?: number
+}
+
+export class MachineWatches {
+  /** The last view sent to each machine, shared with `machine-model` fetches. */
+  readonly cache = new MachineViewCache()
+  readonly #o: MachineWatchesOptions
+  /** Machine → its agent's held watch (one per machine: a new one answers the old). */
+  readonly #held = new Map<string, Held>()
+  #flush: TimerHandle | undefined
+  #stopped = false
+  /** Watches answered with a change (whole or delta), for tests and the bench. */
+  answered = 0
+
+  constructor (options: MachineWatchesOptions) {
+    this.#o = options
+  }
+
+  get held (): number {
+    return this.#held.size
+  }
+
+  /** The answer to `machine`'s watch: now if its view moved on, else after a change or the hold. */
+  async watch (machine: string, since: number | undefined, revision: number): Promise<MachineModelReply> {
+    if (this.#stopped) return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: this controller is stopping` }
+    this.#release(machine, `${component}: watch of machine ${JSON.stringify(machine)} replaced by a newer one`)
+    const heldMax = this.#o.heldMax ?? limits.machineWatchesHeldMax
+    if (this.#held.size >= heldMax) {
+      return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: ${this.#held.size} watches held, the maximum is ${heldMax}` }
+    }
+    return await new Promise<MachineModelReply>(resolve => {
+      const held: Held = { machine, since, revision, resolve, timer: undefined }
+      const now = this.#answer(held, false)
+      if (now !== undefined) {
+        resolve(now)
+        return
+      }
+      held.timer = this.#o.clock.setTimeout(() => { this.#expire(held) }, this.#o.holdMs ?? limits.machineWatchHoldMs)
+      this.#held.set(machine, held)
+    })
+  }
+
+  /** This controller applied a commit: look at the held watches once the batch is applied. */
+  applied (): void {
+    if (this.#stopped || this.#flush !== undefined || this.#held.size === 0) return
+    this.#flush = this.#o.clock.setTimeout(() => {
+      this.#flush = undefined
+      this.#check()
+    }, 0)
+  }
+
+  /** Answers every held watch with a refusal, so their agents watch elsewhere. */
+  stop (): void {
+    this.#stopped = true
+    if (this.#flush !== undefined) this.#o.clock.clearTimeout(this.#flush)
+    for (const machine of [...this.#held.keys()]) this.#release(machine, `${component}: cannot watch machine ${JSON.stringify(machine)}: this controller is stopping`)
+  }
+
+  #check (): void {
+    for (const held of [...this.#held.values()]) {
+      const reply = this.#answer(held, false)
+      if (reply !== undefined) this.#settle(held, reply)
+    }
+  }
+
+  #expire (held: Held): void {
+    held.timer = undefined
+    if (this.#held.get(held.machine) !== held) return
+    this.#settle(held, this.#answer(held, true) ?? { ok: false, error: `${component}: watch of machine ${JSON.stringify(held.machine)}: nothing to answer` })
+  }
+
+  /**
+   * What to tell `held` now: a change of its view, or at the end of its hold `unchanged`
+   * (or, when this controller is still behind the agent, a refusal); undefined: keep it.
+   */
+  #answer (held: Held, final: boolean): MachineModelReply | undefined {
+    const model = this.#o.model()
+    if (model.revision < held.revision) {
+      return final ? { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(held.machine)}: this controller is at revision ${model.revision}, behind the agent's ${held.revision}` } : undefined
+    }
+    const reply = this.cache.answer(model, held.machine, held.since)
+    if ('unchanged' in reply) return final ? reply : undefined
+    this.answered++
+    return reply
+  }
+
+  #settle (held: Held, reply: MachineModelReply): void {
+    if (held.timer !== undefined) this.#o.clock.clearTimeout(held.timer)
+    held.timer = undefined
+    if (this.#held.get(held.machine) === held) this.#held.delete(held.machine)
+    held.resolve(reply)
+  }
+
+  #release (machine: string, error: string): void {
+    const held = this.#held.get(machine)
+    if (held !== undefined) this.#settle(held, { ok: false, error })
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * A machine agent's watch of its view (the controller's side: actors/controller/
+ * machine-watches.ts): one request at a time held at one controller, which answers when a
+ * commit it applied changes what this machine sees; each answer is taken and the next
+ * watch sent at once, naming the view now held, so nothing that changes between two
+ * watches is missed. This is a Juju API watcher's loop (apiserver/watcher.go: each
+ * `Next` call blocks until its state watcher has a change) over the mesh's request
+ * channels, which keep one libp2p stream per controller for all of it.
+ *
+ * Agents spread over the controllers (each starts at one chosen by its machine id) and
+ * move to the next when theirs fails, refuses, or has fallen behind what the leader's
+ * change notices announced. The controller never answers below the revision the agent
+ * names, so moving never takes an agent back in time.
+ */
+import type { Clock } from '../../runtime/clock.ts'
+import { limits } from '../../runtime/limits.ts'
+import type { NodeId } from '../../runtime/raft/raft-types.ts'
+import type { Transport } from '../../runtime/transport.ts'
+import { requestApi, type MachineModelReply } from '../controller/api-requests.ts'
+import { controllerApiProtocol } from '../controller/controller-api.ts'
+
+const component = 'controller client'
+
+/**
+ * What the agent made of an answer: its view moved on, stayed, was answered for a view it
+ * no longer holds (another answer moved it meanwhile), or the answer was of no use.
+ */
+export type WatchOutcome = 'moved' | 'same' | 'stale' | 'useless'
+
+export interface ViewWatchOptions {
+  transport: Transport
+  clock: Clock
+  machine: string
+  controllers: readonly NodeId[]
+  /** The revision of the view held (its content) and the revision reached. */
+  position: () => { since: number, revision: number }
+  accept: (reply: Extract<MachineModelReply, { ok: true }>) => WatchOutcome
+  /** Whether change notices announced a revision beyond the one reached. */
+  behind: () => boolean
+  requestTimeoutMs: number
+  holdMs?: number
+}
+
+export class ViewWatch {
+  readonly #o: ViewWatchOptions
+  #index: number
+  #stopped = false
+  #running = false
+  /** Whether the last watch was answered (the agent can rely on it for changes). */
+  #healthy = false
+  /** Answers taken, and failed or refused watches. */
+  readonly counters = { answers: 0, failures: 0 }
+
+  constructor (options: ViewWatchOptions) {
+    this.#o = options
+    this.#index = spread(options.machine, options.controllers.length)
+  }
+
+  get healthy (): boolean {
+    return this.#healthy && !this.#stopped
+  }
+
+  start (): void {
+    if (this.#running || this.#stopped || this.#o.controllers.length === 0) return
+    this.#running = true
+    void this.#run().finally(() => { this.#running = false })
+  }
+
+  stop (): void {
+    this.#stopped = true
+    this.#healthy = false
+  }
+
+  async #run (): Promise<void> {
+    while (!this.#stopped) {
+      const outcome = await this.#once()
+      if (this.#stopped) return
+      if (outcome === 'same' && !this.#o.behind()) continue
+      if (outcome === 'moved' || outcome === 'stale') continue
+      // Failed, refused, of no use, or held by a controller that missed what notices announced.
+      this.#index++
+      if (outcome !== 'same') {
+        this.#healthy = false
+        this.counters.failures++
+        await new Promise<void>(resolve => { this.#o.clock.setTimeout(resolve, limits.machineWatchRetryMs) })
+      }
+    }
+  }
+
+  async #once (): Promise<WatchOutcome> {
+    const target = this.#o.controllers[this.#index % this.#o.controllers.length]!
+    const { since, revision } = this.#o.position()
+    const holdMs = this.#o.holdMs ?? limits.machineWatchHoldMs
+    let reply: MachineModelReply
+    try {
+      reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'machine-watch', machine: this.#o.machine, since, revision }, { component, timeoutMs: holdMs + this.#o.requestTimeoutMs })
+    } catch {
+      return 'useless'
+    }
+    if (!reply.ok || this.#stopped) return 'useless'
+    this.counters.answers++
+    this.#healthy = true
+    return this.#o.accept(reply)
+  }
+}
+
+/** The controller a machine's agent watches first: its id's hash over the controllers. */
+function spread (machine: string, controllers: number): number {
+  let hash = 0
+  for (let i = 0; i < machine.length; i++) hash = (hash * 31 + machine.charCodeAt(i)) >>> 0
+  return controllers === 0 ? 0 : hash % controllers
+}

@@ -1,0 +1,267 @@
+/**
+ * Machine view watches (actors/controller/machine-watches.ts, actors/machine/view-watch.ts):
+ * what a Juju API watcher's `Next` is to its agent (juju/juju apiserver/watcher.go: Next
+ * blocks until the state watcher has a change; worker/uniter/remotestate/watcher.go
+ * reads the changes it brings). A held watch is answered after the first commit that
+ * changes its machine's view, not after one that does not; the view an agent builds from
+ * the pushed deltas is, after any sequence of commands and any switching between a
+ * leader and a lagging follower, the view a fetch gives; no answer ever takes it back in
+ * revision; bounds and bad input get one line.
+ */
+import fc from 'fast-check'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { apiOperations, isInvalid } from '../actors/controller/api-operations.ts'
+import type { MachineModelReply } from '../actors/controller/api-requests.ts'
+import { MachineWatches } from '../actors/controller/machine-watches.ts'
+import type { Clock, TimerHandle } from '../runtime/clock.ts'
+import { limits } from '../runtime/limits.ts'
+import { machineModelView, sameViewContent } from '../runtime/model/machine-view.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
+import type { ModelContext } from '../runtime/model/model-types.ts'
+import { tableKeys } from '../runtime/model/table.ts'
+import { MemoryController } from './support/model-controller.ts'
+
+/** A clock the test moves: timers fire only in `advance`. */
+class ManualClock implements Clock {
+  #now = 0
+  #timers = new Map<number, { at: number, fn: () => void }>()
+  #next = 0
+  now (): number { return this.#now }
+  setTimeout (fn: () => void, delayMs: number): TimerHandle {
+    const id = ++this.#next
+    this.#timers.set(id, { at: this.#now + delayMs, fn })
+    return id
+  }
+
+  clearTimeout (handle: TimerHandle): void { this.#timers.delete(handle as number) }
+  /** Runs every timer due by now + ms, in deadline order. */
+  advance (ms: number): void {
+    const until = this.#now + ms
+    for (;;) {
+      const due = [...this.#timers.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0]
+      if (due === undefined) break
+      this.#timers.delete(due[0])
+      this.#now = Math.max(this.#now, due[1].at)
+      due[1].fn()
+    }
+    this.#now = until
+  }
+}
+
+function world (): MemoryController {
+  const c = new MemoryController()
+  c.run('add-charm', { url: 'local:web-0', hash: 'a'.repeat(16), metadata: { name: 'web', requires: { db: 'mysql' }, config: { title: { type: 'string', default: 't' } }, actions: { backup: {} } } })
+  c.run('add-charm', { url: 'local:mysql-0', hash: 'b'.repeat(16), metadata: { name: 'mysql', provides: { db: 'mysql' } } })
+  c.run('deploy', { application: 'web', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 2 })
+  c.run('deploy', { application: 'mysql', charm: 'local:mysql-0', config: {}, constraints: {}, numUnits: 1 })
+  return c
+}
+
+const flush = async (): Promise<void> => { await new Promise<void>(resolve => { setImmediate(resolve) }) }
+
+/** An agent's copy of its view, kept as the controller client keeps it from answers. */
+function take (held: ModelContext | undefined, reply: MachineModelReply): ModelContext {
+  assert.ok(reply.ok, JSON.stringify(reply))
+  if (!reply.ok) throw new Error('refused')
+  if ('model' in reply) return reply.model
+  assert.ok(held !== undefined, 'a delta or unchanged only answers a view held')
+  if ('unchanged' in reply) return { ...held!, revision: reply.revision, term: reply.term }
+  assert.is(reply.since, held!.revision, 'a delta is to the view named')
+  return { ...held!, ...reply.changed }
+}
+
+test('a held watch is answered by the first commit that changes its view, not by one that does not', async () => {
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  const first = await watches.watch(machine, undefined, 0)
+  const view = take(undefined, first)
+  let answer: MachineModelReply | undefined
+  void watches.watch(machine, view.revision, view.revision).then(reply => { answer = reply })
+  await flush()
+  assert.is(watches.held, 1, 'nothing changed yet: held')
+  c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: 'running install hook', now: 5 })
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  assert.is(answer, undefined, 'its own agent status is not in the view: still held')
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  assert.ok(answer !== undefined && answer.ok && 'changed' in answer, JSON.stringify(answer))
+  assert.equal(Object.keys((answer as { changed: object }).changed).sort(), ['revision', 'term', 'units'])
+  assert.ok(sameViewContent(take(view, answer!), machineModelView(c.context, machine)))
+  assert.is(watches.held, 0)
+})
+
+test('a watch nothing changes is answered unchanged at the controller\'s revision when its hold runs out', async () => {
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context })
+  const machine = readerOf(c.context).unit('mysql/0')!.machine
+  const view = take(undefined, await watches.watch(machine, undefined, 0))
+  let answer: MachineModelReply | undefined
+  void watches.watch(machine, view.revision, view.revision).then(reply => { answer = reply })
+  c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: '', now: 5 })
+  watches.applied()
+  clock.advance(limits.machineWatchHoldMs - 1)
+  await flush()
+  assert.is(answer, undefined)
+  clock.advance(1)
+  await flush()
+  assert.equal(answer, { ok: true, unchanged: true, revision: c.context.revision, term: 1 })
+})
+
+test('a controller behind the agent holds its watch until it catches up, and refuses it if it never does', async () => {
+  const c = world()
+  const clock = new ManualClock()
+  let lagging = c.context
+  const follower = new MachineWatches({ clock, model: () => lagging })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  const agentAt = c.context.revision
+  let answer: MachineModelReply | undefined
+  void follower.watch(machine, undefined, agentAt).then(reply => { answer = reply })
+  await flush()
+  assert.is(answer, undefined, 'never an answer below the agent\'s revision')
+  lagging = c.context
+  follower.applied()
+  clock.advance(0)
+  await flush()
+  assert.ok(answer?.ok === true && 'model' in answer && answer.model.revision === agentAt, 'caught up: the whole view (no view of the agent\'s is kept here)')
+  const stuck = new MachineWatches({ clock, model: () => lagging })
+  answer = undefined
+  void stuck.watch(machine, undefined, agentAt + 5).then(reply => { answer = reply })
+  clock.advance(limits.machineWatchHoldMs)
+  await flush()
+  assert.equal(answer, { ok: false, error: `controller api: cannot watch machine ${JSON.stringify(machine)}: this controller is at revision ${agentAt}, behind the agent's ${agentAt + 5}` })
+})
+
+test('watches past the maximum are refused with one line; a newer watch of a machine replaces the older', async () => {
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context, heldMax: 1 })
+  const [m0, m1] = tableKeys(c.context.machines)
+  const v0 = take(undefined, await watches.watch(m0!, undefined, 0))
+  const v1 = take(undefined, await watches.watch(m1!, undefined, 0))
+  let older: MachineModelReply | undefined
+  void watches.watch(m0!, v0.revision, v0.revision).then(reply => { older = reply })
+  await flush()
+  assert.equal(await watches.watch(m1!, v1.revision, v1.revision), { ok: false, error: `controller api: cannot watch machine ${JSON.stringify(m1)}: 1 watches held, the maximum is 1` })
+  void watches.watch(m0!, v0.revision, v0.revision)
+  await flush()
+  assert.equal(older, { ok: false, error: `controller api: watch of machine ${JSON.stringify(m0)} replaced by a newer one` })
+  watches.stop()
+  assert.is(watches.held, 0, 'a stopping controller lets every watch go')
+})
+
+test('machine-watch: a revision that is not one is refused with one line', () => {
+  const parse = apiOperations['machine-watch'].parse
+  assert.equal(parse({ op: 'machine-watch', machine: '0', revision: 3 }, 'p'), { op: 'machine-watch', machine: '0', revision: 3 })
+  assert.equal(parse({ op: 'machine-watch', machine: '0', since: 2, revision: 3 }, 'p'), { op: 'machine-watch', machine: '0', since: 2, revision: 3 })
+  const missing = parse({ op: 'machine-watch', machine: '0' }, 'p')
+  assert.ok(isInvalid(missing))
+  assert.is(missing.invalid, 'controller api: machine-watch: expected "revision" to be a revision (an integer >= 0), got undefined')
+  const bad = parse({ op: 'machine-watch', machine: '0', since: -1, revision: 3 }, 'p')
+  assert.ok(isInvalid(bad))
+  assert.is(bad.invalid, 'controller api: machine-watch: expected "since" to be a revision (an integer >= 0), got -1')
+})
+
+/** One random step: a command some machine may see (or not), or the agent moving controller. */
+const step = fc.oneof(
+  fc.record({ kind: fc.constant('workload' as const), unit: fc.nat(5), status: fc.constantFrom('active' as const, 'blocked' as const, 'maintenance' as const), message: fc.constantFrom('', 'a', 'b') }),
+  fc.record({ kind: fc.constant('agent' as const), unit: fc.nat(5) }),
+  fc.record({ kind: fc.constant('add-unit' as const), machine: fc.nat(4) }),
+  fc.record({ kind: fc.constant('config' as const), title: fc.constantFrom('x', 'y', 'z') }),
+  fc.record({ kind: fc.constant('relate' as const) }),
+  fc.record({ kind: fc.constant('scope' as const), unit: fc.nat(5) }),
+  fc.record({ kind: fc.constant('settings' as const), unit: fc.nat(5), value: fc.constantFrom('1', '2') }),
+  fc.record({ kind: fc.constant('action' as const), unit: fc.nat(5) }),
+  fc.record({ kind: fc.constant('remove-unit' as const), unit: fc.nat(5) }),
+  fc.record({ kind: fc.constant('add-machine' as const) }),
+  fc.record({ kind: fc.constant('switch' as const) }),
+  fc.record({ kind: fc.constant('follower-catches-up' as const) })
+)
+type Step = typeof step extends fc.Arbitrary<infer T> ? T : never
+
+function apply (c: MemoryController, s: Step): void {
+  const units = tableKeys(c.context.units)
+  const unit = (n: number): string | undefined => units.length === 0 ? undefined : units[n % units.length]
+  const relation = tableKeys(c.context.relations)[0]
+  try {
+    switch (s.kind) {
+      case 'workload': { const u = unit(s.unit); if (u !== undefined) c.runAs(u, 'set-unit-status', { unit: u, status: s.status, message: s.message, now: c.index }); break }
+      case 'agent': { const u = unit(s.unit); if (u !== undefined) c.runAs(u, 'set-agent-status', { unit: u, status: 'executing', message: String(c.index), now: c.index }); break }
+      case 'add-unit': { const machines = tableKeys(c.context.machines); c.run('add-unit', { application: 'web', numUnits: 1, placement: [machines[s.machine % machines.length]!] }); break }
+      case 'config': c.run('set-config', { application: 'web', config: { title: s.title } }); break
+      case 'relate': c.run('integrate', { a: 'web:db', b: 'mysql:db' }); break
+      case 'scope': { const u = unit(s.unit); if (u !== undefined && relation !== undefined) c.runAs(u, 'enter-scope', { unit: u, relationId: Number(relation) }); break }
+      case 'settings': { const u = unit(s.unit); if (u !== undefined && relation !== undefined) c.runAs(u, 'relation-settings', { unit: u, relationId: Number(relation), settings: { v: s.value } }); break }
+      case 'action': { const u = unit(s.unit); if (u?.startsWith('web/') === true) c.run('enqueue-action', { unit: u, name: 'backup', parameters: {} }); break }
+      case 'remove-unit': { const u = unit(s.unit); if (u !== undefined) c.run('remove-unit', { unit: u }); break }
+      case 'add-machine': c.run('add-machine', {}); break
+      default: break
+    }
+  } catch {
+    // A command the model refuses here (an unrelated unit entering scope, a second relation): nothing applied.
+  }
+}
+
+test('property: the view built from pushed deltas is the fetched view, across random commands and controller switches', async () => {
+  await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), fc.nat(3), async (steps, pick) => {
+    const c = world()
+    const clock = new ManualClock()
+    // A leader at the head of the log and a follower that applies it only when told to.
+    let followerAt = c.context
+    const controllers = [
+      new MachineWatches({ clock, model: () => c.context }),
+      new MachineWatches({ clock, model: () => followerAt })
+    ]
+    const machines = tableKeys(c.context.machines)
+    const machine = machines[pick % machines.length]!
+    let at = 0
+    let view = take(undefined, await controllers[0]!.watch(machine, undefined, 0))
+    let answered = true
+    const watch = (): void => {
+      answered = false
+      const sent = view
+      void controllers[at]!.watch(machine, sent.revision, sent.revision).then(reply => {
+        if (!reply.ok) return
+        const next = take(sent, reply)
+        assert.ok(next.revision >= view.revision, `revision went back from ${view.revision} to ${next.revision}`)
+        view = next
+        answered = true
+      })
+    }
+    watch()
+    for (const s of steps) {
+      if (s.kind === 'switch') {
+        at = 1 - at
+        watch()
+      } else if (s.kind === 'follower-catches-up') {
+        followerAt = c.context
+      } else {
+        apply(c, s)
+      }
+      for (const w of controllers) w.applied()
+      clock.advance(0)
+      await flush()
+      if (answered) watch()
+    }
+    // The follower catches up; the agent's watch there or at the leader settles.
+    followerAt = c.context
+    for (const w of controllers) w.applied()
+    clock.advance(0)
+    await flush()
+    if (answered) watch()
+    clock.advance(limits.machineWatchHoldMs)
+    await flush()
+    assert.ok(sameViewContent(view, machineModelView(c.context, machine)), 'the pushed view is the fetched view')
+    assert.is(view.revision <= c.context.revision, true)
+  }), { numRuns: 150, seed: 28 })
+})
+
+test.run()
