@@ -2,6 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runMachineAgentFaults, type ScenarioResult } from '../sim/scenarios/machine-agent-faults.ts'
 import { runSwarm } from '../sim/swarm.ts'
+import { scenarioSwarmWorker } from './support/dist.ts'
 
 /**
  * The shipped machine agent in the simulator (sim/scenarios/machine-agent-faults.ts):
@@ -42,7 +43,8 @@ if (only !== undefined) {
   // determinism check costs those seeds, not a second set of workers loading the code.
   const rerun = 30
   test(`machine agent with 5 units under hook failures and agent crashes: ${seedCount} seeds, 0 violations, all converge`, async () => {
-    const results = await runSwarm({ fromSeed: 1, toSeed: seedCount, again: rerun, jobs: 2, scenario: { steps } })
+    // The workers load the built bundle (rebuilt first if a source is newer).
+    const results = await runSwarm({ fromSeed: 1, toSeed: seedCount, again: rerun, jobs: 2, scenario: { steps }, workerBundle: scenarioSwarmWorker() })
     for (const result of results) {
       if (firstRuns.has(result.seed)) secondRuns.push(result)
       else firstRuns.set(result.seed, result)
