@@ -23,6 +23,13 @@ const only = process.env['CANTRIP_SEED']
 // A seed costs ~0.4 CPU-s: ~75 hooks, each through the unit actor's XState transitions
 // (~30%), the controller's Raft commit and model apply (~25%), the view fetch and the
 // codec. 500 seeds would take ~210 CPU-s; it needs a seed several times cheaper.
+// Most of a seed is the first deployment itself (5 units, a peer and a provides/requires
+// relation: ~70 hooks, many still running when the heal starts), so the cost goes with
+// the cost of a hook, not with simulated time (hooks of 250 ms instead of 1 s cost no
+// less). Since the agent stays `executing` between queued hooks, as Juju's (one idle per
+// rest, not per hook), a seed commits ~25% fewer commands, and the workers load the built
+// bundle (dist/scenario-swarm-worker.mjs) rather than tsx: a few per cent a seed and
+// ~1 CPU-s a worker, not the 2x that 500 seeds need.
 const seedCount = long ? 10_000 : 240
 /** Seeds that found a bug, each failing before the fix named: run in npm test whatever the sample. */
 const pinnedSeeds = [
