@@ -7,7 +7,7 @@
  * refused). Used by tests and by `cantripd --provider-config` to show that every step's
  * failure is retried and explained in status.
  */
-import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from './provider-contract.ts'
 
 export type FaultStep = 'list' | 'allocate' | 'deploy' | 'stop'
 export const faultSteps: readonly FaultStep[] = ['list', 'allocate', 'deploy', 'stop']

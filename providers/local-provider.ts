@@ -29,7 +29,7 @@ import { isMachineId } from '../runtime/ids.ts'
 import { limits } from '../runtime/limits.ts'
 import type { Logger } from '../runtime/logger.ts'
 import type { DetachedExit, ProcessIdentity, ProcessRunner } from '../runtime/process-runner.ts'
-import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from './provider-contract.ts'
 
 /** How the agent process is run: `file` with `args(bootstrapFile, dataDir)` and exactly `env`. */
 export interface LocalAgentCommand {

@@ -36,7 +36,7 @@ import type { Clock } from '../runtime/clock.ts'
 import { joinPath, type FileSystem } from '../runtime/file-system.ts'
 import { limits } from '../runtime/limits.ts'
 import type { ProcessInput, ProcessRunner } from '../runtime/process-runner.ts'
-import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from './provider-contract.ts'
 import { hashString32 } from '../runtime/random.ts'
 import { remoteScript } from './manual-remote-script.ts'
 

@@ -23,7 +23,7 @@ import {
   type ProviderFailure,
   type StartedInstance,
   type StartProgress
-} from '../runtime/provider.ts'
+} from './provider-contract.ts'
 import type { Random } from '../runtime/random.ts'
 
 export type SimNodeState = 'READY' | 'ALLOCATED' | 'DEPLOYING' | 'DEPLOYED' | 'FAILED_DEPLOYMENT' | 'RELEASING'

@@ -31,7 +31,10 @@ const entryPoints = {
   cantripd: 'agent/cantripd.ts',
   'cantripd-stub': 'agent/cantripd-stub.ts',
   'sim-engine': 'sim/cli/sim-engine.ts',
-  'sim-swarm-worker': 'sim/cli/sim-swarm-worker.ts'
+  'sim-swarm-worker': 'sim/cli/sim-swarm-worker.ts',
+  // The scenario swarms' worker (sim/swarm.ts): the swarm tests' threads load it instead of
+  // transpiling the tree through tsx, each.
+  'scenario-swarm-worker': 'sim/swarm-worker.ts'
 }
 
 /** Resolved from node_modules at run time: native bindings, platform binaries, test-only tools. */

@@ -30,6 +30,12 @@ export interface SwarmOptions<K extends ScenarioName = 'machine-agent'> {
   /** Which scenario; the machine agent's when absent. */
   kind?: K
   scenario?: Scenarios[K]['options']
+  /**
+   * The built worker (dist/scenario-swarm-worker.mjs, scripts/build.ts) for workers to
+   * load: one bundle read instead of the tree transpiled through tsx in every worker
+   * (about a CPU-second each). Without it, and outside a bundle, workers use tsx.
+   */
+  workerBundle?: URL
 }
 
 export interface SwarmWorkerRequest {
@@ -70,18 +76,25 @@ export async function runSwarm<K extends ScenarioName = 'machine-agent'> (
   // A seed run again goes to the worker that ran it first, after that worker's share.
   seeds.slice(0, Math.max(0, options.again ?? 0)).forEach((seed, index) => slices[index % jobs]!.push(seed))
   if (jobs === 1) return await runSeeds(kind, slices[0]!, scenario, onResult)
-  const all = await Promise.all(slices.map(slice => runInWorker<K>({ kind, seeds: slice, scenario }, onResult)))
+  const all = await Promise.all(slices.map(slice => runInWorker<K>({ kind, seeds: slice, scenario }, options.workerBundle, onResult)))
   // A stable sort: a seed run twice by one worker keeps its first run first.
   return all.flat().sort((a, b) => a.seed - b.seed)
 }
 
-function runInWorker<K extends ScenarioName> (request: SwarmWorkerRequest, onResult?: (result: Scenarios[K]['result']) => void): Promise<Array<Scenarios[K]['result']>> {
+function startWorker (request: SwarmWorkerRequest, bundle: URL | undefined): Worker {
+  // Inside the bundle, the worker is a sibling file.
+  if (import.meta.url.endsWith('.mjs')) return new Worker(new URL('./scenario-swarm-worker.mjs', import.meta.url), { workerData: request })
+  if (bundle !== undefined) return new Worker(bundle, { workerData: request })
+  // Workers do not inherit the tsx loader: register it, then load the TypeScript worker.
+  const tsx = import.meta.resolve('tsx/esm/api')
+  const script = new URL('./swarm-worker.ts', import.meta.url).href
+  const bootstrap = `import(${JSON.stringify(tsx)}).then(m => { m.register(); return import(${JSON.stringify(script)}) })`
+  return new Worker(bootstrap, { eval: true, workerData: request })
+}
+
+function runInWorker<K extends ScenarioName> (request: SwarmWorkerRequest, bundle: URL | undefined, onResult?: (result: Scenarios[K]['result']) => void): Promise<Array<Scenarios[K]['result']>> {
   return new Promise((resolve, reject) => {
-    // Workers do not inherit the tsx loader: register it, then load the TypeScript worker.
-    const tsx = import.meta.resolve('tsx/esm/api')
-    const script = new URL('./swarm-worker.ts', import.meta.url).href
-    const bootstrap = `import(${JSON.stringify(tsx)}).then(m => { m.register(); return import(${JSON.stringify(script)}) })`
-    const worker = new Worker(bootstrap, { eval: true, workerData: request })
+    const worker = startWorker(request, bundle)
     const results: Array<Scenarios[K]['result']> = []
     worker.on('message', (batch: Array<Scenarios[K]['result']>) => {
       for (const result of batch) {

@@ -40,6 +40,20 @@ const importablePackages: Readonly<Record<Layer, readonly string[] | undefined>>
   bin: undefined
 }
 
+/**
+ * Single files a layer may import only for their types (`import type`), although their
+ * folder is otherwise closed to it: the provisioner in actors/ drives a Provider, and the
+ * contract lives with its implementations in providers/ (DESIGN.md §3).
+ */
+const typeOnlyFiles: Readonly<Record<Layer, readonly string[]>> = {
+  actors: ['providers/provider-contract.ts'],
+  runtime: [],
+  providers: [],
+  agent: [],
+  sim: [],
+  bin: []
+}
+
 const nodeBuiltinsAllowed: Readonly<Record<Layer, boolean>> = {
   actors: false, runtime: false, providers: false, agent: true, sim: true, bin: true
 }
@@ -198,18 +212,22 @@ function checkImports (file: SourceFile, layer: Layer, code: string): Violation[
       if (seen.has(offset)) continue
       seen.add(offset)
       const line = lineAt(code, offset)
-      const problem = importProblem(file.path, layer, specifier)
+      const typeOnly = /^[;\n}]?\s*(?:import|export)\s+type\b/.test(match[0])
+      const problem = importProblem(file.path, layer, specifier, typeOnly)
       if (problem !== undefined) violations.push({ path: file.path, line, rule: problem })
     }
   }
   return violations
 }
 
-function importProblem (path: string, layer: Layer, specifier: string): string | undefined {
+function importProblem (path: string, layer: Layer, specifier: string, typeOnly = false): string | undefined {
   const quoted = JSON.stringify(specifier)
   if (specifier.startsWith('.')) {
     const target = posix.normalize(posix.join(posix.dirname(path), specifier))
     const folder = target.split('/')[0]!
+    if (typeOnlyFiles[layer].includes(target) && !importableFolders[layer].includes(folder)) {
+      return typeOnly ? undefined : `${layer}/ may import ${target} only for its types (import type), got a value import (${quoted})`
+    }
     if (target.startsWith('..') || !importableFolders[layer].includes(folder)) {
       return `${layer}/ may not import ${folder}/ (${quoted}); allowed: ${importableFolders[layer].map(f => `${f}/`).join(', ')}`
     }
@@ -385,6 +403,16 @@ test('self-test: each layer has its own import rules', () => {
   assert.equal(check('runtime/polyfill.ts', 'xstate'), [])
   assert.equal(scan({ path: 'runtime/polyfill.ts', text: 'Promise.withResolvers = function () {}' }), [])
   assert.equal(scan({ path: 'agent/x.ts', text: 'setTimeout(() => {}, Date.now())' }), [])
+})
+
+test('self-test: actors/ may import the provider contract for its types only, and nothing else of providers/', () => {
+  const rules = (path: string, text: string): string[] => scan({ path, text }).map(v => v.rule)
+  assert.equal(rules('actors/provisioner/x.ts', "import type { Provider } from '../../providers/provider-contract.ts'\n"), [])
+  assert.equal(rules('actors/provisioner/x.ts', "import { ProviderError } from '../../providers/provider-contract.ts'\n"),
+    ['actors/ may import providers/provider-contract.ts only for its types (import type), got a value import ("../../providers/provider-contract.ts")'])
+  assert.equal(rules('actors/x.ts', "import type { LocalProvider } from '../providers/local-provider.ts'\n"),
+    ['actors/ may not import providers/ ("../providers/local-provider.ts"); allowed: actors/, runtime/'])
+  assert.equal(rules('runtime/x.ts', "import type { Provider } from '../providers/provider-contract.ts'\n").length, 1)
 })
 
 test.run()

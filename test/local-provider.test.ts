@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert'
 import { createLocalProvider, type RealLocalProviderOptions } from '../agent/create-local-provider.ts'
 import type { LocalProvider } from '../providers/local-provider.ts'
 import { createMemoryLogger, type LogRecord } from '../runtime/logger.ts'
-import type { InstanceSpec, StartProgress } from '../runtime/provider.ts'
+import type { InstanceSpec, StartProgress } from '../providers/provider-contract.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
 
 const fakeAgent = `

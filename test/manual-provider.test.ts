@@ -16,7 +16,7 @@ import * as assert from 'uvu/assert'
 import { createManualProvider, type RealManualProviderOptions } from '../agent/create-manual-provider.ts'
 import { shellQuote } from '../providers/manual-provider.ts'
 import { encodeBootstrapData } from '../runtime/bootstrap-data.ts'
-import { ProviderError, type InstanceSpec, type StartProgress } from '../runtime/provider.ts'
+import { ProviderError, type InstanceSpec, type StartProgress } from '../providers/provider-contract.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')

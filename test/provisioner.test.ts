@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert'
 import { Provisioner } from '../actors/provisioner/provisioner.ts'
 import type { Logger } from '../runtime/logger.ts'
 import { tableGet } from '../runtime/model/table.ts'
-import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartedInstance } from '../runtime/provider.ts'
+import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartedInstance } from '../providers/provider-contract.ts'
 import { SimClock } from '../sim/sim-clock.ts'
 import { MemoryController } from './support/model-controller.ts'
 

@@ -2,6 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runControllerGroupFaults } from '../sim/scenarios/controller-group-faults.ts'
 import { runSwarm } from '../sim/swarm.ts'
+import { scenarioSwarmWorker } from './support/dist.ts'
 
 /**
  * The controller group in the simulator (sim/scenarios/controller-group-faults.ts): 3 or
@@ -30,7 +31,7 @@ if (only !== undefined) {
   const hashes = new Map<number, string>()
   const secondRuns: Array<{ seed: number, hash: string }> = []
   test(`controller group under the full fault vocabulary: ${seedCount} seeds, 0 violations, all converge, histories linearizable`, async () => {
-    const all = await runSwarm({ kind: 'controller-group', fromSeed: 1, toSeed: seedCount, again: rerunCount, jobs: 2 })
+    const all = await runSwarm({ kind: 'controller-group', fromSeed: 1, toSeed: seedCount, again: rerunCount, jobs: 2 , workerBundle: scenarioSwarmWorker() })
     const results = all.filter(result => {
       if (!hashes.has(result.seed)) { hashes.set(result.seed, result.hash); return true }
       secondRuns.push(result)

@@ -7,7 +7,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ManualProvider } from '../providers/manual-provider.ts'
-import { ProviderError, type InstanceSpec } from '../runtime/provider.ts'
+import { ProviderError, type InstanceSpec } from '../providers/provider-contract.ts'
 import { SimClock } from '../sim/sim-clock.ts'
 import { SimFileSystem } from '../sim/sim-file-system.ts'
 import { SimProcessRunner } from '../sim/sim-process-runner.ts'

@@ -1,7 +1,7 @@
 /** SimProvider: the provider compliance suite on simulated time, then the simulated cloud's own faults and bounds. */
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { InstanceSpec, StartedInstance, StartProgress } from '../runtime/provider.ts'
+import type { InstanceSpec, StartedInstance, StartProgress } from '../providers/provider-contract.ts'
 import { SeededRandom } from '../runtime/random.ts'
 import { SimClock } from '../sim/sim-clock.ts'
 import { SimProvider, type SimNodeTransition, type SimProviderOptions } from '../providers/sim-provider.ts'

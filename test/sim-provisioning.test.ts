@@ -2,6 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runProvisioningFaults } from '../sim/scenarios/provisioning-faults.ts'
 import { runSwarm } from '../sim/swarm.ts'
+import { scenarioSwarmWorker } from './support/dist.ts'
 
 /**
  * Provisioning in the simulator (sim/scenarios/provisioning-faults.ts): three controllers
@@ -24,7 +25,7 @@ if (only !== undefined) {
   })
 } else {
   test(`provisioning under cloud failures, quota exhaustion and leader crashes: ${seedCount} seeds, one instance per machine, all converge`, async () => {
-    const results = await runSwarm({ kind: 'provisioning', fromSeed: 1, toSeed: seedCount, jobs: 2 })
+    const results = await runSwarm({ kind: 'provisioning', fromSeed: 1, toSeed: seedCount, jobs: 2 , workerBundle: scenarioSwarmWorker() })
     const failed = results.filter(result => result.failure !== undefined)
     assert.is(results.length, seedCount)
     assert.is(failed.length, 0, `${failed.length} seeds failed; first:\n${failed[0]?.failure ?? ''}`)

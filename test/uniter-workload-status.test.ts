@@ -103,3 +103,35 @@ workload('removal: stopping, maintenance after stop, cleaning up, terminated aft
 })
 
 workload.run()
+
+const agent = suite('uniter: the agent status between operations')
+
+/** The agent statuses `unit`'s actor emitted since `mark`, as `status message`. */
+function agentShown (world: UnitWorld, unit: string, mark = 0): string[] {
+  return world.emitted.slice(mark)
+    .filter((e): e is { unit: string, event: Extract<UnitEmitted, { type: 'unit.status' }> } => e.unit === unit && e.event.type === 'unit.status')
+    .map(e => `${e.event.status.agent.status} ${e.event.status.agent.message}`.trimEnd())
+}
+
+// Juju's resolver loop (internal/worker/uniter/resolver/loop.go) runs operations back to
+// back and calls OnIdle — the agent's `idle` — only once the resolver has nothing left
+// (ErrNoOperation): between two hooks the agent goes from one `executing` to the next.
+agent('hooks queued back to back: executing from one to the next, idle once at the end', async () => {
+  const world = new UnitWorld()
+  world.model.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  assert.equal(agentShown(world, 'kv/0'), [
+    'executing installing charm',
+    'executing running install hook',
+    'executing running leader-elected hook',
+    'executing running config-changed hook',
+    'executing running start hook',
+    'idle'
+  ])
+  const mark = world.emitted.length
+  world.model.setConfig('kv', { setting: 'changed' })
+  await world.settle()
+  assert.equal(agentShown(world, 'kv/0', mark), ['executing running config-changed hook', 'idle'])
+})
+
+agent.run()

@@ -17,7 +17,7 @@ export function failureReason (error: unknown): string {
 export function isPermanentFailure (error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   const name = (error as { name?: unknown }).name
-  // A provider's own verdict (runtime/provider.ts): only `invalid` is past retrying.
+  // A provider's own verdict (providers/provider-contract.ts): only `invalid` is past retrying.
   if (name === 'ProviderError') return (error as { failure?: unknown }).failure === 'invalid'
   return name === 'NotProvidedError' || name === 'InvalidInputError'
 }

@@ -37,7 +37,7 @@ import { CommandProposer, type ModelCommandBody } from '../../runtime/model/comm
 import type { CommandResult, MachineRecord, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { lostAgentMessage } from '../../runtime/model/status-display.ts'
 import { tableValues } from '../../runtime/model/table.ts'
-import type { InstanceInfo, Provider } from '../../runtime/provider.ts'
+import type { InstanceInfo, Provider } from '../../providers/provider-contract.ts'
 import { machineMachine } from '../machine/machine-machine.ts'
 import { machineStatus } from '../machine/machine-status.ts'
 import { provisionerMachine, type ProvisionerActorRef } from './provisioner-machine.ts'

@@ -246,7 +246,8 @@ export const unitMachine = setup({
       enqueue.assign({ status, current: undefined, outcome: undefined, afterExecute: undefined })
       const workload = uniterSetWorkload(context.status, status)
       if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
-      enqueue.emit({ type: 'unit.status', status })
+      // The agent's status is the one the operation started with: `showIdle` sets it idle when nothing is left to do.
+      if (status.agent !== context.status.agent) enqueue.emit({ type: 'unit.status', status })
       // `juju-reboot` without --now: the hook is committed; the uniter stops and the machine reboots.
       const outcome = context.outcome
       if (outcome?.type === 'hook' && outcome.outcome.kind === 'succeeded' && outcome.outcome.reboot === true && current.op.kind === 'run-hook') {

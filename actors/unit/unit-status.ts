@@ -5,7 +5,7 @@ import type { UnitStatus } from './unit-effects.ts'
 
 /**
  * The statuses the uniter itself sets around operations (juju-semantics §8): the agent
- * is `executing` while an operation runs and `idle` otherwise (update-status does not
+ * is `executing` while operations run and `idle` once none is left (update-status does not
  * show), a failed hook records agent `error` with `hook failed: "<hook>"`, and the
  * workload gets the uniter's own messages around install, start, stop and remove.
  *
@@ -47,6 +47,12 @@ export function statusOnOperationStart (status: UnitStatus, op: Operation, local
   }
 }
 
+/**
+ * The agent keeps showing the operation that just committed: Juju's resolver loop
+ * (internal/worker/uniter/resolver/loop.go) runs operation after operation and calls
+ * OnIdle, which sets the agent `idle`, only when the resolver has nothing more to do
+ * (`statusOnIdle`), so a unit with hooks queued goes from one `executing` to the next.
+ */
 export function statusOnCommit (status: UnitStatus, op: Operation, local: LocalState): UnitStatus {
   // A hook found done after a restart had run (and set its after-status, which is set again: idempotent).
   const ran = op.kind === 'run-hook' || (op.kind === 'skip-hook' && op.reason === 'done')
@@ -55,7 +61,7 @@ export function statusOnCommit (status: UnitStatus, op: Operation, local: LocalS
   if (hook?.kind === 'start' && !local.statusSet) workload = { status: 'unknown', message: '' }
   if (hook?.kind === 'stop') workload = { status: 'maintenance', message: '' }
   if (hook?.kind === 'remove') workload = { status: 'terminated', message: '' }
-  return { agent: { status: 'idle', message: '' }, workload }
+  return workload === status.workload ? status : { agent: status.agent, workload }
 }
 
 export function statusOnHookError (status: UnitStatus, hook: HookInfo): UnitStatus {

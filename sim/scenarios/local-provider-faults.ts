@@ -18,7 +18,7 @@
  * an empty home.
  */
 import type { Logger } from '../../runtime/logger.ts'
-import { ProviderError, type InstanceInfo } from '../../runtime/provider.ts'
+import { ProviderError, type InstanceInfo } from '../../providers/provider-contract.ts'
 import type { DetachedProcessSpec } from '../../runtime/process-runner.ts'
 import type { Random } from '../../runtime/random.ts'
 import { LocalProvider } from '../../providers/local-provider.ts'

@@ -1,5 +1,5 @@
 /**
- * The `Provider` contract (runtime/provider.ts), run against SimProvider, the local
+ * The `Provider` contract (providers/provider-contract.ts), run against SimProvider, the local
  * provider and the manual provider, the last two both on the real host and on the
  * simulator (simulated processes, files and ssh hosts). The suite knows nothing of any of them: the harness
  * makes a fresh provider per test, says what bootstrap bytes it accepts, and lets that
@@ -45,7 +45,7 @@ import {
   type ProviderFailure,
   type StartedInstance,
   type StartProgress
-} from '../../runtime/provider.ts'
+} from '../../providers/provider-contract.ts'
 
 export interface ProviderWorld {
   readonly provider: Provider

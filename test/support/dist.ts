@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 export const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
 /** The directories the bundle is built from, and the manifest it reads its version from. */
@@ -42,4 +42,13 @@ export function ensureDist (): void {
 export function distProgram (name: 'cantrip' | 'cantripd', root = repoRoot): string {
   ensureDist()
   return join(root, 'dist', `${name}.mjs`)
+}
+
+/**
+ * The built scenario-swarm worker (dist/scenario-swarm-worker.mjs), built if stale: sim/swarm.ts's
+ * workers load it instead of transpiling the tree through tsx, each (about a CPU-second a worker).
+ */
+export function scenarioSwarmWorker (): URL {
+  ensureDist()
+  return pathToFileURL(join(repoRoot, 'dist', 'scenario-swarm-worker.mjs'))
 }

@@ -13,17 +13,16 @@
  * Credentials: a provider holds its cloud credentials itself (given to it on the
  * controllers); nothing in this contract carries them, and bootstrap data must not.
  *
- * Implementations live in providers/ (`local-provider.ts`: detached cantripd processes on
- * this host; `sim-provider.ts`: a seeded MAAS-like cloud; `manual-provider.ts`: existing
- * hosts over ssh), written over the runtime contracts. One compliance suite
- * (`test/compliance/provider-compliance.ts`) runs against each.
+ * Implementations sit beside it in providers/ (`local-provider.ts`: detached cantripd
+ * processes on this host; `sim-provider.ts`: a seeded MAAS-like cloud;
+ * `manual-provider.ts`: existing hosts over ssh), written over the runtime contracts. One
+ * compliance suite (`test/compliance/provider-compliance.ts`) runs against each.
  *
- * The contract itself stays here in runtime/, not in providers/: the provisioner
- * (actors/provisioner) drives a Provider, and actors/ may import runtime/ but never
- * providers/; runtime/ may import nothing above it, so a re-export from providers/
- * would not help either.
+ * The provisioner (actors/provisioner) drives a Provider, so actors/ may import this one
+ * file of providers/, and only its types (`import type`): the layering test allows that
+ * and nothing else of providers/ to actors/.
  */
-import { CantripError } from './errors.ts'
+import { CantripError } from '../runtime/errors.ts'
 
 /** Juju constraints as key/value pairs (`{ mem: '4G', cores: '2' }`). */
 export type ProviderConstraints = Readonly<Record<string, string>>
