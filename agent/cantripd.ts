@@ -88,6 +88,8 @@ import { LogShipper, modelLoggingConfig } from './log-shipper.ts'
 import { controllerLogDelivery } from './log-delivery.ts'
 import { LogFiles } from './log-files.ts'
 import { KnownControllersFile, knownControllersFileName } from './known-controllers-file.ts'
+import { keptEnvironment } from './agent-launch.ts'
+import { machineDefaultNetwork } from './machine-agent-network.ts'
 import { mergeControllers } from '../runtime/known-controllers.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
@@ -321,13 +323,16 @@ async function main (): Promise<void> {
    */
   function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
     const { createLocalProvider, createManualProvider, FaultInjectingProvider } = kit!
-    const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs, ...(machineNetwork === undefined ? {} : { network: machineNetwork }) })
+    const defaultNetwork = machineDefaultNetwork(values.listen, values.advertise)
+    const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs, ...(machineNetwork === undefined ? {} : { network: machineNetwork }), ...(defaultNetwork === undefined ? {} : { defaultNetwork }) })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
     const manual = createManualProvider({
       stateFile: join(home, 'manual-hosts.json'),
       ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
+      // Its machines run with this controller's settings (log level and the like), as local ones inherit them.
+      agentEnv: keptEnvironment(process.env),
       logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }
     })
     manualProviders.push(manual)

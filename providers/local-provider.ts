@@ -22,6 +22,7 @@
  * `Logger`), so the simulator runs this very code with simulated processes and files
  * (test/sim-local-provider.test.ts); agent/create-local-provider.ts wires the real ones.
  */
+import { isAdvertisableHost, listenMultiaddr, parseListen, type AgentNetwork } from '../runtime/agent-network.ts'
 import { assert } from '../runtime/assert.ts'
 import type { Clock } from '../runtime/clock.ts'
 import { joinPath, type DirectoryEntry, type FileSystem } from '../runtime/file-system.ts'
@@ -37,8 +38,12 @@ export interface LocalAgentCommand {
   readonly args: (bootstrapFile: string, dataDir: string) => string[]
   /** The agent's whole environment (default: empty). */
   readonly env?: Readonly<Record<string, string>>
-  /** Arguments that make the agent listen on (and advertise) `address`: an isolated machine's. */
-  readonly listenArgs?: (address: string) => string[]
+  /**
+   * Arguments that make the agent listen on `listen` (a multiaddr) and give out
+   * `advertise` (absent: what it binds): an isolated machine's address, or the machine's
+   * own `add-machine --listen/--advertise`, or the controllers' network.
+   */
+  readonly networkArgs?: (listen: string, advertise: string | undefined) => string[]
 }
 
 /**
@@ -85,12 +90,18 @@ export interface LocalProviderOptions {
   readonly extraArgs?: readonly string[]
   /** Isolated machines: each in a namespace of its own. */
   readonly network?: LocalMachineNetwork
+  /**
+   * Where a machine's agent listens and what it advertises when the machine names
+   * neither: the controllers' own network when it is not this host's loopback, so a
+   * machine of a group other hosts reach is reachable too. Absent: loopback.
+   */
+  readonly defaultNetwork?: AgentNetwork
 }
 
 const providerName = 'local'
 const instancePrefix = 'local:'
 const dirPrefix = 'machine-'
-const files = { token: 'token', bootstrap: 'bootstrap', pid: 'agent.pid', log: 'agent.log', data: 'agent', netns: 'netns' } as const
+const files = { token: 'token', bootstrap: 'bootstrap', pid: 'agent.pid', log: 'agent.log', data: 'agent', netns: 'netns', network: 'network.json' } as const
 /** A machine without a namespace of its own is this host, on loopback. */
 const loopbackAddress = '127.0.0.1'
 const messageLineLengthMax = 300
@@ -153,6 +164,7 @@ export class LocalProvider implements Provider {
   readonly #watchdogClock: Clock
   readonly #extraArgs: readonly string[]
   readonly #network: LocalMachineNetwork | undefined
+  readonly #defaultNetwork: AgentNetwork
   readonly #watchIntervalMs: number
   readonly #restartDelayMsMin: number
   readonly #restartDelayMsMax: number
@@ -178,6 +190,7 @@ export class LocalProvider implements Provider {
     this.#watchdogClock = options.watchdogClock ?? options.clock
     this.#extraArgs = options.extraArgs ?? []
     this.#network = options.network
+    this.#defaultNetwork = options.defaultNetwork ?? {}
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
     this.#restartDelayMsMin = options.restartDelayMs ?? limits.localProviderRestartDelayMsMin
     this.#restartDelayMsMax = options.restartDelayMsMax ?? limits.localProviderRestartDelayMsMax
@@ -333,8 +346,33 @@ export class LocalProvider implements Provider {
     return match === null ? undefined : { namespace: match[1]!, address: match[2]! }
   }
 
+  /** The machine's own network (`add-machine --listen/--advertise`), as kept in its directory. */
+  #ownNetwork (dir: string): AgentNetwork {
+    const text = this.#readText(joinPath(dir, files.network))
+    if (text === undefined) return {}
+    const value = JSON.parse(text) as AgentNetwork
+    return { ...(typeof value.listen === 'string' ? { listen: value.listen } : {}), ...(typeof value.advertise === 'string' ? { advertise: value.advertise } : {}) }
+  }
+
+  /** The address the machine is reached at: what it advertises, else what it binds when others can dial that, else loopback. */
   #addresses (dir: string): string[] {
-    return [this.#namespace(dir)?.address ?? loopbackAddress]
+    const own = this.#ownNetwork(dir)
+    const listenHost = own.listen === undefined ? undefined : parseListen(own.listen)?.host
+    const bound = listenHost !== undefined && isAdvertisableHost(listenHost) ? listenHost : undefined
+    return [own.advertise ?? this.#namespace(dir)?.address ?? bound ?? this.#defaultNetwork.advertise ?? loopbackAddress]
+  }
+
+  /** The agent's network arguments: an isolated machine binds its namespace's address; else its own settings over the default. */
+  #networkArgs (dir: string, isolated: { address: string } | undefined): string[] {
+    const own = this.#ownNetwork(dir)
+    const networkArgs = this.#command.networkArgs
+    if (networkArgs === undefined) return []
+    if (isolated !== undefined) return networkArgs(listenMultiaddr({ host: isolated.address }), own.advertise)
+    const listen = own.listen ?? (own.advertise === undefined ? this.#defaultNetwork.listen : undefined)
+    const advertise = own.advertise ?? (own.listen === undefined ? this.#defaultNetwork.advertise : undefined)
+    if (listen === undefined && advertise === undefined) return []
+    const parsed = listen === undefined ? undefined : parseListen(listen)
+    return networkArgs(parsed === undefined ? listenMultiaddr({ host: '0.0.0.0' }) : listenMultiaddr(parsed), advertise)
   }
 
   /** Removes the instance directory, and its namespace first (the record of it is in the directory). */
@@ -356,6 +394,7 @@ export class LocalProvider implements Provider {
     try {
       this.#files.writeFile(joinPath(dir, files.bootstrap), spec.bootstrap, 0o600)
       this.#files.writeFile(joinPath(dir, files.token), spec.token, 0o600)
+      if (spec.network !== undefined) this.#files.writeFile(joinPath(dir, files.network), JSON.stringify(spec.network) + '\n', 0o600)
       this.#files.makeDirectory(joinPath(dir, files.data), { mode: 0o700 })
     } catch (err) {
       this.#files.remove(dir)
@@ -445,7 +484,7 @@ export class LocalProvider implements Provider {
     if (isolated !== undefined) await this.#network!.restore(isolated.namespace, isolated.address)
     const plain = {
       file: this.#command.file,
-      args: [...this.#command.args(bootstrapFile, dataDir), ...(isolated === undefined ? [] : this.#command.listenArgs?.(isolated.address) ?? []), ...this.#extraArgs]
+      args: [...this.#command.args(bootstrapFile, dataDir), ...this.#networkArgs(dir, isolated), ...this.#extraArgs]
     }
     const command = isolated === undefined ? plain : this.#network!.wrap(isolated.namespace, plain)
     const child = this.#processes.startDetached({

@@ -92,8 +92,9 @@ install)
   fi
   ;;
 start)
-  # start MACHINE-DIR-NAME TOKEN MACHINE-ID STAMP CHECK-TENTHS ARGV...: bootstrap data on stdin
-  d=$root/$1; token=$2; machine=$3; stamp=$4; check=$5; shift 5
+  # start MACHINE-DIR-NAME TOKEN MACHINE-ID STAMP CHECK-TENTHS RUN-SH: bootstrap data on stdin;
+  # RUN-SH (the agent's settings and command) is kept, so a restart runs the same agent.
+  d=$root/$1; token=$2; machine=$3; stamp=$4; check=$5; run=$6
   umask 077
   if [ -d "$d" ] && [ "$(cat "$d/token" 2>/dev/null)" != "$token" ]; then
     stop_agent "$d" 20
@@ -102,12 +103,24 @@ start)
   mkdir -p "$d/agent" || exit 1
   cat > "$d/bootstrap.new" && chmod 600 "$d/bootstrap.new" && mv "$d/bootstrap.new" "$d/bootstrap" || exit 1
   printf '%s' "$machine" > "$d/machine" && printf '%s' "$stamp" > "$d/code" || exit 1
+  printf '%s' "$run" > "$d/run.sh.new" && mv "$d/run.sh.new" "$d/run.sh" || exit 1
   printf '%s' "$token" > "$d/token.new" && mv "$d/token.new" "$d/token" || exit 1
   if alive "$d"; then echo "started already"; exit 0; fi
   cd "$root/code/$stamp" || exit 1
-  if launch "$d" "$d/agent.log" "$check" "$@"; then exit 0; fi
+  if launch "$d" "$d/agent.log" "$check" sh "$d/run.sh"; then exit 0; fi
   echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
   rm -rf "$d"
+  exit 3
+  ;;
+restart)
+  # restart MACHINE-DIR-NAME CHECK-TENTHS: the agent started again from its kept run.sh
+  # (cantrip start-agent); one that runs is left alone.
+  d=$root/$1; check=$2
+  [ -f "$d/run.sh" ] && [ -f "$d/token" ] || { echo "no agent in $d"; exit 4; }
+  if alive "$d"; then echo "started $(cat "$d/pid") already"; exit 0; fi
+  cd "$root/code/$(cat "$d/code")" || exit 1
+  if launch "$d" "$d/agent.log" "$check" sh "$d/run.sh"; then exit 0; fi
+  echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
   exit 3
   ;;
 stop)

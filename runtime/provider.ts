@@ -23,6 +23,7 @@
  * providers/; runtime/ may import nothing above it, so a re-export from providers/
  * would not help either.
  */
+import type { AgentNetwork } from './agent-network.ts'
 import { CantripError } from './errors.ts'
 
 /** Juju constraints as key/value pairs (`{ mem: '4G', cores: '2' }`). */
@@ -40,6 +41,8 @@ export interface InstanceSpec {
   readonly placement?: string
   /** The manual provider's ssh key for this host (`add-machine --private-key`); its own default otherwise. */
   readonly sshKeyFile?: string
+  /** Where the machine's agent listens and what it advertises (`add-machine --listen/--advertise`); the provider's default when absent. */
+  readonly network?: AgentNetwork
 }
 
 /**

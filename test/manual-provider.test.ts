@@ -373,6 +373,53 @@ if (reason !== undefined) {
     assert.match(error.message, /Permission denied/)
   })
 
+  test('the agent runs from a kept run.sh carrying the controller\'s CANTRIP_* settings and the machine\'s own network', async () => {
+    const provider = createManualProvider(options({
+      agentEnv: { CANTRIP_LOG_LEVEL: 'debug', CANTRIP_X: "it's" },
+      agentCommand: paths => ['sh', `${paths.codeDir}/fake-agent.sh`, paths.bootstrapFile, paths.dataDir, paths.listen, paths.address]
+    }))
+    const started = await provider.startInstance({ ...spec('11', 'token-11', placement), network: { listen: '127.0.0.1:17099', advertise: '198.51.100.11' } })
+    assert.equal(started.addresses, ['198.51.100.11'])
+    const dir = join(work, 'host-root', 'machine-11')
+    const codeDir = join(work, 'host-root', 'code', readFileSync(join(dir, 'code'), 'utf8'))
+    // agent-run-script.ts: the settings exported, sorted, then the command exec'd.
+    assert.is(readFileSync(join(dir, 'run.sh'), 'utf8'), [
+      "export CANTRIP_LOG_LEVEL='debug'",
+      "export CANTRIP_X='it'\\''s'",
+      `exec 'sh' '${codeDir}/fake-agent.sh' '${dir}/bootstrap' '${dir}/agent' '/ip4/127.0.0.1/tcp/17099' '198.51.100.11'`,
+      ''
+    ].join('\n'))
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
+    assert.match(readFileSync(join(dir, 'agent', 'fake.log'), 'utf8'), `${pid} ${dir}/bootstrap ${dir}/agent /ip4/127.0.0.1/tcp/17099 198.51.100.11`)
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+    assert.ok(environ.includes('CANTRIP_LOG_LEVEL=debug') && environ.includes("CANTRIP_X=it's"), 'the agent sees the settings')
+    const bad = await rejection(provider.startInstance({ ...spec('12', 'token-12', placement), network: { listen: 'nowhere:' } }))
+    assert.is(bad.message, 'provider manual: invalid: machine 12: expected --listen as HOST[:PORT], got "nowhere:"')
+    await provider.stopInstances([started.instanceId])
+  })
+
+  test('restartMachine (cantrip start-agent N over ssh) runs the kept run.sh again; a running agent is left alone', async () => {
+    const provider = createManualProvider(options({ agentEnv: { CANTRIP_LOG_LEVEL: 'warning' } }))
+    const started = await provider.startInstance(spec('13', 'token-13', placement))
+    const dir = join(work, 'host-root', 'machine-13')
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
+    assert.equal(await provider.restartMachine(placement, '13'), { pid, already: true })
+    process.kill(-pid, 'SIGKILL')
+    for (let i = 0; i < 50 && alive(pid); i++) await sleep(20)
+    const again = await provider.restartMachine(placement, '13', sshd.clientKey)
+    assert.is(again.already, false)
+    assert.is.not(again.pid, pid)
+    assert.ok(alive(again.pid))
+    assert.equal(agentProcesses(dir), [again.pid])
+    assert.ok(readFileSync(`/proc/${again.pid}/environ`, 'utf8').split('\0').includes('CANTRIP_LOG_LEVEL=warning'))
+    // The same bootstrap file and data directory: the agent's log goes on where it was.
+    assert.is(readFileSync(join(dir, 'agent', 'fake.log'), 'utf8').split('\n').filter(line => line.endsWith(`${dir}/bootstrap ${dir}/agent`)).length, 2)
+    const missing = await rejection(provider.restartMachine(placement, '77'))
+    assert.is(missing.failure, 'invalid')
+    assert.match(missing.message, /^provider manual: invalid: machine 77 has no agent on .* to start: no agent in .*machine-77$/)
+    await provider.stopInstances([started.instanceId])
+  })
+
   test('remote arguments are quoted: a token with shell characters is stored as given', async () => {
     const provider = createManualProvider(options())
     const token = `t'$(touch ${work}/pwned)"; rm -rf /nope \`id\``
