@@ -30,6 +30,8 @@ import { isMachineId } from '../runtime/ids.ts'
 import { limits } from '../runtime/limits.ts'
 import type { Logger } from '../runtime/logger.ts'
 import type { DetachedExit, ProcessIdentity, ProcessRunner } from '../runtime/process-runner.ts'
+import { hashString32 } from '../runtime/random.ts'
+import type { AgentService } from './agent-service-unit.ts'
 import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
 
 /** How the agent process is run: `file` with `args(bootstrapFile, dataDir)` and exactly `env`. */
@@ -96,6 +98,22 @@ export interface LocalProviderOptions {
    * machine of a group other hosts reach is reachable too. Absent: loopback.
    */
   readonly defaultNetwork?: AgentNetwork
+  /**
+   * Agents as services of the host's init (systemd units where it runs the host:
+   * agent/machine-agent-supervision.ts): the init restarts one that fails and starts it
+   * at boot, so the watchdog leaves them be. Absent: detached processes the watchdog keeps.
+   */
+  readonly services?: LocalAgentServices
+}
+
+/** The host's service manager, as the local provider uses it (agent/systemd-unit.ts's units). */
+export interface LocalAgentServices {
+  /** Installs (written, enabled at boot) and starts the agent's service; its main pid, undefined when it is not running. */
+  start (service: AgentService): number | undefined
+  /** The service's main pid now (a restart gives it a new one); undefined when it is not running. */
+  mainPid (name: string): number | undefined
+  /** Stops, disables and removes the service; nothing when it is not installed. */
+  remove (name: string): void
 }
 
 const providerName = 'local'
@@ -165,6 +183,7 @@ export class LocalProvider implements Provider {
   readonly #extraArgs: readonly string[]
   readonly #network: LocalMachineNetwork | undefined
   readonly #defaultNetwork: AgentNetwork
+  readonly #services: LocalAgentServices | undefined
   readonly #watchIntervalMs: number
   readonly #restartDelayMsMin: number
   readonly #restartDelayMsMax: number
@@ -191,6 +210,7 @@ export class LocalProvider implements Provider {
     this.#extraArgs = options.extraArgs ?? []
     this.#network = options.network
     this.#defaultNetwork = options.defaultNetwork ?? {}
+    this.#services = options.services
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
     this.#restartDelayMsMin = options.restartDelayMs ?? limits.localProviderRestartDelayMsMin
     this.#restartDelayMsMax = options.restartDelayMsMax ?? limits.localProviderRestartDelayMsMax
@@ -295,6 +315,8 @@ export class LocalProvider implements Provider {
       this.#phase.set(machineId, 'stopping')
       try {
         const record = this.#livePidRecord(dir)
+        // The service goes first, or its manager would start the agent again.
+        this.#services?.remove(serviceName(dir, machineId))
         if (record !== undefined) await this.#kill(record)
         await this.#release(dir)
         this.#restart.delete(machineId)
@@ -428,6 +450,7 @@ export class LocalProvider implements Provider {
   /** The live agent's pid record, or undefined. With no pid file, looks for an agent spawned just before a crash. */
   #livePidRecord (dir: string): PidRecord | undefined {
     const record = this.#readPidRecord(joinPath(dir, files.pid))
+    if (this.#services !== undefined) return this.#servicePidRecord(dir, record)
     if (record !== undefined) return this.#isAlive(record) ? record : undefined
     if (this.#readText(joinPath(dir, files.token)) === undefined) return undefined
     const orphan = this.#processes.findByArgument(dir + '/')[0]
@@ -435,6 +458,15 @@ export class LocalProvider implements Provider {
     const found = this.#writePidRecord(joinPath(dir, files.pid), orphan)
     this.#logger.log('warning', 'found an agent without a pid file', { dir, pid: orphan })
     return found
+  }
+
+  /** A service's agent is whatever its manager runs now: the pid file follows the manager's restarts. */
+  #servicePidRecord (dir: string, record: PidRecord | undefined): PidRecord | undefined {
+    const machineId = machineIdOfDirName(dir.slice(dir.lastIndexOf('/') + 1))
+    const pid = machineId === undefined ? undefined : this.#services!.mainPid(serviceName(dir, machineId))
+    if (pid === undefined) return undefined
+    if (record !== undefined && record.pid === pid && this.#isAlive(record)) return record
+    return this.#writePidRecord(joinPath(dir, files.pid), pid)
   }
 
   #livePid (dir: string): number | undefined {
@@ -487,6 +519,7 @@ export class LocalProvider implements Provider {
       args: [...this.#command.args(bootstrapFile, dataDir), ...this.#networkArgs(dir, isolated), ...this.#extraArgs]
     }
     const command = isolated === undefined ? plain : this.#network!.wrap(isolated.namespace, plain)
+    if (this.#services !== undefined) return await this.#launchService(machineId, dir, command, check)
     const child = this.#processes.startDetached({
       command: command.file,
       args: command.args,
@@ -508,6 +541,24 @@ export class LocalProvider implements Provider {
     if (why !== undefined || this.#processes.identify(pid) === undefined) {
       throw new ProviderError(providerName, 'deployment-failed',
         `cannot start instance "${instanceId}": agent exited at once (${why ?? 'gone'}): ${this.#logTail(logFile)}`)
+    }
+    return pid
+  }
+
+  /** The agent as a service of the host's init: installed, enabled and started; checked as a detached one is. */
+  async #launchService (machineId: string, dir: string, command: { file: string, args: readonly string[] }, check: boolean): Promise<number> {
+    const instanceId = instancePrefix + localInstanceDirName(machineId)
+    const logFile = joinPath(dir, files.log)
+    const pid = this.#services!.start({
+      name: serviceName(dir, machineId), description: `cantrip machine ${machineId} (${dir})`,
+      command: command.file, args: [...command.args], cwd: dir, logFile, env: { ...this.#command.env }
+    })
+    if (pid === undefined) throw new ProviderError(providerName, 'deployment-failed', `cannot start instance "${instanceId}": its service did not start: ${this.#logTail(logFile)}`)
+    this.#writePidRecord(joinPath(dir, files.pid), pid)
+    if (!check) return pid
+    await new Promise<void>(resolve => { this.#clock.setTimeout(resolve, this.#startCheckMs) })
+    if (this.#processes.identify(pid) === undefined) {
+      throw new ProviderError(providerName, 'deployment-failed', `cannot start instance "${instanceId}": agent exited at once: ${this.#logTail(logFile)}`)
     }
     return pid
   }
@@ -571,6 +622,8 @@ export class LocalProvider implements Provider {
   }
 
   async #watch (): Promise<void> {
+    // Services are the init's to restart (Restart=on-failure): two restarters would race.
+    if (this.#services !== undefined) return
     const now = this.#clock.now()
     for (const { machineId, dir } of this.#scan()) {
       if (this.#phase.has(machineId) || this.#locks.has(machineId)) continue
@@ -651,4 +704,12 @@ function errorCode (err: unknown): string {
 
 function optional (startTime: string | undefined): { startTime?: string } {
   return startTime === undefined ? {} : { startTime }
+}
+
+/**
+ * A machine's service name: Juju's `jujud-machine-N`, with a hash of its directory, since
+ * several controllers and models on one host each have a machine 0.
+ */
+export function serviceName (dir: string, machineId: string): string {
+  return `cantripd-machine-${machineId.replaceAll('/', '-')}-${hashString32(dir).toString(16).padStart(8, '0')}`
 }
