@@ -40,6 +40,7 @@ import type { ProcessInput, ProcessRunner } from '../runtime/process-runner.ts'
 import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from '../runtime/provider.ts'
 import { hashString32 } from '../runtime/random.ts'
 import { agentRunScript, shellQuote } from './agent-run-script.ts'
+import { systemdUnit } from './agent-service-unit.ts'
 import { remoteScript } from './manual-remote-script.ts'
 
 const providerName = 'manual'
@@ -264,7 +265,8 @@ export class ManualProvider implements Provider {
     const argv = (this.#options.agentCommand ?? this.#defaultAgentCommand)(paths)
     if (argv.length === 0) throw new ProviderError(providerName, 'invalid', 'agentCommand gave an empty command')
     const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
-    const result = await this.#ssh(host, 'start', [dirName, spec.token, spec.machineId, stamp, String(checkTenths), agentRunScript(this.#options.agentEnv ?? {}, argv)], {
+    const unit = manualMachineUnit(paths)
+    const result = await this.#ssh(host, 'start', [dirName, spec.token, spec.machineId, stamp, String(checkTenths), agentRunScript(this.#options.agentEnv ?? {}, argv), unit.name, unit.text], {
       what: `start the agent of machine ${spec.machineId} on ${hostKey}`,
       stdin: { bytes: spec.bootstrap },
       allowExit: [3]
@@ -655,6 +657,20 @@ export class ManualProvider implements Provider {
     files.writeFile(temporary, JSON.stringify({ hosts: [...this.#hosts].sort(), ...(Object.keys(keys).length === 0 ? {} : { keys }) }, null, 2) + '\n', 0o600)
     files.rename(temporary, stateFile)
   }
+}
+
+/**
+ * The systemd unit a machine's agent runs as where systemd runs its host (the remote
+ * script decides: systemd as PID 1 and root): Juju's `jujud-machine-N`, its ExecStart the
+ * kept run.sh, so the unit, `cantrip start-agent` and the first start run the same agent.
+ */
+export function manualMachineUnit (paths: Pick<AgentPaths, 'machineId' | 'machineDir' | 'codeDir'>): { name: string, text: string } {
+  const name = `cantripd-machine-${paths.machineId.replaceAll('/', '-')}`
+  const text = systemdUnit({
+    name, description: `cantrip machine ${paths.machineId}`, command: '/bin/sh', args: [`${paths.machineDir}/run.sh`],
+    cwd: paths.codeDir, logFile: `${paths.machineDir}/agent.log`, env: {}
+  }, 'system')
+  return { name, text }
 }
 
 /**

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createManualProvider, type RealManualProviderOptions } from '../agent/create-manual-provider.ts'
-import { shellQuote } from '../providers/manual-provider.ts'
+import { manualMachineUnit, shellQuote } from '../providers/manual-provider.ts'
 import { encodeBootstrapData } from '../runtime/bootstrap-data.ts'
 import { ProviderError, type InstanceSpec, type StartProgress } from '../runtime/provider.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
@@ -393,6 +393,8 @@ if (reason !== undefined) {
     assert.match(readFileSync(join(dir, 'agent', 'fake.log'), 'utf8'), `${pid} ${dir}/bootstrap ${dir}/agent /ip4/127.0.0.1/tcp/17099 198.51.100.11`)
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
     assert.ok(environ.includes('CANTRIP_LOG_LEVEL=debug') && environ.includes("CANTRIP_X=it's"), 'the agent sees the settings')
+    // This host has no systemd as PID 1: the agent runs detached, no unit is written (the remote script's systemd_ok).
+    assert.not.ok(existsSync(join(dir, 'unit')), 'no systemd unit without systemd')
     const bad = await rejection(provider.startInstance({ ...spec('12', 'token-12', placement), network: { listen: 'nowhere:' } }))
     assert.is(bad.message, 'provider manual: invalid: machine 12: expected --listen as HOST[:PORT], got "nowhere:"')
     await provider.stopInstances([started.instanceId])
@@ -418,6 +420,33 @@ if (reason !== undefined) {
     assert.is(missing.failure, 'invalid')
     assert.match(missing.message, /^provider manual: invalid: machine 77 has no agent on .* to start: no agent in .*machine-77$/)
     await provider.stopInstances([started.instanceId])
+  })
+
+  test('where systemd runs the host, the agent is a unit: Juju\'s jujud-machine-N layout, its ExecStart the kept run.sh', () => {
+    // juju/juju service/systemd/conf.go: Restart on failure, WantedBy multi-user.target (started after a reboot).
+    assert.equal(manualMachineUnit({ machineId: '4', machineDir: '/root/.cantrip/machine-4', codeDir: '/root/.cantrip/code/abc' }), {
+      name: 'cantripd-machine-4',
+      text: [
+        '[Unit]',
+        'Description=cantrip machine 4',
+        'After=syslog.target',
+        'After=network.target',
+        'After=systemd-user-sessions.service',
+        '',
+        '[Service]',
+        'WorkingDirectory=/root/.cantrip/code/abc',
+        'ExecStart=/bin/sh /root/.cantrip/machine-4/run.sh',
+        'StandardOutput=append:/root/.cantrip/machine-4/agent.log',
+        'StandardError=append:/root/.cantrip/machine-4/agent.log',
+        'Restart=on-failure',
+        'RestartSec=2',
+        'TimeoutSec=300',
+        '',
+        '[Install]',
+        'WantedBy=multi-user.target',
+        ''
+      ].join('\n')
+    })
   })
 
   test('remote arguments are quoted: a token with shell characters is stored as given', async () => {
