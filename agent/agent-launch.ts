@@ -34,7 +34,7 @@ export interface AgentLaunch {
 }
 
 /** The CANTRIP_* settings of `env`, which a restarted agent must see as the first start did. */
-export function keptEnvironment (env: NodeJS.ProcessEnv): Record<string, string> {
+export function keptEnvironment (env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const kept: Record<string, string> = {}
   for (const [name, value] of Object.entries(env)) if (name.startsWith(keptEnvPrefix) && value !== undefined) kept[name] = value
   return kept

@@ -41,14 +41,16 @@
  *   cantripd --role controller|machine|both --data-dir DIR --network-key FILE
  *            --listen MULTIADDR [--advertise HOST] --controllers ID,ID,ID [--seed MULTIADDR ...]
  *            [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--presence-ms H,S,F] [--agent-down-ms MS]
- *            [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--join]
+ *            [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--systemd] [--join]
  *   cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST]
  *
  * `--listen` is where the agent binds (default `/ip4/127.0.0.1/tcp/0`, this host only);
  * `--advertise HOST` is the address other hosts dial when that is not the bound one
  * (`--listen /ip4/0.0.0.0/tcp/17070 --advertise 10.0.0.5`). `--machine-network CIDR`
  * gives each machine of the local provider a network namespace of its own with an
- * address in CIDR (root only; agent/netns-machine-network.ts).
+ * address in CIDR (root only; agent/netns-machine-network.ts). `--systemd` (a controller
+ * that runs as a systemd unit) starts its local machines as units too where systemd runs
+ * the host (agent/machine-agent-supervision.ts).
  *   cantripd --help
  *
  * Every agent keeps the controllers it learns in `<data dir>/controllers.json`
@@ -88,12 +90,16 @@ import { controllerLogDelivery } from './log-delivery.ts'
 import { LogFiles } from './log-files.ts'
 import { KnownControllersFile, knownControllersFileName } from './known-controllers-file.ts'
 import { ControllerFollower } from './controller-follower.ts'
+import { keptEnvironment } from './agent-launch.ts'
+import { machineDefaultNetwork } from './machine-agent-network.ts'
+import { hostMachineSupervision, systemdServices } from './machine-agent-supervision.ts'
+import type { LocalAgentServices } from '../providers/local-provider.ts'
 import { mergeControllers } from '../runtime/known-controllers.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
 import type { InspectAddress } from './inspect/inspect-server.ts'
 
-const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR [--advertise HOST] --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
+const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR [--advertise HOST] --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--systemd] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
 const roles = ['controller', 'machine', 'both'] as const
 /** Where the leader's provisioner gets machines: `local` processes on this host, or `none` (agents brought by hand). */
 const providers = ['local', 'none'] as const
@@ -136,6 +142,7 @@ function parseOptions () {
       'machines-dir': { type: 'string' },
       'provider-config': { type: 'string' },
       join: { type: 'boolean' },
+      systemd: { type: 'boolean' },
       inspect: { type: 'string' },
       'inspect-log': { type: 'string' },
       'inspect-data': { type: 'boolean' },
@@ -320,13 +327,21 @@ async function main (): Promise<void> {
    */
   function localProvisioning (home: string): NonNullable<ControllerRoleOptions['provisioning']> {
     const { createLocalProvider, createManualProvider, FaultInjectingProvider } = kit!
-    const local = createLocalProvider({ home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs, ...(machineNetwork === undefined ? {} : { network: machineNetwork }) })
+    const defaultNetwork = machineDefaultNetwork(values.listen, values.advertise)
+    const services = machineServices(values.systemd === true, logger)
+    const local = createLocalProvider({
+      home, logger: logger.child('local-provider'), extraArgs: inheritedInspectArgs,
+      ...(machineNetwork === undefined ? {} : { network: machineNetwork }), ...(defaultNetwork === undefined ? {} : { defaultNetwork }), ...(services === undefined ? {} : { services })
+    })
     const provider = Object.values(providerConfig.faults).some(n => n > 0) ? new FaultInjectingProvider(local, providerConfig.faults) : local
     // Machines placed `ssh:user@host` are existing hosts: the manual provider installs the agent there.
     const sshKeyFile = providerConfig.credentials['ssh-key-file']
     const manual = createManualProvider({
       stateFile: join(home, 'manual-hosts.json'),
       ...(sshKeyFile === undefined ? {} : { sshKeyFile }),
+      // Its machines run with this controller's settings (log level and the like), as local ones inherit them.
+      // Not CANTRIP_HOME: the client's store, a path on this host that means nothing there.
+      agentEnv: Object.fromEntries(Object.entries(keptEnvironment(process.env)).filter(([name]) => name !== 'CANTRIP_HOME')),
       logger: { info: (message, fields) => { logger.log('info', `manual provider: ${message}`, fields) } }
     })
     manualProviders.push(manual)
@@ -525,6 +540,14 @@ function isolatedMachines (cidr: string | undefined): NetnsMachineNetwork | unde
     return undefined
   }
   return network
+}
+
+/** `--systemd`: local machines as systemd units where systemd runs this host; else the watchdog keeps them, and the log says why. */
+function machineServices (requested: boolean, logger: Logger): LocalAgentServices | undefined {
+  const supervision = hostMachineSupervision(requested)
+  if (supervision.kind === 'systemd') return systemdServices(supervision.scope)
+  if (requested) logger.log('warning', `machine agents run as detached processes the watchdog keeps: ${supervision.why}`)
+  return undefined
 }
 
 /** `--presence-ms HEARTBEAT,SUSPECT,FAILED`: presence timings (tests shorten them); the defaults otherwise. */

@@ -20,8 +20,8 @@ export function defaultLocalAgentCommand (): LocalAgentCommand {
   return {
     file: cantripd.file,
     args: (bootstrapFile, dataDir) => [...cantripd.args, '--bootstrap', bootstrapFile, '--data-dir', dataDir],
-    // An isolated machine is reached at its own address, on a port of its choosing.
-    listenArgs: address => ['--listen', `/ip4/${address}/tcp/0`],
+    // An isolated machine is reached at its own address; any machine at what it advertises.
+    networkArgs: (listen, advertise) => ['--listen', listen, ...(advertise === undefined ? [] : ['--advertise', advertise])],
     // Read at each start, as a spawn that inherits the environment would.
     get env () { return definedOnly(process.env) }
   }

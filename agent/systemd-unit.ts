@@ -14,56 +14,10 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { quoteArgument, systemdUnit, unitFileName, type UnitScope } from '../providers/agent-service-unit.ts'
 import type { AgentLaunch } from './agent-launch.ts'
 
-/** Where a unit is installed: the system manager (root) or the user's (`systemctl --user`). */
-export type UnitScope = 'system' | 'user'
-
-/** Seconds systemd waits before starting a failed agent again, and for a start or stop. */
-const restartSec = 2
-const timeoutSec = 300
-
-/** `cantripd-local-c1` → `cantripd-local-c1.service`. */
-export function unitFileName (launch: AgentLaunch): string {
-  return `${launch.name}.service`
-}
-
-/** The unit file's exact text. */
-export function systemdUnit (launch: AgentLaunch, scope: UnitScope): string {
-  const environment = Object.entries(launch.env).sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, value]) => `Environment=${quoteArgument(`${name}=${value}`)}`)
-  return [
-    '[Unit]',
-    `Description=${launch.description}`,
-    'After=syslog.target',
-    'After=network.target',
-    'After=systemd-user-sessions.service',
-    '',
-    '[Service]',
-    ...environment,
-    `WorkingDirectory=${quoteArgument(launch.cwd)}`,
-    `ExecStart=${[launch.command, ...launch.args].map(quoteArgument).join(' ')}`,
-    `StandardOutput=append:${launch.logFile}`,
-    `StandardError=append:${launch.logFile}`,
-    'Restart=on-failure',
-    `RestartSec=${restartSec}`,
-    `TimeoutSec=${timeoutSec}`,
-    '',
-    '[Install]',
-    `WantedBy=${scope === 'system' ? 'multi-user.target' : 'default.target'}`,
-    ''
-  ].join('\n')
-}
-
-/**
- * One word of a systemd command line: bare when it is plain, else double-quoted with
- * systemd's escapes. `%` is a specifier and `$` a variable to systemd, so both are doubled.
- */
-export function quoteArgument (word: string): string {
-  const escaped = word.replaceAll('%', '%%').replaceAll('$', () => '$$')
-  if (escaped !== '' && /^[A-Za-z0-9_@%+=:,./$-]+$/.test(escaped)) return escaped
-  return `"${escaped.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`
-}
+export { quoteArgument, systemdUnit, unitFileName, type UnitScope }
 
 export type SystemdPresence = { running: true } | { running: false, why: string }
 
@@ -120,7 +74,7 @@ export function removeAgentUnit (name: string, scope: UnitScope): void {
   try { systemctl(scope, 'daemon-reload') } catch { /* the file is gone either way */ }
 }
 
-function unitMainPid (name: string, scope: UnitScope): number {
+export function unitMainPid (name: string, scope: UnitScope): number {
   const pid = Number(systemctl(scope, 'show', '--property', 'MainPID', '--value', `${name}.service`))
   return Number.isSafeInteger(pid) ? pid : 0
 }

@@ -22,6 +22,7 @@
  * `Logger`), so the simulator runs this very code with simulated processes and files
  * (test/sim-local-provider.test.ts); agent/create-local-provider.ts wires the real ones.
  */
+import { isAdvertisableHost, listenMultiaddr, parseListen, type AgentNetwork } from '../runtime/agent-network.ts'
 import { assert } from '../runtime/assert.ts'
 import type { Clock } from '../runtime/clock.ts'
 import { joinPath, type DirectoryEntry, type FileSystem } from '../runtime/file-system.ts'
@@ -29,6 +30,8 @@ import { isMachineId } from '../runtime/ids.ts'
 import { limits } from '../runtime/limits.ts'
 import type { Logger } from '../runtime/logger.ts'
 import type { DetachedExit, ProcessIdentity, ProcessRunner } from '../runtime/process-runner.ts'
+import { hashString32 } from '../runtime/random.ts'
+import type { AgentService } from './agent-service-unit.ts'
 import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from './provider-contract.ts'
 
 /** How the agent process is run: `file` with `args(bootstrapFile, dataDir)` and exactly `env`. */
@@ -37,8 +40,12 @@ export interface LocalAgentCommand {
   readonly args: (bootstrapFile: string, dataDir: string) => string[]
   /** The agent's whole environment (default: empty). */
   readonly env?: Readonly<Record<string, string>>
-  /** Arguments that make the agent listen on (and advertise) `address`: an isolated machine's. */
-  readonly listenArgs?: (address: string) => string[]
+  /**
+   * Arguments that make the agent listen on `listen` (a multiaddr) and give out
+   * `advertise` (absent: what it binds): an isolated machine's address, or the machine's
+   * own `add-machine --listen/--advertise`, or the controllers' network.
+   */
+  readonly networkArgs?: (listen: string, advertise: string | undefined) => string[]
 }
 
 /**
@@ -85,12 +92,34 @@ export interface LocalProviderOptions {
   readonly extraArgs?: readonly string[]
   /** Isolated machines: each in a namespace of its own. */
   readonly network?: LocalMachineNetwork
+  /**
+   * Where a machine's agent listens and what it advertises when the machine names
+   * neither: the controllers' own network when it is not this host's loopback, so a
+   * machine of a group other hosts reach is reachable too. Absent: loopback.
+   */
+  readonly defaultNetwork?: AgentNetwork
+  /**
+   * Agents as services of the host's init (systemd units where it runs the host:
+   * agent/machine-agent-supervision.ts): the init restarts one that fails and starts it
+   * at boot, so the watchdog leaves them be. Absent: detached processes the watchdog keeps.
+   */
+  readonly services?: LocalAgentServices
+}
+
+/** The host's service manager, as the local provider uses it (agent/systemd-unit.ts's units). */
+export interface LocalAgentServices {
+  /** Installs (written, enabled at boot) and starts the agent's service; its main pid, undefined when it is not running. */
+  start (service: AgentService): number | undefined
+  /** The service's main pid now (a restart gives it a new one); undefined when it is not running. */
+  mainPid (name: string): number | undefined
+  /** Stops, disables and removes the service; nothing when it is not installed. */
+  remove (name: string): void
 }
 
 const providerName = 'local'
 const instancePrefix = 'local:'
 const dirPrefix = 'machine-'
-const files = { token: 'token', bootstrap: 'bootstrap', pid: 'agent.pid', log: 'agent.log', data: 'agent', netns: 'netns' } as const
+const files = { token: 'token', bootstrap: 'bootstrap', pid: 'agent.pid', log: 'agent.log', data: 'agent', netns: 'netns', network: 'network.json' } as const
 /** A machine without a namespace of its own is this host, on loopback. */
 const loopbackAddress = '127.0.0.1'
 const messageLineLengthMax = 300
@@ -153,6 +182,8 @@ export class LocalProvider implements Provider {
   readonly #watchdogClock: Clock
   readonly #extraArgs: readonly string[]
   readonly #network: LocalMachineNetwork | undefined
+  readonly #defaultNetwork: AgentNetwork
+  readonly #services: LocalAgentServices | undefined
   readonly #watchIntervalMs: number
   readonly #restartDelayMsMin: number
   readonly #restartDelayMsMax: number
@@ -178,6 +209,8 @@ export class LocalProvider implements Provider {
     this.#watchdogClock = options.watchdogClock ?? options.clock
     this.#extraArgs = options.extraArgs ?? []
     this.#network = options.network
+    this.#defaultNetwork = options.defaultNetwork ?? {}
+    this.#services = options.services
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
     this.#restartDelayMsMin = options.restartDelayMs ?? limits.localProviderRestartDelayMsMin
     this.#restartDelayMsMax = options.restartDelayMsMax ?? limits.localProviderRestartDelayMsMax
@@ -282,6 +315,8 @@ export class LocalProvider implements Provider {
       this.#phase.set(machineId, 'stopping')
       try {
         const record = this.#livePidRecord(dir)
+        // The service goes first, or its manager would start the agent again.
+        this.#services?.remove(serviceName(dir, machineId))
         if (record !== undefined) await this.#kill(record)
         await this.#release(dir)
         this.#restart.delete(machineId)
@@ -333,8 +368,33 @@ export class LocalProvider implements Provider {
     return match === null ? undefined : { namespace: match[1]!, address: match[2]! }
   }
 
+  /** The machine's own network (`add-machine --listen/--advertise`), as kept in its directory. */
+  #ownNetwork (dir: string): AgentNetwork {
+    const text = this.#readText(joinPath(dir, files.network))
+    if (text === undefined) return {}
+    const value = JSON.parse(text) as AgentNetwork
+    return { ...(typeof value.listen === 'string' ? { listen: value.listen } : {}), ...(typeof value.advertise === 'string' ? { advertise: value.advertise } : {}) }
+  }
+
+  /** The address the machine is reached at: what it advertises, else what it binds when others can dial that, else loopback. */
   #addresses (dir: string): string[] {
-    return [this.#namespace(dir)?.address ?? loopbackAddress]
+    const own = this.#ownNetwork(dir)
+    const listenHost = own.listen === undefined ? undefined : parseListen(own.listen)?.host
+    const bound = listenHost !== undefined && isAdvertisableHost(listenHost) ? listenHost : undefined
+    return [own.advertise ?? this.#namespace(dir)?.address ?? bound ?? this.#defaultNetwork.advertise ?? loopbackAddress]
+  }
+
+  /** The agent's network arguments: an isolated machine binds its namespace's address; else its own settings over the default. */
+  #networkArgs (dir: string, isolated: { address: string } | undefined): string[] {
+    const own = this.#ownNetwork(dir)
+    const networkArgs = this.#command.networkArgs
+    if (networkArgs === undefined) return []
+    if (isolated !== undefined) return networkArgs(listenMultiaddr({ host: isolated.address }), own.advertise)
+    const listen = own.listen ?? (own.advertise === undefined ? this.#defaultNetwork.listen : undefined)
+    const advertise = own.advertise ?? (own.listen === undefined ? this.#defaultNetwork.advertise : undefined)
+    if (listen === undefined && advertise === undefined) return []
+    const parsed = listen === undefined ? undefined : parseListen(listen)
+    return networkArgs(parsed === undefined ? listenMultiaddr({ host: '0.0.0.0' }) : listenMultiaddr(parsed), advertise)
   }
 
   /** Removes the instance directory, and its namespace first (the record of it is in the directory). */
@@ -356,6 +416,7 @@ export class LocalProvider implements Provider {
     try {
       this.#files.writeFile(joinPath(dir, files.bootstrap), spec.bootstrap, 0o600)
       this.#files.writeFile(joinPath(dir, files.token), spec.token, 0o600)
+      if (spec.network !== undefined) this.#files.writeFile(joinPath(dir, files.network), JSON.stringify(spec.network) + '\n', 0o600)
       this.#files.makeDirectory(joinPath(dir, files.data), { mode: 0o700 })
     } catch (err) {
       this.#files.remove(dir)
@@ -389,6 +450,7 @@ export class LocalProvider implements Provider {
   /** The live agent's pid record, or undefined. With no pid file, looks for an agent spawned just before a crash. */
   #livePidRecord (dir: string): PidRecord | undefined {
     const record = this.#readPidRecord(joinPath(dir, files.pid))
+    if (this.#services !== undefined) return this.#servicePidRecord(dir, record)
     if (record !== undefined) return this.#isAlive(record) ? record : undefined
     if (this.#readText(joinPath(dir, files.token)) === undefined) return undefined
     const orphan = this.#processes.findByArgument(dir + '/')[0]
@@ -396,6 +458,15 @@ export class LocalProvider implements Provider {
     const found = this.#writePidRecord(joinPath(dir, files.pid), orphan)
     this.#logger.log('warning', 'found an agent without a pid file', { dir, pid: orphan })
     return found
+  }
+
+  /** A service's agent is whatever its manager runs now: the pid file follows the manager's restarts. */
+  #servicePidRecord (dir: string, record: PidRecord | undefined): PidRecord | undefined {
+    const machineId = machineIdOfDirName(dir.slice(dir.lastIndexOf('/') + 1))
+    const pid = machineId === undefined ? undefined : this.#services!.mainPid(serviceName(dir, machineId))
+    if (pid === undefined) return undefined
+    if (record !== undefined && record.pid === pid && this.#isAlive(record)) return record
+    return this.#writePidRecord(joinPath(dir, files.pid), pid)
   }
 
   #livePid (dir: string): number | undefined {
@@ -445,9 +516,10 @@ export class LocalProvider implements Provider {
     if (isolated !== undefined) await this.#network!.restore(isolated.namespace, isolated.address)
     const plain = {
       file: this.#command.file,
-      args: [...this.#command.args(bootstrapFile, dataDir), ...(isolated === undefined ? [] : this.#command.listenArgs?.(isolated.address) ?? []), ...this.#extraArgs]
+      args: [...this.#command.args(bootstrapFile, dataDir), ...this.#networkArgs(dir, isolated), ...this.#extraArgs]
     }
     const command = isolated === undefined ? plain : this.#network!.wrap(isolated.namespace, plain)
+    if (this.#services !== undefined) return await this.#launchService(machineId, dir, command, check)
     const child = this.#processes.startDetached({
       command: command.file,
       args: command.args,
@@ -469,6 +541,24 @@ export class LocalProvider implements Provider {
     if (why !== undefined || this.#processes.identify(pid) === undefined) {
       throw new ProviderError(providerName, 'deployment-failed',
         `cannot start instance "${instanceId}": agent exited at once (${why ?? 'gone'}): ${this.#logTail(logFile)}`)
+    }
+    return pid
+  }
+
+  /** The agent as a service of the host's init: installed, enabled and started; checked as a detached one is. */
+  async #launchService (machineId: string, dir: string, command: { file: string, args: readonly string[] }, check: boolean): Promise<number> {
+    const instanceId = instancePrefix + localInstanceDirName(machineId)
+    const logFile = joinPath(dir, files.log)
+    const pid = this.#services!.start({
+      name: serviceName(dir, machineId), description: `cantrip machine ${machineId} (${dir})`,
+      command: command.file, args: [...command.args], cwd: dir, logFile, env: { ...this.#command.env }
+    })
+    if (pid === undefined) throw new ProviderError(providerName, 'deployment-failed', `cannot start instance "${instanceId}": its service did not start: ${this.#logTail(logFile)}`)
+    this.#writePidRecord(joinPath(dir, files.pid), pid)
+    if (!check) return pid
+    await new Promise<void>(resolve => { this.#clock.setTimeout(resolve, this.#startCheckMs) })
+    if (this.#processes.identify(pid) === undefined) {
+      throw new ProviderError(providerName, 'deployment-failed', `cannot start instance "${instanceId}": agent exited at once: ${this.#logTail(logFile)}`)
     }
     return pid
   }
@@ -532,6 +622,8 @@ export class LocalProvider implements Provider {
   }
 
   async #watch (): Promise<void> {
+    // Services are the init's to restart (Restart=on-failure): two restarters would race.
+    if (this.#services !== undefined) return
     const now = this.#clock.now()
     for (const { machineId, dir } of this.#scan()) {
       if (this.#phase.has(machineId) || this.#locks.has(machineId)) continue
@@ -612,4 +704,12 @@ function errorCode (err: unknown): string {
 
 function optional (startTime: string | undefined): { startTime?: string } {
   return startTime === undefined ? {} : { startTime }
+}
+
+/**
+ * A machine's service name: Juju's `jujud-machine-N`, with a hash of its directory, since
+ * several controllers and models on one host each have a machine 0.
+ */
+export function serviceName (dir: string, machineId: string): string {
+  return `cantripd-machine-${machineId.replaceAll('/', '-')}-${hashString32(dir).toString(16).padStart(8, '0')}`
 }

@@ -32,12 +32,15 @@
  * against simulated hosts; agent/create-manual-provider.ts wires the real ones, the
  * default code source and its version stamp.
  */
+import { listenMultiaddr, parseListen } from '../runtime/agent-network.ts'
 import type { Clock } from '../runtime/clock.ts'
 import { joinPath, type FileSystem } from '../runtime/file-system.ts'
 import { limits } from '../runtime/limits.ts'
 import type { ProcessInput, ProcessRunner } from '../runtime/process-runner.ts'
 import { ProviderError, type InstanceInfo, type InstanceSpec, type Provider, type StartProgress, type StartedInstance } from './provider-contract.ts'
 import { hashString32 } from '../runtime/random.ts'
+import { agentRunScript, shellQuote } from './agent-run-script.ts'
+import { systemdUnit } from './agent-service-unit.ts'
 import { remoteScript } from './manual-remote-script.ts'
 
 const providerName = 'manual'
@@ -60,8 +63,10 @@ export interface AgentPaths {
   readonly dataDir: string
   readonly remoteNode: string
   readonly machineId: string
-  /** The host as the controller reached it: what the agent advertises to the others. */
+  /** What the agent advertises to the others: `add-machine --advertise`, else the host as the controller reached it. */
   readonly address: string
+  /** The agent's `--listen` multiaddr: `add-machine --listen`, else the provider's `listen`. */
+  readonly listen: string
 }
 
 export interface ManualProviderOptions {
@@ -100,8 +105,13 @@ export interface ManualProviderOptions {
   readonly sourceVersion: string | (() => string)
   /** node on the host (default `node`). */
   readonly remoteNode?: string
-  /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it). */
+  /** The agent's `--listen` (default `/ip4/0.0.0.0/tcp/0`: other hosts must reach it); a machine's own `add-machine --listen` wins. */
   readonly listen?: string
+  /**
+   * Settings the agent runs with on the host, exported by its `run.sh` (the controller's
+   * CANTRIP_* settings: its log level and the like), as a local machine inherits them.
+   */
+  readonly agentEnv?: Readonly<Record<string, string>>
   /** The agent's argv on the host, run in `codeDir` (default: the bundle's launcher, `node dist/cantripd-stub.mjs --bootstrap …`). */
   readonly agentCommand?: (paths: AgentPaths) => readonly string[]
   /** ssh's ConnectTimeout (default 5000). */
@@ -137,6 +147,8 @@ export interface RemoteControllerSpec {
     readonly agentKey: Uint8Array
     readonly networkKey: Uint8Array
     readonly command: (dir: string, codeDir: string) => readonly string[]
+    /** Exported by its `run.sh`: the starter's CANTRIP_* settings. */
+    readonly env?: Readonly<Record<string, string>>
   }
 }
 
@@ -159,10 +171,7 @@ const machineIdPattern = /^[0-9A-Za-z][0-9A-Za-z/_-]{0,63}$/
 const tokenPattern = /^[\x20-\x7e]{1,256}$/
 const hostKeyPattern = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}@[^\s/@]+:[0-9]{1,5}$/
 
-/** Quotes one word for a POSIX shell: nothing inside single quotes is special. */
-export function shellQuote (word: string): string {
-  return `'${word.replaceAll("'", "'\\''")}'`
-}
+export { shellQuote }
 
 
 export class ManualProvider implements Provider {
@@ -229,7 +238,8 @@ export class ManualProvider implements Provider {
     const root = facts.get('root')
     if (root === undefined || !root.startsWith('/')) throw new ProviderError(providerName, 'deployment-failed', `host ${hostKey} gave no install root: ${JSON.stringify(probe.stdout.slice(0, 200))}`)
     onProgress?.({ type: 'allocated', instanceId })
-    const started = { instanceId, addresses: [bareHost(host.host)] }
+    const address = spec.network?.advertise ?? bareHost(host.host)
+    const started = { instanceId, addresses: [address] }
     if (facts.get('machine') === 'same-running') return started
     if (facts.get('machine') === 'other-running') {
       throw new ProviderError(providerName, 'transient', `host ${hostKey} already runs an agent for machine ${spec.machineId} from another start; stop that instance first`)
@@ -249,12 +259,14 @@ export class ManualProvider implements Provider {
       dataDir: `${machineDir}/agent`,
       remoteNode: this.#options.remoteNode ?? 'node',
       machineId: spec.machineId,
-      address: bareHost(host.host)
+      address,
+      listen: this.#listenOf(spec)
     }
     const argv = (this.#options.agentCommand ?? this.#defaultAgentCommand)(paths)
     if (argv.length === 0) throw new ProviderError(providerName, 'invalid', 'agentCommand gave an empty command')
     const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
-    const result = await this.#ssh(host, 'start', [dirName, spec.token, spec.machineId, stamp, String(checkTenths), ...argv], {
+    const unit = manualMachineUnit(paths)
+    const result = await this.#ssh(host, 'start', [dirName, spec.token, spec.machineId, stamp, String(checkTenths), agentRunScript(this.#options.agentEnv ?? {}, argv), unit.name, unit.text], {
       what: `start the agent of machine ${spec.machineId} on ${hostKey}`,
       stdin: { bytes: spec.bootstrap },
       allowExit: [3]
@@ -310,10 +322,38 @@ export class ManualProvider implements Provider {
     paths.remoteNode, 'dist/cantripd-stub.mjs',
     '--bootstrap', paths.bootstrapFile,
     '--data-dir', paths.dataDir,
-    '--listen', this.#options.listen ?? '/ip4/0.0.0.0/tcp/0',
+    '--listen', paths.listen,
     // Listening on every interface, it is reached at the address the controller reached it at.
     '--advertise', paths.address
   ]
+
+  #listenOf (spec: InstanceSpec): string {
+    const own = spec.network?.listen === undefined ? undefined : parseListen(spec.network.listen)
+    if (spec.network?.listen !== undefined && own === undefined) throw new ProviderError(providerName, 'invalid', `machine ${spec.machineId}: expected --listen as HOST[:PORT], got ${JSON.stringify(spec.network.listen)}`)
+    return own === undefined ? this.#options.listen ?? '/ip4/0.0.0.0/tcp/0' : listenMultiaddr(own)
+  }
+
+  /**
+   * `cantrip start-agent N` for a machine added over ssh (Juju's `juju ssh N sudo
+   * systemctl start jujud-machine-N`): its agent started again on its host from the
+   * `run.sh` kept there, with its bootstrap file and data; one that runs is left alone.
+   * Answers the agent's pid and whether it ran already.
+   */
+  async restartMachine (placement: string, machineId: string, sshKeyFile?: string): Promise<{ pid: number, already: boolean }> {
+    const host = this.#parsePlacement(placement)
+    const hostKey = hostString(host)
+    if (!machineIdPattern.test(machineId)) throw new ProviderError(providerName, 'invalid', `machine id ${JSON.stringify(machineId)} is not a valid machine id`)
+    if (sshKeyFile !== undefined) {
+      if (!sshKeyFile.startsWith('/')) throw new ProviderError(providerName, 'invalid', `expected the ssh key of ${hostKey} as an absolute path, got ${JSON.stringify(sshKeyFile)}`)
+      this.#keys.set(hostKey, sshKeyFile)
+    }
+    const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
+    const result = await this.#ssh(host, 'restart', [machineDirName(machineId), String(checkTenths)], { what: `start the agent of machine ${machineId} on ${hostKey}`, allowExit: [3, 4] })
+    if (result.code === 4) throw new ProviderError(providerName, 'invalid', `machine ${machineId} has no agent on ${hostKey} to start: ${result.stdout.trim().slice(0, 300)}`)
+    const pid = Number(/^started (\d+)/m.exec(result.stdout)?.[1])
+    if (result.code === 3 || !Number.isSafeInteger(pid)) throw new ProviderError(providerName, 'deployment-failed', `machine ${machineId} on ${hostKey}: ${result.stdout.trim().slice(0, 500)}`)
+    return { pid, already: / already$/m.test(result.stdout) }
+  }
 
   #parsePlacement (placement: string | undefined): Host {
     if (placement === undefined || placement === '') throw new ProviderError(providerName, 'invalid', 'expected a placement "ssh:user@host[:port]", got none')
@@ -431,7 +471,7 @@ export class ManualProvider implements Provider {
     const member = spec.member
     const entries: Array<[string, Uint8Array]> = member === undefined
       ? []
-      : [['agent.key', member.agentKey], ['swarm.key', member.networkKey], ['run.sh', new TextEncoder().encode(`exec ${member.command(dir, `${root}/code/${stamp}`).map(shellQuote).join(' ')}\n`)]]
+      : [['agent.key', member.agentKey], ['swarm.key', member.networkKey], ['run.sh', new TextEncoder().encode(agentRunScript(member.env ?? {}, member.command(dir, `${root}/code/${stamp}`)))]]
     const files = entries.map(([name, bytes]) => `${name} ${base64(bytes)}\n`).join('')
     const checkTenths = Math.ceil((this.#options.startCheckMs ?? 500) / 100)
     const result = await this.#ssh(host, 'controller-start', [spec.dirName, stamp, String(checkTenths)], {
@@ -617,6 +657,20 @@ export class ManualProvider implements Provider {
     files.writeFile(temporary, JSON.stringify({ hosts: [...this.#hosts].sort(), ...(Object.keys(keys).length === 0 ? {} : { keys }) }, null, 2) + '\n', 0o600)
     files.rename(temporary, stateFile)
   }
+}
+
+/**
+ * The systemd unit a machine's agent runs as where systemd runs its host (the remote
+ * script decides: systemd as PID 1 and root): Juju's `jujud-machine-N`, its ExecStart the
+ * kept run.sh, so the unit, `cantrip start-agent` and the first start run the same agent.
+ */
+export function manualMachineUnit (paths: Pick<AgentPaths, 'machineId' | 'machineDir' | 'codeDir'>): { name: string, text: string } {
+  const name = `cantripd-machine-${paths.machineId.replaceAll('/', '-')}`
+  const text = systemdUnit({
+    name, description: `cantrip machine ${paths.machineId}`, command: '/bin/sh', args: [`${paths.machineDir}/run.sh`],
+    cwd: paths.codeDir, logFile: `${paths.machineDir}/agent.log`, env: {}
+  }, 'system')
+  return { name, text }
 }
 
 /**

@@ -22,7 +22,20 @@ live () {
   fi
   return 0
 }
+# systemd manages this host and this user may install system units: agents run as units there.
+systemd_ok () {
+  [ -d /run/systemd/system ] && [ "$(id -u)" = 0 ] && command -v systemctl >/dev/null 2>&1
+}
+# An agent run by a unit is whatever systemd runs now (it restarts it under a new pid).
+unit_pid () {
+  [ -f "$1/unit" ] && command -v systemctl >/dev/null 2>&1 || return 0
+  up=$(systemctl show -p MainPID --value "$(cat "$1/unit").service" 2>/dev/null)
+  case $up in ''|0|*[!0-9]*) rm -f "$1/pid" ;; *)
+    [ "$(cat "$1/pid" 2>/dev/null)" = "$up" ] || { echo "$up" > "$1/pid"; ps -o lstart= -p "$up" > "$1/started" 2>/dev/null; } ;;
+  esac
+}
 alive () {
+  unit_pid "$1"
   [ -f "$1/pid" ] || return 1
   p=$(cat "$1/pid") || return 1
   case $p in ''|*[!0-9]*) return 1 ;; esac
@@ -33,6 +46,13 @@ alive () {
   return 0
 }
 stop_agent () {
+  # A unit is disabled first, or systemd would start the agent again.
+  if [ -f "$1/unit" ]; then
+    u=$(cat "$1/unit")
+    systemctl disable --now "$u.service" >/dev/null 2>&1
+    rm -f "/etc/systemd/system/$u.service" "$1/unit"
+    systemctl daemon-reload >/dev/null 2>&1
+  fi
   if alive "$1"; then
     p=$(cat "$1/pid")
     kill -s TERM -- "-$p" 2>/dev/null || kill -s TERM "$p" 2>/dev/null
@@ -64,6 +84,15 @@ launch () {
   alive "$ld" || return 1
   echo "started $(cat "$ld/pid")"
 }
+# launch_unit DIR UNIT CHECK-TENTHS: the unit (already written) enabled and started; as launch answers.
+launch_unit () {
+  printf '%s' "$2" > "$1/unit" || return 1
+  systemctl daemon-reload && systemctl enable --now "$2.service" >/dev/null 2>&1 || return 1
+  n=0
+  while [ "$n" -lt "$3" ]; do sleep 0.1; n=$((n + 1)); done
+  alive "$1" || return 1
+  echo "started $(cat "$1/pid") as systemd unit $2"
+}
 case $action in
 probe)
   # probe MACHINE-DIR-NAME TOKEN STAMP
@@ -92,8 +121,11 @@ install)
   fi
   ;;
 start)
-  # start MACHINE-DIR-NAME TOKEN MACHINE-ID STAMP CHECK-TENTHS ARGV...: bootstrap data on stdin
-  d=$root/$1; token=$2; machine=$3; stamp=$4; check=$5; shift 5
+  # start MACHINE-DIR-NAME TOKEN MACHINE-ID STAMP CHECK-TENTHS RUN-SH UNIT-NAME UNIT-TEXT:
+  # bootstrap data on stdin; RUN-SH (the agent's settings and command) is kept, so a
+  # restart runs the same agent. Where systemd runs the host the agent is UNIT-NAME, a
+  # unit that restarts it on failure and at boot; else a detached process.
+  d=$root/$1; token=$2; machine=$3; stamp=$4; check=$5; run=$6; unit=\${7:-}; unit_text=\${8:-}
   umask 077
   if [ -d "$d" ] && [ "$(cat "$d/token" 2>/dev/null)" != "$token" ]; then
     stop_agent "$d" 20
@@ -102,12 +134,30 @@ start)
   mkdir -p "$d/agent" || exit 1
   cat > "$d/bootstrap.new" && chmod 600 "$d/bootstrap.new" && mv "$d/bootstrap.new" "$d/bootstrap" || exit 1
   printf '%s' "$machine" > "$d/machine" && printf '%s' "$stamp" > "$d/code" || exit 1
+  printf '%s' "$run" > "$d/run.sh.new" && mv "$d/run.sh.new" "$d/run.sh" || exit 1
   printf '%s' "$token" > "$d/token.new" && mv "$d/token.new" "$d/token" || exit 1
   if alive "$d"; then echo "started already"; exit 0; fi
   cd "$root/code/$stamp" || exit 1
-  if launch "$d" "$d/agent.log" "$check" "$@"; then exit 0; fi
+  if [ -n "$unit" ] && systemd_ok; then
+    printf '%s' "$unit_text" > "/etc/systemd/system/$unit.service" || exit 1
+    if launch_unit "$d" "$unit" "$check"; then exit 0; fi
+  elif launch "$d" "$d/agent.log" "$check" sh "$d/run.sh"; then exit 0; fi
   echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
+  stop_agent "$d" 20
   rm -rf "$d"
+  exit 3
+  ;;
+restart)
+  # restart MACHINE-DIR-NAME CHECK-TENTHS: the agent started again from its kept run.sh
+  # (cantrip start-agent); one that runs is left alone.
+  d=$root/$1; check=$2
+  [ -f "$d/run.sh" ] && [ -f "$d/token" ] || { echo "no agent in $d"; exit 4; }
+  if alive "$d"; then echo "started $(cat "$d/pid") already"; exit 0; fi
+  cd "$root/code/$(cat "$d/code")" || exit 1
+  if [ -f "$d/unit" ]; then
+    if systemctl start "$(cat "$d/unit").service" >/dev/null 2>&1 && sleep 0.5 && alive "$d"; then echo "started $(cat "$d/pid")"; exit 0; fi
+  elif launch "$d" "$d/agent.log" "$check" sh "$d/run.sh"; then exit 0; fi
+  echo "agent exited at once: $(tail -c 400 "$d/agent.log" 2>/dev/null | tr '\\n' ' ')"
   exit 3
   ;;
 stop)

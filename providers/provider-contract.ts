@@ -22,6 +22,7 @@
  * file of providers/, and only its types (`import type`): the layering test allows that
  * and nothing else of providers/ to actors/.
  */
+import type { AgentNetwork } from '../runtime/agent-network.ts'
 import { CantripError } from '../runtime/errors.ts'
 
 /** Juju constraints as key/value pairs (`{ mem: '4G', cores: '2' }`). */
@@ -39,6 +40,8 @@ export interface InstanceSpec {
   readonly placement?: string
   /** The manual provider's ssh key for this host (`add-machine --private-key`); its own default otherwise. */
   readonly sshKeyFile?: string
+  /** Where the machine's agent listens and what it advertises (`add-machine --listen/--advertise`); the provider's default when absent. */
+  readonly network?: AgentNetwork
 }
 
 /**

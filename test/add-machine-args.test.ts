@@ -34,4 +34,12 @@ test('bad input: one line each', () => {
   assert.throws(() => addMachineCommand('root@h', []), (e: Error) => e.message === 'cantrip add-machine: expected a placement like ssh:user@host or ssh:user@host:port, got "root@h"')
 })
 
+test('--listen and --advertise: where the agent binds and what it gives out, checked here', () => {
+  assert.equal(addMachineCommand('ssh:root@10.1.2.3', [], undefined, { listen: '0.0.0.0:17080', advertise: '203.0.113.7' }),
+    { type: 'add-machine', placement: 'ssh:root@10.1.2.3', listen: '0.0.0.0:17080', advertise: '203.0.113.7' })
+  assert.equal(addMachineCommand(undefined, [], undefined, { listen: '[fd00::5]:17080' }), { type: 'add-machine', listen: '[fd00::5]:17080' })
+  assert.throws(() => addMachineCommand(undefined, [], undefined, { listen: '10.0.0.5:0x' }), (e: Error) => e.message === 'cantrip add-machine: expected --listen as HOST, HOST:PORT or [V6]:PORT (e.g. 10.0.0.7:17080), got "10.0.0.5:0x"')
+  assert.throws(() => addMachineCommand(undefined, [], undefined, { advertise: '::' }), (e: Error) => e.message === 'cantrip add-machine: expected --advertise as an IPv4 or IPv6 address or a host name (not 0.0.0.0), got "::"')
+})
+
 test.run()

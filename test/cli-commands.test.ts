@@ -195,6 +195,23 @@ test('planDeploy: a charm directory becomes add-charm + deploy with typed config
 // ---------------------------------------------------------------------------------
 // The commands against an in-memory model
 
+test('deploy a bundle --map-machines existing: its machines are the model\'s of the same ids (Juju\'s deploy flag), one line for anything else', async () => {
+  const { client, connect, out } = setup()
+  client.memory.run('add-machine', { placement: 'ssh:root@10.0.0.2' })
+  client.memory.run('add-machine', { placement: 'ssh:root@10.0.0.3' })
+  const bundle = writeBundle(rel => [
+    'machines: {"0": {}, "1": {}, "2": {}}',
+    'applications:',
+    `  kv: {charm: ${rel(kvDir)}, num_units: 2, to: ["0", "1"]}`,
+    `  web: {charm: ${rel(webDir)}, num_units: 1, to: ["2"]}`
+  ].join('\n') + '\n')
+  await runDeploy(connect, bundle, undefined, { mapMachines: 'existing' }, out)
+  // Machines 0 and 1 exist (added over ssh); bundle machine 2 does not, so it is added.
+  assert.equal(client.types().filter(t => t === 'add-machine'), ['add-machine'])
+  assert.equal(['kv/0', 'kv/1', 'web/0'].map(u => tableGet(client.memory.context.units, u)!.machine), ['0', '1', '2'])
+  assert.throws(() => deployRequest(bundle, undefined, { mapMachines: '0=1' }), (e: Error) => e.message === 'cantrip deploy: expected --map-machines existing, got "0=1"')
+})
+
 test('deploy a bundle, re-run it, then scale, configure, relate, expose and remove', async () => {
   const { client, connect, lines, out } = setup()
   const bundle = writeBundle(rel => [

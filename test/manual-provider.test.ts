@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createManualProvider, type RealManualProviderOptions } from '../agent/create-manual-provider.ts'
-import { shellQuote } from '../providers/manual-provider.ts'
+import { manualMachineUnit, shellQuote } from '../providers/manual-provider.ts'
 import { encodeBootstrapData } from '../runtime/bootstrap-data.ts'
 import { ProviderError, type InstanceSpec, type StartProgress } from '../providers/provider-contract.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
@@ -371,6 +371,82 @@ if (reason !== undefined) {
     const error = await rejection(provider.startInstance(spec('4', 'token-4', placement)))
     assert.is(error.failure, 'invalid', error.message)
     assert.match(error.message, /Permission denied/)
+  })
+
+  test('the agent runs from a kept run.sh carrying the controller\'s CANTRIP_* settings and the machine\'s own network', async () => {
+    const provider = createManualProvider(options({
+      agentEnv: { CANTRIP_LOG_LEVEL: 'debug', CANTRIP_X: "it's" },
+      agentCommand: paths => ['sh', `${paths.codeDir}/fake-agent.sh`, paths.bootstrapFile, paths.dataDir, paths.listen, paths.address]
+    }))
+    const started = await provider.startInstance({ ...spec('11', 'token-11', placement), network: { listen: '127.0.0.1:17099', advertise: '198.51.100.11' } })
+    assert.equal(started.addresses, ['198.51.100.11'])
+    const dir = join(work, 'host-root', 'machine-11')
+    const codeDir = join(work, 'host-root', 'code', readFileSync(join(dir, 'code'), 'utf8'))
+    // agent-run-script.ts: the settings exported, sorted, then the command exec'd.
+    assert.is(readFileSync(join(dir, 'run.sh'), 'utf8'), [
+      "export CANTRIP_LOG_LEVEL='debug'",
+      "export CANTRIP_X='it'\\''s'",
+      `exec 'sh' '${codeDir}/fake-agent.sh' '${dir}/bootstrap' '${dir}/agent' '/ip4/127.0.0.1/tcp/17099' '198.51.100.11'`,
+      ''
+    ].join('\n'))
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
+    assert.match(readFileSync(join(dir, 'agent', 'fake.log'), 'utf8'), `${pid} ${dir}/bootstrap ${dir}/agent /ip4/127.0.0.1/tcp/17099 198.51.100.11`)
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+    assert.ok(environ.includes('CANTRIP_LOG_LEVEL=debug') && environ.includes("CANTRIP_X=it's"), 'the agent sees the settings')
+    // This host has no systemd as PID 1: the agent runs detached, no unit is written (the remote script's systemd_ok).
+    assert.not.ok(existsSync(join(dir, 'unit')), 'no systemd unit without systemd')
+    const bad = await rejection(provider.startInstance({ ...spec('12', 'token-12', placement), network: { listen: 'nowhere:' } }))
+    assert.is(bad.message, 'provider manual: invalid: machine 12: expected --listen as HOST[:PORT], got "nowhere:"')
+    await provider.stopInstances([started.instanceId])
+  })
+
+  test('restartMachine (cantrip start-agent N over ssh) runs the kept run.sh again; a running agent is left alone', async () => {
+    const provider = createManualProvider(options({ agentEnv: { CANTRIP_LOG_LEVEL: 'warning' } }))
+    const started = await provider.startInstance(spec('13', 'token-13', placement))
+    const dir = join(work, 'host-root', 'machine-13')
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
+    assert.equal(await provider.restartMachine(placement, '13'), { pid, already: true })
+    process.kill(-pid, 'SIGKILL')
+    for (let i = 0; i < 50 && alive(pid); i++) await sleep(20)
+    const again = await provider.restartMachine(placement, '13', sshd.clientKey)
+    assert.is(again.already, false)
+    assert.is.not(again.pid, pid)
+    assert.ok(alive(again.pid))
+    assert.equal(agentProcesses(dir), [again.pid])
+    assert.ok(readFileSync(`/proc/${again.pid}/environ`, 'utf8').split('\0').includes('CANTRIP_LOG_LEVEL=warning'))
+    // The same bootstrap file and data directory: the agent's log goes on where it was.
+    assert.is(readFileSync(join(dir, 'agent', 'fake.log'), 'utf8').split('\n').filter(line => line.endsWith(`${dir}/bootstrap ${dir}/agent`)).length, 2)
+    const missing = await rejection(provider.restartMachine(placement, '77'))
+    assert.is(missing.failure, 'invalid')
+    assert.match(missing.message, /^provider manual: invalid: machine 77 has no agent on .* to start: no agent in .*machine-77$/)
+    await provider.stopInstances([started.instanceId])
+  })
+
+  test('where systemd runs the host, the agent is a unit: Juju\'s jujud-machine-N layout, its ExecStart the kept run.sh', () => {
+    // juju/juju service/systemd/conf.go: Restart on failure, WantedBy multi-user.target (started after a reboot).
+    assert.equal(manualMachineUnit({ machineId: '4', machineDir: '/root/.cantrip/machine-4', codeDir: '/root/.cantrip/code/abc' }), {
+      name: 'cantripd-machine-4',
+      text: [
+        '[Unit]',
+        'Description=cantrip machine 4',
+        'After=syslog.target',
+        'After=network.target',
+        'After=systemd-user-sessions.service',
+        '',
+        '[Service]',
+        'WorkingDirectory=/root/.cantrip/code/abc',
+        'ExecStart=/bin/sh /root/.cantrip/machine-4/run.sh',
+        'StandardOutput=append:/root/.cantrip/machine-4/agent.log',
+        'StandardError=append:/root/.cantrip/machine-4/agent.log',
+        'Restart=on-failure',
+        'RestartSec=2',
+        'TimeoutSec=300',
+        '',
+        '[Install]',
+        'WantedBy=multi-user.target',
+        ''
+      ].join('\n')
+    })
   })
 
   test('remote arguments are quoted: a token with shell characters is stored as given', async () => {

@@ -203,6 +203,19 @@ provisioning('add-machine --private-key: an absolute key path kept with an ssh-p
   model.refused('add-machine', { placement: 'ssh:root@h', privateKey: 'id_rsa' }, /^controller: cannot add a machine: private key "id_rsa" is not an absolute file path$/)
 })
 
+provisioning('add-machine --listen/--advertise: kept with the machine for the provider, malformed ones refused in one line', () => {
+  const model = standard()
+  const [m] = model.ok('add-machine', { placement: 'ssh:root@10.0.0.9', listen: '0.0.0.0:17080', advertise: '203.0.113.7' }).machines!
+  const record = tableGet(model.context.machines, m!)!
+  assert.equal([record.listen, record.advertise], ['0.0.0.0:17080', '203.0.113.7'])
+  const [local] = model.ok('add-machine', { listen: 'fd00::5' }).machines!
+  assert.is(tableGet(model.context.machines, local!)!.listen, 'fd00::5')
+  assert.is(tableGet(model.context.machines, '0')!.listen, undefined, 'no network fields on other machines')
+  model.refused('add-machine', { listen: '10.0.0.9:99999' }, /^controller: cannot add a machine: listen "10\.0\.0\.9:99999" is not HOST, HOST:PORT or \[V6\]:PORT with a port from 1 to 65535$/)
+  model.refused('add-machine', { advertise: '0.0.0.0' }, /^controller: cannot add a machine: advertise "0\.0\.0\.0" is not an IPv4 or IPv6 address or a host name others can dial$/)
+  model.refused('add-machine', { advertise: 'a b' }, /advertise "a b" is not/)
+})
+
 provisioning('the first provisioning record stands; only controllers may write it', () => {
   const model = standard()
   const token = 'ab'.repeat(8)

@@ -19,7 +19,7 @@
  * link, kill -9 of a controller host) is test/chaos/multi-host.test.ts.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { suite } from 'uvu'
@@ -52,7 +52,7 @@ function onOk (host: NetnsHost, ...args: string[]): string {
   return run.stdout
 }
 
-type Status = { machines: Record<string, { 'dns-name'?: string, 'juju-status'?: { current: string } }>, applications: Record<string, { units?: Record<string, { machine?: string, 'public-address'?: string, 'workload-status': { current: string, message?: string } }> }> }
+type Status = { machines: Record<string, { 'dns-name'?: string, 'juju-status'?: { current: string } }>, applications: Record<string, { units?: Record<string, { machine?: string, 'public-address'?: string, 'workload-status': { current: string, message?: string }, 'juju-status'?: { current: string } }> }> }
 
 async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) => boolean, withinMs: number): Promise<Status> {
   return await untilHostStatus(home, host, what, holds, withinMs)
@@ -65,7 +65,10 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   }
   hosts = createHosts({ count: 2, dir: join(dir, 'hosts'), network })
   const [h1, h2] = hosts.hosts as [NetnsHost, NetnsHost]
-  const boot = onOk(h1, 'bootstrap', '--listen', h1.address)
+  // The controllers keep the CLI's CANTRIP_* settings, and hand them to the machines they start over ssh.
+  const booted = cantripOnHost(home, h1, ['bootstrap', '--listen', h1.address], { CANTRIP_LOG_LEVEL: 'debug' })
+  assert.is(booted.status, 0, booted.stderr)
+  const boot = booted.stdout
   assert.match(boot, `at ${h1.address}`)
   assert.match(onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile), 'created machine 0')
   const missing = on(h1, ['enable-ha', '-n', '3', '--to', '5'])
@@ -92,6 +95,22 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   assert.is(probe.stdout, '200', probe.stderr)
   // The agent lives under h2's own home.
   assert.ok(existsSync(join(h2.home, '.cantrip', 'machine-0')), 'machine 0 installed under h2\'s home')
+  // It runs from a kept run.sh with the controllers' settings (providers/agent-run-script.ts).
+  const runScript = readFileSync(join(h2.home, '.cantrip', 'machine-0', 'run.sh'), 'utf8')
+  assert.match(runScript, /^export CANTRIP_LOG_LEVEL='debug'\nexec '/, runScript)
+  assert.match(runScript, `'--advertise' '${h2.address}'`)
+  // Killed (kill -9, as a crash), it comes back with `cantrip start-agent 0` over ssh, as
+  // Juju users run `juju ssh 0 sudo systemctl start jujud-machine-0` (juju/juju
+  // service/systemd/service.go), and its unit is idle again.
+  const agentPid = Number(readFileSync(join(h2.home, '.cantrip', 'machine-0', 'pid'), 'utf8'))
+  process.kill(-agentPid, 'SIGKILL')
+  const restarted = onOk(h1, 'start-agent', '0')
+  assert.match(restarted, new RegExp(`^started machine 0 on root@${h2.address.replaceAll('.', '\\.')} \\(pid \\d+\\)\n$`))
+  const newPid = Number(/pid (\d+)/.exec(restarted)![1])
+  assert.is.not(newPid, agentPid)
+  assert.ok(readFileSync(`/proc/${newPid}/environ`, 'utf8').split('\0').includes('CANTRIP_LOG_LEVEL=debug'), 'the restarted agent has the settings')
+  assert.match(onOk(h1, 'start-agent', '0'), `machine 0 is already running on root@${h2.address} (pid ${newPid})`)
+  await untilStatus(h1, 'kv/0 idle after its agent came back', s => s.applications['kv']?.units?.['kv/0']?.['juju-status']?.current === 'idle' && s.machines['0']?.['juju-status']?.current === 'started', 120_000)
 
   const destroyed = onOk(h1, 'destroy-controller', 'local', '--no-prompt')
   assert.match(destroyed, '3 controllers and 1 machine agent stopped')

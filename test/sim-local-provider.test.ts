@@ -193,6 +193,42 @@ test('a new provider on the same disk adopts the running agents', async () => {
   assert.is(w.processes.detachedPids().length, 1, 'the same token answers the adopted instance')
 })
 
+test('a machine\'s own --listen/--advertise reach its agent and its address; others follow the default network; kept for restarts', async () => {
+  const clock = new SimClock({ startMs: 1_000_000 })
+  const files = new SimFileSystem()
+  const launched: string[][] = []
+  const processes = new SimProcessRunner(clock, () => { throw new Error('no plain processes here') }, {
+    files,
+    detachedScript: spec => { launched.push([...spec.args]); return { durationMs: 0, hang: true } }
+  })
+  const provider = new LocalProvider({
+    home: '/srv/machines',
+    logger: createMemoryLogger('local-provider', []),
+    command: { file: '/usr/bin/node', args: () => ['cantripd'], networkArgs: (listen, advertise) => ['--listen', listen, ...(advertise === undefined ? [] : ['--advertise', advertise])] },
+    processes,
+    files,
+    clock,
+    startCheckMs: 100,
+    // The controllers' network (agent/machine-agent-network.ts): a group other hosts reach.
+    defaultNetwork: { listen: '0.0.0.0', advertise: '10.0.0.5' }
+  })
+  const run = async <T>(promise: Promise<T>): Promise<T> => await settleClock(clock, promise, 50, 60_000)
+  const own = await run(provider.startInstance({ ...spec('8'), network: { listen: '10.0.0.8:17080', advertise: '203.0.113.8' } }))
+  const bound = await run(provider.startInstance({ ...spec('9'), network: { listen: '10.0.0.9' } }))
+  const plain = await run(provider.startInstance(spec('10')))
+  assert.equal(launched, [
+    ['cantripd', '--listen', '/ip4/10.0.0.8/tcp/17080', '--advertise', '203.0.113.8'],
+    ['cantripd', '--listen', '/ip4/10.0.0.9/tcp/0'],
+    ['cantripd', '--listen', '/ip4/0.0.0.0/tcp/0', '--advertise', '10.0.0.5']
+  ])
+  assert.equal([own.addresses, bound.addresses, plain.addresses], [['203.0.113.8'], ['10.0.0.9'], ['10.0.0.5']])
+  // A restart (the watchdog's, or start-agent's) launches the same agent from what the directory keeps.
+  processes.crash(processes.detachedPids()[0]!)
+  await run(provider.startInstance({ ...spec('8') }))
+  assert.equal(launched.at(-1), ['cantripd', '--listen', '/ip4/10.0.0.8/tcp/17080', '--advertise', '203.0.113.8'])
+  assert.equal((await provider.allInstances()).map(i => [i.machineId, i.addresses]), [['10', ['10.0.0.5']], ['8', ['203.0.113.8']], ['9', ['10.0.0.9']]])
+})
+
 test.run()
 
 const swarm = suite('local provider faults swarm')

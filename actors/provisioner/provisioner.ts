@@ -28,6 +28,7 @@
  * their instances by token. Nothing here reads a clock but the injected one.
  */
 import { createActor, fromPromise, type ActorRefFrom } from 'xstate'
+import type { AgentNetwork } from '../../runtime/agent-network.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -336,7 +337,8 @@ export class Provisioner {
             bootstrap,
             constraints: input.constraints,
             ...(current.placement === null ? {} : { placement: current.placement }),
-            ...(current.privateKey === undefined ? {} : { sshKeyFile: current.privateKey })
+            ...(current.privateKey === undefined ? {} : { sshKeyFile: current.privateKey }),
+            ...(current.listen === undefined && current.advertise === undefined ? {} : { network: machineNetwork(current) })
           }, progress => {
             const actor = this.#machines.get(input.machineId)?.actor
             if (progress.type === 'allocated') actor?.send({ type: 'instance.allocated', instanceId: progress.instanceId, at: this.#o.clock.now() })
@@ -465,4 +467,9 @@ export class Provisioner {
       this.#o.logger.log('warning', `${component}: ${body.type} for machine ${body.machine} not committed: ${error instanceof Error ? error.message : String(error)}`)
     }).finally(() => { this.#inFlight.delete(key) })
   }
+}
+
+/** The machine's own listen and advertise settings, as the provider takes them. */
+function machineNetwork (machine: MachineRecord): AgentNetwork {
+  return { ...(machine.listen === undefined ? {} : { listen: machine.listen }), ...(machine.advertise === undefined ? {} : { advertise: machine.advertise }) }
 }

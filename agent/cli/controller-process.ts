@@ -133,6 +133,8 @@ export function controllerArgs (member: NewMember, options: SpawnOptions, paths:
     '--admin', options.admin,
     '--provider', 'local', '--machines-dir', paths.machinesDir,
     ...(options.join === true ? ['--join'] : []),
+    // A controller that is a unit starts its machines as units (agent/machine-agent-supervision.ts).
+    ...(options.systemd === true ? ['--systemd'] : []),
     ...(options.inspect === true ? ['--inspect', '0'] : []),
     ...(options.inspect === true && options.inspectData === true ? ['--inspect-data'] : [])
   ]

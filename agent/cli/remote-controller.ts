@@ -22,6 +22,7 @@ import { InvalidInputError } from '../../runtime/errors.ts'
 import { isMachineId } from '../../runtime/ids.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { FullModel } from './connection.ts'
+import { keptEnvironment } from '../agent-launch.ts'
 import { createManualProvider } from '../create-manual-provider.ts'
 import type { ManualProvider } from '../../providers/manual-provider.ts'
 import type { ControllerEntry, ControllerMember } from './cli-home.ts'
@@ -127,11 +128,27 @@ export async function startRemoteMember (entry: ControllerEntry, member: NewMemb
           listen: `/ip4/0.0.0.0/tcp/${member.port}`,
           advertise: address,
           machinesDir: `${dir.slice(0, dir.lastIndexOf('/'))}/machines`
-        })]
+        })],
+        // The same CANTRIP_* settings a member on this host keeps in its launch record.
+        env: keptEnvironment(process.env)
       }
     })
     member['data-dir'] = started.dir
     member.pid = started.pid
+  } finally {
+    await manual.close()
+  }
+}
+
+/**
+ * Starts the agent of a machine added over ssh again on its host, from the `run.sh` kept
+ * there (`cantrip start-agent N`), reached with the key it was added with; its pid there,
+ * and whether it ran already.
+ */
+export async function restartSshMachine (entry: ControllerEntry, placement: string, machineId: string, sshKeyFile: string | undefined): Promise<{ pid: number, already: boolean }> {
+  const manual = provider(entry, undefined)
+  try {
+    return await manual.restartMachine(placement, machineId, sshKeyFile)
   } finally {
     await manual.close()
   }

@@ -300,6 +300,9 @@ export interface MachineRecord {
   readonly placement: string | null
   /** With an ssh placement: the private key file the controllers reach the host with; absent: ssh's own. */
   readonly privateKey?: string
+  /** Where its agent listens (`HOST[:PORT]`) and the address it advertises (`add-machine --listen/--advertise`); absent: the provider's default. */
+  readonly listen?: string
+  readonly advertise?: string
   /**
    * Recorded by the provisioner before the first start: the instance idempotency token
    * (the same token never makes a second instance) and the one-time registration secret
@@ -698,8 +701,12 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'detach-storage', readonly unit: UnitName, readonly storageId: StorageId }
   /** The unit committed `-storage-detaching` (or never attached it): the attachment leaves the model. */
   | { readonly type: 'storage-detached', readonly unit: UnitName, readonly storageId: StorageId }
-  /** `privateKey`: with an ssh placement, the key file the controllers' ssh uses (Juju's `add-machine --private-key`). */
-  | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string, readonly privateKey?: string }
+  /**
+   * `privateKey`: with an ssh placement, the key file the controllers' ssh uses (Juju's
+   * `add-machine --private-key`); `listen`/`advertise`: where its agent binds and what it
+   * gives out (runtime/agent-network.ts), the provider's default when absent.
+   */
+  | { readonly type: 'add-machine', readonly constraints?: Constraints, readonly placement?: string, readonly privateKey?: string, readonly listen?: string, readonly advertise?: string }
   /**
    * The provisioner records how it will start the machine's instance (controllers only).
    * `renew`: a new start attempt after one whose agent registered but whose instance

@@ -4,8 +4,10 @@
  * over three hosts: c0 bootstrapped on h1 (`--listen H1`), c1 on h2 and c2 on h3 placed
  * by `enable-ha -n 3 --to ssh:root@H2,ssh:root@H3` (Juju's enable-ha --to,
  * juju/juju cmd/juju/commands/enableha.go). Machines on h2 and h3 are added over ssh with
- * the manual provider; kv/0 and web/0 on h2, kv/1 on h3, so web reaches kv across hosts.
- * Then:
+ * the manual provider, and the example bundle (examples/bundle.yaml: kv ×2 behind web,
+ * logship on every kv unit) is deployed onto them with `--map-machines existing` (Juju's
+ * deploy flag, juju/juju cmd/juju/application/deploy.go): kv/0 and web/0 on h2, kv/1 on
+ * h3, so web reaches kv across hosts. Then:
  *
  *   1. values put through kv's action are acknowledged;
  *   2. h3's link is cut (c2 and machine 1 with it): status, answered by c0 and c1, tells
@@ -23,22 +25,21 @@
  * otherwise). The small sample in `npm test` is test/multi-host.test.ts.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHosts, cutLink, destroyHosts, healLink, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../../scripts/netns-hosts.ts'
 import { cantripOnHost, untilHostStatus, type CliRun } from '../support/netns-cli.ts'
 import { chaosFull } from './support/chaos-scale.ts'
+import { writeExampleBundle } from '../support/example-bundle.ts'
 
 const test = suite('multi-host chaos')
 const unavailable = chaosFull ? netnsUnavailable() : 'runs under npm run test:chaos only (the sample is test/multi-host.test.ts)'
 const dir = mkdtempSync(join(tmpdir(), 'cantrip-hosts-chaos-'))
 const home = join(dir, 'cli-home')
 const network = `10.232.${20 + (process.pid % 200)}.0/24`
-const kvCharm = resolve('examples/charms/kv')
-const webCharm = resolve('examples/charms/web')
 const settleMs = 600_000
 
 test.after(() => {
@@ -62,7 +63,7 @@ function onOk (host: NetnsHost, ...args: string[]): string {
   return run.stdout
 }
 
-type Unit = { machine?: string, 'public-address'?: string, 'workload-status': { current: string }, 'juju-status': { current: string } }
+type Unit = { machine?: string, 'public-address'?: string, 'workload-status': { current: string }, 'juju-status': { current: string }, subordinates?: Record<string, Unit> }
 type Status = { machines: Record<string, { 'dns-name'?: string, 'juju-status': { current: string } }>, applications: Record<string, { units?: Record<string, Unit> }> }
 
 async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) => boolean, withinMs = settleMs): Promise<Status> {
@@ -70,7 +71,10 @@ async function untilStatus (host: NetnsHost, what: string, holds: (s: Status) =>
 }
 
 const units = (s: Status): Array<[string, Unit]> => Object.values(s.applications).flatMap(a => Object.entries(a.units ?? {}))
-const allIdle = (s: Status): boolean => units(s).length === 3 && units(s).every(([, u]) => u['juju-status'].current === 'idle' && u['workload-status'].current === 'active')
+const settled = (u: Unit): boolean => u['juju-status'].current === 'idle' && u['workload-status'].current === 'active'
+/** kv/0, kv/1 and web/0 idle and active, each kv unit with its logship subordinate idle too. */
+const allIdle = (s: Status): boolean => units(s).length === 3 && units(s).every(([, u]) => settled(u)) &&
+  Object.values(s.applications['kv']?.units ?? {}).every(u => Object.values(u.subordinates ?? {}).length === 1 && Object.values(u.subordinates ?? {}).every(settled))
 
 test('the bundle and the controllers over three hosts survive a cut link and kill -9 of a controller host', async () => {
   if (unavailable !== undefined) {
@@ -87,9 +91,13 @@ test('the bundle and the controllers over three hosts survive a cut link and kil
     { c0: ['h1', true], c1: [`root@${h2.address}`, true], c2: [`root@${h3.address}`, true] })
   onOk(h1, 'add-machine', `ssh:root@${h2.address}`, '--private-key', hosts.keyFile)
   onOk(h1, 'add-machine', `ssh:root@${h3.address}`, '--private-key', hosts.keyFile)
-  onOk(h1, 'deploy', kvCharm, '-n', '2', '--to', '0,1', '--config', 'port-base=18600')
-  onOk(h1, 'deploy', webCharm, '--to', '0', '--config', 'port-base=18700')
-  onOk(h1, 'integrate', 'web:backend', 'kv:website')
+  // The example bundle, its machines mapped onto the two hosts: kv/0 and web/0 on h2, kv/1 on h3.
+  const bundle = join(dir, 'bundle.yaml')
+  writeExampleBundle(bundle, { kvBase: 18600, webBase: 18700 })
+  writeFileSync(bundle, readFileSync(bundle, 'utf8')
+    .replace('    num_units: 2\n', '    num_units: 2\n    to: ["0", "1"]\n')
+    .replace('    num_units: 1\n', '    num_units: 1\n    to: ["0"]\n') + 'machines:\n  "0": {}\n  "1": {}\n')
+  onOk(h1, 'deploy', bundle, '--map-machines', 'existing')
   let doc = await untilStatus(h1, 'every unit idle', allIdle)
   const where = Object.fromEntries(units(doc).map(([name, u]) => [name, u['public-address']]))
   assert.equal(where, { 'kv/0': h2.address, 'kv/1': h3.address, 'web/0': h2.address })

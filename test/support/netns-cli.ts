@@ -8,9 +8,9 @@ import { distProgram } from './dist.ts'
 
 export interface CliRun { status: number, stdout: string, stderr: string }
 
-export function cantripOnHost (home: string, host: NetnsHost, args: readonly string[]): CliRun {
+export function cantripOnHost (home: string, host: NetnsHost, args: readonly string[], env: Readonly<Record<string, string>> = {}): CliRun {
   const run = spawnSync('ip', ['netns', 'exec', host.namespace, process.execPath, distProgram('cantrip'), ...args], {
-    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 300_000
+    env: { ...process.env, ...env, CANTRIP_HOME: home, NO_COLOR: '1' }, encoding: 'utf8', timeout: 300_000
   })
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
 }

@@ -25,7 +25,7 @@ import { parse as parseYaml } from 'yaml'
 import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
 import type { CharmSummaryInput, ConfigValue, ModelContext, StorageDirectiveInput } from '../../../runtime/model/model-types.ts'
 import { parseStorageDirectives } from '../../../runtime/model/storage-directives.ts'
-import { tableValues } from '../../../runtime/model/table.ts'
+import { tableGet, tableValues } from '../../../runtime/model/table.ts'
 import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { packCharm } from '../../charm/charm-archive.ts'
 import { isCharmArchivePath, loadCharmArchive } from '../../charm/charm-file.ts'
@@ -70,7 +70,8 @@ export type DeployRequest =
     /** `--resource NAME=PATH` files, read. */
     readonly resources?: readonly ResourceFile[]
   }
-  | { readonly kind: 'bundle', readonly bundle: Bundle }
+  /** `mapMachines`: `--map-machines existing`, bundle machines taken by the model's machines of the same ids. */
+  | { readonly kind: 'bundle', readonly bundle: Bundle, readonly mapMachines?: boolean }
 
 export type DeployStep =
   /** Upload the archive and add the charm (skipped when `exists`: the model has it). */
@@ -78,7 +79,8 @@ export type DeployStep =
   /** Upload a resource file to the controllers' store (before the deploy that names it). */
   | { readonly kind: 'resource', readonly file: ResourceFile, readonly say: string }
   /** add-machine; its id stands for bundle machine `ref` in later placements. */
-  | { readonly kind: 'machine', readonly ref: string, readonly body: Extract<ModelCommandBody, { type: 'add-machine' }>, readonly say: string }
+  /** A bundle machine: added (`body`), or an existing one of the model (`existing`, `--map-machines existing`). */
+  | { readonly kind: 'machine', readonly ref: string, readonly body?: Extract<ModelCommandBody, { type: 'add-machine' }>, readonly existing?: string, readonly say: string }
   /** A model command (none: only a line to say); `placementRefs` (bundle machine refs) become its `placement`. */
   | { readonly kind: 'submit', readonly body?: ModelCommandBody, readonly placementRefs?: readonly string[], readonly say: string }
 
@@ -216,6 +218,13 @@ export function planDeploy (request: DeployRequest, charms: ReadonlyMap<string, 
     })
   }
   for (const id of [...needed].sort((a, b) => Number(a) - Number(b))) {
+    // Juju's --map-machines=existing (cmd/juju/application/deploy.go): an existing machine
+    // with the bundle machine's id is used as it is, one added over ssh among them.
+    const existing = request.mapMachines === true ? tableGet(model.machines, id) : undefined
+    if (existing !== undefined && existing.life === 'alive') {
+      machineSteps.unshift({ kind: 'machine', ref: `bundle:${id}`, existing: id, say: `- use existing machine ${id} (bundle machine ${id})` })
+      continue
+    }
     const constraints = declared.get(id)!.constraints
     machineSteps.unshift({ kind: 'machine', ref: `bundle:${id}`, body: { type: 'add-machine', ...(Object.keys(constraints).length > 0 ? { constraints } : {}) }, say: `- add new machine (bundle machine ${id})` })
   }
@@ -263,6 +272,7 @@ export async function executePlan (client: ModelClient, plan: DeployPlan, out: O
     } else if (step.kind === 'resource') {
       await uploadResource(component, client, step.file)
     } else if (step.kind === 'machine') {
+      if (step.body === undefined) { machines.set(step.ref, step.existing ?? ''); continue }
       const result = expectOk(await client.submit(step.body))
       machines.set(step.ref, result.machines?.[0] ?? '')
     } else if (step.body !== undefined) {
@@ -300,6 +310,7 @@ export interface DeployOptions {
   trust?: boolean
   storage?: string[]
   resource?: string[]
+  mapMachines?: string
 }
 
 /** Checks the command line and reads the files it names; nothing is sent. */
@@ -308,7 +319,8 @@ export function deployRequest (target: string, application: string | undefined, 
     for (const [flag, given] of [['-n', options.n], ['--to', options.to], ['--config', options.config?.length === 0 ? undefined : options.config], ['--constraints', options.constraints], ['--storage', options.storage?.length === 0 ? undefined : options.storage], ['--resource', options.resource?.length === 0 ? undefined : options.resource], ['application', application]] as const) {
       if (given !== undefined) throw new InvalidInputError(component, `no ${flag} with a bundle (the bundle says)`, Array.isArray(given) ? given.join(' ') : given)
     }
-    return { kind: 'bundle', bundle: readBundle(component, target) }
+    if (options.mapMachines !== undefined && options.mapMachines !== 'existing') throw new InvalidInputError(component, '--map-machines existing', options.mapMachines)
+    return { kind: 'bundle', bundle: readBundle(component, target), ...(options.mapMachines === undefined ? {} : { mapMachines: true }) }
   }
   if (application !== undefined) checkApplication(component, application)
   const numUnits = options.n === undefined ? undefined : parseCount(component, options.n, 1)
@@ -339,7 +351,7 @@ export function deployRequest (target: string, application: string | undefined, 
 
 /** Whether the step sends anything to the controllers. */
 export function sends (step: DeployStep): boolean {
-  return step.kind === 'charm' ? !step.exists : step.kind === 'machine' || step.kind === 'resource' || step.body !== undefined
+  return step.kind === 'charm' ? !step.exists : step.kind === 'resource' || step.body !== undefined
 }
 
 /** A unit-creating command placed on machines made earlier in the plan (no other command takes a placement). */
@@ -364,6 +376,7 @@ export const registerDeploy: RegisterCommand = (program, context) => {
     .option('--trust', 'grant the charm access to cloud credentials')
     .option('--storage <directive>', 'storage for each unit, NAME=[COUNT,][SIZE] e.g. data=10G (repeatable)', collect, [])
     .option('--resource <name=path>', 'a file for one of the charm\'s resources (repeatable)', collect, [])
+    .option('--map-machines <existing>', 'with a bundle: use the model\'s machines with the ids of the bundle\'s machines')
     .option(controllerFlags, controllerHelp)
     .action(async (target: string, application: string | undefined, options: DeployOptions & { numUnits?: string, controller?: string }) => {
       const parsed: DeployOptions = { ...options, ...(options.numUnits === undefined ? {} : { n: options.numUnits }) }

@@ -1,12 +1,18 @@
 /**
- * `cantrip add-machine [ssh:user@host[:port]] [--private-key FILE] [-n N] [--constraints "k=v ..."]`
- * and `cantrip remove-machine M... [--force]`, as Juju's. With an ssh placement the
- * controllers run ssh to the host (the manual provider): `--private-key` names the key
- * file they use, by its absolute path, so it must be readable where the controllers run
- * (this host, for a group bootstrapped here); the key itself never enters the model.
+ * `cantrip add-machine [ssh:user@host[:port]] [--private-key FILE] [-n N] [--constraints "k=v ..."]
+ * [--listen HOST[:PORT]] [--advertise HOST]` and `cantrip remove-machine M... [--force]`, as
+ * Juju's. With an ssh placement the controllers run ssh to the host (the manual provider):
+ * `--private-key` names the key file they use, by its absolute path, so it must be
+ * readable where the controllers run (this host, for a group bootstrapped here); the key
+ * itself never enters the model. `--listen` and `--advertise` are cantrip's own (Juju
+ * learns a machine's addresses from the cloud): where the machine's agent binds and the
+ * address it, and its units' `private-address`, give out — for a host with several
+ * interfaces or behind NAT. Without them a machine over ssh listens everywhere and
+ * advertises the host as named, and a local one follows the controllers' network.
  */
 import { accessSync, constants } from 'node:fs'
 import { resolve } from 'node:path'
+import { isAdvertisableHost, parseListen, type AgentNetwork } from '../../../runtime/agent-network.ts'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import type { ModelCommandBody } from '../../../runtime/model/command-proposer.ts'
 import { parseConstraintText } from '../bundle.ts'
@@ -17,15 +23,24 @@ import type { MachineRecord } from '../../../runtime/model/model-types.ts'
 import type { Command } from 'commander'
 import { checkMachine, collect, type Connect, controllerFlags, controllerHelp, type Out, parseCount, readModel } from './model-common.ts'
 
-export function addMachineCommand (placement: string | undefined, constraints: readonly string[], privateKey?: string): Extract<ModelCommandBody, { type: 'add-machine' }> {
+export function addMachineCommand (placement: string | undefined, constraints: readonly string[], privateKey?: string, network: AgentNetwork = {}): Extract<ModelCommandBody, { type: 'add-machine' }> {
   const component = 'cantrip add-machine'
+  if (network.listen !== undefined && parseListen(network.listen) === undefined) throw new InvalidInputError(component, '--listen as HOST, HOST:PORT or [V6]:PORT (e.g. 10.0.0.7:17080)', network.listen)
+  if (network.advertise !== undefined && !isAdvertisableHost(network.advertise)) throw new InvalidInputError(component, '--advertise as an IPv4 or IPv6 address or a host name (not 0.0.0.0)', network.advertise)
   if (placement !== undefined && !/^ssh:[A-Za-z0-9._-]+@[A-Za-z0-9.:_[\]-]+$/.test(placement)) {
     throw new InvalidInputError(component, 'a placement like ssh:user@host or ssh:user@host:port', placement)
   }
   const key = privateKey === undefined ? undefined : privateKeyFile(component, placement, privateKey)
   const parsed: Record<string, string> = {}
   for (const text of constraints) Object.assign(parsed, parseConstraintText(text, got => { throw new InvalidInputError(component, '--constraints like "mem=4G cores=2"', got) }))
-  return { type: 'add-machine', ...(Object.keys(parsed).length > 0 ? { constraints: parsed } : {}), ...(placement === undefined ? {} : { placement }), ...(key === undefined ? {} : { privateKey: key }) }
+  return {
+    type: 'add-machine',
+    ...(Object.keys(parsed).length > 0 ? { constraints: parsed } : {}),
+    ...(placement === undefined ? {} : { placement }),
+    ...(key === undefined ? {} : { privateKey: key }),
+    ...(network.listen === undefined ? {} : { listen: network.listen }),
+    ...(network.advertise === undefined ? {} : { advertise: network.advertise })
+  }
 }
 
 /** The key file by its absolute path, checked readable here (the controllers of a local group read the same file). */
@@ -40,8 +55,9 @@ function privateKeyFile (component: string, placement: string | undefined, file:
   return path
 }
 
-export async function runAddMachine (connect: Connect, placement: string | undefined, options: { n?: string, constraints?: string[], privateKey?: string }, out: Out): Promise<void> {
-  const body = addMachineCommand(placement, options.constraints ?? [], options.privateKey)
+export async function runAddMachine (connect: Connect, placement: string | undefined, options: { n?: string, constraints?: string[], privateKey?: string, listen?: string, advertise?: string }, out: Out): Promise<void> {
+  const network = { ...(options.listen === undefined ? {} : { listen: options.listen }), ...(options.advertise === undefined ? {} : { advertise: options.advertise }) }
+  const body = addMachineCommand(placement, options.constraints ?? [], options.privateKey, network)
   const count = parseCount('cantrip add-machine', options.n, 1)
   if (placement !== undefined && count > 1) throw new InvalidInputError('cantrip add-machine', '-n 1 with an ssh: placement', String(count))
   const client = await connect()
@@ -112,12 +128,16 @@ export const registerMachines: RegisterCommand = (program, context) => {
     .option('-n, --num-machines <n>', 'number of machines to add', '1')
     .option('--constraints <constraints>', 'machine constraints, e.g. "mem=4G cores=2" (repeatable)', collect, [])
     .option('--private-key <file>', 'with ssh:user@host: the private key the controllers connect with (default: ssh\'s own)')
+    .option('--listen <host[:port]>', 'where the machine agent listens (default: every interface over ssh, the controllers\' network locally)')
+    .option('--advertise <host>', 'the address the machine and its units give out (default: the ssh host, or the --listen host)')
     .option(controllerFlags, controllerHelp)
-    .action(async (placement: string | undefined, options: { numMachines?: string, constraints?: string[], privateKey?: string, controller?: string }) => {
+    .action(async (placement: string | undefined, options: { numMachines?: string, constraints?: string[], privateKey?: string, listen?: string, advertise?: string, controller?: string }) => {
       await runAddMachine(async () => await context.connect(options.controller), placement, {
         ...(options.numMachines === undefined ? {} : { n: options.numMachines }),
         constraints: options.constraints ?? [],
-        ...(options.privateKey === undefined ? {} : { privateKey: options.privateKey })
+        ...(options.privateKey === undefined ? {} : { privateKey: options.privateKey }),
+        ...(options.listen === undefined ? {} : { listen: options.listen }),
+        ...(options.advertise === undefined ? {} : { advertise: options.advertise })
       }, context.out)
     })
 

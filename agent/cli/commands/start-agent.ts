@@ -9,8 +9,9 @@
  * local provider's own restart of an instance (same bootstrap file and data directory), as
  * the leader's watchdog would. An agent that runs is left alone.
  *
- * A member on another host (`enable-ha --to ssh:…`) is started there over ssh, from the
- * command it keeps beside its data (agent/cli/remote-controller.ts).
+ * A member on another host (`enable-ha --to ssh:…`), or a machine added over ssh
+ * (`add-machine ssh:…`), is started there over ssh, from the `run.sh` it keeps beside its
+ * data (agent/cli/remote-controller.ts, providers/agent-run-script.ts).
  *
  * A member whose data is gone cannot come back as itself: the command says so and names
  * `cantrip enable-ha`, which replaces it.
@@ -20,6 +21,7 @@ import { join } from 'node:path'
 import { InvalidInputError } from '../../../runtime/errors.ts'
 import { isMachineId } from '../../../runtime/ids.ts'
 import { silentLogger } from '../../../runtime/logger.ts'
+import { readerOf } from '../../../runtime/model/model-draft.ts'
 import { localInstanceDirName, modelMachinesHome } from '../../../providers/local-provider.ts'
 import { readAgentLaunch, startAgentProcess } from '../../agent-launch.ts'
 import { createLocalProvider } from '../../create-local-provider.ts'
@@ -30,7 +32,7 @@ import { controllerMemberName, modelTarget, readControllers, writeControllers, t
 import type { Connection } from '../connection.ts'
 import { openConnection } from '../open-connection.ts'
 import { progress } from '../progress.ts'
-import { restartRemoteMember } from '../remote-controller.ts'
+import { restartRemoteMember, restartSshMachine } from '../remote-controller.ts'
 
 const component = 'cantrip start-agent'
 /** How long a restarted controller may take to answer. */
@@ -38,7 +40,7 @@ const answerTimeoutMs = 60_000
 
 export const registerStartAgent: RegisterCommand = (program, context) => {
   program.command('start-agent')
-    .description('start a stopped controller (c0, c1, …) or machine agent (0, 1, …) on this host from its data directory')
+    .description('start a stopped controller (c0, c1, …) or machine agent (0, 1, …) from its data directory, here or over ssh on its host')
     .argument('<agent>', 'a controller member as show-controller names it (c1), or a machine id (2)')
     .option('-c, --controller <name>', 'controller (default: the current one)')
     .option('-m, --model <model>', 'the machine\'s model (default: the current one)')
@@ -49,7 +51,7 @@ export const registerStartAgent: RegisterCommand = (program, context) => {
         return
       }
       if (!isMachineId(agent)) throw new InvalidInputError(component, `a controller member (${memberNames(target.entry)}) or a machine id`, agent)
-      await startMachine(context, target.entry, target.model, agent)
+      await startMachine(context, target.controller, target.entry, target.model, agent)
     })
 }
 
@@ -144,12 +146,13 @@ async function waitForAnswer (entry: ControllerEntry, member: ControllerMember, 
   }
 }
 
-async function startMachine (context: CliContext, entry: ControllerEntry, model: string, machine: string): Promise<void> {
+async function startMachine (context: CliContext, controller: string, entry: ControllerEntry, model: string, machine: string): Promise<void> {
   const machines = join(entry.dir, 'machines')
   const home = model === 'default' ? machines : modelMachinesHome(machines, model)
   const dir = join(home, localInstanceDirName(machine))
   if (!existsSync(join(dir, 'token'))) {
-    throw new InvalidInputError(component, `a machine of model "${model}" with a local instance on this host (${dir}); a machine added over SSH is started on its host`, machine)
+    await startSshMachine(context, controller, entry, model, machine, dir)
+    return
   }
   const provider = createLocalProvider({ home, logger: silentLogger, ...(entry.inspect === true ? { extraArgs: ['--inspect', '0', ...(entry['inspect-data'] === true ? ['--inspect-data'] : [])] } : {}) })
   const running = (await provider.allInstances()).find(i => i.machineId === machine && i.status === 'running')
@@ -162,4 +165,29 @@ async function startMachine (context: CliContext, entry: ControllerEntry, model:
   await provider.startInstance({ machineId: machine, token: readFileSync(join(dir, 'token'), 'utf8'), bootstrap: readFileSync(join(dir, 'bootstrap')), constraints: {} })
   const pid = readFileSync(join(dir, 'agent.pid'), 'utf8').trim().split(/\s+/)[0]
   step.done(`started machine ${machine} (pid ${pid})`)
+}
+
+/**
+ * A machine added over ssh (`add-machine ssh:user@host`) has no instance here: its agent
+ * is started on its host over ssh from the `run.sh` kept beside its data, as Juju users
+ * run `juju ssh N sudo systemctl start jujud-machine-N`, with the key it was added with.
+ */
+async function startSshMachine (context: CliContext, controller: string, entry: ControllerEntry, model: string, machine: string, localDir: string): Promise<void> {
+  const connection = await openConnection(entry, controller)
+  let record
+  try {
+    connection.useModel(model)
+    record = readerOf((await connection.model()).model).machine(machine)
+  } finally {
+    await connection.close().catch(() => {})
+  }
+  if (record === undefined) throw new InvalidInputError(component, `a machine of model "${model}"`, machine)
+  const placement = record.placement
+  if (placement === null || !placement.startsWith('ssh:')) {
+    throw new InvalidInputError(component, `a machine of model "${model}" with a local instance on this host (${localDir}) or added over ssh`, `machine ${machine} with neither`)
+  }
+  const where = placement.slice('ssh:'.length)
+  const step = progress(context, `starting machine ${machine}'s agent on ${where}`)
+  const { pid, already } = await restartSshMachine(entry, placement, machine, record.privateKey)
+  step.done(already ? `machine ${machine} is already running on ${where} (pid ${pid})` : `started machine ${machine} on ${where} (pid ${pid})`)
 }

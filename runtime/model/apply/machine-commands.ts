@@ -1,3 +1,4 @@
+import { agentNetworkProblem } from '../../agent-network.ts'
 import { limits } from '../../limits.ts'
 import { keys } from '../keys.ts'
 import { machineAgentStatuses, machineInstanceStatuses } from '../model-types.ts'
@@ -41,7 +42,13 @@ export const machineCommands: HandlerTable<'retry-provisioning' | 'add-machine' 
       // A path, never the key: the controllers read the file where they run ssh.
       if (!/^\/[^\0\n]{0,1023}$/.test(privateKey)) refuse(c, `private key ${q(privateKey)} is not an absolute file path`)
     }
-    const machine = newMachine(d, constraintsOf(c, c.constraints), placement, privateKey)
+    const network = {
+      ...(c.listen === undefined ? {} : { listen: text(c, 'listen', c.listen) }),
+      ...(c.advertise === undefined ? {} : { advertise: text(c, 'advertise', c.advertise) })
+    }
+    const problem = agentNetworkProblem(network)
+    if (problem !== undefined) refuse(c, problem)
+    const machine = newMachine(d, constraintsOf(c, c.constraints), placement, privateKey, network)
     return { machines: [machine.id] }
   },
 

@@ -1,3 +1,4 @@
+import type { AgentNetwork } from '../../agent-network.ts'
 import { assert } from '../../assert.ts'
 import type { ApplicationName, MachineId, UnitName } from '../../ids.ts'
 import { limits } from '../../limits.ts'
@@ -17,7 +18,7 @@ import { putApplication, putUnit, putMachine, putRelation, removeKey } from './w
  * Machines, units and applications coming and going: shared by the commands that add, remove and finish them.
  */
 
-export function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>>, placement: string | null = null, privateKey?: string): MachineRecord {
+export function newMachine (d: ModelDraft, constraints: Readonly<Record<string, string>>, placement: string | null = null, privateKey?: string, network: AgentNetwork = {}): MachineRecord {
   const id = String(d.counters.machine)
   d.counters = { ...d.counters, machine: d.counters.machine + 1 }
   const machine: MachineRecord = {
@@ -32,6 +33,8 @@ export function newMachine (d: ModelDraft, constraints: Readonly<Record<string, 
     clean: true,
     placement,
     ...(privateKey === undefined ? {} : { privateKey }),
+    ...(network.listen === undefined ? {} : { listen: network.listen }),
+    ...(network.advertise === undefined ? {} : { advertise: network.advertise }),
     provisioning: null,
     agentPeer: null,
     statusHistory: [
