@@ -248,8 +248,6 @@ test('start-agent brings the killed controllers back as the voters they were; a 
   assert.equal(cantrip(home, ['start-agent', 'c2']), { status: 0, stdout: `controller c2 is already running (pid ${c2.pid})\n`, stderr: '' })
   const bad = cantrip(home, ['start-agent', 'bogus'])
   assert.equal([bad.status, bad.stderr], [1, 'ERROR cantrip start-agent: expected a controller member (c0, c1, c2) or a machine id, got "bogus"\n'])
-  const none = cantrip(home, ['start-agent', '7'])
-  assert.equal([none.status, none.stderr], [1, `ERROR cantrip start-agent: expected a machine of model "default" with a local instance on this host (${join(machinesDir, 'machine-7')}); a machine added over SSH is started on its host, got "7"\n`])
   // c1 (killed for the quorum loss) first: with it the group has a quorum again; then c0, the original.
   for (const name of ['c1', 'c0']) {
     const run = cantrip(home, ['start-agent', name])
@@ -261,6 +259,10 @@ test('start-agent brings the killed controllers back as the voters they were; a 
   const before = controllerMembers().map(m => m['peer-id'])
   const s = await eventually('c0 and c1 back as voters, caught up', 60_000, () => healthy(['c0', 'c1', 'c2']))
   assert.equal(Object.values(s.members).map(m => m['peer-id']), before, 'the same members, not new ones')
+  // A machine with no instance here may have been added over ssh: the model is asked (it
+  // can answer again), and one it does not have is refused in one line.
+  const none = cantrip(home, ['start-agent', '7'])
+  assert.equal([none.status, none.stderr], [1, 'ERROR cantrip start-agent: expected a machine of model "default", got "7"\n'])
 })
 
 test('a controller lost with its data is replaced by enable-ha; 3 voters again and a write commits', async () => {

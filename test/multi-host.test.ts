@@ -97,7 +97,8 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   assert.ok(existsSync(join(h2.home, '.cantrip', 'machine-0')), 'machine 0 installed under h2\'s home')
   // It runs from a kept run.sh with the controllers' settings (providers/agent-run-script.ts).
   const runScript = readFileSync(join(h2.home, '.cantrip', 'machine-0', 'run.sh'), 'utf8')
-  assert.match(runScript, /^export CANTRIP_LOG_LEVEL='debug'\nexec '/, runScript)
+  // (Every CANTRIP_* setting is kept: the test runner's job marker, when set, too.)
+  assert.match(runScript, /^export CANTRIP_LOG_LEVEL='debug'\n(export CANTRIP_[A-Z_]+='[^'\n]*'\n)*exec '/, runScript)
   assert.match(runScript, `'--advertise' '${h2.address}'`)
   // Killed (kill -9, as a crash), it comes back with `cantrip start-agent 0` over ssh, as
   // Juju users run `juju ssh 0 sudo systemctl start jujud-machine-0` (juju/juju
