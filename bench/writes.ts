@@ -86,7 +86,7 @@ export async function measureEtcdWrites (): Promise<StoreWrites> {
 }
 
 /** A charm with one string option, so `set-config` has something to set. */
-function writeBenchCharm (root: string): string {
+export function writeBenchCharm (root: string): string {
   const dir = join(root, 'bench-config')
   mkdirSync(join(dir, 'hooks'), { recursive: true })
   writeFileSync(join(dir, 'metadata.yaml'), 'name: bench-config\nsummary: a charm with one option\ndescription: for the write bench\n')

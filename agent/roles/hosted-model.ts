@@ -33,6 +33,7 @@ import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
+import { writeStageTraceFromEnvironment } from '../write-stage-trace.ts'
 import type { ControllerRoleOptions } from './controller-role.ts'
 import { modelUuidWorker } from './model-uuid-worker.ts'
 
@@ -141,6 +142,8 @@ export class HostedModel {
         // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
         electionTicks: 6,
         heartbeatTicks: 1,
+        // Timing the write path (bench/write-stages.ts); unset in a deployment.
+        ...stageTrace(),
         onApplied: () => {
           options.onApplied?.()
           for (const listener of [...modelListeners]) listener()
@@ -183,6 +186,11 @@ export class HostedModel {
     })()
     await this.#stopping
   }
+}
+
+function stageTrace (): { onStage?: (stage: string, detail: number) => void } {
+  const record = writeStageTraceFromEnvironment()
+  return record === undefined ? {} : { onStage: record }
 }
 
 /** The presence table as the members API shows it: this agent first, then every member it has heard of. */

@@ -66,7 +66,21 @@ export interface RaftHostOptions<Command, Result, State> {
    * safety checker reads them here rather than decoding the bytes again.
    */
   onSend?: (to: NodeId, messages: readonly Message[]) => void
+  /**
+   * Each step of the write path as it happens here, for timing one write end to end across
+   * processes (agent/write-stage-trace.ts, bench/write-stages.ts); `detail` is a count or
+   * an index as RaftHostStage says. Unset, it costs one comparison per step.
+   */
+  onStage?: (stage: RaftHostStage, detail: number) => void
 }
+
+/**
+ * The steps `onStage` reports, with what `detail` is: `propose` (0), `ready` (entries to
+ * persist), `synced` (entries made durable), `received-request` / `received-answer` (the
+ * peer's bytes), `sent-request` / `sent-answer` (messages sent), `applied` (the index whose
+ * proposer is answered).
+ */
+export type RaftHostStage = 'propose' | 'ready' | 'synced' | 'received-request' | 'received-answer' | 'sent-request' | 'sent-answer' | 'applied'
 
 export interface RoleChange {
   role: RaftRole
@@ -365,6 +379,7 @@ export class RaftHost<Command, Result, State> {
   async propose (command: Command): Promise<Result> {
     if (this.#stopped) throw new HostStoppedError(this.id)
     this.#catchUp()
+    this.#options.onStage?.('propose', 0)
     const result = this.#node.propose(this.#machine.encodeCommand(command))
     if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
     if (result.status !== 'accepted') throw new ProposalRefusedError(this.id, result.status)
@@ -463,6 +478,7 @@ export class RaftHost<Command, Result, State> {
    */
   async #receive (request: IncomingRequest): Promise<Uint8Array> {
     if (this.#stopped) return noMessages
+    this.#options.onStage?.('received-request', request.data.byteLength)
     if (!this.#stepFrom(request.from, request.data)) return noMessages
     const answer = this.#replies.hold(request.from, this.#readiesTaken)
     this.#kick()
@@ -501,6 +517,7 @@ export class RaftHost<Command, Result, State> {
 
   /** The messages a peer's answer carries; an answer that does not decode is dropped, as a lost message would be. */
   #stepAnswer (peer: NodeId, answer: Uint8Array): void {
+    this.#options.onStage?.('received-answer', answer.byteLength)
     try {
       if (this.#stepFrom(peer, answer)) return
     } catch {
@@ -524,6 +541,7 @@ export class RaftHost<Command, Result, State> {
   async #drain (): Promise<void> {
     while (!this.#stopped && this.#node.hasReady()) {
       const ready = this.#node.ready()
+      this.#options.onStage?.('ready', ready.entries.length)
       this.#readiesTaken++
       const { early, afterPersist } = this.#splitBySafety(ready.messages)
       this.#send(early)
@@ -535,6 +553,7 @@ export class RaftHost<Command, Result, State> {
       if (ready.mustSync) {
         await written
         if (this.#stopped) return
+        this.#options.onStage?.('synced', ready.entries.length)
       }
       this.#send(afterPersist)
       // Every request stepped before this Ready has had its answer's messages now.
@@ -595,7 +614,11 @@ export class RaftHost<Command, Result, State> {
       const rest = list.filter(message => message.type !== 'snapshot')
       for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
       if (rest.length === 0) continue
-      if (this.#replies.answer(peer, () => encode(rest, component))) continue
+      if (this.#replies.answer(peer, () => encode(rest, component))) {
+        this.#options.onStage?.('sent-answer', rest.length)
+        continue
+      }
+      this.#options.onStage?.('sent-request', rest.length)
       let sent: Promise<Uint8Array>
       try {
         sent = this.#options.transport.request(peer, raftProtocol, encode(rest, component), { timeoutMs })
@@ -683,6 +706,7 @@ export class RaftHost<Command, Result, State> {
       this.#settle(entry.index, pending => {
         const same = pending.term === entry.term &&
           (pending.kind === 'command' ? result !== undefined : entry.type === 'config-change')
+        this.#options.onStage?.('applied', entry.index)
         if (same) pending.resolve(result)
         else pending.reject(new ProposalAbandonedError(this.id, entry.index, `overwritten by an entry of term ${entry.term}`))
       })
