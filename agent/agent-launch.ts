@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidInputError } from '../runtime/errors.ts'
+import type { AgentService } from '../providers/agent-service-unit.ts'
 
 export const agentLaunchFileName = 'launch.json'
 const component = 'agent launch'
@@ -18,20 +19,8 @@ const launchBytesMax = 64 * 1024
 /** Settings of the starter's environment that the agent is started with again (the rest is the restarter's). */
 const keptEnvPrefix = 'CANTRIP_'
 
-export interface AgentLaunch {
-  /** A name for people and systemd: `cantripd-local-c1`. */
-  name: string
-  /** One line: what this agent is. */
-  description: string
-  /** The program (node) and its arguments, as spawned. */
-  command: string
-  args: string[]
-  cwd: string
-  /** Where its stdout and stderr are appended. */
-  logFile: string
-  /** The starter's CANTRIP_* settings. */
-  env: Record<string, string>
-}
+/** An agent's launch record: the same shape a service unit runs (providers/agent-service-unit.ts), so either can start it. */
+export type AgentLaunch = AgentService
 
 /** The CANTRIP_* settings of `env`, which a restarted agent must see as the first start did. */
 export function keptEnvironment (env: Readonly<Record<string, string | undefined>>): Record<string, string> {

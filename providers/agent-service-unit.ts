@@ -9,7 +9,7 @@
  * enabled unit starts it after a reboot. Pure text: no systemd is needed to make it.
  */
 
-/** What a unit runs: the agent's launch record (agent/agent-launch.ts has the same shape). */
+/** What a unit runs: the agent's launch record (agent/agent-launch.ts names it AgentLaunch). */
 export interface AgentService {
   /** A name for people and systemd: `cantripd-local-c1`, `cantripd-machine-3`. */
   name: string
