@@ -14,6 +14,7 @@
  */
 import type { Clock } from '../../runtime/clock.ts'
 import { limits } from '../../runtime/limits.ts'
+import { hashString32 } from '../../runtime/random.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { requestApi, type MachineModelReply } from '../controller/api-requests.ts'
@@ -106,7 +107,5 @@ export class ViewWatch {
 
 /** The controller a machine's agent watches first: its id's hash over the controllers. */
 function spread (machine: string, controllers: number): number {
-  let hash = 0
-  for (let i = 0; i < machine.length; i++) hash = (hash * 31 + machine.charCodeAt(i)) >>> 0
-  return controllers === 0 ? 0 : hash % controllers
+  return controllers === 0 ? 0 : hashString32(machine) % controllers
 }

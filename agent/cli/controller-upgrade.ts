@@ -20,7 +20,7 @@
  * ran and started again, and the upgrade stops there with one line saying so: the
  * members not reached keep their version, and running the command again resumes.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { CantripError } from '../../runtime/errors.ts'
 import { launchThroughLauncher, readAgentLaunch, startAgentProcess, writeAgentLaunch, type AgentLaunch } from '../agent-launch.ts'
@@ -32,7 +32,7 @@ import { controllerMemberName, readControllers, writeControllers, type Controlle
 import type { Connection } from './connection.ts'
 import { groupStatus, type GroupStatus } from './group-status.ts'
 import type { Progress } from './progress.ts'
-import { processAlive, stopOwnedProcess } from './stop-process.ts'
+import { processAlive, processRunsFrom, stopOwnedProcess } from './stop-process.ts'
 
 const component = 'cantrip upgrade-controller'
 /** How long a restarted member may take to answer on the new version and catch up. */
@@ -140,21 +140,12 @@ function launcherRecord (dataDir: string, version: string, label: string): Agent
   return through
 }
 
-/** Whether `pid` runs from `dataDir` (a recycled pid is another program's and is left alone). */
-function runsFrom (pid: number, dataDir: string): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataDir)
-  } catch {
-    return false
-  }
-}
-
 /** Stops the member (its unit, or SIGTERM then SIGKILL by pid) and waits until its process is gone, so the new one finds its port and store free. */
 async function stopMember (member: ControllerMember): Promise<void> {
   if (member.unit !== undefined) stopAgentUnit(member.unit.name, member.unit.scope)
-  else await stopOwnedProcess(member.pid, pid => runsFrom(pid, member['data-dir']), false)
+  else await stopOwnedProcess(member.pid, pid => processRunsFrom(pid, member['data-dir']), false)
   const until = Date.now() + exitTimeoutMs
-  while (member.pid > 1 && processAlive(member.pid) && runsFrom(member.pid, member['data-dir'])) {
+  while (member.pid > 1 && processAlive(member.pid) && processRunsFrom(member.pid, member['data-dir'])) {
     if (Date.now() > until) throw new ControllerUpgradeError(`${component}: expected controller ${controllerMemberName(member)} (pid ${member.pid}) to exit within ${exitTimeoutMs / 1000} s of SIGKILL, got it still running`)
     await sleep(pollMs)
   }

@@ -19,6 +19,15 @@ export function processCmdline (pid: number): string {
   }
 }
 
+/** Whether `pid` runs with `dir` as one of its arguments (a recycled pid is another program's); false once it is gone. */
+export function processRunsFrom (pid: number, dir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir)
+  } catch {
+    return false
+  }
+}
+
 /** Running and not a zombie. */
 export function processAlive (pid: number): boolean {
   try {

@@ -33,6 +33,7 @@ import type { Connection } from '../connection.ts'
 import { openConnection } from '../open-connection.ts'
 import { progress } from '../progress.ts'
 import { restartRemoteMember, restartSshMachine } from '../remote-controller.ts'
+import { processRunsFrom } from '../stop-process.ts'
 
 const component = 'cantrip start-agent'
 /** How long a restarted controller may take to answer. */
@@ -61,12 +62,7 @@ function memberNames (entry: ControllerEntry): string {
 
 /** Whether `pid` is a live process running from `dataDir` (a recycled pid is another program's). */
 function runsFrom (pid: number, dataDir: string): boolean {
-  if (pid <= 1 || identifyProcess(pid) === undefined) return false
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataDir)
-  } catch {
-    return true
-  }
+  return pid > 1 && identifyProcess(pid) !== undefined && processRunsFrom(pid, dataDir)
 }
 
 async function startController (context: CliContext, name: string, entry: ControllerEntry, agent: string): Promise<void> {
