@@ -173,7 +173,7 @@ test('deploy: bad input is refused before anything is sent', async () => {
   await rejects(runAddMachine(connect, 'host', {}, out), /^cantrip add-machine: expected a placement like ssh:user@host or ssh:user@host:port, got "host"$/)
   await rejects(runAddMachine(connect, undefined, { constraints: ['mem'] }, out), /expected --constraints like "mem=4G cores=2", got "mem"/)
   await rejects(runRemoveMachine(connect, ['x'], {}, out), /^cantrip remove-machine: expected a machine id/)
-  await rejects(runAction(connect, 'kv/0', 'get', ['key'], {}, out), /^cantrip run: expected key=value, got "key"$/)
+  await rejects(runAction(connect, ['kv/0', 'get', 'key'], {}, out), /^cantrip run: expected key=value, got "key"$/)
   assert.equal(client.bodies, [])
 })
 
@@ -328,7 +328,7 @@ test('run: enqueues, waits on change notices and prints the task as Juju 3.6 doe
   lines.length = 0
   completeNext('completed', { value: 'v1' })
   // cmd/juju/action/common.go: plain output by default, the whole task under --format yaml.
-  await runAction(connect, 'kv/0', 'get', ['key=a'], { wait: '5s' }, out)
+  await runAction(connect, ['kv/0', 'get', 'key=a'], { wait: '5s' }, out)
   assert.equal(lines, ['value: v1\n\n'])
   // One operation of one task, as Juju 3's run (operations.ts); the time is the client's.
   const { now, ...sent } = client.bodies.at(-1)!
@@ -336,22 +336,83 @@ test('run: enqueues, waits on change notices and prints the task as Juju 3.6 doe
   assert.type(now, 'number')
   lines.length = 0
   completeNext('completed', { value: 'v2', 'return-code': 0 })
-  await runAction(connect, 'kv/0', 'get', ['key=a'], { format: 'yaml' }, out)
+  await runAction(connect, ['kv/0', 'get', 'key=a'], { format: 'yaml' }, out)
   const doc = parse(lines[0]!) as Record<string, { id: string, results: unknown, status: string, unit: string }>
   assert.equal(Object.keys(doc), ['kv/0'])
   assert.equal([doc['kv/0']!.results, doc['kv/0']!.status, doc['kv/0']!.unit], [{ value: 'v2', 'return-code': 0 }, 'completed', 'kv/0'])
   // Failed without a process return code (action-fail, or no process): said, and exit 0 (run_test.go).
   lines.length = 0
   completeNext('failed', {}, 'no such key')
-  await runAction(connect, 'kv/0', 'get', ['key=b'], {}, out)
+  await runAction(connect, ['kv/0', 'get', 'key=b'], {}, out)
   assert.match(lines[0]!, /^Action id (\d+) failed: no such key\nTask \1 failed\n\n$/)
   completeNext('failed', { 'return-code': 1 }, 'exit status 1')
-  const failure = await runAction(connect, 'kv/0', 'get', ['key=b'], {}, out).then(() => undefined, (error: unknown) => error as Error)
+  const failure = await runAction(connect, ['kv/0', 'get', 'key=b'], {}, out).then(() => undefined, (error: unknown) => error as Error)
   assert.is(failure?.name, 'TaskFailures')
   assert.match(failure?.message ?? '', /^the following task failed:\n - id "\d+" with return code 1\n\nuse 'cantrip show-task' to inspect the failure$/)
-  await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { wait: '50ms' }, out), /^cantrip run: timed out waiting for results from: unit kv\/0$/)
-  await rejects(runAction(connect, 'kv/0', 'get', ['key=c'], { format: 'tabular' }, out), /^cantrip run: expected --format plain, yaml or json, got "tabular"$/)
-  await rejects(runAction(connect, 'kv/0', 'nosuch', [], {}, out), /^controller 0\.1\.0: cannot .*defines no action "nosuch"/)
+  await rejects(runAction(connect, ['kv/0', 'get', 'key=c'], { wait: '50ms' }, out), /^cantrip run: timed out waiting for results from: unit kv\/0$/)
+  await rejects(runAction(connect, ['kv/0', 'get', 'key=c'], { format: 'tabular' }, out), /^cantrip run: expected --format plain, yaml or json, got "tabular"$/)
+  await rejects(runAction(connect, ['kv/0', 'nosuch'], {}, out), /^controller 0\.1\.0: cannot .*defines no action "nosuch"/)
+})
+
+test('run on several units, app/leader, --params and --string-args: one operation, Juju\'s multi-task plain output', async () => {
+  const { client, connect, lines, out } = setup()
+  await runDeploy(connect, kvDir, undefined, { n: '2' }, out)
+  const machineOf = (unit: string): string => tableGet(client.memory.context.units, unit)!.machine!
+  // Completes every task of the next operation: kv/0 with results, kv/1 failed by action-fail.
+  const completeNext = (): void => {
+    const before = client.bodies.length
+    const tick = setInterval(() => {
+      if (!client.bodies.slice(before).some(b => b['type'] === 'enqueue-operation')) return
+      clearInterval(tick)
+      for (const unit of ['kv/0', 'kv/1']) {
+        const id = tableGet(client.memory.context.units, unit)!.actions.at(-1)
+        if (id === undefined || tableGet(client.memory.context.actions, id)!.status !== 'pending') continue
+        const done = unit === 'kv/0'
+          ? { unit, actionId: id, status: 'completed' as const, results: { value: 'v', 'return-code': 0 } }
+          : { unit, actionId: id, status: 'failed' as const, results: {}, message: 'no such key' }
+        client.memory.run('complete-action', done, { kind: 'machine', id: machineOf(unit) })
+      }
+      client.changed()
+    }, 5)
+  }
+  // cmd/juju/action/run.go Init: units first, all of one application; then the action.
+  await rejects(runAction(connect, ['get', 'key=a'], {}, out), /^cantrip run: expected a unit like "kv\/0" or "kv\/leader" before the action, got "get key=a"$/)
+  await rejects(runAction(connect, ['kv/0', 'kv/1'], {}, out), /^cantrip run: expected an action name after the units, got "kv\/0 kv\/1"$/)
+  await rejects(runAction(connect, ['kv/0', 'web/1', 'get'], {}, out), /^cantrip run: expected units of one application \(all units must be of the same application\), got "kv, web"$/)
+  await rejects(runAction(connect, ['kv/0', 'Bad!', 'x=1'], {}, out), /^cantrip run: expected a unit like "kv\/0" or "kv\/leader", or an action name, got "Bad!"$/)
+  await rejects(runAction(connect, ['kv/9', 'get'], {}, out), /^cantrip run: unit "kv\/9" not found$/)
+  await rejects(runAction(connect, ['kv/leader', 'get'], {}, out), /^cantrip run: application "kv" has no leader$/)
+  await rejects(runAction(connect, ['kv/0', 'get'], { paramsFile: join(scratch, 'none.yaml') }, out), /^cantrip run: expected --params to name a readable YAML file, got ".*none\.yaml \(ENOENT\)"$/)
+  const listFile = join(scratch, 'list-params.yaml')
+  writeFileSync(listFile, '- a\n- b\n')
+  await rejects(runAction(connect, ['kv/0', 'get'], { paramsFile: listFile }, out), /^cantrip run: expected --params to hold a YAML map with string keys \(.*\), got an array of 2$/)
+  assert.is(client.bodies.filter(b => b['type'] === 'enqueue-operation').length, 0, 'nothing queued for bad input')
+
+  // --params under key=value arguments, which win; values are YAML 1.1 as Juju's yaml.v2
+  // reads them (`yes` is true, which put's schema refuses), unless --string-args.
+  const paramsFile = join(scratch, 'params.yaml')
+  writeFileSync(paramsFile, 'key: from-file\nvalue: from-file\n')
+  await rejects(runAction(connect, ['kv/0', 'kv/1', 'put', 'value=yes'], { paramsFile, wait: '5s' }, out), /validation failed: \(root\)\.value : must be of type string, given true$/)
+  lines.length = 0
+  completeNext()
+  await runAction(connect, ['kv/0', 'kv/1', 'put', 'value=yes'], { paramsFile, stringArgs: true, wait: '5s' }, out)
+  const sent = client.bodies.filter(b => b['type'] === 'enqueue-operation').at(-1)!
+  assert.equal([sent['units'], (sent['task'] as { parameters: unknown }).parameters], [['kv/0', 'kv/1'], { key: 'from-file', value: 'yes' }])
+  assert.equal(actionParameters('x', ['a.b=2', 'on=on'], { base: { a: { c: 1 }, on: 'x' } }), { a: { c: 1, b: 2 }, on: true })
+  // Several tasks: one YAML map by unit (common.go printPlainOutput), no streams.
+  const doc = parse(lines.join('')) as Record<string, Record<string, string>>
+  assert.equal(Object.keys(doc), ['kv/0', 'kv/1'])
+  assert.equal(Object.keys(doc['kv/1']!), ['id', 'message', 'output', 'status'])
+  assert.equal([doc['kv/0']!['output'], doc['kv/0']!['status']], ['value: v\n', 'completed'])
+  assert.equal([doc['kv/1']!['message'], doc['kv/1']!['output'], doc['kv/1']!['status']], ['no such key', `Task ${doc['kv/1']!['id']} failed\n`, 'failed'])
+
+  // kv/leader is the lease holder's unit, resolved before anything is queued.
+  client.memory.run('claim-leadership', { application: 'kv', unit: 'kv/1', now: Date.now(), durationMs: 60_000 }, { kind: 'machine', id: machineOf('kv/1') })
+  lines.length = 0
+  completeNext()
+  await runAction(connect, ['kv/leader', 'get', 'key=a'], { wait: '5s' }, out)
+  assert.equal(client.bodies.filter(b => b['type'] === 'enqueue-operation').at(-1)!['units'], ['kv/1'])
+  assert.match(lines[0]!, /^Action id \d+ failed: no such key\n/)
 })
 
 test('deploy --resource, attach-resource and trust (what is sent, and bad input refused before it is)', async () => {

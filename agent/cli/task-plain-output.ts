@@ -16,15 +16,20 @@ import { taskResults } from './operation-view.ts'
 /** What Juju's runner adds to a task's results; plain output prints the streams as text instead. */
 const runnerKeys = new Set(['return-code', 'stdout', 'stderr', 'stdout-encoding', 'stderr-encoding'])
 
+/** The charm's own results as YAML (Juju marshals a Go map: keys sorted), or `Task N STATUS` when there are none at all. */
+function resultsText (task: ActionRecord): string {
+  const results = taskResults(task)
+  const own = Object.fromEntries(Object.entries(results).filter(([key]) => !runnerKeys.has(key.toLowerCase())))
+  return Object.keys(results).length === 0
+    ? `Task ${task.id} ${task.status}\n`
+    : Object.keys(own).length === 0 ? '' : stringify(own, { sortMapEntries: true })
+}
+
 /** The exact text, ending in a newline; `colour` paints it for a terminal. */
 export function plainTaskOutput (task: ActionRecord, colour = false): string {
   const paint = createColors(colour)
   const results = taskResults(task)
-  const own = Object.fromEntries(Object.entries(results).filter(([key]) => !runnerKeys.has(key.toLowerCase())))
-  // Juju marshals a Go map: its keys come out sorted. No results at all: the task's state.
-  const body = Object.keys(results).length === 0
-    ? `Task ${task.id} ${task.status}\n`
-    : Object.keys(own).length === 0 ? '' : stringify(own, { sortMapEntries: true })
+  const body = resultsText(task)
   const painted = (text: string, failed: boolean): string => text === '' ? '' : failed ? paint.red(text) : paint.green(text)
   const failed = task.status === 'failed'
   let text = failed ? painted(`Action id ${task.id} failed: ${task.message}\n`, true) : ''
@@ -35,4 +40,18 @@ export function plainTaskOutput (task: ActionRecord, colour = false): string {
     if (stream !== undefined && stream !== '') text += `${String(stream).replace(/^\n+|\n+$/g, '')}\n`
   }
   return text
+}
+
+/**
+ * Several tasks' plain output (`run` on several units): Juju prints a YAML map of each
+ * unit's task id, failure message, results text and status, keys sorted, and no streams.
+ */
+export function plainTasksOutput (tasks: readonly ActionRecord[]): string {
+  const byUnit = Object.fromEntries(tasks.map(task => [task.unit, {
+    id: task.id,
+    ...(task.message === undefined || task.message === '' ? {} : { message: task.message }),
+    output: resultsText(task),
+    status: task.status
+  }]))
+  return stringify(byUnit, { sortMapEntries: true })
 }

@@ -1,25 +1,28 @@
 /**
- * `cantrip resolved UNIT [--no-retry]` and `cantrip run UNIT ACTION [key=value...]
- * [--wait 1m] [--format plain|yaml|json]`, as Juju 3.6's (cmd/juju/action/run.go,
- * common.go). run enqueues the action (an operation of one task, see operations.ts),
- * waits for it on the controllers' change notices (no polling), then prints it: plain by
- * default (task-plain-output.ts: the failure line, the charm's results, its stdout and
- * stderr), or the task's whole document keyed by unit under --format yaml|json. As
- * Juju's, it exits non-zero only when the action's process returned non-zero (the
- * "following task failed" list) or did not finish within --wait (default: wait until it
- * does); an action failed by action-fail whose process exited 0 prints its failure and
- * exits 0.
+ * `cantrip resolved UNIT [--no-retry]` and `cantrip run <unit> [<unit> ...] <action>
+ * [key=value ...] [--params FILE] [--string-args] [--wait 1m] [--background] [--format
+ * plain|yaml|json]`, as Juju 3.6's (cmd/juju/action/run.go, common.go). run enqueues one
+ * operation with a task per unit (run-arguments.ts reads the words; `app/leader` is the
+ * leader's unit), waits for them on the controllers' change notices (no polling), then
+ * prints them: plain by default (task-plain-output.ts: for one task the failure line, the
+ * charm's results, its stdout and stderr; for several a YAML map of each unit's id,
+ * status and results), or the tasks' whole documents keyed by unit under --format
+ * yaml|json. As Juju's, it exits non-zero only when an action's process returned
+ * non-zero (the "following task failed" list) or a task did not finish within --wait
+ * (default 60 s); an action failed by action-fail whose process exited 0 prints its
+ * failure and exits 0.
  */
 import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
-import type { ActionRecord } from '../../../runtime/model/model-types.ts'
+import type { ModelContext } from '../../../runtime/model/model-types.ts'
 import { tableGet, tableValues } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { formatDocument } from '../output-format.ts'
-import { isFinished, taskDocument } from '../operation-view.ts'
-import { type QueuedTask, reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
-import { plainTaskOutput } from '../task-plain-output.ts'
-import { failedTasks } from './exec.ts'
-import { actionParameters, checkUnit, type Connect, controllerFlags, controllerHelp, type ModelClient, type Out, parseDuration, untilModel } from './model-common.ts'
+import { taskDocument } from '../operation-view.ts'
+import { reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
+import { type ParameterSources, parseRunArguments } from '../run-arguments.ts'
+import { plainTaskOutput, plainTasksOutput } from '../task-plain-output.ts'
+import { failedTasks, waitForTasks } from './exec.ts'
+import { checkUnit, type Connect, controllerFlags, controllerHelp, type Out, parseDuration } from './model-common.ts'
 
 /** `resolved --all` (Juju 3): every unit whose hook failed; `resolved U...`: those units. */
 export async function runResolvedMany (connect: Connect, units: readonly string[], options: { retry?: boolean, all?: boolean }): Promise<void> {
@@ -40,47 +43,56 @@ export async function runResolved (connect: Connect, unit: string, options: { re
   expectOk(await client.submit({ type: 'resolved', unit, mode: options.retry === false ? 'no-hooks' : 'retry-hooks' }))
 }
 
-/** Resolves with the action once it has finished (undefined: the model forgot it). */
-export async function waitForAction (client: ModelClient, task: QueuedTask, timeoutMs: number | undefined): Promise<ActionRecord | undefined> {
-  const { id, unit } = task
-  let action: ActionRecord | undefined
-  const finished = await untilModel(client, full => {
-    action = tableGet(full.model.actions, id)
-    return action === undefined || isFinished(action.status)
-  }, timeoutMs)
-  // Juju's handleTimeout: the units whose results did not come.
-  if (!finished) throw new CantripError(`cantrip run: timed out waiting for results from: unit ${unit}`)
-  return action
+/** Juju's run waits 60 s for its tasks unless --wait says otherwise (common.go runCommandBase.Init). */
+const runWaitMsDefault = 60_000
+
+export interface RunOptions extends ParameterSources { wait?: string, format?: string, background?: boolean, colour?: boolean }
+
+/** `app/leader` becomes the leader's unit before anything is queued, as Juju resolves it; units are checked to exist. */
+function resolveReceivers (component: string, model: ModelContext, receivers: readonly string[]): string[] {
+  const units = receivers.map(receiver => {
+    if (!receiver.endsWith('/leader')) {
+      if (tableGet(model.units, receiver) === undefined) throw new CantripError(`${component}: unit ${JSON.stringify(receiver)} not found`)
+      return receiver
+    }
+    const application = receiver.slice(0, -'/leader'.length)
+    const lease = tableGet(model.leases, application)
+    if (lease === undefined) throw new CantripError(`${component}: application ${JSON.stringify(application)} has no leader`)
+    return lease.holder
+  })
+  return [...new Set(units)]
 }
 
-export interface RunOptions { wait?: string, format?: string, background?: boolean, colour?: boolean }
-
-export async function runAction (connect: Connect, unit: string, action: string, params: readonly string[], options: RunOptions, out: Out, err: Out = () => {}): Promise<void> {
+/**
+ * `cantrip run <unit> [<unit> ...] <action> [key=value ...]`: one operation with a task
+ * per unit; waits (60 s unless --wait) and prints them, or returns at once with
+ * --background.
+ */
+export async function runAction (connect: Connect, words: readonly string[], options: RunOptions, out: Out, err: Out = () => {}): Promise<void> {
   const component = 'cantrip run'
   const format = options.format ?? 'plain'
   if (format !== 'plain' && format !== 'yaml' && format !== 'json') throw new InvalidInputError(component, '--format plain, yaml or json', format)
   if (options.background === true && options.wait !== undefined) throw new InvalidInputError(component, '--background or --wait, not both', `--wait ${options.wait}`)
-  checkUnit(component, unit)
-  if (!/^[a-z][a-z0-9_-]*$/i.test(action)) throw new InvalidInputError(component, 'an action name', action)
-  const parameters = actionParameters(component, params)
-  const timeoutMs = options.wait === undefined ? undefined : parseDuration(component, '--wait', options.wait)
+  const { receivers, action, parameters } = parseRunArguments(words, options)
+  const waitMs = options.wait === undefined ? runWaitMsDefault : parseDuration(component, '--wait', options.wait)
   const client = await connect()
-  // One operation with one task, as Juju 3's run: the controller checks the parameters
-  // against the action's schema and refuses before anything is queued.
-  const result = expectOk(await client.submit({ type: 'enqueue-operation', units: [unit], task: { kind: 'action', name: action, parameters }, now: Date.now() }))
-  const task = result.tasks![0]!
-  const id = task.id
-  // Juju 3's run (cmd/juju/action/common.go): the operation and its task, then the wait, on stderr.
+  const units = resolveReceivers(component, (await client.model()).model, receivers)
+  // One operation with a task per unit, as Juju 3's run: the controller checks the
+  // parameters against the action's schema and refuses before anything is queued.
+  const result = expectOk(await client.submit({ type: 'enqueue-operation', units, task: { kind: 'action', name: action, parameters }, now: Date.now() }))
+  const queued = result.tasks ?? []
+  // Juju 3's run (cmd/juju/action/common.go): the operation and its tasks, then the wait, on stderr.
   if (options.background === true) {
-    reportScheduled(result.operationId!, [task], out, err)
+    reportScheduled(result.operationId!, queued, out, err)
     return
   }
-  reportRunning(result.operationId!, [task], err)
-  reportWaiting(task, err)
-  const record = await waitForAction(client, task, timeoutMs)
-  if (record === undefined) throw new CantripError(`${component}: action ${id} finished, but the model no longer keeps its record`)
-  out(format === 'plain' ? plainTaskOutput(record, options.colour === true) : formatDocument(format, { [record.unit]: taskDocument(record) }))
-  const failure = failedTasks([record])
+  reportRunning(result.operationId!, queued, err)
+  for (const task of queued) reportWaiting(task, err)
+  const tasks = await waitForTasks(client, queued.map(t => t.id), waitMs, component)
+  const sorted = [...tasks].sort((a, b) => a.unit.localeCompare(b.unit, 'en', { numeric: true }))
+  if (format !== 'plain') out(formatDocument(format, Object.fromEntries(sorted.map(t => [t.unit, taskDocument(t)]))))
+  else out(sorted.length === 1 ? plainTaskOutput(sorted[0]!, options.colour === true) : plainTasksOutput(sorted))
+  const failure = failedTasks(tasks)
   if (failure !== undefined) throw failure
 }
 
@@ -97,17 +109,18 @@ export const registerActions: RegisterCommand = (program, context) => {
     })
 
   program.command('run')
-    .description('run an action on a unit and wait for its results')
-    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 get key=colour --wait 1m\n  cantrip run kv/0 get key=colour --format yaml\n  cantrip run kv/0 backup --background')
-    .argument('<unit>', 'unit name, e.g. kv/0')
-    .argument('<action>', 'action name')
-    .argument('[params...]', 'parameters as key=value (values read as YAML)')
-    .option('--wait <duration>', 'give up waiting after this long, e.g. 30s, 1m')
+    .description('run an action on one or more units of an application and wait for the results')
+    .usage('<unit> [<unit> ...] <action> [key[.key ...]=value ...] [options]')
+    .addHelpText('after', '\nExamples:\n  cantrip run kv/0 put key=colour value=blue\n  cantrip run kv/0 kv/1 get key=colour --wait 1m\n  cantrip run kv/leader get key=colour --format yaml\n  cantrip run kv/0 put --params params.yaml key=colour\n  cantrip run kv/0 put --string-args key=colour value=yes\n  cantrip run kv/0 backup --background')
+    .argument('<words...>', 'units (kv/0, kv/leader), then the action, then key=value parameters (values read as YAML)')
+    .option('--params <file>', 'a YAML file of parameters; key=value arguments override its keys')
+    .option('--string-args', 'keep key=value values as text instead of reading them as YAML')
+    .option('--wait <duration>', 'give up waiting after this long (default 60s), e.g. 30s, 5m')
     .option('--background', 'queue the action and return without waiting (see show-operation, show-task)')
     .option('--format <format>', 'plain (the results, stdout and stderr), or the whole task as yaml or json', 'plain')
     .option(controllerFlags, controllerHelp)
-    .action(async (unit: string, action: string, params: string[], options: { wait?: string, format?: string, background?: boolean, controller?: string }) => {
-      const { controller, ...rest } = options
-      await runAction(async () => await context.connect(controller), unit, action, params, { ...rest, colour: context.fancy }, context.out, context.err)
+    .action(async (words: string[], options: { wait?: string, format?: string, background?: boolean, params?: string, stringArgs?: boolean, controller?: string }) => {
+      const { controller, params, ...rest } = options
+      await runAction(async () => await context.connect(controller), words, { ...rest, ...(params === undefined ? {} : { paramsFile: params }), colour: context.fancy }, context.out, context.err)
     })
 }

@@ -145,15 +145,22 @@ export function configFromValues (component: string, charm: string, specs: Confi
   return config
 }
 
-/** Action parameters: `key=value`, the value read as YAML (as Juju does), dotted keys nested. */
-export function actionParameters (component: string, items: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
+/**
+ * Action parameters: `key=value`, the value read as YAML (as Juju does) unless `strings`,
+ * dotted keys nested, laid over `base` (a `--params` file: the arguments win, as Juju's
+ * addValueToMap merges them).
+ */
+export function actionParameters (component: string, items: readonly string[], options: { base?: Record<string, unknown>, strings?: boolean } = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = structuredClone(options.base ?? {})
   for (const [key, text] of parseKeyValues(component, items)) {
-    let value: unknown
-    try {
-      value = text === '' ? '' : parseYaml(text) as unknown
-    } catch {
-      value = text
+    let value: unknown = text
+    if (options.strings !== true) {
+      try {
+        // Juju reads them with yaml.v2, i.e. YAML 1.1: `yes` and `on` are booleans there.
+        value = text === '' ? '' : parseYaml(text, { version: '1.1' }) as unknown
+      } catch {
+        value = text
+      }
     }
     const path = key.split('.')
     if (path.some(p => p === '')) throw new InvalidInputError(component, 'a parameter name like "key" or "a.b"', key)
