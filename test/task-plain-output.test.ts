@@ -11,7 +11,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { failedTasks } from '../agent/cli/commands/exec.ts'
 import { taskDocument } from '../agent/cli/operation-view.ts'
-import { plainTaskOutput } from '../agent/cli/task-plain-output.ts'
+import { plainTaskOutput, plainTasksOutput } from '../agent/cli/task-plain-output.ts'
 import type { ActionRecord, ActionStatus } from '../runtime/model/model-types.ts'
 
 function task (status: ActionStatus, results: Record<string, unknown>, message = '', id = '1'): ActionRecord {
@@ -43,6 +43,14 @@ test('a failed action says so first, then its results (run_test "run action whic
 test('no results at all: the task\'s id and status', () => {
   assert.is(plainTaskOutput(task('failed', {}, 'no such key', '4')), 'Action id 4 failed: no such key\nTask 4 failed\n\n')
   assert.is(plainTaskOutput(task('running', {}, '', '2')), 'Task 2 running\n\n')
+  // Juju leaves out an empty message; Go's Printf of the missing value says <nil>.
+  assert.is(plainTaskOutput(task('failed', {}, '', '5')), 'Action id 5 failed: <nil>\nTask 5 failed\n\n')
+})
+
+test('several tasks (run on several units): one YAML map by unit of id, message, output and status, keys sorted (common.go printPlainOutput)', () => {
+  const ok = { ...task('completed', { value: 'v', 'return-code': 0, stdout: 'said\n' }, '', '2'), unit: 'kv/0' }
+  const failed = { ...task('failed', {}, 'no such key', '3'), unit: 'kv/1' }
+  assert.is(plainTasksOutput([ok, failed]), 'kv/0:\n  id: "2"\n  output: |\n    value: v\n  status: completed\nkv/1:\n  id: "3"\n  message: no such key\n  output: |\n    Task 3 failed\n  status: failed\n')
 })
 
 test('colour only when asked (a terminal): the failure red, results green; the streams plain', () => {

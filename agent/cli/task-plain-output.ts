@@ -32,7 +32,8 @@ export function plainTaskOutput (task: ActionRecord, colour = false): string {
   const body = resultsText(task)
   const painted = (text: string, failed: boolean): string => text === '' ? '' : failed ? paint.red(text) : paint.green(text)
   const failed = task.status === 'failed'
-  let text = failed ? painted(`Action id ${task.id} failed: ${task.message}\n`, true) : ''
+  // Juju's task has no message key when the message is empty; Go prints the missing value as <nil>.
+  let text = failed ? painted(`Action id ${task.id} failed: ${task.message === '' ? '<nil>' : task.message}\n`, true) : ''
   // Println of the YAML, which ends in a newline already: the blank line before the streams.
   text += `${painted(body, failed)}\n`
   for (const key of ['stdout', 'stderr']) {
@@ -49,7 +50,7 @@ export function plainTaskOutput (task: ActionRecord, colour = false): string {
 export function plainTasksOutput (tasks: readonly ActionRecord[]): string {
   const byUnit = Object.fromEntries(tasks.map(task => [task.unit, {
     id: task.id,
-    ...(task.message === undefined || task.message === '' ? {} : { message: task.message }),
+    ...(task.message === '' ? {} : { message: task.message }),
     output: resultsText(task),
     status: task.status
   }]))
