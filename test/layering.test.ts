@@ -332,6 +332,20 @@ test('the tree follows the layering rules of DESIGN.md §3', () => {
   assert.ok(violations.length === 0, `${violations.length} layering violations:\n${violations.join('\n')}`)
 })
 
+// Issue 22: no source file in the layers over 800 lines (one concept per file), and no
+// model command or API body forced through `unknown` (the typed tables carry them).
+const linesMax = 800
+const commandCast = /as unknown as (?:ModelCommand|CommandOf<|ApiRequests|ApiReplies)/
+
+test('no source file in actors/, runtime/, agent/, providers/ or sim/ is over 800 lines; no command or API body is cast through unknown', () => {
+  const root = posix.join(posix.dirname(fileURLToPath(import.meta.url)), '..')
+  const files = sourceFiles(root)
+  const long = files.map(f => ({ path: f.path, lines: f.text.split('\n').length - (f.text.endsWith('\n') ? 1 : 0) })).filter(f => f.lines > linesMax)
+  assert.equal(long.map(f => `${f.path}: ${f.lines} lines`), [])
+  const casts = files.filter(f => commandCast.test(f.text)).map(f => f.path)
+  assert.equal(casts, [])
+})
+
 test('self-test: violations are reported with file and line; comments and strings are not', () => {
   const text = [
     "import { readFile } from 'node:fs'", // 1
