@@ -30,6 +30,17 @@ const only = process.env['CANTRIP_SEED']
 // rest, not per hook), a seed commits ~25% fewer commands, and the workers load the built
 // bundle (dist/scenario-swarm-worker.mjs) rather than tsx: a few per cent a seed and
 // ~1 CPU-s a worker, not the 2x that 500 seeds need.
+// Where a seed's CPU went (bench/seed-cost.ts under --cpu-prof, seeds 1-40): XState ~23%
+// (nearly all the unit actors' transitions: ~8 events and ~30 snapshots a hook), the
+// rest of the unit and machine side ~10%, the controller side ~31% (model apply and
+// views 13%, msgpackr 10%, Raft 5%, API 3%), GC 7%. One assign per action, no eventless
+// `choosing` states, and no deployer reconcile for changes that do not concern it cut
+// the snapshots XState builds from 2,850 to 2,180 a seed but the CPU only from 396 to
+// 384 ms a seed (tsx, the same 40 seeds side by side, trace digest unchanged); removing
+// the unit side entirely would still leave ~65% (and a trial without the parallel
+// timers region at all saved nothing measurable), so 500 seeds need the controller's
+// cost per command (~200 commands a seed, 45% of them the agent status Juju's uniter
+// sets around every hook) cut as well.
 const seedCount = long ? 10_000 : 240
 /** Seeds that found a bug, each failing before the fix named: run in npm test whatever the sample. */
 const pinnedSeeds = [

@@ -118,7 +118,7 @@ export class Deployer {
 
   /** Failures are logged (one per unit that cannot start); the next change of the model tries again. */
   async #reconcile (): Promise<void> {
-    if (this.#stopped) return
+    if (this.#stopped || !this.#hasWork()) return
     this.worker.send({ type: 'reconcile.begin' })
     try {
       await this.#reconcileOnce()
@@ -127,6 +127,23 @@ export class Deployer {
     } finally {
       this.worker.send({ type: 'reconcile.end' })
     }
+  }
+
+  /**
+   * Whether a change of the view concerns the deployer: a unit assigned here that has no
+   * agent, or an agent whose unit left the model. Most changes (every hook's status and
+   * settings) concern neither, and Juju's deployer only hears of its machine's units
+   * changing (internal/worker/deployer/deployer.go watches the machine's units); the
+   * statechart's reconcile then stands for real work, not for every commit.
+   */
+  #hasWork (): boolean {
+    const reader = readerOf(this.#o.controller.model())
+    const assigned = reader.machine(this.#o.machineId)?.units ?? []
+    if (assigned.some(unit => !this.#supervisors.has(unit) && !this.#starting.has(unit))) return true
+    for (const [unit, host] of this.#hosts) {
+      if (reader.unit(unit) === undefined && !host.running) return true
+    }
+    return false
   }
 
   async #reconcileOnce (): Promise<void> {

@@ -98,13 +98,16 @@ function snapshotRemote (remote: RemoteState, previous?: RemoteSnapshot): Remote
 }
 
 interface StepEnqueue {
-  assign: (c: Partial<UnitContext>) => void
   emit: (e: UnitEmitted) => void
   sendTo: (ref: RelationActorRef, e: { type: 'relation.hookCommitted', hook: HookInfo }) => void
 }
 
-function applyStep (context: UnitContext, step: StepResult, enqueue: StepEnqueue): void {
-  enqueue.assign({ local: step.local, memory: step.memory })
+/**
+ * Emits a step's effects and returns the context it changes, for the caller to assign
+ * together with its own changes: each `assign` makes XState clone the snapshot and
+ * recompute its state value, so an action assigns once.
+ */
+function applyStep (context: UnitContext, step: StepResult, enqueue: StepEnqueue): Partial<UnitContext> {
   for (const event of step.emitted) {
     enqueue.emit(event)
     // The relation actor checks and mirrors every committed hook of its relation.
@@ -113,6 +116,7 @@ function applyStep (context: UnitContext, step: StepResult, enqueue: StepEnqueue
       if (ref !== undefined) enqueue.sendTo(ref, { type: 'relation.hookCommitted', hook: event.hook })
     }
   }
+  return { local: step.local, memory: step.memory }
 }
 
 export const unitMachine = setup({
@@ -143,10 +147,10 @@ export const unitMachine = setup({
     stopRequested: ({ context }) => context.stopRequested,
     decidedTerminate: ({ context }) => context.decision.kind === 'terminate',
     decidedRun: ({ context }) => context.decision.kind === 'run',
+    decidedRunLocked: ({ context }) => context.decision.kind === 'run' && needsHookLock(context.decision.op),
     decidedHookError: ({ context }) => context.decision.kind === 'hook-error',
     decidedWaiting: ({ context }) => context.decision.kind === 'waiting',
     decidedRestart: ({ context }) => context.decision.kind === 'restart',
-    needsLock: ({ context }) => context.current !== undefined && needsHookLock(context.current.op),
     runsHook: ({ context }) => context.current?.op.kind === 'run-hook',
     runsDeploy: ({ context }) => context.current?.op.kind === 'deploy',
     runsAction: ({ context }) => context.current?.op.kind === 'run-action',
@@ -181,11 +185,12 @@ export const unitMachine = setup({
         retryTimer: { armed: context.retry.armed, attempt: context.retry.attempt },
         automaticallyRetryHooks: context.config.automaticallyRetryHooks
       })
-      enqueue.assign({ decision })
+      // One assign for the whole decision (see applyStep).
+      const changes: Partial<UnitContext> = { decision }
       for (const effect of effects) {
         switch (effect.type) {
           case 'clear-resolved':
-            enqueue.assign({ memory: { ...context.memory, resolvedConsumed: true } })
+            changes.memory = { ...context.memory, resolvedConsumed: true }
             enqueue.emit({ type: 'controller.clearResolved' })
             break
           case 'start-retry-timer': enqueue.raise({ type: 'retryTimer.start' }); break
@@ -193,12 +198,13 @@ export const unitMachine = setup({
           case 'storage-detached': enqueue.emit({ type: 'storage.detached', storageId: effect.storageId }); break
           case 'destroy-unit':
             if (!context.destroyRequested) {
-              enqueue.assign({ destroyRequested: true })
+              changes.destroyRequested = true
               enqueue.emit({ type: 'unit.destroy' })
             }
             break
         }
       }
+      enqueue.assign(changes)
     }),
     beginOperation: assign(({ context }) => {
       assert(context.decision.kind === 'run', `unit "${context.unit}": beginOperation without an operation`)
@@ -222,28 +228,27 @@ export const unitMachine = setup({
     applyPrepare: enqueueActions(({ context, enqueue }) => {
       const current = context.current!
       const step = prepare(context, current)
-      applyStep(context, step, enqueue)
+      const changes = applyStep(context, step, enqueue)
       const status = statusOnOperationStart(context.status, current.op, step.local)
       if (status !== context.status) {
-        enqueue.assign({ status })
+        changes.status = status
         // Juju's beforeHook sets the workload before the agent shows the hook executing.
         const workload = uniterSetWorkload(context.status, status)
         if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
         enqueue.emit({ type: 'unit.status', status })
       }
       if (current.op.kind === 'run-hook') enqueue.emit({ type: 'hook.started', hook: current.op.hook })
+      enqueue.assign(changes)
     }),
     applyAfterExecute: enqueueActions(({ context, enqueue }) => {
       const step = afterExecute(context, context.current!, context.outcome!)
-      applyStep(context, step, enqueue)
-      enqueue.assign({ afterExecute: step.next })
+      enqueue.assign({ ...applyStep(context, step, enqueue), afterExecute: step.next })
     }),
     applyCommit: enqueueActions(({ context, enqueue }) => {
       const current = context.current!
       const step = commit(context, current)
-      applyStep(context, step, enqueue)
-      const status = statusOnCommit(context.status, current.op, step.local)
-      enqueue.assign({ status, current: undefined, outcome: undefined, afterExecute: undefined })
+      const changes: Partial<UnitContext> = { ...applyStep(context, step, enqueue), status: statusOnCommit(context.status, current.op, step.local), current: undefined, outcome: undefined, afterExecute: undefined }
+      const status = changes.status!
       const workload = uniterSetWorkload(context.status, status)
       if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
       // The agent's status is the one the operation started with: `showIdle` sets it idle when nothing is left to do.
@@ -251,9 +256,10 @@ export const unitMachine = setup({
       // `juju-reboot` without --now: the hook is committed; the uniter stops and the machine reboots.
       const outcome = context.outcome
       if (outcome?.type === 'hook' && outcome.outcome.kind === 'succeeded' && outcome.outcome.reboot === true && current.op.kind === 'run-hook') {
-        enqueue.assign({ stopRequested: true })
+        changes.stopRequested = true
         enqueue.emit({ type: 'machine.reboot', hook: current.op.hook, now: false })
       }
+      enqueue.assign(changes)
     }),
     /**
      * A new model configuration: kept as data; a new update-status interval re-arms the
@@ -276,8 +282,7 @@ export const unitMachine = setup({
       const current = context.current!
       const prepared = prepare(context, current)
       const committed = commit({ ...context, local: prepared.local, memory: prepared.memory }, current)
-      applyStep(context, { ...committed, emitted: [...prepared.emitted, ...committed.emitted] }, enqueue)
-      enqueue.assign({ current: undefined })
+      enqueue.assign({ ...applyStep(context, { ...committed, emitted: [...prepared.emitted, ...committed.emitted] }, enqueue), current: undefined })
     }),
     applyRequeueOnStop: enqueueActions(({ context, enqueue }) => {
       const current = context.current
@@ -302,9 +307,11 @@ export const unitMachine = setup({
       const storageWait = decision.kind === 'waiting' && !context.local.installed && decision.reason.startsWith('waiting for storage')
       let status = context.memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
       if (storageWait) status = statusOnWaitingForInstall(context.status)
-      enqueue.assign({ operationsWithoutIdle: 0 })
-      if (status === context.status) return
-      enqueue.assign({ status })
+      if (status === context.status) {
+        if (context.operationsWithoutIdle !== 0) enqueue.assign({ operationsWithoutIdle: 0 })
+        return
+      }
+      enqueue.assign({ status, operationsWithoutIdle: 0 })
       // Sent even when the actor already holds it: the model still says `waiting for machine`.
       if (storageWait) enqueue.emit({ type: 'unit.workloadStatus', workload: status.workload })
       enqueue.emit({ type: 'unit.status', status })
@@ -449,7 +456,10 @@ export const unitMachine = setup({
               always: [
                 { guard: 'stopRequested', target: '#unit.stopped' },
                 { guard: 'decidedTerminate', target: '#unit.terminated' },
-                { guard: 'decidedRun', target: 'executing', actions: 'beginOperation' },
+                // Straight into the operation's state: a choosing state in between would be
+                // one more microstep (a snapshot clone) for every operation.
+                { guard: 'decidedRunLocked', target: 'executing.locked', actions: 'beginOperation' },
+                { guard: 'decidedRun', target: 'executing.unlocked', actions: 'beginOperation' },
                 { guard: 'decidedHookError', target: 'hookError' },
                 { guard: 'decidedWaiting', target: 'waiting' },
                 { guard: 'decidedRestart', target: 'resolving', reenter: true, actions: 'restartLoop' },
@@ -481,14 +491,9 @@ export const unitMachine = setup({
               }
             },
             executing: {
-              initial: 'choosing',
+              // Entered only through `resolving`, which names the child (XState wants an initial all the same).
+              initial: 'locked',
               states: {
-                choosing: {
-                  always: [
-                    { guard: 'needsLock', target: 'locked' },
-                    { target: 'unlocked' }
-                  ]
-                },
                 unlocked: {
                   // Hookless operations (leadership, skipped hooks, failed actions) change
                   // local state only: one persisted step.
@@ -510,22 +515,21 @@ export const unitMachine = setup({
                       entry: ['applyPrepare', 'persistStep'],
                       on: {
                         // A stop that came while the step was saved: do not start the hook.
-                        'step.persisted': [{ guard: 'stopRequested', target: 'abandoning' }, { target: 'executing' }],
+                        'step.persisted': [
+                          { guard: 'stopRequested', target: 'abandoning' },
+                          { guard: 'runsHook', target: 'executing.hook' },
+                          { guard: 'runsDeploy', target: 'executing.deploy' },
+                          { guard: 'runsAction', target: 'executing.action' },
+                          { target: 'executing.command' }
+                        ],
                         'step.persistFailed': { target: '#unit.failed', actions: 'recordPersistFailure' }
                       }
                     },
                     executing: {
                       on: { 'agent.stop': 'abandoning' },
-                      initial: 'choosing',
+                      // Entered only from `preparing`, which names the child (XState wants an initial all the same).
+                      initial: 'hook',
                       states: {
-                        choosing: {
-                          always: [
-                            { guard: 'runsHook', target: 'hook' },
-                            { guard: 'runsDeploy', target: 'deploy' },
-                            { guard: 'runsAction', target: 'action' },
-                            { target: 'command' }
-                          ]
-                        },
                         hook: {
                           invoke: {
                             src: 'runHook',
