@@ -7,7 +7,8 @@
  * `token` (the idempotency key), `bootstrap` (mode 0600, the spec's bytes and nothing
  * else: no credentials, as the local provider has none), `agent.pid` (pid and, on Linux,
  * the process start time, so a recycled pid is not mistaken for the agent), `agent.log`
- * (the agent's stdout and stderr) and `agent/` (the agent's data directory). Everything
+ * (the agent's stdout and stderr) and `agent/` (the agent's data directory, where the
+ * machine's boot record `boot-clock` is kept when it has a boot clock of its own). Everything
  * the provider knows is on disk, so a provider built later on the same home — a new
  * controller leader — adopts the instances of the previous one by their pid files.
  *
