@@ -82,6 +82,7 @@ import { readNetworkKey } from './mesh/network-key.ts'
 import { loadOrCreatePeerKey, peerIdOfKey } from './mesh/peer-identity.ts'
 import type { ControllerRole, ControllerRoleOptions } from './roles/controller-role.ts'
 import { MachineRole, machineRebootExitCode } from './roles/machine-role.ts'
+import { hostClockNotice } from './time-namespace-boot-clock.ts'
 import { AgentUpgrader } from './tools/agent-upgrader.ts'
 import { StreamLogger } from './stream-logger.ts'
 import { logLevelOrder, type Logger, type LogLevel } from '../runtime/logger.ts'
@@ -358,6 +359,8 @@ async function main (): Promise<void> {
   let machineRole: MachineRole | undefined
   let upgrader: AgentUpgrader | undefined
   if (machineId !== undefined) {
+    const hostClock = hostClockNotice(machineId, process.env)
+    if (hostClock !== undefined) logger.log('warning', hostClock)
     children.push({
       name: `machine-${machineId}`,
       start: async () => {

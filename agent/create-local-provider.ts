@@ -8,6 +8,7 @@ import { ChildProcessRunner } from './child-process-runner.ts'
 import { NodeFileSystem } from './node-file-system.ts'
 import { cantripdStubProgram } from './package-root.ts'
 import { SystemClock } from './system-clock.ts'
+import { localMachineClock } from './time-namespace-boot-clock.ts'
 
 /**
  * This installation's agent launcher (agent/cantripd-stub.ts, which runs the version the
@@ -38,6 +39,8 @@ export function createLocalProvider (options: RealLocalProviderOptions): LocalPr
     ...options,
     home: path.resolve(options.home),
     command: options.command ?? defaultLocalAgentCommand(),
+    // Every start (first, the watchdog's, start-agent's) sets the machine's boot clock afresh.
+    bootClock: options.bootClock ?? localMachineClock(options.logger),
     processes: new ChildProcessRunner(),
     files: new NodeFileSystem(),
     clock: new SystemClock(),

@@ -7,7 +7,8 @@
  * `token` (the idempotency key), `bootstrap` (mode 0600, the spec's bytes and nothing
  * else: no credentials, as the local provider has none), `agent.pid` (pid and, on Linux,
  * the process start time, so a recycled pid is not mistaken for the agent), `agent.log`
- * (the agent's stdout and stderr) and `agent/` (the agent's data directory). Everything
+ * (the agent's stdout and stderr) and `agent/` (the agent's data directory, where the
+ * machine's boot record `boot-clock` is kept when it has a boot clock of its own). Everything
  * the provider knows is on disk, so a provider built later on the same home — a new
  * controller leader — adopts the instances of the previous one by their pid files.
  *
@@ -64,6 +65,25 @@ export interface LocalMachineNetwork {
   wrap (namespace: string, command: { file: string, args: readonly string[] }): { file: string, args: string[] }
 }
 
+/** A command and its arguments, as a machine's agent is run. */
+export interface LocalCommandLine { readonly file: string, readonly args: readonly string[] }
+
+/**
+ * A machine's own boot clock (providers/machine-boot-clock.ts, entered by
+ * agent/time-namespace-boot-clock.ts): the agent, and with it the units' hooks and
+ * workloads, read /proc/uptime from the machine's boot, not this host's, as lxcfs gives an
+ * LXD container. Without one, a machine's uptime is this host's.
+ */
+export interface LocalMachineClock {
+  /**
+   * The command that runs `command` on the machine's boot clock, as the same process, and
+   * the settings its agent gets with it; decided afresh at this start from what `dataDir`
+   * keeps. `restartedBy: 'init'`: the host's service manager runs the same command line
+   * again on its own, so nothing decided now could follow the machine's next boot.
+   */
+  wrap (dataDir: string, command: LocalCommandLine, restartedBy: 'provider' | 'init'): { file: string, args: string[], env: Record<string, string> }
+}
+
 export interface LocalProviderOptions {
   /** Where instance directories live, e.g. `<controller data dir>/machines`; absolute. */
   readonly home: string
@@ -92,6 +112,8 @@ export interface LocalProviderOptions {
   readonly extraArgs?: readonly string[]
   /** Isolated machines: each in a namespace of its own. */
   readonly network?: LocalMachineNetwork
+  /** Each machine on a boot clock of its own (absent: this host's). */
+  readonly bootClock?: LocalMachineClock
   /**
    * Where a machine's agent listens and what it advertises when the machine names
    * neither: the controllers' own network when it is not this host's loopback, so a
@@ -182,6 +204,7 @@ export class LocalProvider implements Provider {
   readonly #watchdogClock: Clock
   readonly #extraArgs: readonly string[]
   readonly #network: LocalMachineNetwork | undefined
+  readonly #bootClock: LocalMachineClock | undefined
   readonly #defaultNetwork: AgentNetwork
   readonly #services: LocalAgentServices | undefined
   readonly #watchIntervalMs: number
@@ -209,6 +232,7 @@ export class LocalProvider implements Provider {
     this.#watchdogClock = options.watchdogClock ?? options.clock
     this.#extraArgs = options.extraArgs ?? []
     this.#network = options.network
+    this.#bootClock = options.bootClock
     this.#defaultNetwork = options.defaultNetwork ?? {}
     this.#services = options.services
     this.#watchIntervalMs = options.watchIntervalMs ?? limits.localProviderWatchIntervalMs
@@ -518,12 +542,14 @@ export class LocalProvider implements Provider {
       file: this.#command.file,
       args: [...this.#command.args(bootstrapFile, dataDir), ...this.#networkArgs(dir, isolated), ...this.#extraArgs]
     }
-    const command = isolated === undefined ? plain : this.#network!.wrap(isolated.namespace, plain)
+    const networked = isolated === undefined ? plain : this.#network!.wrap(isolated.namespace, plain)
+    // The boot clock goes outermost: the network namespace's `ip netns exec` runs inside it, and both exec, keeping the pid.
+    const command = this.#bootClock?.wrap(dataDir, networked, this.#services === undefined ? 'provider' : 'init') ?? { ...networked, env: {} }
     if (this.#services !== undefined) return await this.#launchService(machineId, dir, command, check)
     const child = this.#processes.startDetached({
       command: command.file,
       args: command.args,
-      env: this.#command.env ?? {},
+      env: { ...this.#command.env, ...command.env },
       cwd: dir,
       logFile
     })
@@ -546,12 +572,12 @@ export class LocalProvider implements Provider {
   }
 
   /** The agent as a service of the host's init: installed, enabled and started; checked as a detached one is. */
-  async #launchService (machineId: string, dir: string, command: { file: string, args: readonly string[] }, check: boolean): Promise<number> {
+  async #launchService (machineId: string, dir: string, command: LocalCommandLine & { env: Readonly<Record<string, string>> }, check: boolean): Promise<number> {
     const instanceId = instancePrefix + localInstanceDirName(machineId)
     const logFile = joinPath(dir, files.log)
     const pid = this.#services!.start({
       name: serviceName(dir, machineId), description: `cantrip machine ${machineId} (${dir})`,
-      command: command.file, args: [...command.args], cwd: dir, logFile, env: { ...this.#command.env }
+      command: command.file, args: [...command.args], cwd: dir, logFile, env: { ...this.#command.env, ...command.env }
     })
     if (pid === undefined) throw new ProviderError(providerName, 'deployment-failed', `cannot start instance "${instanceId}": its service did not start: ${this.#logTail(logFile)}`)
     this.#writePidRecord(joinPath(dir, files.pid), pid)

@@ -49,6 +49,7 @@ import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { processAlive } from './support/processes.ts'
+import { timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-rejoin-'))
 const machinesDir = join(home, 'controllers', 'local', 'machines')
@@ -294,6 +295,8 @@ test('a controller lost with its data is replaced by enable-ha; 3 voters again a
 test('with every controller down, start-agent brings a machine agent back', async () => {
   for (const name of ['c0', 'c1', 'c3']) await killed(member(name).pid, name)
   const old = agentPid('0')!
+  const bootClock = (): string | undefined => timeNamespaceUnavailable() === undefined ? readFileSync(join(machinesDir, 'machine-0', 'agent', 'boot-clock'), 'utf8') : undefined
+  const booted = bootClock()
   process.kill(-old, 'SIGKILL')
   await eventually('machine 0\'s agent to die', 10_000, () => processAlive(old) ? undefined : true)
   const run = cantrip(home, ['start-agent', '0'])
@@ -301,6 +304,8 @@ test('with every controller down, start-agent brings a machine agent back', asyn
   const pid = Number(/^started machine 0 \(pid (\d+)\)\n$/.exec(run.stdout)?.[1])
   assert.ok(pid !== old && processAlive(pid), run.stdout)
   assert.is(agentPid('0'), pid)
+  // The same boot of the machine: its boot clock (agent/time-namespace-boot-clock.ts) keeps its epoch.
+  assert.is(bootClock(), booted)
 })
 
 test('destroy-controller stops every process', () => {

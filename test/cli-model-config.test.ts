@@ -6,11 +6,18 @@
  * update-status-hook-interval=10s gives update-status about every 10 s, applied without
  * a restart; `juju-reboot` (after the hook) and `juju-reboot --now` (the hook killed and
  * run again) restart the machine agent, its workloads die, and the start hook runs again.
+ * The machine has a boot clock of its own (agent/time-namespace-boot-clock.ts), as lxcfs
+ * gives an LXD machine: the boot epoch a charm derives from /proc/uptime (ops'
+ * test_hookcmds: `time.time() - uptime`) is this test's, holds through a kill -9 of the
+ * machine agent, and moves forward on `juju-reboot`; where time namespaces cannot be made,
+ * the agent's log says why in one line.
  *
  * Juju followed: cmd/juju/model/config.go (the listing and `--reset`),
  * worker/uniter/resolver (no retry timer without automatically-retry-hooks),
  * worker/uniter/operation/runhook.go (reboot after commit, or kill and requeue),
- * worker/uniter/reboot/resolver.go (start once after a reboot).
+ * worker/uniter/reboot/resolver.go (start once after a reboot),
+ * canonical/operator test/integration/test_hookcmds.py (test_juju_reboot_queues_reboot:
+ * the boot epoch strictly later after juju-reboot).
  * Every process started is stopped by pid (destroy-controller stops the agents, the
  * test kills the charm's workload by its pid file); the temp dir is removed.
  */
@@ -22,6 +29,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { hostClockEnvName, hostClockNotice, timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 import { processAlive } from './support/processes.ts'
 import { StatusReader } from './support/status-reader.ts'
 
@@ -93,6 +101,21 @@ async function until<T> (what: string, read: () => T, holds: (value: T) => boole
 
 const count = (list: readonly string[], name: string): number => list.filter(h => h === name).length
 
+interface MachineBoot { epoch: number, uptime: number }
+
+/** rc/0's machine's boot epoch as ops' test_hookcmds derives it (`time.time() - /proc/uptime`), read in the unit's context. */
+function machineBoot (home: string): MachineBoot {
+  const out = ok(home, 'exec', '--unit', 'rc/0', '--', 'echo "$(date +%s.%N) $(cut -d" " -f1 /proc/uptime)"').trim()
+  const [now, uptime] = out.split(' ').map(Number)
+  assert.ok(Number.isFinite(now) && Number.isFinite(uptime), `expected "<now> <uptime>", got ${JSON.stringify(out)}`)
+  return { epoch: now! - uptime!, uptime: uptime! }
+}
+
+/** Machine 0's agent pid, from its pid file (local provider). */
+function agentPid (home: string): number {
+  return Number(readFileSync(join(home, 'controllers', 'local', 'machines', 'machine-0', 'agent.pid'), 'utf8').trim().split(/\s+/)[0])
+}
+
 test('model-config, retries off until resolved, update-status every 10 s, juju-reboot after the hook and --now', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-mc-'))
   const dir = join(home, 'rc-state')
@@ -100,6 +123,7 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
   mkdirSync(dir)
   writeCharm(charmDir, dir)
   let reader: StatusReader | undefined
+  const startedAt = Date.now() / 1000
   try {
     ok(home, 'bootstrap')
     reader = await StatusReader.open(home)
@@ -160,15 +184,32 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
     assert.ok(elapsed >= 12 && elapsed <= 90, `two intervals took ${elapsed.toFixed(1)} s (expected about 20 s)`)
     ok(home, 'model-config', '--reset', 'update-status-hook-interval')
 
+    // The machine's boot clock: it booted during this test, not with the host.
+    const hostClockWhy = timeNamespaceUnavailable()
+    const booted = machineBoot(home)
+    if (hostClockWhy === undefined) {
+      assert.ok(booted.epoch >= startedAt - 2, `machine booted at ${booted.epoch}, before this test began (${startedAt}): the host's uptime`)
+    } else {
+      const log = readFileSync(join(home, 'controllers', 'local', 'machines', 'machine-0', 'agent.log'), 'utf8')
+      assert.ok(log.includes(hostClockNotice('0', { [hostClockEnvName]: hostClockWhy })!), 'the agent says why it has the host\'s clock')
+    }
+
     // juju-reboot (after the hook): the hook goes on and commits, the machine agent
     // restarts, the workload dies with it, and start runs again.
     const workload = Number(readFileSync(join(dir, 'workload.pid'), 'utf8'))
     assert.ok(processAlive(workload))
     let mark = hooks(dir).length
     writeFileSync(join(dir, 'reboot-after'), '')
+    const rebootAt = Date.now() / 1000
     ok(home, 'config', 'rc', 'x=2')
     await until('start after the reboot', () => hooks(dir).slice(mark), h => h.includes('start'))
     assert.equal(hooks(dir).slice(mark), ['config-changed', 'config-changed went on', 'start'])
+    // As test_hookcmds asserts against Juju: the derived boot epoch is strictly later.
+    const rebooted = machineBoot(home)
+    if (hostClockWhy === undefined) {
+      assert.ok(Math.trunc(rebooted.epoch) > Math.trunc(booted.epoch), `boot epoch ${booted.epoch} → ${rebooted.epoch} on juju-reboot`)
+      assert.ok(rebooted.epoch >= rebootAt - 1, `the machine booted again after juju-reboot (${rebootAt}), at ${rebooted.epoch}`)
+    }
     await until('the old workload to die with the machine', () => processAlive(workload), alive => !alive, 30_000)
     await untilUnit(reader, 'the unit idle again', s => s.agent === 'idle')
 
@@ -178,6 +219,18 @@ test('model-config, retries off until resolved, update-status every 10 s, juju-r
     ok(home, 'config', 'rc', 'x=3')
     await until('start after the --now reboot', () => hooks(dir).slice(mark), h => h.includes('start'))
     assert.equal(hooks(dir).slice(mark), ['config-changed', 'config-changed', 'start'], 'killed, re-run after the reboot, then start')
+
+    // A kill -9 of the machine agent (its watchdog starts it again) is no reboot: the boot epoch holds, uptime goes on.
+    await untilUnit(reader, 'the unit idle again', s => s.agent === 'idle')
+    const beforeCrash = machineBoot(home)
+    if (hostClockWhy === undefined) assert.ok(Math.trunc(beforeCrash.epoch) > Math.trunc(rebooted.epoch), `boot epoch ${rebooted.epoch} → ${beforeCrash.epoch} on juju-reboot --now`)
+    const crashed = agentPid(home)
+    process.kill(crashed, 'SIGKILL')
+    await until('the watchdog to start the agent again', () => agentPid(home), pid => pid !== crashed && processAlive(pid))
+    const afterCrash = machineBoot(home)
+    assert.ok(Math.abs(afterCrash.epoch - beforeCrash.epoch) <= 1, `boot epoch ${beforeCrash.epoch} → ${afterCrash.epoch} on a crash restart`)
+    assert.ok(afterCrash.uptime > beforeCrash.uptime, 'uptime goes on counting')
+    assert.is(count(hooks(dir).slice(mark), 'start'), 1, 'no start hook: the machine did not reboot')
   } finally {
     await reader?.close()
     cantrip(home, ['destroy-controller', 'local', '--no-prompt'])

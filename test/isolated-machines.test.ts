@@ -11,13 +11,14 @@
  * pinned by a check that runs everywhere.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { NetnsMachineNetwork, machineNetworkUnavailable, parseMachineNetwork } from '../agent/netns-machine-network.ts'
+import { timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 import { controllerNetwork } from '../agent/cli/controller-network.ts'
 import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
 import { killUnitWorkloads } from './support/processes.ts'
@@ -105,6 +106,11 @@ test('two units serve on one port on two isolated machines, each at its own addr
     }, 240_000)
     assert.ok(new NetnsMachineNetwork(cidr).namespaces().includes(namespace), `${namespace} made again`)
     assert.match(execFileSync('ip', ['-n', namespace, '-br', 'addr'], { encoding: 'utf8' }), address)
+    // The machine is in both namespaces: its network's, and a time namespace of its own
+    // (agent/time-namespace-boot-clock.ts) where this host can make one.
+    const pid = Number(readFileSync(join(instanceDir, 'agent.pid'), 'utf8').trim().split(' ')[0])
+    assert.match(execFileSync('ip', ['netns', 'identify', String(pid)], { encoding: 'utf8' }), namespace)
+    if (timeNamespaceUnavailable() === undefined) assert.is.not(readlinkSync(`/proc/${pid}/ns/time`), readlinkSync('/proc/self/ns/time'))
   } finally {
     await reader.close()
   }
