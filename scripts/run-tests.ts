@@ -7,8 +7,10 @@
  * than `soloJobSecondsMin` runs in a uvu process of its own, the quick ones are packed into
  * batches of about `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
  * seconds come from test/test-timings.json (written by `--write-timings` after a run; the
- * CPU of a file is its uvu process's and every child it waited for, plus the daemons it
- * started detached, found by a marker in their environment; all read from /proc); a
+ * CPU of a file is that of everything its job ran, from the job's own cgroup where the
+ * machine allows one (scripts/job-cgroup.ts), else its uvu process's and every child it
+ * waited for, plus the daemons it started detached, found by a marker in their
+ * environment, all read from /proc, which misses what those daemons' children burn); a
  * file not listed there counts as `unknownFileSeconds` at `unknownFileDemand` cores.
  *
  * Scheduling packs the cores: a job's demand is its CPU seconds over its wall seconds.
@@ -36,6 +38,7 @@ import { availableParallelism } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
+import { makeJobCgroup } from './job-cgroup.ts'
 import { cpuBound, nextJobIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
@@ -180,6 +183,24 @@ function fileSecondsOf (job: Job, marks: Mark[], end: Omit<Mark, 'file'>): Map<s
 }
 
 let jobsStarted = 0
+/** How long (steps of leftoverGraceStepMs) a job's cgroup may take to empty after its process ends, before what is left is a leak. */
+const leftoverGraceSteps = 40
+const leftoverGraceStepMs = 50
+
+/**
+ * Kills (by pid) what a job left running in its cgroup after its own process ended: each
+ * test cleans up what it starts, so anything here is a leak, named in the job's output.
+ */
+function endLeftovers (pids: readonly number[], job: Job): string {
+  if (pids.length === 0) return ''
+  const named = pids.map(pid => {
+    let command = '?'
+    try { command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 120) } catch { /* gone */ }
+    try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+    return `  ${pid} ${command}`
+  })
+  return `\nrun-tests: ${job.files.join(', ')} left ${pids.length} process(es) running; killed:\n${named.join('\n')}\n`
+}
 
 /** Process groups of the jobs running now, ended with the runner if it is stopped. */
 const running = new Set<number>()
@@ -195,7 +216,11 @@ async function runJob (job: Job): Promise<JobResult> {
   const started = Date.now()
   const jobId = `${process.pid}-${++jobsStarted}`
   const marker = `${jobMarkerVariable}=${jobId}`
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color'], {
+  // Where the machine allows, the job and all it starts run in a cgroup of their own: its CPU is then exact.
+  const cgroup = makeJobCgroup(`cantrip-test-${jobId}`)
+  const uvu: [string, string[]] = [process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color']]
+  const [command, args] = cgroup?.wrap(...uvu) ?? uvu
+  const child = spawn(command, args, {
     cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, [jobMarkerVariable]: jobId }
   })
   running.add(child.pid!)
@@ -205,6 +230,7 @@ async function runJob (job: Job): Promise<JobResult> {
   // The last CPU reading of each detached daemon, kept after it ends (its /proc entry goes with it).
   const daemons = new Map<number, number>()
   const jobCpu = (): number | undefined => {
+    if (cgroup !== undefined) return cgroup.cpuSeconds()
     const own = cpuSecondsOf(child.pid!)
     if (own === undefined) return undefined
     for (const [pid, cpu] of detachedCpuSeconds(marker)) daemons.set(pid, cpu)
@@ -234,6 +260,14 @@ async function runJob (job: Job): Promise<JobResult> {
   clearInterval(sampler)
   running.delete(child.pid!)
   const endedAt = Date.now()
+  if (cgroup !== undefined) {
+    // A process a test has just killed may take a moment to go: give the cgroup that long to empty by itself.
+    for (let i = 0; i < leftoverGraceSteps && cgroup.pids().length > 0; i++) await new Promise(resolve => setTimeout(resolve, leftoverGraceStepMs))
+    output += endLeftovers(cgroup.pids(), job)
+    for (let i = 0; i < leftoverGraceSteps && cgroup.pids().length > 0; i++) await new Promise(resolve => setTimeout(resolve, leftoverGraceStepMs))
+    lastCpu = cgroup.cpuSeconds()
+    cgroup.remove()
+  }
   if (timedOut) output += `\nrun-tests: ${job.files.join(', ')}: killed after ${jobSecondsMax} s\n`
   const total = summaryNumber(output, 'Total')
   const passed = summaryNumber(output, 'Passed')
