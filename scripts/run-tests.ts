@@ -34,7 +34,7 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
@@ -65,7 +65,7 @@ const lanesMax = 8
 const lanesBeyondCores = 1
 const cores = availableParallelism()
 interface Options { pattern: string, lanes: number, writeTimings: boolean, plan: boolean }
-interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, fileSeconds: Map<string, Timing> }
+interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, cpuSeconds: number | undefined, fileSeconds: Map<string, Timing> }
 
 function parseOptions (argv: string[]): Options {
   let pattern = '.*\\.test\\.ts$'
@@ -183,6 +183,15 @@ function fileSecondsOf (job: Job, marks: Mark[], end: Omit<Mark, 'file'>): Map<s
 }
 
 let jobsStarted = 0
+/** Whether the jobs ran in cgroups of their own (their CPU then counts every descendant). */
+let cgroupJobs = 0
+function cgroupsCounted (results: readonly JobResult[]): boolean {
+  return results.length > 0 && cgroupJobs === results.length
+}
+/** The 1-minute load average, as uptime prints it. */
+function loadNow (): string {
+  return loadavg()[0]!.toFixed(2)
+}
 /** How long (steps of leftoverGraceStepMs) a job's cgroup may take to empty after its process ends, before what is left is a leak. */
 const leftoverGraceSteps = 40
 const leftoverGraceStepMs = 50
@@ -218,6 +227,7 @@ async function runJob (job: Job): Promise<JobResult> {
   const marker = `${jobMarkerVariable}=${jobId}`
   // Where the machine allows, the job and all it starts run in a cgroup of their own: its CPU is then exact.
   const cgroup = makeJobCgroup(`cantrip-test-${jobId}`)
+  if (cgroup !== undefined) cgroupJobs++
   const uvu: [string, string[]] = [process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color']]
   const [command, args] = cgroup?.wrap(...uvu) ?? uvu
   const child = spawn(command, args, {
@@ -282,6 +292,7 @@ async function runJob (job: Job): Promise<JobResult> {
     skipped,
     ok: code === 0 && !timedOut && total !== undefined && passed === total,
     seconds: (endedAt - started) / 1000,
+    cpuSeconds: lastCpu,
     fileSeconds: fileSecondsOf(job, marks, { at: endedAt, cpu: lastCpu })
   }
 }
@@ -301,6 +312,7 @@ async function main (): Promise<number> {
     return 0
   }
   const started = Date.now()
+  const loadAtStart = loadNow()
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
   const results: JobResult[] = []
@@ -322,13 +334,17 @@ async function main (): Promise<number> {
       const result = await run
       results.push(result)
       process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`)
-      process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s (expected ${job.expectedSeconds.toFixed(0)} s at ${job.demand.toFixed(2)} cores): ${job.files.join(' ')}\n\n`)
+      const cpu = result.cpuSeconds === undefined ? '' : `, ${result.cpuSeconds.toFixed(1)} CPU-s`
+      process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s${cpu} (expected ${job.expectedSeconds.toFixed(0)} s at ${job.demand.toFixed(2)} cores): ${job.files.join(' ')}\n\n`)
     }
   }
   await Promise.all(Array.from({ length: options.lanes }, lane))
   const sum = (pick: (r: JobResult) => number): number => results.reduce((n, r) => n + pick(r), 0)
   const failedJobs = results.filter(r => !r.ok)
   for (const r of failedJobs) process.stdout.write(`run-tests: failed: ${r.job.files.join(' ')}\n`)
+  // The CPU every job used (with all it started, where cgroups count it) and the machine's load: a run's time means little without them.
+  const cpuSum = sum(r => r.cpuSeconds ?? 0)
+  process.stdout.write(`run-tests: ${results.length} jobs used ${cpuSum.toFixed(0)} CPU-s${cgroupsCounted(results) ? ' (cgroups: every descendant counted)' : ' (from /proc: daemons\' own children missed)'}; load average ${loadAtStart} at the start, ${loadNow()} at the end\n`)
   process.stdout.write(`\n  Total:     ${sum(r => r.total)}\n  Passed:    ${sum(r => r.passed)}\n  Skipped:   ${sum(r => r.skipped)}\n  Duration:  ${Date.now() - started}ms\n\n`)
   if (options.writeTimings) {
     const timings = { ...readTimings() }
