@@ -60,7 +60,9 @@ const lanesMax = 8
  * CPU-bound jobs are held to the cores' room (above). Measured on an idle 2-core machine
  * before the CPU bound existed: 2 lanes 626 s, 3 lanes 553 s. With it, on 1589 tests:
  * 4 lanes 719 s, 3 lanes 652 s (2026-11-27): the CPU a real-process job's detached
- * daemons burn is not counted in its demand, so a fourth lane starved the swarms.
+ * daemons burn was not counted in its demand, so a fourth lane starved the swarms. Jobs
+ * now run in cgroups (scripts/job-cgroup.ts) and test-timings.json holds that CPU, so
+ * the admission rule sees it; 4 lanes have not been measured again on an idle machine.
  */
 const lanesBeyondCores = 1
 const cores = availableParallelism()
