@@ -7,8 +7,10 @@
  * than `soloJobSecondsMin` runs in a uvu process of its own, the quick ones are packed into
  * batches of about `batchJobSecondsTarget`, CPU-bound files with CPU-bound ones. Expected wall and CPU
  * seconds come from test/test-timings.json (written by `--write-timings` after a run; the
- * CPU of a file is its uvu process's and every child it waited for, plus the daemons it
- * started detached, found by a marker in their environment; all read from /proc); a
+ * CPU of a file is that of everything its job ran, from the job's own cgroup where the
+ * machine allows one (scripts/job-cgroup.ts), else its uvu process's and every child it
+ * waited for, plus the daemons it started detached, found by a marker in their
+ * environment, all read from /proc, which misses what those daemons' children burn); a
  * file not listed there counts as `unknownFileSeconds` at `unknownFileDemand` cores.
  *
  * Scheduling packs the cores: a job's demand is its CPU seconds over its wall seconds.
@@ -32,10 +34,11 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
+import { makeJobCgroup } from './job-cgroup.ts'
 import { cpuBound, nextJobIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
@@ -57,12 +60,14 @@ const lanesMax = 8
  * CPU-bound jobs are held to the cores' room (above). Measured on an idle 2-core machine
  * before the CPU bound existed: 2 lanes 626 s, 3 lanes 553 s. With it, on 1589 tests:
  * 4 lanes 719 s, 3 lanes 652 s (2026-11-27): the CPU a real-process job's detached
- * daemons burn is not counted in its demand, so a fourth lane starved the swarms.
+ * daemons burn was not counted in its demand, so a fourth lane starved the swarms. Jobs
+ * now run in cgroups (scripts/job-cgroup.ts) and test-timings.json holds that CPU, so
+ * the admission rule sees it; 4 lanes have not been measured again on an idle machine.
  */
 const lanesBeyondCores = 1
 const cores = availableParallelism()
 interface Options { pattern: string, lanes: number, writeTimings: boolean, plan: boolean }
-interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, fileSeconds: Map<string, Timing> }
+interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, cpuSeconds: number | undefined, fileSeconds: Map<string, Timing> }
 
 function parseOptions (argv: string[]): Options {
   let pattern = '.*\\.test\\.ts$'
@@ -180,6 +185,33 @@ function fileSecondsOf (job: Job, marks: Mark[], end: Omit<Mark, 'file'>): Map<s
 }
 
 let jobsStarted = 0
+/** Whether the jobs ran in cgroups of their own (their CPU then counts every descendant). */
+let cgroupJobs = 0
+function cgroupsCounted (results: readonly JobResult[]): boolean {
+  return results.length > 0 && cgroupJobs === results.length
+}
+/** The 1-minute load average, as uptime prints it. */
+function loadNow (): string {
+  return loadavg()[0]!.toFixed(2)
+}
+/** How long (steps of leftoverGraceStepMs) a job's cgroup may take to empty after its process ends, before what is left is a leak. */
+const leftoverGraceSteps = 40
+const leftoverGraceStepMs = 50
+
+/**
+ * Kills (by pid) what a job left running in its cgroup after its own process ended: each
+ * test cleans up what it starts, so anything here is a leak, named in the job's output.
+ */
+function endLeftovers (pids: readonly number[], job: Job): string {
+  if (pids.length === 0) return ''
+  const named = pids.map(pid => {
+    let command = '?'
+    try { command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 120) } catch { /* gone */ }
+    try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+    return `  ${pid} ${command}`
+  })
+  return `\nrun-tests: ${job.files.join(', ')} left ${pids.length} process(es) running; killed:\n${named.join('\n')}\n`
+}
 
 /** Process groups of the jobs running now, ended with the runner if it is stopped. */
 const running = new Set<number>()
@@ -195,7 +227,12 @@ async function runJob (job: Job): Promise<JobResult> {
   const started = Date.now()
   const jobId = `${process.pid}-${++jobsStarted}`
   const marker = `${jobMarkerVariable}=${jobId}`
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color'], {
+  // Where the machine allows, the job and all it starts run in a cgroup of their own: its CPU is then exact.
+  const cgroup = makeJobCgroup(`cantrip-test-${jobId}`)
+  if (cgroup !== undefined) cgroupJobs++
+  const uvu: [string, string[]] = [process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color']]
+  const [command, args] = cgroup?.wrap(...uvu) ?? uvu
+  const child = spawn(command, args, {
     cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, [jobMarkerVariable]: jobId }
   })
   running.add(child.pid!)
@@ -205,6 +242,7 @@ async function runJob (job: Job): Promise<JobResult> {
   // The last CPU reading of each detached daemon, kept after it ends (its /proc entry goes with it).
   const daemons = new Map<number, number>()
   const jobCpu = (): number | undefined => {
+    if (cgroup !== undefined) return cgroup.cpuSeconds()
     const own = cpuSecondsOf(child.pid!)
     if (own === undefined) return undefined
     for (const [pid, cpu] of detachedCpuSeconds(marker)) daemons.set(pid, cpu)
@@ -234,6 +272,14 @@ async function runJob (job: Job): Promise<JobResult> {
   clearInterval(sampler)
   running.delete(child.pid!)
   const endedAt = Date.now()
+  if (cgroup !== undefined) {
+    // A process a test has just killed may take a moment to go: give the cgroup that long to empty by itself.
+    for (let i = 0; i < leftoverGraceSteps && cgroup.pids().length > 0; i++) await new Promise(resolve => setTimeout(resolve, leftoverGraceStepMs))
+    output += endLeftovers(cgroup.pids(), job)
+    for (let i = 0; i < leftoverGraceSteps && cgroup.pids().length > 0; i++) await new Promise(resolve => setTimeout(resolve, leftoverGraceStepMs))
+    lastCpu = cgroup.cpuSeconds()
+    cgroup.remove()
+  }
   if (timedOut) output += `\nrun-tests: ${job.files.join(', ')}: killed after ${jobSecondsMax} s\n`
   const total = summaryNumber(output, 'Total')
   const passed = summaryNumber(output, 'Passed')
@@ -248,6 +294,7 @@ async function runJob (job: Job): Promise<JobResult> {
     skipped,
     ok: code === 0 && !timedOut && total !== undefined && passed === total,
     seconds: (endedAt - started) / 1000,
+    cpuSeconds: lastCpu,
     fileSeconds: fileSecondsOf(job, marks, { at: endedAt, cpu: lastCpu })
   }
 }
@@ -267,6 +314,7 @@ async function main (): Promise<number> {
     return 0
   }
   const started = Date.now()
+  const loadAtStart = loadNow()
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
   const results: JobResult[] = []
@@ -288,13 +336,17 @@ async function main (): Promise<number> {
       const result = await run
       results.push(result)
       process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`)
-      process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s (expected ${job.expectedSeconds.toFixed(0)} s at ${job.demand.toFixed(2)} cores): ${job.files.join(' ')}\n\n`)
+      const cpu = result.cpuSeconds === undefined ? '' : `, ${result.cpuSeconds.toFixed(1)} CPU-s`
+      process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s${cpu} (expected ${job.expectedSeconds.toFixed(0)} s at ${job.demand.toFixed(2)} cores): ${job.files.join(' ')}\n\n`)
     }
   }
   await Promise.all(Array.from({ length: options.lanes }, lane))
   const sum = (pick: (r: JobResult) => number): number => results.reduce((n, r) => n + pick(r), 0)
   const failedJobs = results.filter(r => !r.ok)
   for (const r of failedJobs) process.stdout.write(`run-tests: failed: ${r.job.files.join(' ')}\n`)
+  // The CPU every job used (with all it started, where cgroups count it) and the machine's load: a run's time means little without them.
+  const cpuSum = sum(r => r.cpuSeconds ?? 0)
+  process.stdout.write(`run-tests: ${results.length} jobs used ${cpuSum.toFixed(0)} CPU-s${cgroupsCounted(results) ? ' (cgroups: every descendant counted)' : ' (from /proc: daemons\' own children missed)'}; load average ${loadAtStart} at the start, ${loadNow()} at the end\n`)
   process.stdout.write(`\n  Total:     ${sum(r => r.total)}\n  Passed:    ${sum(r => r.passed)}\n  Skipped:   ${sum(r => r.skipped)}\n  Duration:  ${Date.now() - started}ms\n\n`)
   if (options.writeTimings) {
     const timings = { ...readTimings() }

