@@ -28,6 +28,7 @@ import { createLocalProvider } from '../../create-local-provider.ts'
 import { identifyProcess } from '../../detached-processes.ts'
 import { startAgentUnit } from '../../systemd-unit.ts'
 import type { CliContext, RegisterCommand } from '../cli-context.ts'
+import { groupMachineNetwork } from '../machine-network-of-group.ts'
 import { controllerMemberName, modelTarget, readControllers, writeControllers, type ControllerEntry, type ControllerMember } from '../cli-home.ts'
 import type { Connection } from '../connection.ts'
 import { openConnection } from '../open-connection.ts'
@@ -150,7 +151,8 @@ async function startMachine (context: CliContext, controller: string, entry: Con
     await startSshMachine(context, controller, entry, model, machine, dir)
     return
   }
-  const provider = createLocalProvider({ home, logger: silentLogger, ...(entry.inspect === true ? { extraArgs: ['--inspect', '0', ...(entry['inspect-data'] === true ? ['--inspect-data'] : [])] } : {}) })
+  // The provider settings the group's controllers give their machines: an isolated machine comes back in its namespace.
+  const provider = createLocalProvider({ home, logger: silentLogger, ...groupMachineNetwork(entry), ...(entry.inspect === true ? { extraArgs: ['--inspect', '0', ...(entry['inspect-data'] === true ? ['--inspect-data'] : [])] } : {}) })
   const running = (await provider.allInstances()).find(i => i.machineId === machine && i.status === 'running')
   if (running !== undefined) {
     context.out(`machine ${machine} is already running (${running.message})`)
