@@ -35,6 +35,8 @@ interface Held {
   readonly revision: number
   readonly resolve: (reply: MachineModelReply) => void
   timer: TimerHandle | undefined
+  /** The model it was last found unchanged at: a later commit concerns it only if it touched what its view reads. */
+  seen: ModelContext | undefined
 }
 
 export interface MachineWatchesOptions {
@@ -73,7 +75,7 @@ export class MachineWatches {
       return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: ${this.#held.size} watches held, the maximum is ${heldMax}` }
     }
     return await new Promise<MachineModelReply>(resolve => {
-      const held: Held = { machine, since, revision, resolve, timer: undefined }
+      const held: Held = { machine, since, revision, resolve, timer: undefined, seen: undefined }
       const now = this.#answer(held, false)
       if (now !== undefined) {
         resolve(now)
@@ -100,11 +102,37 @@ export class MachineWatches {
     for (const machine of [...this.#held.keys()]) this.#release(machine, `${component}: cannot watch machine ${JSON.stringify(machine)}: this controller is stopping`)
   }
 
+  /**
+   * Answers the held watches a commit concerns. Looking at each one after every commit
+   * cost O(machines) per commit, O(machines²) per deploy; the keys the commits touched
+   * (tables share what they did not) name the few views they may have changed.
+   */
   #check (): void {
+    const model = this.#o.model()
+    /** Per model a watch was last seen at (a batch usually shares one): the machines concerned since. */
+    const affected = new Map<ModelContext, ReadonlySet<string> | 'all'>()
     for (const held of [...this.#held.values()]) {
+      if (!this.#concerned(held, model, affected)) continue
       const reply = this.#answer(held, false)
       if (reply !== undefined) this.#settle(held, reply)
     }
+  }
+
+  /** Whether `held` may have an answer in `model`: false only when proven unchanged since it was seen. */
+  #concerned (held: Held, model: ModelContext, affected: Map<ModelContext, ReadonlySet<string> | 'all'>): boolean {
+    const seen = held.seen
+    // Waiting for a revision, or its view no longer kept here: as before, look.
+    if (seen === undefined || !this.cache.keeps(held.machine, held.since)) return true
+    let machines = affected.get(seen)
+    if (machines === undefined) {
+      machines = this.cache.affected(seen, model)
+      affected.set(seen, machines)
+    }
+    if (machines === 'all' || machines.has(held.machine)) return true
+    // Unchanged at `model` too: the next commit is then measured from here, and every watch
+    // left unconcerned shares one `seen`, so a check computes `affected` about once.
+    held.seen = model
+    return false
   }
 
   #expire (held: Held): void {
@@ -123,7 +151,10 @@ export class MachineWatches {
       return final ? { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(held.machine)}: this controller is at revision ${model.revision}, behind the agent's ${held.revision}` } : undefined
     }
     const reply = this.cache.answer(model, held.machine, held.since)
-    if ('unchanged' in reply) return final ? reply : undefined
+    if ('unchanged' in reply) {
+      held.seen = model
+      return final ? reply : undefined
+    }
     this.answered++
     return reply
   }
