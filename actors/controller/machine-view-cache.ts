@@ -34,6 +34,8 @@ export class MachineViewCache {
   readonly #max: number
   /** What each kept view was built from, to find the views a commit may change. */
   readonly #readers = new ViewReaders()
+  /** Told when a machine's kept view is replaced or forgotten (the revision it answers to, and its footprint, moved). */
+  onReplaced: ((machine: string) => void) | undefined
 
   constructor (max: number = limits.machineViewsCachedMax) {
     this.#max = max
@@ -58,11 +60,6 @@ export class MachineViewCache {
     return { ok: true, model: view }
   }
 
-  /** Whether the view kept for `machine` is the one of revision `since`: an answer to it may be `unchanged`. */
-  keeps (machine: string, since: number | undefined): boolean {
-    return since !== undefined && this.#views.get(machine)?.view.revision === since
-  }
-
   /** The machines whose kept view may differ between the two models, or 'all' (view-readers.ts). */
   affected (before: ModelContext, after: ModelContext): ReadonlySet<string> | 'all' {
     return this.#readers.affected(before, after)
@@ -77,10 +74,12 @@ export class MachineViewCache {
   #keep (machine: string, kept: Kept, footprint: string[]): void {
     this.#views.set(machine, kept)
     this.#readers.set(machine, footprint)
+    this.onReplaced?.(machine)
     if (this.#views.size > this.#max) {
       const oldest = this.#views.keys().next().value!
       this.#views.delete(oldest)
       this.#readers.forget(oldest)
+      this.onReplaced?.(oldest)
     }
   }
 }
