@@ -18,6 +18,7 @@
 import { limits } from '../../runtime/limits.ts'
 import { machineModelView, noViewChanges, sameViewSources, viewChanges } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
+import { readKey, ViewReaders } from './view-readers.ts'
 import type { MachineModelReply } from './api-requests.ts'
 
 interface Kept {
@@ -31,6 +32,10 @@ export class MachineViewCache {
   /** Machine → the last whole view sent to it; Map order is least recently asked first. */
   readonly #views = new Map<string, Kept>()
   readonly #max: number
+  /** What each kept view was built from, to find the views a commit may change. */
+  readonly #readers = new ViewReaders()
+  /** Told when a machine's kept view is replaced or forgotten (the revision it answers to, and its footprint, moved). */
+  onReplaced: ((machine: string) => void) | undefined
 
   constructor (max: number = limits.machineViewsCachedMax) {
     this.#max = max
@@ -42,15 +47,22 @@ export class MachineViewCache {
     this.#views.delete(machine)
     const held = kept !== undefined && since === kept.view.revision ? kept : undefined
     if (held !== undefined && sameViewSources(held.source, model, machine)) return this.#unchanged(machine, held, model)
-    const view = machineModelView(model, machine)
+    const footprint: string[] = []
+    const view = machineModelView(model, machine, (table, key) => { footprint.push(readKey(table, key)) })
     if (held !== undefined) {
       const changed = viewChanges(held.view, view)
+      // The same content read the same keys: the footprint kept with it stands.
       if (noViewChanges(changed)) return this.#unchanged(machine, held, model)
-      this.#keep(machine, { view, source: model })
+      this.#keep(machine, { view, source: model }, footprint)
       return { ok: true, since: held.view.revision, changed }
     }
-    this.#keep(machine, { view, source: model })
+    this.#keep(machine, { view, source: model }, footprint)
     return { ok: true, model: view }
+  }
+
+  /** The machines whose kept view may differ between the two models, or 'all' (view-readers.ts). */
+  affected (before: ModelContext, after: ModelContext): ReadonlySet<string> | 'all' {
+    return this.#readers.affected(before, after)
   }
 
   #unchanged (machine: string, held: Kept, model: ModelContext): Extract<MachineModelReply, { unchanged: true }> {
@@ -59,8 +71,15 @@ export class MachineViewCache {
     return { ok: true, unchanged: true, revision: model.revision, term: model.term }
   }
 
-  #keep (machine: string, kept: Kept): void {
+  #keep (machine: string, kept: Kept, footprint: string[]): void {
     this.#views.set(machine, kept)
-    if (this.#views.size > this.#max) this.#views.delete(this.#views.keys().next().value!)
+    this.#readers.set(machine, footprint)
+    this.onReplaced?.(machine)
+    if (this.#views.size > this.#max) {
+      const oldest = this.#views.keys().next().value!
+      this.#views.delete(oldest)
+      this.#readers.forget(oldest)
+      this.onReplaced?.(oldest)
+    }
   }
 }

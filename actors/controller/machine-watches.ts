@@ -35,6 +35,8 @@ interface Held {
   readonly revision: number
   readonly resolve: (reply: MachineModelReply) => void
   timer: TimerHandle | undefined
+  /** Order of arrival: a check answers in it, as a look at every held watch in turn did (the simulator's trajectories depend on it). */
+  readonly seq: number
 }
 
 export interface MachineWatchesOptions {
@@ -52,12 +54,19 @@ export class MachineWatches {
   /** Machine → its agent's held watch (one per machine: a new one answers the old). */
   readonly #held = new Map<string, Held>()
   #flush: TimerHandle | undefined
+  /** The model of the last check: every watch held since is unchanged at it, or in `#look`. */
+  #checked: ModelContext | undefined
+  /** Machines whose held watch the next check looks at whatever changed (waiting for a revision, or its kept view replaced). */
+  readonly #look = new Set<string>()
+  #arrived = 0
   #stopped = false
   /** Watches answered with a change (whole or delta), for tests and the bench. */
   answered = 0
 
   constructor (options: MachineWatchesOptions) {
     this.#o = options
+    // A fetch replaced, or the bound forgot, the view a held watch names: answered whole at the next check, as before.
+    this.cache.onReplaced = machine => { if (this.#held.has(machine)) this.#look.add(machine) }
   }
 
   get held (): number {
@@ -73,7 +82,7 @@ export class MachineWatches {
       return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: ${this.#held.size} watches held, the maximum is ${heldMax}` }
     }
     return await new Promise<MachineModelReply>(resolve => {
-      const held: Held = { machine, since, revision, resolve, timer: undefined }
+      const held: Held = { machine, since, revision, resolve, timer: undefined, seq: ++this.#arrived }
       const now = this.#answer(held, false)
       if (now !== undefined) {
         resolve(now)
@@ -100,8 +109,31 @@ export class MachineWatches {
     for (const machine of [...this.#held.keys()]) this.#release(machine, `${component}: cannot watch machine ${JSON.stringify(machine)}: this controller is stopping`)
   }
 
+  /**
+   * Answers the held watches a commit concerns. Looking at each one after every commit
+   * cost O(machines) per commit, O(machines²) per deploy; the keys the commits touched
+   * since the last check (tables share what they did not) name the few views they may
+   * have changed. Every watch still held after a check is unchanged at that check's
+   * model, or waits to be looked at (`#look`), so the difference from that model covers
+   * all of them, also those that came in since.
+   */
   #check (): void {
-    for (const held of [...this.#held.values()]) {
+    const model = this.#o.model()
+    const last = this.#checked
+    this.#checked = model
+    const affected = last === undefined ? 'all' : this.cache.affected(last, model)
+    const concerned: Held[] = []
+    if (affected === 'all') concerned.push(...this.#held.values())
+    else {
+      for (const machine of new Set([...affected, ...this.#look])) {
+        const held = this.#held.get(machine)
+        if (held !== undefined) concerned.push(held)
+      }
+      concerned.sort((a, b) => a.seq - b.seq)
+    }
+    this.#look.clear()
+    for (const held of concerned) {
+      if (this.#held.get(held.machine) !== held) continue
       const reply = this.#answer(held, false)
       if (reply !== undefined) this.#settle(held, reply)
     }
@@ -120,6 +152,8 @@ export class MachineWatches {
   #answer (held: Held, final: boolean): MachineModelReply | undefined {
     const model = this.#o.model()
     if (model.revision < held.revision) {
+      // Waiting for this controller to catch up, not for a change of the view: look again next time.
+      if (!final) this.#look.add(held.machine)
       return final ? { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(held.machine)}: this controller is at revision ${model.revision}, behind the agent's ${held.revision}` } : undefined
     }
     const reply = this.cache.answer(model, held.machine, held.since)

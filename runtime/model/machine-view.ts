@@ -21,7 +21,8 @@
  * it for every unit after each of them. Every unit in a view shows `agentStatusNotInView`.
  */
 import { plainEqual } from '../plain-equal.ts'
-import { emptyModel, readerOf } from './model-draft.ts'
+import { emptyModel, readerOf, type ModelReader } from './model-draft.ts'
+import { footprintReader, viewReadTables, viewWholeParts, type ViewReads } from './view-footprint.ts'
 import type { ActionRecord, AgentStatus, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, StatusRecord, UnitRecord } from './model-types.ts'
 import { keys } from './keys.ts'
 import { readableBy } from './apply/secret-records.ts'
@@ -34,8 +35,9 @@ const emptyView: ModelContext = emptyModel()
 /** The agent status every unit in a machine's view shows: the real one is not in views (see above). */
 export const agentStatusNotInView: StatusRecord<AgentStatus> = Object.freeze({ status: 'idle', message: '', since: null, data: null })
 
-export function machineModelView (context: ModelContext, machineId: string): ModelContext {
-  const reader = readerOf(context)
+/** `reads`, when given, is told every record the view reads (view-footprint.ts). */
+export function machineModelView (context: ModelContext, machineId: string, reads?: ViewReads): ModelContext {
+  const reader = footprintReader(context, reads)
   const machine = reader.machine(machineId)
   // The registration secret is for the controllers to check, not for anyone to read back.
   const machines: Array<[string, MachineRecord]> = machine === undefined
@@ -109,7 +111,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
       ...relation.endpoints.map(endpoint => keys.applicationSettings(relation.id, endpoint.application))
     ]
     for (const key of new Set(bagKeys)) {
-      const record = tableGet(context.settings, key)
+      const record = reader.settings(key)
       if (record !== undefined) settings.push([key, record])
     }
   }
@@ -117,13 +119,13 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
   for (const [, unit] of units) {
     if (unit.machine !== machineId) continue
     for (const id of unit.actions) {
-      const action = tableGet(context.actions, id)
+      const action = reader.action(id)
       if (action !== undefined) actions.push([id, action])
     }
   }
   return {
     ...emptyView,
-    secrets: secretsInView(context, units.map(([, unit]) => unit)),
+    secrets: secretsInView(context, reader, units.map(([, unit]) => unit)),
     revision: context.revision,
     term: context.term,
     counters: context.counters,
@@ -147,7 +149,7 @@ export function machineModelView (context: ModelContext, machineId: string): Mod
  * What a machine's view is built from, besides the units table (see `sameViewSources`):
  * everything `machineModelView` reads from the model. Keep the two in step.
  */
-const viewSources = ['machines', 'applications', 'relations', 'charms', 'leases', 'settings', 'actions', 'config', 'uuid', 'counters', 'secrets'] as const
+const viewSources = [...viewReadTables.filter(table => table !== 'units'), ...viewWholeParts] as const
 
 /**
  * Whether the view of `machineId` taken from `after` is the one taken from `before`,
@@ -212,9 +214,8 @@ function samePart (x: unknown, y: unknown): boolean {
  * stays with the controllers (a unit reads it through `secret-content`), and other
  * machines' consumers are left out.
  */
-function secretsInView (context: ModelContext, units: readonly UnitRecord[]): Table<SecretRecord> {
+function secretsInView (context: ModelContext, reader: ModelReader, units: readonly UnitRecord[]): Table<SecretRecord> {
   if (context.secrets === undefined || context.secrets.size === 0 || units.length === 0) return emptyView.secrets ?? tableFrom([])
-  const reader = readerOf(context)
   const names = new Set(units.map(unit => unit.name))
   const out: Array<[string, SecretRecord]> = []
   forEachTableEntry(context.secrets, (id, secret) => {

@@ -86,6 +86,35 @@ function forEachEntry<T> (table: Table<T>, visit: (key: string, value: T) => voi
   }
 }
 
+/**
+ * Visits every key whose entry differs between two versions of one table (set, replaced
+ * or removed), by identity. Copy-on-write shares every untouched bucket and leaf between
+ * the versions, so this costs what changed, not the table's size: a watcher learns which
+ * records one commit touched without scanning them all.
+ */
+export function forEachChangedKey<T> (before: Table<T>, after: Table<T>, visit: (key: string) => void): void {
+  if (before === after) return
+  for (let outer = 0; outer < tableFanout; outer++) {
+    const a = before.buckets[outer] ?? null
+    const b = after.buckets[outer] ?? null
+    if (a === b) continue
+    for (let inner = 0; inner < tableFanout; inner++) {
+      const x = a?.[inner] ?? null
+      const y = b?.[inner] ?? null
+      if (x !== y) changedInLeaf(x, y, visit)
+    }
+  }
+}
+
+function changedInLeaf<T> (x: Readonly<Record<string, T>> | null, y: Readonly<Record<string, T>> | null, visit: (key: string) => void): void {
+  if (x !== null) {
+    for (const key of Object.keys(x)) if (y === null || !Object.hasOwn(y, key) || y[key] !== x[key]) visit(key)
+  }
+  if (y !== null) {
+    for (const key of Object.keys(y)) if (x === null || !Object.hasOwn(x, key)) visit(key)
+  }
+}
+
 /** Builds a table from entries. */
 export function tableFrom<T> (entries: Iterable<[string, T]>): Table<T> {
   const draft = new TableDraft(emptyTable<T>())
