@@ -98,6 +98,7 @@ import type { LocalAgentServices } from '../providers/local-provider.ts'
 import { mergeControllers } from '../runtime/known-controllers.ts'
 import { LogRing } from '../runtime/logs/log-ring.ts'
 import { SystemClock } from './system-clock.ts'
+import { writeStageTraceFromEnvironment } from './write-stage-trace.ts'
 import type { InspectAddress } from './inspect/inspect-server.ts'
 
 const usage = 'usage: cantripd --role controller|machine|both --data-dir DIR --network-key FILE --listen MULTIADDR [--advertise HOST] --controllers ID,ID,... [--seed MULTIADDR ...] [--admin PEER ...] [--machine N=PEER ...] [--machine-id N] [--provider local|none] [--machines-dir DIR] [--machine-network CIDR] [--systemd] [--provider-config FILE] [--presence-ms H,S,F] [--agent-down-ms MS] [--join] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --bootstrap FILE --data-dir DIR [--listen MULTIADDR] [--advertise HOST] [--inspect [HOST:]PORT] [--inspect-log FILE] [--inspect-data]\n       cantripd --help'
@@ -226,6 +227,8 @@ async function main (): Promise<void> {
     ...wireCapture(process.env['CANTRIP_WIRE_CAPTURE_DIR'], `${role}-${machineId ?? id}`)
   })
   say({ event: 'listening', peerId: mesh.peerId, addresses: mesh.addresses().map(String) })
+  // Timing an agent's start (bench/notice-stages.ts): its mesh is up.
+  writeStageTraceFromEnvironment()?.('listening', 0)
   // Every actor this agent runs, for `cantrip inspect` and Stately's inspector (agent/inspect/).
   const inspection = inspectAddress === undefined && values['inspect-log'] === undefined
     ? undefined
@@ -372,6 +375,8 @@ async function main (): Promise<void> {
           presence: role === 'machine' ? { version, ...timings } : false,
           ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
           flushLogs: async () => await shipper.flushAcknowledged(),
+          // Timing a change's way to this agent (bench/notice-stages.ts); unset in a deployment.
+          ...stageTrace(),
           onView: revision => {
             // The model's logging-config applies to this agent's loggers at once (Juju's logger worker).
             if (machineRole !== undefined) shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
@@ -447,6 +452,12 @@ async function main (): Promise<void> {
       void stop(0)
     })
   }
+}
+
+/** CANTRIP_WRITE_TRACE's recorder for the machine role's steps, when set. */
+function stageTrace (): { onStage?: (stage: string, detail: number) => void } {
+  const record = writeStageTraceFromEnvironment()
+  return record === undefined ? {} : { onStage: record }
 }
 
 /**

@@ -1,18 +1,28 @@
 import '../runtime/polyfill.ts'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { MembersReply } from '../actors/controller/api-members.ts'
 import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { CommandResult } from '../runtime/model/model-types.ts'
 import { admin, CantripdCluster } from '../test/support/cantripd-cluster.ts'
 import { rssBytes } from './child-processes.ts'
+import { noticeStages, parseTrace, type NoticeChange, type NoticeStages } from './notice-stages.ts'
 import { latencySummary, pollUntil, quantile, sleep, wallMs, type LatencySummary } from './stats.ts'
 
 /**
  * Change propagation in real processes, the counterpart of the serf bench: 3 `cantripd`
  * controllers and N machine agents on loopback. Each change is an `add-machine` committed
  * as the admin; its notice at an agent is that agent holding a view of the model at that
- * revision or later (the leader's change notice by gossip, then the agent's fetch), from
- * the command's acknowledgement at the client. p50/p99 over all agents and changes.
+ * revision or later (pushed to the watch it holds at a controller, leader or follower,
+ * as soon as that controller applied the commit: actors/controller/machine-watches.ts),
+ * from the command's acknowledgement at the client (the clock starts when the client has
+ * the leader's answer and stops at the agent's own stamp of its new view, taken when the
+ * view is applied, before it prints the `model` line). p50/p99 over all agents and changes.
+ * With `trace`, every process records the change's steps (bench/notice-stages.ts) and
+ * each hop's p50/p99 is reported too:
+ *   node --import tsx bench/cantrip-propagation.ts AGENTS CHANGES [detect] [trace]
  * Detection: kill -9 of one machine agent, and the time until the leader's presence table
  * (the `members` API) says it failed (presence defaults: suspect after 5 s of silence,
  * failed 5 s later).
@@ -23,8 +33,11 @@ const startWithinMs = 240_000
 const noticeWithinMs = 10_000
 const detectWithinMs = 60_000
 const changeGapMs = 300
-/** Machine agents started together (the provisioner's default starts-in-flight is 8). */
-const agentsStartedPerWave = 10
+/**
+ * Machine agents starting at once (the provisioner's default starts in flight): a new one
+ * starts as soon as one has its first view, not a wave after the slowest of ten.
+ */
+const agentsStartingMax = 8
 const submitWithinMs = 60_000
 
 export interface CantripPropagation {
@@ -37,10 +50,21 @@ export interface CantripPropagation {
   agentRssBytes: number
   controllerRssBytes: number
   startSeconds: number
+  /** One agent's start: from its spawn to its first view (wall, p50 and max) and the CPU it had used by then (median). */
+  agentStart: { p50Ms: number, maxMs: number, cpuMs: number }
+  /** Each hop of a notice (bench/notice-stages.ts), with `trace`. */
+  stages?: NoticeStages
 }
 
-export async function measureCantripPropagation (agents: number, changes: number, options: { detect?: boolean } = {}): Promise<CantripPropagation> {
+export async function measureCantripPropagation (agents: number, changes: number, options: { detect?: boolean, trace?: boolean } = {}): Promise<CantripPropagation> {
+  // Every process the cluster starts inherits the trace file (agent/write-stage-trace.ts).
+  const trace = options.trace === true ? { dir: mkdtempSync(join(tmpdir(), 'cantrip-notice-stages-')), previous: process.env['CANTRIP_WRITE_TRACE'], file: '' } : undefined
+  if (trace !== undefined) {
+    trace.file = join(trace.dir, 'stages.log')
+    process.env['CANTRIP_WRITE_TRACE'] = trace.file
+  }
   const cluster = new CantripdCluster()
+  let closed = false
   try {
     await cluster.prepare(3, agents)
     // Each process on its own loopback address, which it also dials from
@@ -52,20 +76,15 @@ export async function measureCantripPropagation (agents: number, changes: number
     for (const c of cluster.controllers) cluster.start(c)
     await cluster.connectClient()
     if (!await pollUntil(() => cluster.leader() !== undefined, startWithinMs, 50)) throw new Error(`${component}: expected a leader within ${startWithinMs} ms, got none`)
-    // Agents come up a wave at a time, as the provisioner starts machines (8 in flight by
-    // default), not all 50 at once: 53 Node processes starting together on 2 cores starve
-    // the controllers of CPU for tens of seconds, which measures start-up, not propagation.
-    const deadline = performance.now() + startWithinMs
-    for (let first = 0; first < cluster.machines.length; first += agentsStartedPerWave) {
-      const wave = cluster.machines.slice(first, first + agentsStartedPerWave)
-      for (const m of wave) cluster.start(m)
-      const viewed = await pollUntil(() => wave.every(m => m.views.length > 0), Math.max(0, deadline - performance.now()), 100)
-      if (!viewed) throw new Error(`${component}: expected all ${agents} machine agents with a first view within ${startWithinMs} ms, got ${cluster.machines.filter(m => m.views.length > 0).length}`)
-    }
+    // Agents come up at most agentsStartingMax at a time, as the provisioner starts
+    // machines (8 in flight by default), not all 50 at once: 53 Node processes starting
+    // together on 2 cores starve the controllers of CPU, which measures start-up, not propagation.
+    const agentStart = await startAgents(cluster, performance.now() + startWithinMs)
     const startSeconds = (performance.now() - started) / 1000
     // Let start-up (dials, mesh grafts, first fetches) settle before measuring.
     await sleep(3_000)
     const latencies: number[] = []
+    const traced: NoticeChange[] = []
     let missed = 0
     for (let i = 0; i < changes; i++) {
       const result = await submit(cluster)
@@ -79,6 +98,7 @@ export async function measureCantripPropagation (agents: number, changes: number
         if (t === undefined) missed++
         latencies.push(t === undefined ? noticeWithinMs : Math.max(0, t - ackedAt))
       }
+      traced.push({ revision: result.index, ackedAt, views: cluster.machines.flatMap(m => { const t = at(m); return t === undefined ? [] : [{ pid: m.process!.pid!, at: t }] }) })
       await sleep(changeGapMs)
     }
     const figures: CantripPropagation = {
@@ -88,13 +108,56 @@ export async function measureCantripPropagation (agents: number, changes: number
       missed,
       agentRssBytes: quantile(cluster.machines.map(m => rssBytes(m.process!.pid!)), 0.5),
       controllerRssBytes: quantile(cluster.controllers.map(c => rssBytes(c.process!.pid!)), 0.5),
-      startSeconds: Number(startSeconds.toFixed(1))
+      startSeconds: Number(startSeconds.toFixed(1)),
+      agentStart
     }
     if (options.detect === true) figures.detection = await detectFailure(cluster)
+    if (trace !== undefined) {
+      const leader = cluster.leader()!.process!.pid!
+      // A graceful stop flushes every process's trace.
+      await cluster.close()
+      closed = true
+      figures.stages = noticeStages(parseTrace(readFileSync(trace.file, 'utf8')), traced, leader)
+    }
     return figures
   } finally {
-    await cluster.close()
+    if (!closed) await cluster.close()
+    if (trace !== undefined) {
+      if (trace.previous === undefined) delete process.env['CANTRIP_WRITE_TRACE']
+      else process.env['CANTRIP_WRITE_TRACE'] = trace.previous
+      rmSync(trace.dir, { recursive: true, force: true })
+    }
   }
+}
+
+/**
+ * Starts every machine agent, at most agentsStartingMax at once, each counted started at
+ * its first view; answers one agent's start time (spawn to first view) and its CPU then.
+ */
+async function startAgents (cluster: CantripdCluster, deadline: number): Promise<CantripPropagation['agentStart']> {
+  const waits: number[] = []
+  const cpu: number[] = []
+  let next = 0
+  const starter = async (): Promise<void> => {
+    while (next < cluster.machines.length) {
+      const m = cluster.machines[next++]!
+      const spawned = performance.now()
+      cluster.start(m)
+      if (!await pollUntil(() => m.views.length > 0, Math.max(0, deadline - performance.now()), 50)) {
+        throw new Error(`${component}: expected all ${cluster.machines.length} machine agents with a first view within ${startWithinMs} ms, got ${cluster.machines.filter(a => a.views.length > 0).length}`)
+      }
+      waits.push(performance.now() - spawned)
+      cpu.push(cpuMs(m.process!.pid!))
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(agentsStartingMax, cluster.machines.length) }, starter))
+  return { p50Ms: Math.round(quantile(waits, 0.5)), maxMs: Math.round(quantile(waits, 1)), cpuMs: Math.round(quantile(cpu, 0.5)) }
+}
+
+/** CPU time (user + system) a process has used, from /proc (clock ticks of 10 ms). */
+function cpuMs (pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /**
@@ -141,6 +204,7 @@ async function detectFailure (cluster: CantripdCluster): Promise<{ suspectMs: nu
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(JSON.stringify(await measureCantripPropagation(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 5), { detect: process.argv[4] === 'detect' })))
+  const flags = process.argv.slice(4)
+  console.log(JSON.stringify(await measureCantripPropagation(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 5), { detect: flags.includes('detect'), trace: flags.includes('trace') }), null, 2))
   process.exit(0)
 }

@@ -162,8 +162,9 @@ const benches: Record<string, Bench> = {
       for (const agents of [10, 50]) {
         say(`bench: cantrip, 3 controllers + ${agents} machine agents: change notices${agents === 50 ? ', then kill -9 of one agent' : ''}…`)
         try {
-          const p = await measureCantripPropagation(agents, 10, { detect: agents === 50 })
-          put(results, `propagation.cantrip.n${agents}`, { ...p.propagation, missed: p.missed, startSeconds: p.startSeconds })
+          // Traced (bench/notice-stages.ts): each recorded run says which hop holds the tail.
+          const p = await measureCantripPropagation(agents, 10, { detect: agents === 50, trace: true })
+          put(results, `propagation.cantrip.n${agents}`, { ...p.propagation, missed: p.missed, startSeconds: p.startSeconds, agentStart: p.agentStart, ...(p.stages === undefined ? {} : { stages: p.stages }) })
           if (agents === 10) { put(results, 'memory.agentRssBytes', p.agentRssBytes); put(results, 'memory.controllerRssBytes', p.controllerRssBytes) }
           if (p.detection !== undefined) put(results, 'detection.cantrip.n50', { ms: p.detection.failedMs, suspectMs: p.detection.suspectMs, ...(p.detection.failedMs === null ? { reason: 'not failed in the leader\'s presence table within 60 s' } : {}) })
           say(`  p50 ${p.propagation.p50Ms} ms, p99 ${p.propagation.p99Ms} ms (${p.missed} missed); idle agent RSS ${Math.round(p.agentRssBytes / 1e6)} MB${p.detection === undefined ? '' : `; failed at the leader after ${p.detection.failedMs ?? 'n/a'} ms (suspect ${p.detection.suspectMs ?? 'n/a'} ms)`}`)

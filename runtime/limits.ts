@@ -563,6 +563,12 @@ export const limits = {
    * it a new watch is refused and its agent, told so, goes on with notices and fetches.
    */
   machineWatchesHeldMax: 4_096,
+  /**
+   * The longest a machine agent's view fetch waits for its answer: the request timeout
+   * doubles after each round in which no controller answered, up to this (a starved host
+   * answers late rather than never; controller-client.ts).
+   */
+  machineFetchTimeoutMaxMs: 16_000,
   /** A machine agent whose watch failed (controller down, refused, behind) watches again after this. */
   machineWatchRetryMs: 250,
   /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */

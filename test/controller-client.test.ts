@@ -12,6 +12,7 @@ import { changeTopic } from '../actors/controller/change-notices.ts'
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../actors/controller/controller-api.ts'
 import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { ControllerClient } from '../actors/machine/controller-client.ts'
+import { firstControllerIndex } from '../actors/machine/view-watch.ts'
 import { limits } from '../runtime/limits.ts'
 import { entityTag } from '../runtime/model/model-apply.ts'
 import { readerOf, recallRequest } from '../runtime/model/model-draft.ts'
@@ -101,7 +102,10 @@ test('a fetch that a controller cannot answer goes on to the next controller at 
   const { group } = await setup()
   // The first controller asked is one that is gone; the view still arrives well inside the 2 s retry period.
   // (Listening for another model's notices: a notice would also start a fetch, from the next controller.)
-  const client = new ControllerClient({ transport: group.network.transport('machine-0'), clock: group.sim.clock, modelUuid: 'no-notices', machine: '0', controllers: ['c-gone', ...group.ids] })
+  // Where machine 0's agent asks first (its id's hash over the four controllers) is the gone one.
+  const controllers = [...group.ids]
+  controllers.splice(firstControllerIndex('0', group.ids.length + 1), 0, 'c-gone')
+  const client = new ControllerClient({ transport: group.network.transport('machine-0'), clock: group.sim.clock, modelUuid: 'no-notices', machine: '0', controllers })
   const started = group.sim.clock.now()
   let fetchedAt: number | undefined
   client.ready().then(() => { fetchedAt = group.sim.clock.now() }, () => {})
@@ -297,6 +301,26 @@ test('a batched propose request: each command authorised on its own; an oversize
   const single = await send(leader, unitStatus('web/1', 'single', 's1'))
   assert.ok(single.ok && (single as { result?: { ok: boolean } }).result?.ok === true, JSON.stringify(single))
   assert.is(workloadMessage(group, 'web/1'), 'single')
+  await group.stop()
+})
+
+
+test('a fetch no controller answers is asked again with twice the bound each round, up to limits.machineFetchTimeoutMaxMs', async () => {
+  const { group } = await setup()
+  // A starved host answers late rather than never: abandoning each read at the request
+  // timeout and asking anew left 50 starting agents without a first view for minutes.
+  const transport = group.network.transport('machine-0')
+  const bounds: number[] = []
+  const request = transport.request.bind(transport)
+  transport.request = async (peer, protocol, data, options) => {
+    if (protocol === controllerApiProtocol) bounds.push(options.timeoutMs!)
+    return await request(peer, protocol, data, options)
+  }
+  const client = new ControllerClient({ transport, clock: group.sim.clock, modelUuid: 'no-notices', machine: '0', controllers: ['c-gone-1', 'c-gone-2'] })
+  client.start()
+  await group.runFor(30_000)
+  assert.equal(bounds.slice(0, 10), [2_000, 2_000, 4_000, 4_000, 8_000, 8_000, limits.machineFetchTimeoutMaxMs, limits.machineFetchTimeoutMaxMs, limits.machineFetchTimeoutMaxMs, limits.machineFetchTimeoutMaxMs])
+  client.stop()
   await group.stop()
 })
 

@@ -97,6 +97,25 @@ test('a held watch is answered by the first commit that changes its view, not by
   assert.is(watches.held, 0)
 })
 
+test('the trace hook reports each applied commit, each look at the held watches and each watch answered, with the revision', async () => {
+  // What CANTRIP_WRITE_TRACE records for bench/notice-stages.ts, in the order a change takes.
+  const c = world()
+  const clock = new ManualClock()
+  const steps: string[] = []
+  const watches = new MachineWatches({ clock, model: () => c.context, onStage: (stage, detail) => { steps.push(`${stage} ${detail}`) } })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  const view = take(undefined, await watches.watch(machine, undefined, 0))
+  void watches.watch(machine, view.revision, view.revision)
+  await flush()
+  steps.length = 0
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  const r = c.context.revision
+  assert.equal(steps, [`watch-applied ${r}`, `watch-check ${r}`, `watch-answered ${r}`])
+})
+
 test('a watch nothing changes is answered unchanged at the controller\'s revision when its hold runs out', async () => {
   const c = world()
   const clock = new ManualClock()

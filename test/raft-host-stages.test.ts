@@ -7,6 +7,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { CommandResult } from '../runtime/model/model-types.ts'
+import type { MachineWatchStage } from '../actors/controller/machine-watches.ts'
 import type { RaftHostStage } from '../runtime/raft/raft-host.ts'
 import type { NodeId } from '../runtime/raft/raft-types.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
@@ -14,7 +15,7 @@ import { Simulation } from '../sim/simulation.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 
-interface Step { id: NodeId, stage: RaftHostStage, detail: number }
+interface Step { id: NodeId, stage: RaftHostStage | MachineWatchStage, detail: number }
 
 test('one write reports propose, Ready, appends, synced writes, acknowledgement and applied in order', async () => {
   const steps: Step[] = []

@@ -45,7 +45,17 @@ export interface MachineWatchesOptions {
   model: () => ModelContext
   holdMs?: number
   heldMax?: number
+  /**
+   * Timing a change's way to the agents (bench/notice-stages.ts): `watch-applied` as this
+   * controller applies a commit, `watch-check` when the held watches are looked at after
+   * an applied batch, `watch-answered` per watch answered with a change; `detail` is the
+   * model's revision. Unset, one comparison per step.
+   */
+  onStage?: (stage: MachineWatchStage, detail: number) => void
 }
+
+/** The steps `onStage` reports (see MachineWatchesOptions.onStage). */
+export type MachineWatchStage = 'watch-applied' | 'watch-check' | 'watch-answered'
 
 export class MachineWatches {
   /** The last view sent to each machine, shared with `machine-model` fetches. */
@@ -95,6 +105,7 @@ export class MachineWatches {
 
   /** This controller applied a commit: look at the held watches once the batch is applied. */
   applied (): void {
+    this.#o.onStage?.('watch-applied', this.#o.model().revision)
     if (this.#stopped || this.#flush !== undefined || this.#held.size === 0) return
     this.#flush = this.#o.clock.setTimeout(() => {
       this.#flush = undefined
@@ -119,6 +130,7 @@ export class MachineWatches {
    */
   #check (): void {
     const model = this.#o.model()
+    this.#o.onStage?.('watch-check', model.revision)
     const last = this.#checked
     this.#checked = model
     const affected = last === undefined ? 'all' : this.cache.affected(last, model)
@@ -159,6 +171,7 @@ export class MachineWatches {
     const reply = this.cache.answer(model, held.machine, held.since)
     if ('unchanged' in reply) return final ? reply : undefined
     this.answered++
+    this.#o.onStage?.('watch-answered', model.revision)
     return reply
   }
 

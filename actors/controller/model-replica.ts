@@ -10,11 +10,11 @@ import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/mo
 import { tableGet } from '../../runtime/model/table.ts'
 import { encodingSealer, sealCommand, type SecretSealer } from '../../runtime/model/secret-sealing.ts'
 import {
-  NotLeaderError, ProposalAbandonedError, ProposalRefusedError, RaftHost, ReadFailedError, type RaftHostOptions
+  NotLeaderError, ProposalAbandonedError, ProposalRefusedError, RaftHost, ReadFailedError, type RaftHostOptions, type RaftHostStage
 } from '../../runtime/raft/raft-host.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
-import { MachineWatches } from './machine-watches.ts'
+import { MachineWatches, type MachineWatchStage } from './machine-watches.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras, type CharmArchives, type IdentifyPeer, type MachinePresence } from './controller-api.ts'
 import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent, type ControllerSnapshot } from './controller-machine.ts'
@@ -30,7 +30,9 @@ const component = 'controller'
 /** Started when this controller begins to hold the singular lease as leader; `stop` is called when it stops. */
 export type SingularWorkers = (controller: NodeId) => { stop: () => void }
 
-export interface ModelReplicaOptions extends Omit<RaftHostOptions<ModelCommand, CommandResult, ModelContext>, 'onRoleChange' | 'stateMachine'> {
+export interface ModelReplicaOptions extends Omit<RaftHostOptions<ModelCommand, CommandResult, ModelContext>, 'onRoleChange' | 'stateMachine' | 'onStage'> {
+  /** The write path's steps (RaftHostOptions.onStage) and the machine watches' (MachineWatchesOptions.onStage). */
+  onStage?: (stage: RaftHostStage | MachineWatchStage, detail: number) => void
   /** Duration of each claim of the singular lease; default limits.controllerLeaseDurationMsDefault. */
   leaseDurationMs?: number
   singularWorkers?: SingularWorkers
@@ -146,7 +148,7 @@ export class ModelReplica {
         noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs,
         machines: () => node?.host.state().counters.machine ?? 0
       })
-    const watches = new MachineWatches({ clock: options.clock, model: () => node!.host.state() })
+    const watches = new MachineWatches({ clock: options.clock, model: () => node!.host.state(), ...(options.onStage === undefined ? {} : { onStage: options.onStage }) })
     const host = await RaftHost.start({
       ...options,
       stateMachine: new ModelStateMachine(),

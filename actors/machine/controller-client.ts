@@ -30,9 +30,12 @@ import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../contro
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
 import { encodeApiRequest, requestApi, type ApiRequests, type GoalStateReply, type SecretContentReply, type StoreSelector } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
-import { ViewWatch, type WatchOutcome } from './view-watch.ts'
+import { firstControllerIndex, ViewWatch, type WatchOutcome } from './view-watch.ts'
 
 const component = 'controller client'
+
+/** The steps ControllerClientOptions.onStage reports. */
+export type ClientStage = 'watch-reply' | 'fetch-reply' | 'fetch-failed'
 
 export interface ControllerClientOptions {
   transport: Transport
@@ -44,6 +47,12 @@ export interface ControllerClientOptions {
   requestTimeoutMs?: number
   /** How long a controller holds this agent's watch (default limits.machineWatchHoldMs). */
   watchHoldMs?: number
+  /**
+   * Timing a change's way to this agent (bench/notice-stages.ts): `watch-reply` as a
+   * watch's answer arrives, before it is taken, and `fetch-reply` a fetch's (`detail`:
+   * the revision it brings); `fetch-failed` (detail 0) a fetch that brought nothing.
+   */
+  onStage?: (stage: ClientStage, detail: number) => void
 }
 
 /** Room left in a request for the batch's own framing. */
@@ -89,9 +98,13 @@ export class ControllerClient {
   readonly watch: ViewWatch
   /** The highest revision change notices announced. */
   #noticed = 0
+  /** Fetch rounds in a row in which no controller answered (each lengthens the next fetch's bound). */
+  #failedRounds = 0
 
   constructor (options: ControllerClientOptions) {
     this.#o = options
+    // The first fetch goes where the watch will be held (one connection, and spread over the controllers).
+    this.#next = firstControllerIndex(options.machine, options.controllers.length)
     this.watch = new ViewWatch({
       transport: options.transport,
       clock: options.clock,
@@ -100,6 +113,7 @@ export class ControllerClient {
       position: () => ({ since: this.#viewRevision, revision: this.#model.revision }),
       accept: reply => {
         this.counters.watchAnswers++
+        options.onStage?.('watch-reply', replyRevision(reply))
         return this.#accept(reply)
       },
       behind: () => this.#noticed > this.#model.revision,
@@ -400,9 +414,24 @@ export class ControllerClient {
    */
   async #fetchFromAny (): Promise<boolean> {
     for (let asked = 0; asked < this.#o.controllers.length && !this.#stopped; asked++) {
-      if (await this.#fetch()) return true
+      if (await this.#fetch()) {
+        this.#failedRounds = 0
+        return true
+      }
     }
+    this.#failedRounds++
     return false
+  }
+
+  /**
+   * A fetch's bound: the request timeout, doubled after each round in which no controller
+   * answered, up to limits.machineFetchTimeoutMaxMs. On a starved host (50 agents starting
+   * beside other work on 2 cores) a read through the leader can take longer than the
+   * timeout; abandoning it at once and asking the next controller threw that work away
+   * and added more, and agents went on for minutes without a first view.
+   */
+  #fetchTimeoutMs (): number {
+    return Math.min(this.#timeoutMs() * 2 ** Math.min(this.#failedRounds, 8), Math.max(this.#timeoutMs(), limits.machineFetchTimeoutMaxMs))
   }
 
   async #fetch (): Promise<boolean> {
@@ -410,11 +439,16 @@ export class ControllerClient {
     this.counters.fetches++
     try {
       const since = this.#fetched ? { since: this.#viewRevision } : {}
-      reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'machine-model', machine: this.#o.machine, ...since }, { component, timeoutMs: this.#timeoutMs() })
+      reply = await requestApi(this.#o.transport, this.#controller(), controllerApiProtocol, { op: 'machine-model', machine: this.#o.machine, ...since }, { component, timeoutMs: this.#fetchTimeoutMs() })
     } catch {
+      this.#o.onStage?.('fetch-failed', 0)
       return false
     }
-    if (!reply.ok || this.#stopped) return false
+    if (!reply.ok || this.#stopped) {
+      this.#o.onStage?.('fetch-failed', 0)
+      return false
+    }
+    this.#o.onStage?.('fetch-reply', replyRevision(reply))
     const outcome = this.#accept(reply)
     return outcome === 'moved' || outcome === 'same'
   }
@@ -462,6 +496,12 @@ export class ControllerClient {
   #timeoutMs (): number {
     return this.#o.requestTimeoutMs ?? 2_000
   }
+}
+
+/** The revision an answer brings the view to. */
+function replyRevision (reply: Extract<MachineModelReply, { ok: true }>): number {
+  if ('unchanged' in reply) return reply.revision
+  return 'changed' in reply ? reply.changed.revision : reply.model.revision
 }
 
 /** The shape of an application-status reply, checked before a hook tool prints it. */

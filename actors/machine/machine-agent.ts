@@ -22,7 +22,7 @@ import { Supervisor, type SupervisorPolicy, type Worker } from '../../runtime/su
 import type { Transport } from '../../runtime/transport.ts'
 import type { UnitEffects } from '../unit/unit-host-effects.ts'
 import { createUnitStateStore } from '../unit/unit-state-store.ts'
-import { ControllerClient } from './controller-client.ts'
+import { ControllerClient, type ControllerClientOptions } from './controller-client.ts'
 import { Deployer, type DeployerInit } from './deployer.ts'
 import { Machiner, type MachinerOutcome } from './machiner.ts'
 import { modelLocationStorage, StorageProvisioner, type StorageProvisionerEffects } from './storage-provisioner.ts'
@@ -65,6 +65,8 @@ export interface MachineAgentInit {
   inspect?: ActorInspect
   /** Each newer revision of the machine's view of the model (its content changed or not). */
   onView?: (revision: number) => void
+  /** Timing a change's way to the agent (ControllerClientOptions.onStage). */
+  onStage?: ControllerClientOptions['onStage']
   /** The identity of the machine's current boot (see DeployerInit.bootId). */
   bootId?: string
   onUnitEvent?: DeployerInit['onUnitEvent']
@@ -97,7 +99,9 @@ export class MachineAgent implements Worker {
     this.machineId = init.machineId
     this.hookLock = new HookLock(`machine-${init.machineId}`)
     const { transport, clock } = components
-    this.client = new ControllerClient({ transport, clock, modelUuid: init.model, machine: init.machineId, controllers: init.controllers })
+    this.client = new ControllerClient({
+      transport, clock, modelUuid: init.model, machine: init.machineId, controllers: init.controllers, ...(init.onStage === undefined ? {} : { onStage: init.onStage })
+    })
     this.presence = init.presence === false
       ? undefined
       : new PresenceAgent({ transport, clock }, {

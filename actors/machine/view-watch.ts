@@ -54,7 +54,7 @@ export class ViewWatch {
 
   constructor (options: ViewWatchOptions) {
     this.#o = options
-    this.#index = spread(options.machine, options.controllers.length)
+    this.#index = firstControllerIndex(options.machine, options.controllers.length)
   }
 
   get healthy (): boolean {
@@ -105,7 +105,10 @@ export class ViewWatch {
   }
 }
 
-/** The controller a machine's agent watches first: its id's hash over the controllers. */
-function spread (machine: string, controllers: number): number {
+/**
+ * The controller a machine's agent fetches from and watches first: its id's hash over the
+ * controllers, so that many agents starting at once spread their first dials and reads.
+ */
+export function firstControllerIndex (machine: string, controllers: number): number {
   return controllers === 0 ? 0 : hashString32(machine) % controllers
 }

@@ -41,6 +41,8 @@ export interface MachineRoleOptions {
   presence: MachinePresenceInit | false
   /** Each new view of the model, with its revision. */
   onView: (revision: number) => void
+  /** Timing a change's way to the agent (agent/write-stage-trace.ts); unset in a deployment. */
+  onStage?: (stage: string, detail: number) => void
   /** Inspection of the unit and relation actors (`cantripd --inspect`). */
   inspect?: ActorInspect
   /** Ships the agent's log records so far, acknowledged (bounded): before a unit is marked dead. */
@@ -113,6 +115,7 @@ export class MachineRole implements Worker {
       }),
       storageEffects: machineStorage(options.dataDir),
       onView: options.onView,
+      ...(options.onStage === undefined ? {} : { onStage: options.onStage }),
       ...(options.inspect === undefined ? {} : { inspect: options.inspect })
     })
     await agent.ready()
