@@ -29,6 +29,7 @@ import { readNetworkKey } from '../mesh/network-key.ts'
 import { readPeerKey } from '../mesh/peer-identity.ts'
 import type { ControllerEntry } from './cli-home.ts'
 import { quorumLostMessage } from './group-health.ts'
+import { quorumVerdict } from './quorum-verdict.ts'
 import type { DebugLogReply, DebugLogRequest } from '../../actors/controller/api-debug-log.ts'
 import { logTopic, parseLogBatch, type LogEntry } from '../../runtime/logs/log-entry.ts'
 
@@ -44,12 +45,12 @@ const requestTimeoutMs = 5_000
 const groupCheckAfterMs = 1_000
 const groupCheckTimeoutMs = 2_000
 /**
- * A member that only timed out may be slow, not gone (a loaded host): a check whose
- * missing members all timed out is asked again, groupCheckAfterMs apart, and only this
- * many such answers in a row end the call. A member that refused or dropped the
- * connection (a stopped process) settles it at the first check.
+ * A member that only timed out may be slow, not gone (a loaded host): checks whose
+ * missing members all timed out are asked again, groupCheckAfterMs apart, and end the
+ * call only once they have done so this long in a row (quorum-verdict.ts). A member that
+ * refused or dropped the connection (a stopped process) settles it at the first check.
  */
-const groupCheckTimedOutMax = 4
+const groupCheckTimedOutMs = 60_000
 
 /** One call's link to its group check: `failed` asks for the check now; `aborted` once the check has answered for the call. */
 interface CallSignal { failed: () => void, aborted: boolean }
@@ -178,14 +179,14 @@ export class Connection {
     }
   }
 
-  /** The quorum-lost line once the group has said so for certain (see groupCheckTimedOutMax); undefined when a majority answers or the call settled. */
+  /** The quorum-lost line once the group has said so for certain (quorum-verdict.ts); undefined when a majority answers or the call settled. */
   async #quorumVerdict (settled: () => boolean): Promise<string | undefined> {
-    for (let timedOut = 0; !settled(); await new Promise(resolve => setTimeout(resolve, groupCheckAfterMs))) {
-      const check = await this.#checkGroup()
-      if (check === undefined) return undefined
-      if (!check.onlyTimedOut || ++timedOut >= groupCheckTimedOutMax) return check.message
-    }
-    return undefined
+    return await quorumVerdict(async () => await this.#checkGroup(), settled, {
+      afterMs: groupCheckAfterMs,
+      timedOutMs: groupCheckTimedOutMs,
+      now: () => performance.now(),
+      sleep: async ms => { await new Promise(resolve => setTimeout(resolve, ms)) }
+    })
   }
 
   /** The one line saying the group cannot commit (group-health.ts), or undefined while a majority of its voters answers. */

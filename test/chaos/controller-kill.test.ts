@@ -32,8 +32,17 @@ interface TrialFigures { electionMs: number, servingMs: number, lost: number, du
 
 async function startCluster (controllers: number, reports: Map<Agent, RoleReport[]>): Promise<CantripdCluster> {
   const cluster = new CantripdCluster()
-  await cluster.prepare(controllers, 0)
-  await startWatched(cluster, reports)
+  try {
+    await cluster.prepare(controllers, 0)
+    await startWatched(cluster, reports)
+  } catch (error) {
+    // The callers' finally blocks close only a cluster they were handed: one that failed to
+    // start (a wait for the client to connect timed out on a busy machine) would otherwise
+    // keep its controller processes, their stdio pipes and the client's libp2p node alive,
+    // and the test process with them until the runner killed it.
+    await cluster.close()
+    throw error
+  }
   return cluster
 }
 

@@ -13,7 +13,7 @@ import { controllerApiProtocol, type SummaryReply } from '../../actors/controlle
 import { uploadCharm } from '../../agent/charm/charm-upload.ts'
 import { packCharm } from '../../agent/charm/charm-archive.ts'
 import { loadCharmDir } from '../../agent/charm/load-charm.ts'
-import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
+import { controllerProposeProtocol, type ForwardReply } from '../../actors/controller/model-replica.ts'
 import { freeLoopbackPort, freePortRun } from '../../agent/free-port.ts'
 import { Libp2pTransport } from '../../agent/mesh/libp2p-transport.ts'
 import { generateNetworkKey, writeNetworkKey } from '../../agent/mesh/network-key.ts'
@@ -47,6 +47,12 @@ export interface Agent {
 
 export const freePort = freeLoopbackPort
 export { freePortRun }
+
+/** A refused or unanswered submit is sent again after this pause, doubling up to the max. */
+const submitPauseMsMin = 100
+const submitPauseMsMax = 1_000
+/** Refusals that sending the same command again cannot change: submit gives up on them at once. */
+const submitRefusalsFinal = new Set(['PermissionDeniedError', 'InvalidInputError', 'InvalidBatchError'])
 
 /** A wait looks again this soon at first, then half as often each time, down to once per the max. */
 const waitPollMsMin = 25
@@ -156,18 +162,36 @@ export class CantripdCluster {
     return this.controllers.filter(c => c.process !== undefined && c.raftRole === 'leader').sort((a, b) => b.term - a.term)[0]
   }
 
-  /** Submits as the admin through the leader (or any controller), retrying with the same request id. */
+  /**
+   * Submits as the admin through the leader (or any controller), retrying with the same
+   * request id (so it applies once) until acknowledged or waitMsMax has passed. The bound
+   * is time, not a count: a refusal ("not the leader" while an election settles) comes
+   * back at once, and 20 quick refusals were once all a busy machine's election left room
+   * for. A refusal naming the leader sends the next attempt there; one that cannot change
+   * (permission, malformed) ends it. On giving up it says
+   * why on stderr and answers undefined.
+   */
   async submit (body: Record<string, unknown>, requestId = `admin-${++this.#requests}`): Promise<CommandResult | undefined> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const target = this.leader() ?? this.controllers[attempt % this.controllers.length]!
+    const until = performance.now() + waitMsMax
+    let last = 'no attempt made'
+    let hinted: Agent | undefined
+    let pauseMs = submitPauseMsMin
+    for (let attempt = 0; performance.now() < until; attempt++) {
+      const target = hinted ?? this.leader() ?? this.controllers[attempt % this.controllers.length]!
+      hinted = undefined
       try {
-        const reply = decode(await this.client!.request(target.id, controllerProposeProtocol, encode({ ...body, requestId, proposer: admin }, 'test'), { timeoutMs: 3_000 }), 'test') as { ok: boolean, result?: CommandResult }
+        const reply = decode(await this.client!.request(target.id, controllerProposeProtocol, encode({ ...body, requestId, proposer: admin }, 'test'), { timeoutMs: 3_000 }), 'test') as ForwardReply
         if (reply.ok) return reply.result
-      } catch {
-        // Unreachable or timed out: try again.
+        last = `${target.id.slice(-6)} refused: ${reply.name}: ${reply.message}`
+        if (submitRefusalsFinal.has(reply.name)) break
+        hinted = this.controllers.find(c => c.id === reply.leader && c !== target && c.process !== undefined)
+      } catch (error) {
+        last = `${target.id.slice(-6)}: ${error instanceof Error ? error.message : String(error)}`
       }
-      await new Promise(resolve => setTimeout(resolve, 100))
+      await new Promise(resolve => setTimeout(resolve, pauseMs))
+      pauseMs = Math.min(submitPauseMsMax, pauseMs * 2)
     }
+    process.stderr.write(`cantripd cluster: ${String(body['type'])} (${requestId}) not acknowledged; last: ${last}\n`)
     return undefined
   }
 

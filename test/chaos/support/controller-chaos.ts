@@ -131,18 +131,32 @@ export class WriteLoad {
   }
 }
 
+/** The first dial of a controller may take this long; each failed one allows twice as long, up to the max. */
+const dialTimeoutMsMin = 2_000
+const dialTimeoutMsMax = 16_000
+/**
+ * How long connectAll waits for one controller: generous, like every wait of the cluster
+ * support (a controller starting among 20–30 runnable processes on 2 cores took over a
+ * minute to answer); it ends as soon as the dial succeeds.
+ */
+const connectMsDefault = 240_000
+
 /**
  * Dials every live controller from the client until each answers (bounded). The client's
  * seed redial backs off while the controllers are still starting, and a request to a
- * peer it never reached has no address to go to.
+ * peer it never reached has no address to go to. A dial that timed out is retried with a
+ * longer timeout: on a starved machine the Noise handshake alone can outlast a fixed 2 s,
+ * and a fixed timeout would then fail every attempt however long the wait.
  */
-export async function connectAll (cluster: CantripdCluster, ms = 60_000): Promise<void> {
+export async function connectAll (cluster: CantripdCluster, ms = connectMsDefault): Promise<void> {
   for (const c of cluster.controllers.filter(c => c.process !== undefined)) {
+    let timeoutMs = dialTimeoutMsMin
     await waitUntil(`the client to reach ${c.id.slice(-6)}`, ms, async () => {
       try {
-        await cluster.client!.dial(cluster.address(c), { timeoutMs: 2_000 })
+        await cluster.client!.dial(cluster.address(c), { timeoutMs })
         return true
       } catch {
+        timeoutMs = Math.min(dialTimeoutMsMax, timeoutMs * 2)
         await new Promise(resolve => setTimeout(resolve, 200))
         return false
       }
