@@ -179,6 +179,11 @@ function summarise (events: readonly Event[], self: number, leader: number, skip
     const answerWrite = at(leader, 'socket-write', applied?.at, clientConnection)
     const clientRead = at(self, 'socket-read', answerWrite, clientConnection)
     add('  leader applied → its socket write', applied?.at, answerWrite)
+    if (applied !== undefined && answerWrite !== undefined) {
+      // A count, not a time: what the leader put on the wire ahead of the client's answer.
+      const ahead = window.filter(e => e.pid === leader && e.stage === 'socket-write' && e.at >= applied.at && e.at < answerWrite).length
+      add('  leader socket writes between applied and the answer (count)', 0, ahead)
+    }
     add('  leader socket write → client socket read', answerWrite, clientRead)
     add('  client socket read → client receive', clientRead, end)
   }
