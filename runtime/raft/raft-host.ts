@@ -543,61 +543,29 @@ export class RaftHost<Command, Result, State> {
       const ready = this.#node.ready()
       this.#options.onStage?.('ready', ready.entries.length)
       this.#readiesTaken++
-      if (!ready.mustSync && this.#answersProposals(ready)) await this.#answerFirst(ready)
-      else await this.#handleReady(ready)
+      const { early, afterPersist } = this.#splitBySafety(ready.messages)
+      this.#send(early)
+      const written = this.#durable.persistReady(ready)
+      // A Ready that must sync is acted on only once durable (a crash during the write: none
+      // of it). One that need not writes only a commit index, which a restart learns again
+      // from the leader; its entries are durable from earlier Readies, so it is applied (and
+      // answered) while it is written.
+      if (ready.mustSync) {
+        await written
+        if (this.#stopped) return
+        this.#options.onStage?.('synced', ready.entries.length)
+      }
+      this.#send(afterPersist)
+      // Every request stepped before this Ready has had its answer's messages now.
+      this.#replies.release(this.#readiesTaken)
+      this.#apply(ready)
+      await written
       if (this.#stopped) return
       this.#node.advance()
       await this.#maybeCompact()
     }
     // Nothing more to say: requests still waiting are answered empty.
     this.#replies.release(Infinity)
-  }
-
-  /**
-   * A Ready in RawNode's order: messages that may leave early, the write, the rest of the
-   * messages, then the committed entries. One that must sync is acted on only once
-   * durable (a crash during the write: none of it). One that need not writes only a commit
-   * index, which a restart learns again from the leader; its entries are durable from
-   * earlier Readies, so it is applied while it is written.
-   */
-  async #handleReady (ready: Ready): Promise<void> {
-    const { early, afterPersist } = this.#splitBySafety(ready.messages)
-    this.#send(early)
-    const written = this.#durable.persistReady(ready)
-    if (ready.mustSync) {
-      await written
-      if (this.#stopped) return
-      this.#options.onStage?.('synced', ready.entries.length)
-    }
-    this.#send(afterPersist)
-    // Every request stepped before this Ready has had its answer's messages now.
-    this.#replies.release(this.#readiesTaken)
-    this.#apply(ready)
-    await written
-  }
-
-  /**
-   * A Ready that need not sync and commits what proposers here wait for (a leader's commit
-   * of a client's write): applied first, its messages sent once its commit index is
-   * written. Sent first, the followers' commit-index appends went out on the wire ahead of
-   * the client's answer (each a Noise frame and a socket write on a busy leader) though
-   * nothing waits on them; now the answer leaves while the index is written. Safe as in
-   * #handleReady: the entries are durable already, the messages promise nothing of the write.
-   */
-  async #answerFirst (ready: Ready): Promise<void> {
-    this.#apply(ready)
-    const written = this.#durable.persistReady(ready)
-    await written
-    if (this.#stopped) return
-    const { early, afterPersist } = this.#splitBySafety(ready.messages)
-    this.#send([...early, ...afterPersist])
-    this.#replies.release(this.#readiesTaken)
-  }
-
-  /** Whether applying `ready` settles a proposal waiting here. */
-  #answersProposals (ready: Ready): boolean {
-    if (this.#pending.size === 0) return false
-    return ready.committedEntries.some(entry => this.#pending.has(entry.index))
   }
 
   /** Takes a RaftSnapshot of the state machine and compacts the log once enough has been applied. */
