@@ -6,6 +6,7 @@
  * A bench tool: unset (always, in a deployment), nothing is recorded.
  */
 import { appendFileSync } from 'node:fs'
+import { Socket } from 'node:net'
 import type { RaftHostStage } from '../runtime/raft/raft-host.ts'
 
 /** Lines buffered before they are appended, and the longest they wait: the file is read after the run. */
@@ -29,9 +30,31 @@ export function writeStageTrace (file: string | undefined): StageRecorder | unde
   }
   setInterval(flush, flushMs).unref()
   process.on('exit', flush)
-  return (stage, detail) => {
+  const record: StageRecorder = (stage, detail) => {
     lines.push(`${process.pid} ${(performance.timeOrigin + performance.now()).toFixed(3)} ${stage} ${detail}`)
     if (lines.length >= flushLines) flush()
+  }
+  probeSockets(record)
+  return record
+}
+
+/**
+ * Records every TCP socket write (`socket-write:<ports>`, its bytes) and every chunk read
+ * from one (`socket-read:<ports>`), the connection named by its two ports, so a hop's time splits into this process's own stack on each side
+ * and the kernel and scheduler between. Node's stream reader hands each read to `push`.
+ */
+export function probeSockets (record: StageRecorder): void {
+  const proto = Socket.prototype as unknown as { write: (...args: unknown[]) => boolean, push: (chunk: unknown, encoding?: unknown) => boolean }
+  const write = proto.write
+  const push = proto.push
+  proto.write = function (this: Socket, ...args: unknown[]) {
+    const chunk = args[0]
+    record(`socket-write:${connection(this)}`, chunk instanceof Uint8Array ? chunk.byteLength : -1)
+    return write.apply(this, args)
+  }
+  proto.push = function (this: Socket, chunk: unknown, encoding?: unknown) {
+    if (chunk instanceof Uint8Array) record(`socket-read:${connection(this)}`, chunk.byteLength)
+    return push.call(this, chunk, encoding)
   }
 }
 
@@ -40,4 +63,10 @@ let fromEnvironment: StageRecorder | undefined | null = null
 export function writeStageTraceFromEnvironment (): StageRecorder | undefined {
   if (fromEnvironment === null) fromEnvironment = writeStageTrace(process.env['CANTRIP_WRITE_TRACE'])
   return fromEnvironment
+}
+
+/** The same name for a TCP connection on both ends: its two ports, lower first. */
+function connection (socket: Socket): string {
+  const ports = [socket.localPort ?? 0, socket.remotePort ?? 0].sort((a, b) => a - b)
+  return `${ports[0]}-${ports[1]}`
 }

@@ -1,5 +1,5 @@
 import '../runtime/polyfill.ts'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
@@ -7,6 +7,8 @@ import { decode, encode } from '../runtime/codec.ts'
 import { admin, CantripdCluster, waitFor } from '../test/support/cantripd-cluster.ts'
 import { quantile, round, wallMs } from './stats.ts'
 import { writeBenchCharm } from './writes.ts'
+import { cpuMs } from './child-processes.ts'
+import { probeSockets } from '../agent/write-stage-trace.ts'
 
 /**
  * Where one sequential write's time goes (issue 28): three `cantripd` controllers started
@@ -20,23 +22,42 @@ import { writeBenchCharm } from './writes.ts'
  * and the first follower to answer's steps in it; the stages tile the critical path
  * (client → leader → follower's disk → leader → client), so their medians show which
  * hop or disk holds the write up. The machine's clock is shared by all four processes.
+ *
+ * Every process also records its TCP socket writes and reads (by connection), so each hop
+ * splits into the sender's own stack, the kernel and scheduler between, and the
+ * receiver's stack; the socket writes per write say how many messages one write costs,
+ * and the CPU each process burns per write (idle CPU printed beside it) what it costs.
+ * CANTRIP_WRITE_STAGES_DUMP=1 prints one write's events in order;
+ * CANTRIP_BENCH_CPU_PROF=DIR has the controllers write V8 CPU profiles there.
  */
 const warmup = 20
+const idleSampleMs = 3_000
 
-interface Event { at: number, pid: number, stage: string, detail: number }
+interface Event { at: number, pid: number, stage: string, detail: number, connection?: string }
 
 export type StageMedians = Record<string, number>
 
-export async function measureWriteStages (writes: number): Promise<{ medians: StageMedians, p50Ms: number, samples: number }> {
+export interface WriteStages { medians: StageMedians, p50Ms: number, samples: number, cpuMsPerWrite: { leader: number, followers: number, client: number } }
+
+export async function measureWriteStages (writes: number): Promise<WriteStages> {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-write-stages-'))
   const file = join(root, 'stages.log')
   const previous = process.env['CANTRIP_WRITE_TRACE']
   process.env['CANTRIP_WRITE_TRACE'] = file
   const cluster = new CantripdCluster()
   const client: Event[] = []
+  let probing = false
   try {
     await cluster.prepare(3, 0)
+    // With CANTRIP_BENCH_CPU_PROF=DIR the controllers write V8 CPU profiles there when stopped.
+    const profileDir = process.env['CANTRIP_BENCH_CPU_PROF']
+    const execPath = process.execPath
+    if (profileDir !== undefined) {
+      process.execPath = join(root, 'node-cpu-prof')
+      writeFileSync(process.execPath, `#!/bin/sh\nexec ${JSON.stringify(execPath)} --cpu-prof --cpu-prof-dir=${JSON.stringify(profileDir)} "$@"\n`, { mode: 0o755 })
+    }
     for (const c of cluster.controllers) cluster.start(c)
+    process.execPath = execPath
     await cluster.connectClient()
     await waitFor('a leader', () => cluster.leader() !== undefined)
     const added = await cluster.addCharm(cluster.leader()!, writeBenchCharm(root), 'local:bench-config-0')
@@ -44,17 +65,39 @@ export async function measureWriteStages (writes: number): Promise<{ medians: St
     const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
     if (deployed?.ok !== true) throw new Error(`bench write stages: expected the application deployed, got ${JSON.stringify(deployed)}`)
     const leader = cluster.leader()!
+    probing = true
+    const followers = cluster.controllers.filter(c => c !== leader).map(c => c.process!.pid!)
+    const cpu = (): { leader: number, followers: number, client: number } => ({
+      leader: cpuMs(leader.process!.pid!),
+      followers: followers.reduce((sum, pid) => sum + cpuMs(pid), 0) / followers.length,
+      client: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000
+    })
+    let cpuBefore = cpu()
+    probeSockets((stage, detail) => { if (probing) client.push(event(process.pid, wallMs(), stage, detail)) })
     for (let i = 0; i < warmup + writes; i++) {
       const body = { type: 'set-config', application: 'bench', config: { v: `${i}:`.padEnd(200, 'v') }, requestId: `stages-${i}`, proposer: admin }
+      if (i === warmup) cpuBefore = cpu()
       client.push({ at: wallMs(), pid: process.pid, stage: 'client-send', detail: i })
       const reply = decode(await cluster.client!.request(leader.id, controllerProposeProtocol, encode(body, 'bench'), { timeoutMs: 10_000 }), 'bench') as { ok?: boolean }
       client.push({ at: wallMs(), pid: process.pid, stage: 'client-receive', detail: i })
       if (reply.ok !== true) throw new Error(`bench write stages: expected write ${i} committed, got ${JSON.stringify(reply).slice(0, 200)}`)
     }
+    probing = false
+    const cpuAfter = cpu()
+    const loopMs = client[client.length - 1]!.at - client.find(e => e.stage === 'client-send' && e.detail === warmup)!.at
+    // What the controllers burn doing nothing (ticks, heartbeats, gossip), to tell apart from the writes' own cost.
+    await new Promise(resolve => setTimeout(resolve, idleSampleMs))
+    const cpuIdle = cpu()
+    console.log(`idle CPU ms per s: leader ${round((cpuIdle.leader - cpuAfter.leader) * 1000 / idleSampleMs)}, each follower ${round((cpuIdle.followers - cpuAfter.followers) * 1000 / idleSampleMs)}; the writes took ${round(loopMs)} ms`)
+    const cpuMsPerWrite = {
+      leader: round((cpuAfter.leader - cpuBefore.leader) / writes, 3),
+      followers: round((cpuAfter.followers - cpuBefore.followers) / writes, 3),
+      client: round((cpuAfter.client - cpuBefore.client) / writes, 3)
+    }
     // A graceful stop flushes each controller's trace.
     await Promise.all(cluster.controllers.map(async c => await new Promise(resolve => { c.process!.once('exit', resolve); c.process!.kill('SIGTERM') })))
     const events = [...client, ...parseTrace(readFileSync(file, 'utf8'))].sort((a, b) => a.at - b.at)
-    return summarise(events, leader.process!.pid!, warmup)
+    return { ...summarise(events, process.pid, leader.process!.pid!, warmup), cpuMsPerWrite }
   } finally {
     if (previous === undefined) delete process.env['CANTRIP_WRITE_TRACE']
     else process.env['CANTRIP_WRITE_TRACE'] = previous
@@ -66,12 +109,18 @@ export async function measureWriteStages (writes: number): Promise<{ medians: St
 function parseTrace (text: string): Event[] {
   return text.split('\n').filter(line => line !== '').map(line => {
     const [pid, at, stage, detail] = line.split(' ')
-    return { pid: Number(pid), at: Number(at), stage: stage!, detail: Number(detail) }
+    return event(Number(pid), Number(at), stage!, Number(detail))
   })
 }
 
+/** An event; a socket's (`socket-read:<ports>`) names its connection apart. */
+function event (pid: number, at: number, stage: string, detail: number): Event {
+  const [name, connection] = stage.split(':')
+  return connection === undefined ? { pid, at, stage, detail } : { pid, at, stage: name!, detail, connection }
+}
+
 /** The stage medians over every write after the warm-up. */
-function summarise (events: readonly Event[], leader: number, skip: number): { medians: StageMedians, p50Ms: number, samples: number } {
+function summarise (events: readonly Event[], self: number, leader: number, skip: number): { medians: StageMedians, p50Ms: number, samples: number } {
   const stages = new Map<string, number[]>()
   const add = (name: string, from: number | undefined, to: number | undefined): void => {
     if (from === undefined || to === undefined) return
@@ -80,6 +129,10 @@ function summarise (events: readonly Event[], leader: number, skip: number): { m
     stages.set(name, list)
   }
   const totals: number[] = []
+  if (process.env['CANTRIP_WRITE_STAGES_DUMP'] !== undefined) {
+    const sample = windows(events)[skip + 5]!
+    for (const e of sample) console.log(`${(e.at - sample[0]!.at).toFixed(2).padStart(8)} ${e.pid === self ? 'client' : e.pid === leader ? 'leader' : e.pid} ${e.stage} ${e.connection ?? ''} ${e.detail}`)
+  }
   for (const window of windows(events).slice(skip)) {
     const start = window[0]!.at
     const end = window[window.length - 1]!.at
@@ -98,9 +151,57 @@ function summarise (events: readonly Event[], leader: number, skip: number): { m
     add('follower synced → acknowledgement sent', follower?.synced, follower?.sent)
     add('acknowledgement sent → leader applied (transit, commit, apply)', follower?.sent, applied?.at)
     add('leader applied → client receive', applied?.at, end)
+    // The same path at the sockets: each process's own stack, and the kernel between.
+    const socket = (pid: number, stage: string, after: number | undefined, on?: string): Event | undefined =>
+      after === undefined ? undefined : first(e => e.pid === pid && e.stage === stage && (on === undefined || e.connection === on), after)
+    const at = (pid: number, stage: string, after: number | undefined, on?: string): number | undefined => socket(pid, stage, after, on)?.at
+    const clientWriteEvent = socket(self, 'socket-write', start)
+    const clientWrite = clientWriteEvent?.at
+    const clientConnection = clientWriteEvent?.connection
+    const leaderRead = at(leader, 'socket-read', clientWrite, clientConnection)
+    add('  client send → its socket write', start, clientWrite)
+    add('  client socket write → leader socket read', clientWrite, leaderRead)
+    add('  leader socket read → propose', leaderRead, propose?.at)
+    if (follower !== undefined) {
+      const followerRead = socket(follower.pid, 'socket-read', leaderReady?.at)
+      const leaderWrite = at(leader, 'socket-write', leaderReady?.at, followerRead?.connection)
+      add('  leader Ready → its socket write', leaderReady?.at, leaderWrite)
+      add('  leader socket write → follower socket read', leaderWrite, followerRead?.at)
+      add('  follower socket read → its Ready', followerRead?.at, follower.ready)
+      const followerWriteEvent = socket(follower.pid, 'socket-write', follower.sent)
+      const followerWrite = followerWriteEvent?.at
+      add('  follower sent → its socket write', follower.sent, followerWrite)
+      const ackRead = at(leader, 'socket-read', followerWrite, followerWriteEvent?.connection)
+      add('  follower socket write → leader socket read', followerWrite, ackRead)
+      add('  leader socket read → received answer', ackRead, at(leader, 'received-answer', ackRead))
+      add('  leader received answer → applied', at(leader, 'received-answer', ackRead), applied?.at)
+    }
+    const answerWrite = at(leader, 'socket-write', applied?.at, clientConnection)
+    const clientRead = at(self, 'socket-read', answerWrite, clientConnection)
+    add('  leader applied → its socket write', applied?.at, answerWrite)
+    if (applied !== undefined && answerWrite !== undefined) {
+      // A count, not a time: what the leader put on the wire ahead of the client's answer.
+      const ahead = window.filter(e => e.pid === leader && e.stage === 'socket-write' && e.at >= applied.at && e.at < answerWrite).length
+      add('  leader socket writes between applied and the answer (count)', 0, ahead)
+    }
+    add('  leader socket write → client socket read', answerWrite, clientRead)
+    add('  client socket read → client receive', clientRead, end)
   }
   const medians: StageMedians = {}
   for (const [name, values] of stages) medians[name] = round(quantile(values, 0.5), 2)
+  // Socket writes and reads per write, by process: each is a syscall and a wake-up on the other end.
+  const counted = windows(events).slice(skip)
+  for (const stage of ['socket-write', 'socket-read']) {
+    const perProcess = new Map<string, number>()
+    for (const window of counted) {
+      for (const e of window) {
+        if (e.stage !== stage) continue
+        const who = e.pid === self ? 'client' : e.pid === leader ? 'leader' : `follower ${e.pid}`
+        perProcess.set(who, (perProcess.get(who) ?? 0) + 1)
+      }
+    }
+    for (const [who, n] of perProcess) medians[`${stage}s per write: ${who}`] = round(n / counted.length, 2)
+  }
   return { medians, p50Ms: round(quantile(totals, 0.5), 2), samples: totals.length }
 }
 
@@ -119,15 +220,15 @@ function windows (events: readonly Event[]): Event[][] {
 }
 
 /** The follower whose acknowledgement of the write's entry left first: its Ready, synced and sent times. */
-function firstFollowerAnswer (window: readonly Event[], leader: number, after: number | undefined): { ready: number, synced: number, sent: number } | undefined {
+function firstFollowerAnswer (window: readonly Event[], leader: number, after: number | undefined): { pid: number, ready: number, synced: number, sent: number } | undefined {
   if (after === undefined) return undefined
-  let best: { ready: number, synced: number, sent: number } | undefined
-  const followers = new Set(window.filter(e => e.pid !== leader && e.stage !== 'client-send' && e.stage !== 'client-receive').map(e => e.pid))
+  let best: { pid: number, ready: number, synced: number, sent: number } | undefined
+  const followers = new Set(window.filter(e => e.pid !== leader && e.pid !== window[0]!.pid).map(e => e.pid))
   for (const pid of followers) {
     const ready = window.find(e => e.pid === pid && e.at >= after && e.stage === 'ready' && e.detail > 0)
     const synced = ready === undefined ? undefined : window.find(e => e.pid === pid && e.at >= ready.at && e.stage === 'synced' && e.detail > 0)
     const sent = synced === undefined ? undefined : window.find(e => e.pid === pid && e.at >= synced.at && e.stage.startsWith('sent-'))
-    if (ready !== undefined && synced !== undefined && sent !== undefined && (best === undefined || sent.at < best.sent)) best = { ready: ready.at, synced: synced.at, sent: sent.at }
+    if (ready !== undefined && synced !== undefined && sent !== undefined && (best === undefined || sent.at < best.sent)) best = { pid, ready: ready.at, synced: synced.at, sent: sent.at }
   }
   return best
 }
@@ -135,8 +236,9 @@ function firstFollowerAnswer (window: readonly Event[], leader: number, after: n
 if (import.meta.url === `file://${process.argv[1]}`) {
   const writes = Number(process.argv[2] ?? 300)
   if (!Number.isSafeInteger(writes) || writes < 1) throw new Error(`bench write stages: expected a positive number of writes, got ${process.argv[2]}`)
-  const { medians, p50Ms, samples } = await measureWriteStages(writes)
+  const { medians, p50Ms, samples, cpuMsPerWrite } = await measureWriteStages(writes)
   console.log(`write stages over ${samples} sequential writes (median ms); whole write p50 ${p50Ms} ms`)
+  console.log(`CPU ms per write: leader ${cpuMsPerWrite.leader}, each follower ${cpuMsPerWrite.followers}, client ${cpuMsPerWrite.client}`)
   for (const [name, ms] of Object.entries(medians)) console.log(`  ${name.padEnd(64)} ${ms.toFixed(2)}`)
   process.exit(0)
 }
