@@ -12,16 +12,15 @@
  * (default 60 s); an action failed by action-fail whose process exited 0 prints its
  * failure and exits 0.
  */
-import { CantripError, InvalidInputError } from '../../../runtime/errors.ts'
-import type { ModelContext } from '../../../runtime/model/model-types.ts'
-import { tableGet, tableValues } from '../../../runtime/model/table.ts'
+import { InvalidInputError } from '../../../runtime/errors.ts'
+import { tableValues } from '../../../runtime/model/table.ts'
 import { expectOk, type RegisterCommand } from '../cli-context.ts'
 import { formatDocument } from '../output-format.ts'
 import { taskDocument } from '../operation-view.ts'
 import { reportRunning, reportScheduled, reportWaiting } from '../operation-progress.ts'
 import { type ParameterSources, parseRunArguments } from '../run-arguments.ts'
 import { plainTaskOutput, plainTasksOutput } from '../task-plain-output.ts'
-import { failedTasks, waitForTasks } from './exec.ts'
+import { failedTasks, unitOrLeader, waitForTasks } from './exec.ts'
 import { checkUnit, type Connect, controllerFlags, controllerHelp, type Out, parseDuration } from './model-common.ts'
 
 /** `resolved --all` (Juju 3): every unit whose hook failed; `resolved U...`: those units. */
@@ -48,21 +47,6 @@ const runWaitMsDefault = 60_000
 
 export interface RunOptions extends ParameterSources { wait?: string, format?: string, background?: boolean, colour?: boolean }
 
-/** `app/leader` becomes the leader's unit before anything is queued, as Juju resolves it; units are checked to exist. */
-function resolveReceivers (component: string, model: ModelContext, receivers: readonly string[]): string[] {
-  const units = receivers.map(receiver => {
-    if (!receiver.endsWith('/leader')) {
-      if (tableGet(model.units, receiver) === undefined) throw new CantripError(`${component}: unit ${JSON.stringify(receiver)} not found`)
-      return receiver
-    }
-    const application = receiver.slice(0, -'/leader'.length)
-    const lease = tableGet(model.leases, application)
-    if (lease === undefined) throw new CantripError(`${component}: application ${JSON.stringify(application)} has no leader`)
-    return lease.holder
-  })
-  return [...new Set(units)]
-}
-
 /**
  * `cantrip run <unit> [<unit> ...] <action> [key=value ...]`: one operation with a task
  * per unit; waits (60 s unless --wait) and prints them, or returns at once with
@@ -76,7 +60,8 @@ export async function runAction (connect: Connect, words: readonly string[], opt
   const { receivers, action, parameters } = parseRunArguments(words, options)
   const waitMs = options.wait === undefined ? runWaitMsDefault : parseDuration(component, '--wait', options.wait)
   const client = await connect()
-  const units = resolveReceivers(component, (await client.model()).model, receivers)
+  const model = (await client.model()).model
+  const units = [...new Set(receivers.map(receiver => unitOrLeader(component, model, receiver)))]
   // One operation with a task per unit, as Juju 3's run: the controller checks the
   // parameters against the action's schema and refuses before anything is queued.
   const result = expectOk(await client.submit({ type: 'enqueue-operation', units, task: { kind: 'action', name: action, parameters }, now: Date.now() }))

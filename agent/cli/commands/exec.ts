@@ -76,18 +76,21 @@ export function execUnits (model: ModelContext, options: ExecOptions): string[] 
     if (app === undefined) throw new CantripError(`${component}: application ${JSON.stringify(name)} not found`)
     for (const u of app.units) units.add(u)
   }
-  for (const name of options.unit ?? []) {
-    if (name.endsWith('/leader')) {
-      const app = name.slice(0, -'/leader'.length)
-      const lease = tableGet(model.leases, app)
-      if (lease === undefined) throw new CantripError(`${component}: application ${JSON.stringify(app)} has no leader`)
-      units.add(lease.holder)
-    } else if (tableGet(model.units, name) === undefined) {
-      throw new CantripError(`${component}: unit ${JSON.stringify(name)} not found`)
-    } else units.add(name)
-  }
+  for (const name of options.unit ?? []) units.add(unitOrLeader(component, model, name))
   if (units.size === 0) throw new CantripError(`${component}: the targets have no units to run on`)
   return [...units].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
+}
+
+/** `web/0` if the model has it; `web/leader`: the unit holding web's leadership lease, resolved before anything is queued, as Juju does. */
+export function unitOrLeader (component: string, model: ModelContext, name: string): string {
+  if (!name.endsWith('/leader')) {
+    if (tableGet(model.units, name) === undefined) throw new CantripError(`${component}: unit ${JSON.stringify(name)} not found`)
+    return name
+  }
+  const application = name.slice(0, -'/leader'.length)
+  const lease = tableGet(model.leases, application)
+  if (lease === undefined) throw new CantripError(`${component}: application ${JSON.stringify(application)} has no leader`)
+  return lease.holder
 }
 
 /** Juju's plain exec output: each unit's stdout then stderr, under `unit:` headers when there are several. */
