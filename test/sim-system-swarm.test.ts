@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { engine } from '../sim/cli/sim-engine.ts'
+import { runSwarm } from '../sim/cli/sim-swarm.ts'
+import { parseScenario } from '../sim/scenario/parse-scenario.ts'
+import type { RunResult } from '../sim/scenario/scenario-types.ts'
+import { ensureDist, repoRoot } from './support/dist.ts'
+
+/**
+ * The system swarm: the whole system as `cantrip sim` runs it — three controllers (Raft
+ * and the model on simulated LevelDB), the provisioner on the simulated cloud, and the
+ * shipping machine agents with their deployer and unit hosts — from
+ * examples/sim/random-faults.yaml, each seed with its own fault profile (raft, network,
+ * agents, cloud or hooks) and six faults drawn from it. Every seed must keep the safety
+ * invariants at every step and converge after the heal; the first seeds run a second
+ * time, in whichever worker draws them, to the same trace hash.
+ *
+ * The workers load the built engine (dist/sim-engine.mjs), as `cantrip sim --seeds` does.
+ * CANTRIP_LONG=1 runs 10,000 seeds; CANTRIP_SEED=N replays one and prints its failure.
+ */
+const long = process.env['CANTRIP_LONG'] === '1'
+const only = process.env['CANTRIP_SEED']
+const scenarioPath = join(repoRoot, 'examples', 'sim', 'random-faults.yaml')
+const scenario = parseScenario(readFileSync(scenarioPath, 'utf8'), scenarioPath)
+const seedCount = long ? 10_000 : 100
+const rerunCount = 10
+
+function seedsToRun (): number[] {
+  if (only !== undefined) return [Number(only)]
+  const seeds = Array.from({ length: seedCount }, (_, i) => i + 1)
+  return [...seeds, ...seeds.slice(0, rerunCount)]
+}
+
+test(`system swarm: ${only === undefined ? `${seedCount} seeds` : `seed ${only}`} of random faults, every one safe and converged`, async () => {
+  ensureDist()
+  const engineModule = pathToFileURL(join(repoRoot, 'dist', 'sim-engine.mjs')).href
+  const results = await runSwarm({ engine, engineModule, scenario, scenarioPath: 'examples/sim/random-faults.yaml', seeds: seedsToRun(), jobs: only === undefined ? 2 : 1 })
+  const failing = results.filter(r => r.outcome !== 'pass')
+  assert.equal(failing.map(describe), [], 'failing seeds')
+  if (only !== undefined) return
+
+  const firsts = new Map<number, RunResult>()
+  for (const r of results) {
+    const first = firsts.get(r.seed)
+    if (first === undefined) firsts.set(r.seed, r)
+    else assert.is(r.hash, first.hash, `seed ${r.seed} replays to the same trace hash`)
+  }
+  assert.is(firsts.size, seedCount)
+  assert.is(results.length, seedCount + rerunCount)
+  const runs = [...firsts.values()]
+  assert.ok(runs.every(r => r.convergedAtMs !== undefined), 'every seed converged after the heal')
+  // The faults happened, of every profile, and the deployment did its work under them.
+  const kinds = new Set(runs.flatMap(r => r.faults.map(f => f.kind)))
+  assert.ok(kinds.size >= 6, `fault kinds drawn: ${[...kinds].join(', ')}`)
+  assert.ok(runs.reduce((n, r) => n + r.faults.length, 0) >= seedCount * 4, 'faults were drawn for every seed')
+  assert.ok(runs.every(r => r.counts.units === 3 && r.counts.hooks >= 20), 'every seed deployed its 3 units and ran their hooks')
+  assert.ok(runs.some(r => r.counts.leaderTerms > 1), 'some seeds moved the controller leader')
+  assert.ok(runs.some(r => r.counts.hookFailures > 0), 'some seeds failed hooks')
+})
+
+function describe (r: RunResult): string {
+  return `seed ${r.seed}: ${r.outcome}: ${r.failure ?? ''} (replay: cantrip sim examples/sim/random-faults.yaml --seed ${r.seed})`
+}
+
+test.run()
