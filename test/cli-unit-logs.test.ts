@@ -31,6 +31,7 @@ import * as assert from 'uvu/assert'
 import { cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
 import { processAlive } from './support/processes.ts'
+import { StatusReader } from './support/status-reader.ts'
 
 function writeMarkerCharm (dir: string): void {
   mkdirSync(join(dir, 'hooks'), { recursive: true })
@@ -60,19 +61,19 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
   const machinesDir = join(home, 'controllers', 'local', 'machines')
   const charm = join(home, 'charm')
   writeMarkerCharm(charm)
+  let reader: StatusReader | undefined
   try {
     ok(home, 'bootstrap')
     // Hook output is logged at DEBUG, which Juju's default logging-config (<root>=INFO) leaves out.
     ok(home, 'model-config', 'logging-config=<root>=INFO;unit=DEBUG')
     ok(home, 'deploy', charm)
     ok(home, 'wait-for', 'application', 'marker', '--status', 'active', '--timeout', '4m')
+    // Waited on in this process (a `cantrip status` per look cost ~0.5 CPU-s each).
+    reader = await StatusReader.open(home)
     ok(home, 'remove-unit', 'marker/0')
-    let status = ''
-    await waitFor('marker/0 to leave the model', () => {
-      status = ok(home, 'status', '--format', 'json')
-      const doc = JSON.parse(status) as { applications: Record<string, { units?: Record<string, unknown> }> }
-      return doc.applications['marker']?.units?.['marker/0'] === undefined
-    }, () => status)
+    await reader.until('marker/0 to leave the model', doc => doc.applications['marker']?.units?.['marker/0'] === undefined)
+    await reader.close()
+    reader = undefined
 
     // Once: the final batch was kept before the unit was marked dead.
     const replay = ok(home, 'debug-log', '--replay', '--no-tail', '--include', 'marker/0')
@@ -109,6 +110,7 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
     assert.ok(terminating >= 0 && stopped > terminating, last)
     assert.match(readFileSync(join(logDir, machineLog), 'utf8'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO juju\.agent stopped$/m)
   } finally {
+    await reader?.close()
     destroyLeftoverController(home, machinesDir)
     rmSync(home, { recursive: true, force: true })
   }
