@@ -51,6 +51,15 @@ export const limits = {
   operationUnitsMax: 1024,
   /** `exec --timeout` at most: a day, as no hook-context command should hold the machine lock longer. */
   execTimeoutMsMax: 86_400_000,
+  /**
+   * A CLI wait (wait-for, run/exec --wait, status --watch) re-reads the model this soon
+   * after its first look even without a change notice, and twice as late each time after,
+   * up to the maximum: a client's gossip subscription takes a heartbeat or two to join the
+   * mesh, and a notice published meanwhile (an exec task done within a second) never
+   * arrives, which left `cantrip exec` waiting the whole maximum (30 s) for a finished task.
+   */
+  cliModelRecheckMsMin: 1_000,
+  cliModelRecheckMsMax: 30_000,
   /** Characters of an exec task's stdout, and of its stderr, kept in its record (the rest is in the unit's log). */
   execOutputCharsMax: 16 * 1024,
   /** Operations one unit actor may run without becoming idle, before asserting a loop. */

@@ -18,7 +18,7 @@ import { runAction, runResolved } from '../agent/cli/commands/actions.ts'
 import { configRequest, runConfig, runExpose } from '../agent/cli/commands/config.ts'
 import { chooseCharmUrl, deployRequest, planDeploy, prepareCharm, runDeploy } from '../agent/cli/commands/deploy.ts'
 import { runAddMachine, runRemoveMachine } from '../agent/cli/commands/machines.ts'
-import { actionParameters, type ModelClient, parseCount, parseDuration, parseKeyValues } from '../agent/cli/commands/model-common.ts'
+import { actionParameters, type ModelClient, parseCount, parseDuration, parseKeyValues, untilModel } from '../agent/cli/commands/model-common.ts'
 import { runRefresh } from '../agent/cli/commands/refresh.ts'
 import { runAttachResource } from '../agent/cli/commands/attach-resource.ts'
 import { runTrust } from '../agent/cli/commands/trust.ts'
@@ -449,6 +449,20 @@ test('deploy --resource, attach-resource and trust (what is sent, and bad input 
   await runTrust(connect, 'res', { remove: true }, out)
   assert.is(app(client, 'res')!.trust, false)
   await rejects(runTrust(connect, 'nosuch', {}, out), /^cantrip trust: expected an application in the model, got "nosuch"$/)
+})
+
+
+test('untilModel looks again without a change notice, soon after it starts (a notice lost while the subscription joins)', async () => {
+  // A client whose notices never arrive: the gossip mesh a new connection subscribes to
+  // takes a heartbeat or two to join, and `cantrip exec` once waited its full 30 s
+  // fallback for a task done within that time (test/cli-model-config.test.ts, after juju-reboot --now).
+  const client = new FakeClient()
+  let reads = 0
+  const counting: ModelClient = { submit: client.submit.bind(client), putCharm: client.putCharm.bind(client), watch: () => () => {}, model: async () => { reads++; return await client.model() } }
+  // Re-read after 1 s and 2 s more (limits.cliModelRecheckMsMin, doubling), then at the deadline:
+  // at least three reads in 3.5 s where a 30 s fallback made two (the first, and one at the deadline).
+  assert.is(await untilModel(counting, () => false, 3_500), false)
+  assert.ok(reads >= 3, `${reads} reads of the model in 3.5 s without a notice`)
 })
 
 test.run()

@@ -17,6 +17,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cantrip } from './support/cli-process.ts'
 import { parse } from 'yaml'
+import { GroupReader } from './support/group-reader.ts'
 import { processAlive } from './support/processes.ts'
 import { stampedTree } from './support/stamped-tree.ts'
 
@@ -34,20 +35,29 @@ function show (home: string): Shown {
 
 /**
  * Polls `check` until it holds, first after 250 ms and then less often, up to every 2 s:
- * most checks start a CLI process (~0.4 CPU-seconds), so a long wait must not poll fast.
- * Fails after `timeoutMs`.
+ * a check that starts a CLI process costs ~0.5 CPU-seconds, so a long wait must not poll
+ * fast (the long waits read the group in this process: GroupReader). Fails after `timeoutMs`.
  */
-async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
+async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
   const until = Date.now() + timeoutMs
   let pauseMs = 250
-  let value = check()
+  let value = await check()
   while (value === undefined) {
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise(resolve => setTimeout(resolve, pauseMs))
     pauseMs = Math.min(2_000, pauseMs * 1.5)
-    value = check()
+    value = await check()
   }
   return value
+}
+
+/** `check`, or undefined while the group does not answer (a wait's look, not a verdict). */
+async function answered<T> (check: () => Promise<T | undefined>): Promise<T | undefined> {
+  try {
+    return await check()
+  } catch {
+    return undefined
+  }
 }
 
 function recordedPids (home: string): number[] {
@@ -70,6 +80,7 @@ function machineAgentPids (home: string): number[] {
 test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leader; skew is warned about', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-'))
   const skewedTree = stampedTree(skewed)
+  const reader = new GroupReader(home)
   let pids: number[] = []
   try {
     assert.match(cantrip(home, ['enable-ha']).stderr, /^ERROR cantrip: expected a controller/m, 'no controller: refused')
@@ -114,6 +125,12 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.is(pids.length, 3, 'controllers.yaml lists the three members')
     assert.ok(pids.every(processAlive))
 
+    await eventually('three voters, one leader, no commit lag (read in-process)', 30_000, async () => await answered(async () => {
+      const { group } = await reader.group()
+      const voters = group.leader?.voters ?? []
+      return voters.length === 3 && group.members.filter(m => m.status?.role === 'leader').length === 1 &&
+        group.members.every(m => group.leader?.progress[m.peer]?.lag === 0) ? true : undefined
+    }))
     const shown = await eventually('three voters, one leader, no commit lag', 30_000, () => {
       const s = show(home)
       const members = Object.values(s.members)
@@ -126,11 +143,10 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     const client = cantrip(home, ['version'])
     assert.equal([client.status, client.stdout.trim(), client.stderr], [0, packageVersion, ''])
     // The machine agent reports its version in its heartbeats; wait until a controller has heard it.
-    await eventually('machine-0 in the membership', 90_000, () => {
-      const run = cantrip(home, ['members', '--format', 'json'])
-      const members = run.status === 0 ? (JSON.parse(run.stdout) as { members: Array<{ entity: string, state: string, version: string | null }> }).members : []
+    await eventually('machine-0 in the membership', 90_000, async () => await answered(async () => {
+      const members = await reader.members()
       return members.some(m => m.entity === 'machine-0' && m.state === 'alive' && m.version === packageVersion) && members.filter(m => m.entity === 'controller').length === 3 ? true : undefined
-    })
+    }))
     const all = cantrip(home, ['version', '--all'])
     assert.is(all.status, 0, all.stderr)
     const warnings = all.stderr.trim().split('\n')
@@ -186,12 +202,14 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.is(rows.find(m => m.entity === 'machine-0')?.state, 'alive', heard.stdout)
     assert.is(rows.find(m => m.id === oldLeader['peer-id'])?.state, 'failed', 'the killed controller is failed')
 
+    await reader.close()
     const agents = machineAgentPids(home)
     const destroyed = cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
     assert.is(destroyed.status, 0, destroyed.stderr)
     assert.ok([...pids, ...agents].every(pid => !processAlive(pid)), 'every controller and machine agent stopped')
     assert.not.ok(existsSync(join(home, 'controllers', 'local')))
   } finally {
+    await reader.close()
     for (const pid of [...pids, ...recordedPids(home), ...machineAgentPids(home)]) {
       if (processAlive(pid)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
     }

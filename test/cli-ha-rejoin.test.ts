@@ -47,28 +47,31 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
+import { controllerMemberName } from '../agent/cli/cli-home.ts'
 import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { GroupReader } from './support/group-reader.ts'
 import { processAlive } from './support/processes.ts'
 import { timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-rejoin-'))
 const machinesDir = join(home, 'controllers', 'local', 'machines')
 const machines = ['0', '1'] as const
+/** Waits read the group in this process; the CLI runs where its output is under test. */
+const reader = new GroupReader(home)
 
 /**
- * Polls `check` until it holds, first after 250 ms and then less often, up to every 1 s
- * (a check may start a CLI process); fails after `timeoutMs` (a bound for a busy machine,
- * not a verdict).
+ * Polls `check` until it holds, first after 250 ms and then less often, up to every 1 s;
+ * fails after `timeoutMs` (a bound for a busy machine, not a verdict).
  */
-async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
+async function eventually<T> (what: string, timeoutMs: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
   const until = Date.now() + timeoutMs
   let pauseMs = 250
-  let value = check()
+  let value = await check()
   while (value === undefined) {
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise(resolve => setTimeout(resolve, pauseMs))
     pauseMs = Math.min(1_000, pauseMs * 1.5)
-    value = check()
+    value = await check()
   }
   return value
 }
@@ -102,6 +105,27 @@ function healthy (names: string[]): Shown | undefined {
   return members.map(([n]) => n).join() === names.join() && members.every(([, m]) => m.role !== 'unreachable' && m['commit-lag'] === 0 && s.raft.voters.includes(m['peer-id'])) ? s : undefined
 }
 
+/**
+ * The same verdict as `healthy`, read in this process: a wait that asked show-controller
+ * once a second started a CLI per look. The test then asks the CLI itself (`healthy`).
+ */
+async function healthyInProcess (names: string[]): Promise<true | undefined> {
+  try {
+    const { entry, group } = await reader.group()
+    const voters = group.leader?.voters ?? []
+    if (voters.length !== 3 || entry.controllers.map(controllerMemberName).join() !== names.join()) return undefined
+    return group.members.every(m => m.status !== undefined && voters.includes(m.peer) && group.leader?.progress[m.peer]?.lag === 0) ? true : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The CLI's `healthy` verdict, looked for once the group reads healthy in this process. */
+async function untilHealthy (what: string, names: string[]): Promise<Shown> {
+  await eventually(`${what} (read in-process)`, 60_000, async () => await healthyInProcess(names))
+  return await eventually(what, 30_000, () => healthy(names))
+}
+
 async function killed (pid: number, what: string): Promise<void> {
   process.kill(pid, 'SIGKILL')
   await eventually(`${what} to die`, 10_000, () => processAlive(pid) ? undefined : true)
@@ -121,11 +145,23 @@ function units (): Record<string, UnitStatus> | undefined {
   return (JSON.parse(run.stdout) as { applications: Record<string, { units?: Record<string, UnitStatus> }> }).applications['tiny']?.units
 }
 
-function incarnation (machine: string): number | undefined {
-  const run = cantrip(home, ['members', '--format', 'json'])
-  if (run.status !== 0) return undefined
-  const row = (JSON.parse(run.stdout) as { members: Array<{ entity: string, state: string, incarnation: number }> }).members.find(m => m.entity === `machine-${machine}`)
-  return row?.state === 'alive' ? row.incarnation : undefined
+/** rc's units as `status` shows them, read in this process (for waits). */
+async function unitsInProcess (): Promise<Record<string, UnitStatus> | undefined> {
+  try {
+    return (await reader.status()).applications['tiny']?.units as Record<string, UnitStatus> | undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The machine agent's incarnation in the gossip membership (`cantrip members`' row), while it is alive. */
+async function incarnation (machine: string): Promise<number | undefined> {
+  try {
+    const row = (await reader.members()).find(m => m.entity === `machine-${machine}`)
+    return row?.state === 'alive' ? row.incarnation : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function writeTinyCharm (dir: string): void {
@@ -185,11 +221,11 @@ test('machine agents restarted after the original controller died rejoin from th
 
   process.kill(original, 'SIGKILL')
   await eventually('c0 to die', 10_000, () => processAlive(original) ? undefined : true)
-  await eventually('a group without c0 to answer status', 60_000, () => units())
+  await eventually('a group without c0 to answer status', 60_000, unitsInProcess)
 
   const measured: string[] = []
   for (const machine of machines) {
-    const before = incarnation(machine) ?? 0
+    const before = await incarnation(machine) ?? 0
     const old = agentPid(machine)!
     process.kill(old, 'SIGKILL')
     // The provider's watchdog (on the new leader) starts the agent again with the same
@@ -199,10 +235,10 @@ test('machine agents restarted after the original controller died rejoin from th
       return pid !== undefined && pid !== old && processAlive(pid) ? pid : undefined
     })
     const restartedAt = Date.now()
-    await eventually(`machine-${machine} heard under a new incarnation`, 60_000, () => (incarnation(machine) ?? 0) > before ? true : undefined)
+    await eventually(`machine-${machine} heard under a new incarnation`, 60_000, async () => (await incarnation(machine) ?? 0) > before ? true : undefined)
     const heardAfter = (Date.now() - restartedAt) / 1000
-    await eventually(`tiny on machine ${machine} idle`, 60_000, () => {
-      const all = units()
+    await eventually(`tiny on machine ${machine} idle`, 60_000, async () => {
+      const all = await unitsInProcess()
       const mine = Object.values(all ?? {}).filter(u => u.machine === machine)
       return mine.length === 1 && mine.every(u => u['juju-status'].current === 'idle') ? true : undefined
     })
@@ -258,7 +294,7 @@ test('start-agent brings the killed controllers back as the voters they were; a 
     assert.is(member(name).pid, pid, 'controllers.yaml has its new pid')
   }
   const before = controllerMembers().map(m => m['peer-id'])
-  const s = await eventually('c0 and c1 back as voters, caught up', 60_000, () => healthy(['c0', 'c1', 'c2']))
+  const s = await untilHealthy('c0 and c1 back as voters, caught up', ['c0', 'c1', 'c2'])
   assert.equal(Object.values(s.members).map(m => m['peer-id']), before, 'the same members, not new ones')
   // A machine with no instance here may have been added over ssh: the model is asked (it
   // can answer again), and one it does not have is refused in one line.
@@ -280,7 +316,7 @@ test('a controller lost with its data is replaced by enable-ha; 3 voters again a
   assert.is(ha.stdout, 'maintaining controllers: c0, c1\nadding controllers: c3\nremoving controllers: c2\n')
   assert.match(ha.stderr, /removing c2 \(\w+\), which is down, from the voters/, 'progress is shown')
   assert.match(ha.stderr, /adding c3 \(\w+\) as a voter/)
-  const s = await eventually('c3 voting, caught up', 60_000, () => healthy(['c0', 'c1', 'c3']))
+  const s = await untilHealthy('c3 voting, caught up', ['c0', 'c1', 'c3'])
   assert.not.ok(s.raft.voters.includes(lost['peer-id']), 'c2 lost its vote')
   assert.equal(Object.keys(s.removed ?? {}), ['c2'])
   assert.is(s.removed!['c2']!['peer-id'], lost['peer-id'])
@@ -308,13 +344,15 @@ test('with every controller down, start-agent brings a machine agent back', asyn
   assert.is(bootClock(), booted)
 })
 
-test('destroy-controller stops every process', () => {
+test('destroy-controller stops every process', async () => {
+  await reader.close()
   const pids = [...controllerPids(), ...machines.map(agentPid).filter((p): p is number => p !== undefined)]
   ok(home, 'destroy-controller', 'local', '--no-prompt')
   assert.ok(pids.every(pid => !processAlive(pid)), 'every controller and machine agent stopped')
 })
 
-test.after(() => {
+test.after(async () => {
+  await reader.close()
   destroyLeftoverController(home, machinesDir)
   for (const pid of [...controllerPids(), ...machines.map(agentPid).filter((p): p is number => p !== undefined)]) {
     if (processAlive(pid)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }

@@ -7,6 +7,7 @@
  */
 import { parse as parseYaml } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
+import { limits } from '../../../runtime/limits.ts'
 import { isApplicationName, isMachineId, isUnitName } from '../../../runtime/ids.ts'
 import { configValueError } from '../../../runtime/model/charm-summary.ts'
 import type { ApplicationRecord, ConfigOptionType, ConfigValue, ModelContext } from '../../../runtime/model/model-types.ts'
@@ -186,7 +187,8 @@ export function applicationRecord (model: ModelContext, name: string): Applicati
 
 /**
  * Calls `check` on the current model and again on every change notice the leader
- * gossips (and every 30 s, in case a notice was lost), until it returns true (resolves
+ * gossips (and after 1, 2, 4 … up to 30 s without one, in case a notice was lost:
+ * limits.cliModelRecheckMs*), until it returns true (resolves
  * true) or `timeoutMs` passes (resolves false). What `wait-for`, `status --watch` and
  * `run --wait` wait with.
  */
@@ -195,17 +197,20 @@ export async function untilModel (connection: ModelClient, check: (full: FullMod
   let changed = true
   const unsubscribe = connection.watch(() => { changed = true; wake() })
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs
+  let recheckMs: number = limits.cliModelRecheckMsMin
   try {
     for (;;) {
       if (changed) {
         changed = false
         if (await check(await connection.model())) return true
       }
-      const left = deadline === undefined ? 30_000 : deadline - Date.now()
+      const left = deadline === undefined ? recheckMs : deadline - Date.now()
       if (left <= 0) return false
       // Woken by a notice; the timer also re-reads now and then, in case a notice was lost.
+      const pauseMs = Math.min(left, recheckMs)
+      recheckMs = Math.min(recheckMs * 2, limits.cliModelRecheckMsMax)
       await new Promise<void>(resolve => {
-        const timer = setTimeout(() => { changed = true; resolve() }, Math.min(left, 30_000))
+        const timer = setTimeout(() => { changed = true; resolve() }, pauseMs)
         wake = () => { clearTimeout(timer); resolve() }
       })
     }
