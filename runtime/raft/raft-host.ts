@@ -410,6 +410,9 @@ export class RaftHost<Command, Result, State> {
     const inHand = this.#processing
     this.#halt()
     if (inHand !== undefined) await inHand
+    // A graceful stop leaves the latest commit index on disk, so a restart applies it at once.
+    // Best effort: a commit index not written is learned again from the leader.
+    if (this.#failure === undefined) await this.#durable.flushCommit().catch(() => {})
   }
 
   /**
