@@ -223,6 +223,11 @@ export const limits = {
    * the peer has likely stopped waiting (runtime/raft/held-answers.ts).
    */
   raftAnswerHoldShareOfSendTimeoutMax: 0.5,
+  /**
+   * Raft: a peer's requests a host holds at once to carry its messages back on their
+   * answers (runtime/raft/held-answers.ts); an older one past this is answered empty.
+   */
+  raftHeldAnswersPerPeerMax: 8,
   /** Raft: outgoing messages queued between two Readies; more are dropped (Raft tolerates loss) and counted. */
   raftMessagesPerReadyMax: 100_000,
   /**

@@ -41,6 +41,8 @@ export class DurableRaftStorage implements RaftStorage {
   #version = 0
   /** The latest changes: the version each made and the lowest log index it rewrote. */
   readonly #changes: Array<{ version: number, from: number }> = []
+  /** The mirror's hard state differs from the stored one in its commit index only (persistReady). */
+  #commitUnwritten = false
 
   private constructor (storage: Storage, memory: MemoryRaftStorage) {
     this.#storage = storage
@@ -157,8 +159,19 @@ export class DurableRaftStorage implements RaftStorage {
       // A new leader's entries replace a conflicting tail: everything past them goes.
       for (let index = newLast + 1; index <= last; index++) operations.push({ type: 'del', key: raftLogKey(index) })
     }
-    if (ready.hardState !== undefined) {
-      operations.push({ type: 'put', key: raftHardStateKey, value: encode(ready.hardState, component) })
+    const hardState = ready.hardState ?? (this.#commitUnwritten && operations.length > 0 ? this.#memory.hardState() : undefined)
+    if (hardState !== undefined && (operations.length > 0 || !this.#onlyCommitMoved(ready))) {
+      operations.push(this.#hardStateWrite(hardState))
+    } else if (ready.hardState !== undefined) {
+      // Only the commit index moved: it is kept in the mirror and written with the next
+      // batch (or by flushCommit at a graceful stop), not in a write of its own. A restart
+      // that finds an older one learns it again from the leader, as it would have after a
+      // crash before this unsynced write reached the disk (Raft thesis §3.8: commitIndex is
+      // volatile state). This saves each controller a LevelDB write per committed write.
+      this.#memory.setHardState(ready.hardState)
+      this.#commitUnwritten = true
+      this.#changed(Infinity)
+      return
     }
     if (operations.length === 0) return
     assert(operations.length <= limits.storageBatchOperationsMax,
@@ -168,6 +181,26 @@ export class DurableRaftStorage implements RaftStorage {
     if (fresh.length > 0) this.#memory.append(fresh)
     if (ready.hardState !== undefined) this.#memory.setHardState(ready.hardState)
     this.#changed(ready.snapshot !== undefined ? 0 : fresh.length > 0 ? fresh[0]!.index : Infinity)
+  }
+
+  /** Whether `ready` changes nothing but the commit index (no entries, snapshot, term or vote; no sync needed). */
+  #onlyCommitMoved (ready: Ready): boolean {
+    if (ready.mustSync || ready.snapshot !== undefined || ready.entries.length > 0 || ready.hardState === undefined) return false
+    const stored = this.#memory.hardState()
+    return ready.hardState.term === stored.term && ready.hardState.vote === stored.vote
+  }
+
+  /** Writes the commit index kept only in the mirror (see persistReady), if any: at a graceful stop. */
+  async flushCommit (): Promise<void> {
+    if (!this.#commitUnwritten) return
+    this.#commitUnwritten = false
+    await this.#storage.batch([this.#hardStateWrite(this.#memory.hardState())], { sync: true })
+  }
+
+  /** The put of `hardState`; whatever commit index was kept back goes with it. */
+  #hardStateWrite (hardState: HardState): StorageOperation {
+    this.#commitUnwritten = false
+    return { type: 'put', key: raftHardStateKey, value: encode(hardState, component) }
   }
 
   /**
@@ -187,6 +220,8 @@ export class DurableRaftStorage implements RaftStorage {
       data
     }
     const operations: StorageOperation[] = snapshotWrites(snapshot, this.#memory.snapshot().data.byteLength)
+    // A RaftSnapshot on disk past the stored commit index would claim less committed than it holds.
+    if (this.#commitUnwritten) operations.push(this.#hardStateWrite(this.#memory.hardState()))
     for (let at = this.#memory.firstIndex(); at <= index; at++) operations.push({ type: 'del', key: raftLogKey(at) })
     assert(operations.length <= limits.storageBatchOperationsMax,
       `${component}: compacting to ${index} needs ${operations.length} writes, more than ${limits.storageBatchOperationsMax}`)

@@ -192,7 +192,7 @@ export class RaftHost<Command, Result, State> {
   #processing: Promise<void> | undefined
   /** Readies taken from the core so far; orders replies (Reply.takenAtStep). */
   #readiesTaken = 0
-  /** At most one waiting answer per peer, which carries our next messages to it. */
+  /** The waiting answers to each peer's requests, oldest first, which carry our next messages to it. */
   readonly #replies: HeldAnswers
   /** RaftSnapshots arriving in chunks (snapshot-transfer.ts). */
   readonly #snapshotChunks = new SnapshotAssembler()
@@ -226,7 +226,7 @@ export class RaftHost<Command, Result, State> {
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
-    this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax)
+    this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax, limits.raftHeldAnswersPerPeerMax)
     this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
       this.#catchUp()
       this.#kick()
@@ -410,6 +410,9 @@ export class RaftHost<Command, Result, State> {
     const inHand = this.#processing
     this.#halt()
     if (inHand !== undefined) await inHand
+    // A graceful stop leaves the latest commit index on disk, so a restart applies it at once.
+    // Best effort: a commit index not written is learned again from the leader.
+    if (this.#failure === undefined) await this.#durable.flushCommit().catch(() => {})
   }
 
   /**
