@@ -91,8 +91,10 @@ test('a sequential write costs the leader four requests and each follower two an
   // Each of the leader's requests is answered once: with one held answer, the commit index
   // arriving while the append was being synced had the first answered empty.
   assert.ok(per(leader.id, 'served') <= 1, `the leader answered ${per(leader.id, 'served')} follower requests`)
-  // A graceful stop writes the commit index synced; nothing runs the simulated clock then.
+  // A graceful stop waits for the write in hand and then writes the commit index synced;
+  // nothing runs the simulated clock then, so let the writes in flight finish first.
   SyncDelayStorage.delaying = false
+  await g.runFor(100)
   await g.stop()
 })
 
