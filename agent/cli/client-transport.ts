@@ -17,6 +17,7 @@ import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import { preSharedKey } from '@libp2p/pnet'
 import { tcp } from '@libp2p/tcp'
+import type { Connection } from '@libp2p/interface'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { InvalidInputError } from '../../runtime/errors.ts'
@@ -31,6 +32,7 @@ import {
   type PeerId,
   type RequestOptions
 } from '../../runtime/transport.ts'
+import { clientNoiseCrypto } from './client-noise-crypto.ts'
 import { checkWireName, decodeResponseEnvelope, encodeRequestEnvelope } from '../mesh/mesh-envelopes.ts'
 import { requestProtocol } from '../mesh/request-protocol.ts'
 import { parseNetworkKey } from '../mesh/network-key.ts'
@@ -56,7 +58,6 @@ export class ClientTransport {
   readonly #channels = new Map<PeerId, RequestChannel>()
   readonly #opening = new Map<PeerId, Promise<RequestChannel>>()
   readonly #pending = new Set<(error: Error) => void>()
-  readonly #stopController = new AbortController()
   #stopped = false
 
   static async create (options: ClientTransportOptions): Promise<ClientTransport> {
@@ -69,7 +70,7 @@ export class ClientTransport {
       addresses: { listen: [] },
       transports: [tcp()],
       connectionProtector: preSharedKey({ psk }),
-      connectionEncrypters: [noise()],
+      connectionEncrypters: [noise({ crypto: clientNoiseCrypto })],
       streamMuxers: [yamux()]
     })
     return new ClientTransport(node, members)
@@ -121,12 +122,7 @@ export class ClientTransport {
     if (this.#stopped) throw new TransportStoppedError(this.peerId)
     const [target] = memberAddresses([address])
     const [peer, addresses] = target!
-    try {
-      await this.#node.dial(addresses, options.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(options.timeoutMs) })
-    } catch (error) {
-      if (this.#stopped) throw new TransportStoppedError(this.peerId)
-      throw new PeerUnreachableError(peer, describeError(error))
-    }
+    await this.#connect(peer, addresses, options.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(options.timeoutMs) })
     this.#addresses.set(peer, addresses)
     return peer
   }
@@ -142,9 +138,27 @@ export class ClientTransport {
     this.#stopped = true
     const error = new TransportStoppedError(this.peerId)
     for (const fail of [...this.#pending]) fail(error)
-    this.#stopController.abort(error)
     for (const channel of [...this.#channels.values()]) channel.close(error)
     await this.#node.stop()
+  }
+
+  /**
+   * A connection to `peer` at `addresses`, proven to be that peer: libp2p does not hold a
+   * dial by address to the `/p2p/` id in it, so the identity Noise authenticated is
+   * compared here, and a connection to anyone else is closed and refused.
+   */
+  async #connect (peer: PeerId, addresses: Multiaddr[], options: { signal?: AbortSignal }): Promise<Connection> {
+    let connection: Connection
+    try {
+      connection = await this.#node.dial(addresses, options)
+    } catch (error) {
+      if (this.#stopped) throw new TransportStoppedError(this.peerId)
+      throw new PeerUnreachableError(peer, describeError(error))
+    }
+    const answered = connection.remotePeer.toString()
+    if (answered === peer) return connection
+    await connection.close().catch(() => {})
+    throw new PeerUnreachableError(peer, `the address answered as peer "${answered}"`)
   }
 
   /** Our open channel to `peer`, the one being opened, or a new one. */
@@ -162,9 +176,10 @@ export class ClientTransport {
   async #openChannel (peer: PeerId, protocol: string): Promise<RequestChannel> {
     const addresses = this.#addresses.get(peer)
     if (addresses === undefined) throw new PeerUnreachableError(peer, 'no address known for it (not a member of this controller group)')
+    const connection = await this.#connect(peer, addresses, {})
     let stream
     try {
-      stream = await this.#node.dialProtocol(addresses, requestProtocol, { signal: this.#stopController.signal })
+      stream = await connection.newStream(requestProtocol)
     } catch (error) {
       if (this.#stopped) throw new TransportStoppedError(this.peerId)
       if ((error as Error).name === 'UnsupportedProtocolError') throw new RemoteHandlerError(peer, protocol, 'the peer serves no requests')
