@@ -583,6 +583,18 @@ export const limits = {
    * answers late rather than never; controller-client.ts).
    */
   machineFetchTimeoutMaxMs: 16_000,
+  /**
+   * The admin's model watch (actors/controller/model-watches.ts): how long a controller
+   * holds it while the model it applied does not move past the caller's revision, before
+   * answering with its own. The CLI watches again at once; this bounds how long it stays
+   * on a controller that has stopped applying without knowing it.
+   */
+  modelWatchHoldMs: 20_000,
+  /** Model watches one controller holds at once (one per waiting CLI command); past it a watch is refused. */
+  modelWatchesHeldMax: 256,
+  /** The CLI's model watch (agent/cli/model-watcher.ts) tries the next controller after a failure this long after, doubling up to the max. */
+  cliModelWatchRetryMsMin: 200,
+  cliModelWatchRetryMsMax: 2_000,
   /** A machine agent whose watch failed (controller down, refused, behind) watches again after this. */
   machineWatchRetryMs: 250,
   /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */

@@ -134,6 +134,12 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
     answer: register
   },
   model: { parse: () => ({ op: 'model' }), answer: fullModel },
+  'model-watch': {
+    parse: body => isRevision(body.since)
+      ? { op: 'model-watch', since: body.since as number }
+      : { invalid: `${component}: model-watch: expected "since" to be a revision (an integer >= 0), got ${describeValue(body.since)}` },
+    answer: async ({ node }, { since }) => await node.modelWatches.watch(since)
+  },
   'controller-status': {
     parse: () => ({ op: 'controller-status' }),
     answer: ({ node, identify, request, extras }) => controllerStatus(node, identify, request, extras.version)

@@ -11,7 +11,7 @@
 import type { Entity } from '../../runtime/model/model-types.ts'
 
 export const apiOps = [
-  'machine-model', 'machine-watch', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model',
+  'machine-model', 'machine-watch', 'application-status', 'goal-state', 'charm-manifest', 'charm-chunk', 'put-charm-begin', 'put-charm-chunk', 'put-charm-commit', 'model-summary', 'register', 'model', 'model-watch',
   'controller-status', 'members', 'add-controller', 'remove-controller', 'controllers', 'debug-log', 'ship-logs', 'secret-content', 'reveal-secret'
 ] as const
 
@@ -52,6 +52,7 @@ export const apiPolicy: Readonly<Record<ApiOp, ApiRule>> = {
   'model-summary': { allowed: staff, refusal: () => 'may not read the model summary' },
   register: { allowed: ['user', 'controller', 'machine', 'unit', 'stranger'], refusal: () => 'may not register' },
   model: { allowed: staff, refusal: () => 'may not read the whole model' },
+  'model-watch': { allowed: staff, refusal: () => 'may not watch the model' },
   'controller-status': { allowed: staff, refusal: () => 'may not read the controller status' },
   members: { allowed: staff, refusal: () => 'may not read the membership' },
   'add-controller': { allowed: ['user'], refusal: () => 'may not add controllers' },

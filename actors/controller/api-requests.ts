@@ -80,6 +80,12 @@ export interface ApiRequests {
   register: { op: 'register', machine: string, secret: string }
   /** Admins only: the whole model, read linearizably, with each machine agent's presence (status, the CLI). */
   model: { op: 'model' }
+  /**
+   * Admins only: answered once the model this controller applied is past revision `since`
+   * (at once if it is), else with its own revision after limits.modelWatchHoldMs
+   * (model-watches.ts). What `status --watch` and `wait-for` wait on.
+   */
+  'model-watch': { op: 'model-watch', since: number }
   /** Admins and controllers: this controller's Raft state; on the leader each voter's commit lag (api-controller-status.ts). */
   'controller-status': { op: 'controller-status' }
   /** Admins and controllers: the gossip membership this controller sees (api-members.ts). */
@@ -124,6 +130,9 @@ export interface SummaryMachine {
 export type SummaryReply =
   | { ok: true, revision: number, machines: string[], applications: string[], units: Record<string, SummaryUnit>, machineStatus: Record<string, SummaryMachine> }
   | { ok: false, error: string }
+
+/** The revision this controller applied: past the watch's `since` when the model moved, else the hold ran out. */
+export type ModelWatchReply = { ok: true, revision: number } | { ok: false, error: string }
 
 export type FullModelReply =
   | { ok: true, model: ModelContext, presence: Record<string, { status: 'alive' | 'lost', since: number | null, heardBy: string | null }>, leader: string, term: number }
@@ -194,6 +203,7 @@ export interface ApiReplies {
   'model-summary': SummaryReply
   register: RegisterReply
   model: FullModelReply
+  'model-watch': ModelWatchReply
   'controller-status': ControllerStatusReply
   members: MembersReply
   'add-controller': AddControllerReply

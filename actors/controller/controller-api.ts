@@ -26,7 +26,8 @@ import { isPlainRecord } from '../../runtime/model/charm-summary.ts'
 export type { ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 export type { ApiRequest, CharmChunkReply, CharmManifestReply, FullModelReply, MachineModelReply, RegisterReply, SummaryMachine, SummaryReply, SummaryUnit } from './api-requests.ts'
 
-export const controllerApiProtocol = 'cantrip/api/1'
+export { controllerApiProtocol } from './api-protocols.ts'
+
 const component = 'controller api'
 
 /**

@@ -15,12 +15,13 @@ import {
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
 import { MachineWatches, type MachineWatchStage } from './machine-watches.ts'
+import { ModelWatches } from './model-watches.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras, type CharmArchives, type IdentifyPeer, type MachinePresence } from './controller-api.ts'
 import { controllerMachine, runsSingularWorkers, type ClaimOutcome, type ControllerActor, type ControllerEvent, type ControllerSnapshot } from './controller-machine.ts'
 
-/** Followers forward client commands to the leader over this request protocol. */
-export const controllerProposeProtocol = 'controller/propose/1'
+import { controllerProposeProtocol } from './api-protocols.ts'
+export { controllerProposeProtocol } from './api-protocols.ts'
 
 /** The controller lease that gates the singular workers. */
 export const singularLease = 'singular'
@@ -118,14 +119,17 @@ export class ModelReplica {
   readonly #notifier: ChangeNotifier | undefined
   /** Machine agents' watches of their views, served from the state applied here (machine-watches.ts). */
   readonly watches: MachineWatches
+  /** The admin's watches of the whole model (model-watches.ts), served from the state applied here. */
+  readonly modelWatches: ModelWatches
 
-  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches) {
+  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches, modelWatches: ModelWatches) {
     this.id = options.id
     this.#options = options
     this.host = host
     this.actor = actor
     this.#notifier = notifier
     this.watches = watches
+    this.modelWatches = modelWatches
   }
 
   /** Change notices published while leading (for tests and status). */
@@ -149,6 +153,7 @@ export class ModelReplica {
         machines: () => node?.host.state().counters.machine ?? 0
       })
     const watches = new MachineWatches({ clock: options.clock, model: () => node!.host.state(), ...(options.onStage === undefined ? {} : { onStage: options.onStage }) })
+    const modelWatches = new ModelWatches({ clock: options.clock, revision: () => node?.host.state().revision ?? 0 })
     const host = await RaftHost.start({
       ...options,
       stateMachine: new ModelStateMachine(),
@@ -158,6 +163,7 @@ export class ModelReplica {
         if (node !== undefined && node.host.role === 'leader') notifier?.changed(entry.index)
         // Every controller answers the watches it holds from what it applied, leader or not.
         watches.applied()
+        modelWatches.applied()
       },
       onRoleChange: change => {
         if (node === undefined) early.push(change)
@@ -185,7 +191,7 @@ export class ModelReplica {
         claimRetryMs: Math.max(options.tickMs * options.electionTicks, Math.floor(leaseDurationMs / 10))
       }
     })
-    node = new ModelReplica(options, host, actor, notifier, watches)
+    node = new ModelReplica(options, host, actor, notifier, watches, modelWatches)
     actor.start()
     for (const change of early) actor.send({ type: 'raft.role', ...change })
     options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.from, request.data))
@@ -380,6 +386,7 @@ export class ModelReplica {
   #unhandle (): void {
     this.#notifier?.stop()
     this.watches.stop()
+    this.modelWatches.stop()
     for (const protocol of [controllerProposeProtocol, ...(this.#options.agents === undefined ? [] : [controllerApiProtocol])]) {
       try {
         this.#options.transport.unhandle(protocol)

@@ -1,20 +1,21 @@
 /**
- * The CLI's link to a controller group: a libp2p peer in the group's private mesh with
- * the admin's identity (`<controller dir>/admin.key`), dialling every member it knows.
- * Commands go to the leader (any member forwards), each with one request id kept across
- * retries, so a command applies once however often it is sent. Reads of the whole model
- * are linearizable (the controllers' ReadIndex); `watch` calls back on every change
- * notice the leader gossips, so `status --watch` and `wait-for` are pushed, not polled.
+ * The CLI's link to a controller group: a libp2p client in the group's private mesh with
+ * the admin's identity (`<controller dir>/admin.key`), which dials a member only when it
+ * has a request for it (client-transport.ts), so a command the first member answers
+ * costs one connection. Commands go to the leader (any member forwards), each with one
+ * request id kept across retries, so a command applies once however often it is sent.
+ * Reads of the whole model are linearizable (the controllers' ReadIndex); `watch` calls
+ * back on every change notice the leader gossips, so `status --watch` and `wait-for` are
+ * pushed, not polled; gossip is joined only then (gossip-link.ts).
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { FullModelReply } from '../../actors/controller/controller-api.ts'
-import { controllerApiProtocol } from '../../actors/controller/controller-api.ts'
+import { controllerApiProtocol, controllerProposeProtocol } from '../../actors/controller/api-protocols.ts'
 import { requestApi, type ApiReplies, type ApiReplyBase, type ApiRequests, type ApiSuccess, type StoreSelector } from '../../actors/controller/api-requests.ts'
 import type { ApiOp } from '../../actors/controller/api-policy.ts'
 import type { ControllerStatusReply } from '../../actors/controller/api-controller-status.ts'
 import { changeTopic } from '../../actors/controller/change-notices.ts'
-import { controllerProposeProtocol } from '../../actors/controller/model-replica.ts'
 import { modelProtocol } from '../../actors/controller/model-scope.ts'
 import { defaultModelName } from '../../runtime/ids.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -24,7 +25,9 @@ import { decode, encode } from '../../runtime/codec.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
-import { Libp2pTransport } from '../mesh/libp2p-transport.ts'
+import { ClientTransport } from './client-transport.ts'
+import { GossipLink } from './gossip-link.ts'
+import { watchModel } from './model-watcher.ts'
 import { readNetworkKey } from '../mesh/network-key.ts'
 import { readPeerKey } from '../mesh/peer-identity.ts'
 import type { ControllerEntry } from './cli-home.ts'
@@ -61,7 +64,9 @@ export type FullModel = Extract<FullModelReply, { ok: true }> & { modelName?: st
 export type ControllerStatus = Extract<ControllerStatusReply, { ok: true }>
 
 export class Connection {
-  readonly transport: Libp2pTransport
+  readonly transport: ClientTransport
+  /** Gossip (change notices, log batches), joined on the first watch. */
+  readonly #gossip: GossipLink
   readonly #members: string[]
   #leader = ''
   /** The model commands, reads and watches go to: each model is a Raft group of its own. */
@@ -72,8 +77,9 @@ export class Connection {
   /** The controller's name and entry, for the quorum check's line; absent, calls are not checked. */
   readonly #group: { name: string, entry: ControllerEntry } | undefined
 
-  private constructor (transport: Libp2pTransport, members: string[], group: { name: string, entry: ControllerEntry } | undefined) {
+  private constructor (transport: ClientTransport, gossip: GossipLink, members: string[], group: { name: string, entry: ControllerEntry } | undefined) {
     this.transport = transport
+    this.#gossip = gossip
     this.#members = members
     this.#group = group
   }
@@ -84,21 +90,28 @@ export class Connection {
 
   /** From now on, speak to `model`'s group (its protocols and change notices). */
   useModel (model: string): void {
-    if (model !== this.#model) this.#leader = ''
+    if (model !== this.#model) {
+      this.#leader = ''
+      this.#read = Promise.withResolvers<number>()
+      this.#readRevision = undefined
+    }
     this.#model = model
   }
 
+  /** The revision of the latest model read (what a watch waits to see passed), and its first arrival. */
+  #readRevision: number | undefined
+  #read = Promise.withResolvers<number>()
+
   static async open (entry: ControllerEntry, name?: string): Promise<Connection> {
-    const transport = await Libp2pTransport.create({
-      privateKey: await readPeerKey(join(entry.dir, 'admin.key')),
-      networkKey: await readNetworkKey(join(entry.dir, 'swarm.key')),
-      bootstrap: entry.controllers.flatMap(c => c.addresses)
-    })
-    return new Connection(transport, entry.controllers.map(c => c['peer-id']), name === undefined ? undefined : { name, entry })
+    const [privateKey, networkKey] = await Promise.all([readPeerKey(join(entry.dir, 'admin.key')), readNetworkKey(join(entry.dir, 'swarm.key'))])
+    const addresses = entry.controllers.flatMap(c => c.addresses)
+    const transport = await ClientTransport.create({ privateKey, networkKey, members: addresses })
+    const gossip = new GossipLink({ privateKey, networkKey, bootstrap: addresses })
+    return new Connection(transport, gossip, entry.controllers.map(c => c['peer-id']), name === undefined ? undefined : { name, entry })
   }
 
   async close (): Promise<void> {
-    await this.transport.stop()
+    await Promise.all([this.transport.stop(), this.#gossip.stop()])
   }
 
   /** Commits `body` as the admin; resolves with the model's answer (which may be a refusal). */
@@ -206,7 +219,10 @@ export class Connection {
   }
 
   async model (): Promise<FullModel> {
-    return { ...await this.api({ op: 'model' }), modelName: this.#model }
+    const full = { ...await this.api({ op: 'model' }), modelName: this.#model }
+    this.#readRevision = Math.max(this.#readRevision ?? 0, full.model.revision)
+    this.#read.resolve(this.#readRevision)
+    return full
   }
 
   /**
@@ -235,9 +251,21 @@ export class Connection {
     throw new CantripError(`${component}: ${what} failed: ${last}`)
   }
 
-  /** Calls `onChange` on every change notice from the leader; returns the unsubscribe function. */
+  /**
+   * Calls `onChange` whenever the model moves past the revision last read here (a
+   * controller answers a held `model-watch`, model-watcher.ts; gossiped change notices
+   * from a controller older than that op); returns the unsubscribe function.
+   */
   watch (onChange: () => void): () => void {
-    return this.transport.subscribe(changeTopic(this.#model), () => { onChange() })
+    const topic = changeTopic(this.#model)
+    const read = this.#read
+    return watchModel({
+      members: this.#members,
+      ask: async (peer, since, timeoutMs) => await this.apiTo(peer, { op: 'model-watch', since }, { timeoutMs }),
+      lastRead: async () => this.#readRevision ?? await read.promise,
+      fallback: () => this.#gossip.attach(transport => transport.subscribe(topic, () => { onChange() })),
+      requestTimeoutMs
+    }, onChange)
   }
   /**
    * One API request to one controller (`peer`), dialling `address` first when given (a
@@ -299,15 +327,17 @@ export class Connection {
    */
   logs (entitled: (peer: string) => boolean, onBatch: (origin: string, records: readonly LogEntry[]) => void): () => void {
     const topic = logTopic(this.#model)
-    this.transport.setTopicValidator(topic, message => entitled(message.from) && parseLogBatch(message.data) !== undefined ? 'accept' : 'ignore')
-    const unsubscribe = this.transport.subscribe(topic, message => {
-      const batch = parseLogBatch(message.data)
-      if (batch !== undefined) onBatch(message.from, batch.records)
+    return this.#gossip.attach(transport => {
+      transport.setTopicValidator(topic, message => entitled(message.from) && parseLogBatch(message.data) !== undefined ? 'accept' : 'ignore')
+      const unsubscribe = transport.subscribe(topic, message => {
+        const batch = parseLogBatch(message.data)
+        if (batch !== undefined) onBatch(message.from, batch.records)
+      })
+      return () => {
+        unsubscribe()
+        transport.setTopicValidator(topic, undefined)
+      }
     })
-    return () => {
-      unsubscribe()
-      this.transport.setTopicValidator(topic, undefined)
-    }
   }
 
   /** The controllers' peer ids (the only peers besides registered machine agents that ship logs). */

@@ -84,8 +84,8 @@ import { TopicSubscriptions } from '../../runtime/topic-subscriptions.ts'
 
 const component = 'libp2p transport'
 
-/** The one libp2p protocol that carries every application request: request channels. */
-export const requestProtocol = '/cantrip/request-channel/1.0.0'
+import { requestProtocol } from './request-protocol.ts'
+export { requestProtocol } from './request-protocol.ts'
 
 export const defaultListenAddress = '/ip4/127.0.0.1/tcp/0'
 

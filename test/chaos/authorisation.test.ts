@@ -59,6 +59,7 @@ test('the table is DESIGN.md §10: who may make each call', () => {
     'model-summary': ['user', 'controller'],
     register: ['user', 'controller', 'machine', 'unit', 'stranger'],
     model: ['user', 'controller'],
+    'model-watch': ['user', 'controller'],
     'controller-status': ['user', 'controller'],
     members: ['user', 'controller'],
     'add-controller': ['user'],

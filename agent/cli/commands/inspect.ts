@@ -9,16 +9,15 @@ import { spawn } from 'node:child_process'
 import { Option } from 'commander'
 import type { RegisterCommand } from '../cli-context.ts'
 import { controllerEntry } from '../cli-home.ts'
-import { discoverInspectEndpoints } from '../../inspect/inspect-endpoints.ts'
-import { readRecordedLogs } from '../../inspect-viewer/recorded-log.ts'
-import { inspectPlan, mergeSources, type InspectOptions } from '../../inspect-viewer/viewer-plan.ts'
+import type { InspectOptions } from '../../inspect-viewer/viewer-plan.ts'
 import type { ViewerSource } from '../../inspect-viewer/viewer-server.ts'
 
 const component = 'cantrip inspect'
 
 /** The agents' endpoints: every `inspect.url` the controller's agents wrote (`cantrip bootstrap --inspect`). */
-function discovered (controller: string | undefined): ViewerSource[] {
+async function discovered (controller: string | undefined): Promise<ViewerSource[]> {
   const { entry } = controllerEntry(controller)
+  const { discoverInspectEndpoints } = await import('../../inspect/inspect-endpoints.ts')
   return discoverInspectEndpoints(entry).map(e => ({ name: e.agent, url: e.url }))
 }
 
@@ -43,11 +42,15 @@ export const registerInspect: RegisterCommand = (program, context) => {
     .option('--no-open', 'do not open a browser, only print the URL')
     .addOption(new Option('-c, --controller <name>', 'controller whose agents to inspect (default: the current one)'))
     .action(async (options: InspectOptions) => {
+      // Loaded on use, like the server below: the viewer's planning pulls in its websocket
+      // client, which every other command would otherwise read and compile (issue 28).
+      const { inspectPlan, mergeSources } = await import('../../inspect-viewer/viewer-plan.ts')
+      const { readRecordedLogs } = await import('../../inspect-viewer/recorded-log.ts')
       const plan = inspectPlan(options)
       let agents = plan.agents
       if (plan.discover) {
         try {
-          agents = mergeSources(discovered(options.controller), plan.agents)
+          agents = mergeSources(await discovered(options.controller), plan.agents)
         } catch (error) {
           // With --agent given, a missing controller is fine; without, there is nothing to show.
           if (plan.agents.length === 0) throw error
