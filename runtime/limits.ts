@@ -54,9 +54,11 @@ export const limits = {
   /**
    * A CLI wait (wait-for, run/exec --wait, status --watch) re-reads the model this soon
    * after its first look even without a change notice, and twice as late each time after,
-   * up to the maximum: a client's gossip subscription takes a heartbeat or two to join the
-   * mesh, and a notice published meanwhile (an exec task done within a second) never
-   * arrives, which left `cantrip exec` waiting the whole maximum (30 s) for a finished task.
+   * up to the maximum. The `model-watch` the CLI waits on carries the revision it last read,
+   * so it misses nothing; these re-reads are for the gossip fallback (a controller without
+   * `model-watch`), whose subscription takes a heartbeat or two to join the mesh: a notice
+   * published meanwhile (an exec task done within a second) never arrived, and
+   * `cantrip exec` waited the whole maximum (30 s) for a finished task.
    */
   cliModelRecheckMsMin: 1_000,
   cliModelRecheckMsMax: 30_000,
