@@ -601,6 +601,19 @@ export const limits = {
   machineWatchRetryMs: 250,
   /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */
   apiBatchCommandsMax: 64,
+  /**
+   * Commands one Raft entry carries (`apply-batch`): a leader commits an agent's batch in
+   * entries of at most this many and at most modelEntryBytesMax, so one entry's apply on
+   * every controller stays short. A retried request may be split differently: each
+   * command is deduplicated by its own request id, not by the entry it travelled in.
+   */
+  modelEntryCommandsMax: 32,
+  /**
+   * Encoded bytes of the commands of one `apply-batch` entry: half of
+   * raftMaxSizePerMessageBytes, so an entry always fits one append message with room for
+   * the batch's framing. A single larger command is its own entry, as unbatched.
+   */
+  modelEntryBytesMax: 256 * 1024,
   /** Commands a machine agent's ControllerClient holds (queued or in flight) before refusing more. */
   apiBatchQueueMax: 4096,
   /**

@@ -331,9 +331,13 @@ export class ModelReplica {
 
   async #serveOne (from: string, command: ModelCommand): Promise<ForwardReply> {
     const refusal = this.#forwardRefusal(from, command)
-    if (refusal !== undefined) return { ok: false, name: 'PermissionDeniedError', message: refusal, leader: '' }
+    if (refusal !== undefined) return permissionDenied(refusal)
+    return await this.#proposeOne(sealCommand(command, this.secretSealer))
+  }
+
+  async #proposeOne (command: ModelCommand): Promise<ForwardReply> {
     try {
-      return { ok: true, result: await this.host.propose(sealCommand(command, this.secretSealer)) }
+      return { ok: true, result: await this.host.propose(command) }
     } catch (error) {
       return forwardError(error)
     }
@@ -348,8 +352,40 @@ export class ModelReplica {
     if (bad !== -1) return invalid(`entry ${bad} is not a command map`)
     // The whole batch goes elsewhere, as a single command would, so the client re-targets once.
     if (this.host.role !== 'leader') return forwardError(new NotLeaderError(this.id, this.host.leader))
-    const results = await Promise.all((batch as ModelCommand[]).map(async command => await this.#serveOne(from, command)))
+    // Each command is authorised on its own; the permitted ones are committed together.
+    const results: ForwardReply[] = new Array<ForwardReply>(batch.length)
+    const permitted: Array<{ at: number, command: ModelCommand }> = []
+    for (const [at, command] of (batch as ModelCommand[]).entries()) {
+      const refusal = this.#forwardRefusal(from, command)
+      if (refusal !== undefined) results[at] = permissionDenied(refusal)
+      else permitted.push({ at, command: sealCommand(command, this.secretSealer) })
+    }
+    // Entries are proposed in the batch's order before any is awaited, so the log keeps it.
+    const entries = entryGroups(permitted.map(p => p.command))
+    const replies = (await Promise.all(entries.map(async group => await this.#proposeEntry(group)))).flat()
+    permitted.forEach((p, i) => { results[p.at] = replies[i]! })
     return { ok: true, results }
+  }
+
+  /**
+   * Commits `commands` as one Raft entry (`apply-batch`, one command alone as itself):
+   * one append, one apply on each controller, one change notice. Each gets its own
+   * result; a failure of the entry (leadership lost, timeout) is every command's.
+   */
+  async #proposeEntry (commands: ModelCommand[]): Promise<ForwardReply[]> {
+    if (commands.length === 1) return [await this.#proposeOne(commands[0]!)]
+    let result: CommandResult
+    try {
+      result = await this.host.propose({ type: 'apply-batch', commands, requestId: `${this.id}/batch`, proposer: { kind: 'controller', id: this.id } })
+    } catch (error) {
+      const failed = forwardError(error)
+      return commands.map(() => failed)
+    }
+    // A refusal of the batch itself (never expected: this controller built it) is each command's.
+    if (!result.ok) return commands.map(() => ({ ok: true, result }))
+    const results = result.results ?? []
+    assert(results.length === commands.length, `${component} "${this.id}": a batch of ${commands.length} applied with ${results.length} results`)
+    return results.map(each => ({ ok: true, result: each }))
   }
 
   /**
@@ -428,6 +464,34 @@ function quoted (value: unknown): string {
   } catch {
     return describeValue(value)
   }
+}
+
+function permissionDenied (message: string): ForwardReply {
+  return { ok: false, name: 'PermissionDeniedError', message, leader: '' }
+}
+
+/**
+ * A batch's commands in entries of at most limits.modelEntryCommandsMax commands and
+ * limits.modelEntryBytesMax encoded bytes (a larger command goes alone, as it would
+ * unbatched), in order.
+ */
+export function entryGroups (commands: readonly ModelCommand[]): ModelCommand[][] {
+  if (commands.length === 1) return [[commands[0]!]]
+  const groups: ModelCommand[][] = []
+  let group: ModelCommand[] = []
+  let bytes = 0
+  for (const command of commands) {
+    const size = encode(command, component).byteLength
+    if (group.length > 0 && (group.length >= limits.modelEntryCommandsMax || bytes + size > limits.modelEntryBytesMax)) {
+      groups.push(group)
+      group = []
+      bytes = 0
+    }
+    group.push(command)
+    bytes += size
+  }
+  if (group.length > 0) groups.push(group)
+  return groups
 }
 
 function forwardError (error: unknown): Extract<ForwardReply, { ok: false }> {

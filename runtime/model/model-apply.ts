@@ -5,6 +5,7 @@ import { isPlainRecord } from './charm-summary.ts'
 import { ModelDraft, recallRequest, rememberRequest } from './model-draft.ts'
 import type { ApplyMeta, ApplyOutcome, CommandResult, Delta, Entity, ModelCommand, ModelCommandType, ModelContext } from './model-types.ts'
 import { applicationCommands } from './apply/application-commands.ts'
+import { applyBatchCommands, batchCommands, batchProblem } from './apply/batch-commands.ts'
 import { charmCommands } from './apply/charm-commands.ts'
 import { describeCommand, entityTag } from './apply/describe-command.ts'
 import { hookChangeCommands } from './apply/hook-change-commands.ts'
@@ -61,11 +62,12 @@ const handlers: HandlerTable<ModelCommandType> = {
   ...statusCommands,
   ...presenceCommands,
   ...resourceCommands,
-  ...secretCommands
+  ...secretCommands,
+  ...batchCommands
 }
 // A spread lets a later table silently replace an earlier one's handler: no type may be in two.
 assert(
-  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, agentVersionCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands, secretCommands]
+  [charmCommands, applicationCommands, unitCommands, storageCommands, taskCommands, operationCommands, relationCommands, leadershipCommands, machineCommands, modelCommands, modelConfigCommands, agentVersionCommands, hookChangeCommands, statusCommands, presenceCommands, resourceCommands, secretCommands, batchCommands]
     .reduce((n, table) => n + Object.keys(table).length, 0) === Object.keys(handlers).length,
   'model: a command type has handlers in two concerns'
 )
@@ -94,7 +96,19 @@ export function applyCommand (context: ModelContext, command: ModelCommand, meta
   assert(meta.index > context.revision, `model: entry ${meta.index} applied at revision ${context.revision}`)
   const term = meta.term ?? context.term
   assertSafeInteger(term, 'model: applied term')
-  const index = meta.index
+  const at = { index: meta.index, term }
+  // A batch's commands share its entry (and so its index): each applies as if alone.
+  if (isPlainRecord(command) && command.type === 'apply-batch' && envelopeProblem(command) === undefined) {
+    const problem = batchProblem(command)
+    if (problem !== undefined) return { context: { ...context, revision: at.index, term }, deltas: [], result: { ok: false, index: at.index, error: problem }, duplicate: false }
+    return applyBatchCommands(context, command, at, applyOne)
+  }
+  return applyOne(context, command, at)
+}
+
+/** One command at `at`, which may equal the context's revision when it is not the first of its entry. */
+function applyOne (context: ModelContext, command: ModelCommand, at: Required<ApplyMeta>): ApplyOutcome {
+  const { index, term } = at
   const advanced = (): ModelContext => ({ ...context, revision: index, term })
 
   const envelopeError = envelopeProblem(command)

@@ -382,6 +382,8 @@ export interface CommandSucceeded {
   readonly revision?: number
   /** Leadership claims: the holding unit; controller-lease claims: the holding controller's id. */
   readonly lease?: { readonly holder: string, readonly expiry: number }
+  /** `apply-batch`: each command's own result, in the batch's order. */
+  readonly results?: readonly CommandResult[]
 }
 
 export interface CommandFailed {
@@ -687,6 +689,13 @@ export type ModelCommand = CommandBase & (
   | { readonly type: 'set-application-status', readonly unit: UnitName, readonly status: WorkloadStatus, readonly message: string, readonly now: number }
   /** `model-config KEY=VALUE … --reset KEY`: a null value resets the key to its default. */
   | { readonly type: 'set-model-config', readonly config: ConfigChanges }
+  /**
+   * Several commands in one Raft entry (apply/batch-commands.ts): a controller proposes a
+   * machine agent's batch this way so that it pays one entry, one apply pass and one
+   * change notice. Each command is applied in order with its own request id, dedup and
+   * result; one refused changes nothing of the others.
+   */
+  | { readonly type: 'apply-batch', readonly commands: readonly ModelCommand[] }
   | AgentVersionCommand
   | SecretCommand
 )
@@ -705,7 +714,8 @@ export const modelCommandTypes = [
   'record-agent-presence',
   'remove-machine', 'machine-dead', 'refresh', 'expose', 'unexpose', 'add-model', 'destroy-model', 'remove-model',
   'set-model-uuid', 'claim-controller-lease', 'release-controller-lease', 'commit-hook-changes', 'set-workload-version', 'set-application-status',
-  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes, ...secretCommandTypes, 'start-task'
+  'set-model-config', 'attach-resource', 'enqueue-operation', 'retry-provisioning', ...agentVersionCommandTypes, ...secretCommandTypes, 'start-task',
+  'apply-batch'
 ] as const satisfies readonly ModelCommandType[]
 
 /** Where a command sits in the Raft log. */

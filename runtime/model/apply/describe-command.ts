@@ -28,6 +28,7 @@ export function describeCommand (c: ModelCommand): string {
     case 'remove-application': return `remove application ${q(c.application)}`
     case 'set-config': return `set config of ${q(c.application)}`
     case 'set-model-config': return 'set model config'
+    case 'apply-batch': return `apply a batch of ${Array.isArray(c.commands) ? c.commands.length : 0} commands`
     case 'add-agent-binary': return `add agent binary ${q(c.version)} for ${q(c.platform)}`
     case 'set-agent-version': return `set the agent version to ${q(c.version)}`
     case 'set-machine-agent-version': return `record the agent version of machine ${q(c.machine)}`
