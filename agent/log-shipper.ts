@@ -2,7 +2,9 @@
  * Ships an agent's log records to the controllers for `debug-log` (Juju's logsink): a
  * Logger that writes to the agent's own log (stderr, the agent's log file) as before and
  * also queues each record, and a timer that publishes the queue in batches on the
- * model's log topic (runtime/logs/log-entry.ts), signed by the agent's mesh key.
+ * model's log topic (runtime/logs/log-entry.ts), signed by the agent's mesh key. The
+ * timer is armed by the first record queued after a flush, not left ticking: an idle
+ * agent logs nothing, and a poll every interval woke each one five times a second.
  *
  * The final batch is acknowledged (`flushAcknowledged`, bounded by
  * limits.logFlushAckWaitMsMax): what is queued is gossiped, then sent with everything
@@ -68,7 +70,9 @@ export class LogShipper {
   #queue: LogEntry[] = []
   #dropped = 0
   #seq = 0
-  #timer: ReturnType<typeof setInterval> | undefined
+  #timer: ReturnType<typeof setTimeout> | undefined
+  /** Started and not stopped: records queued now are flushed by the timer. */
+  #running = false
   #published = 0
   /** Records gossiped within the resend window, with when, oldest first: gossip is not acknowledged. */
   #recent: Array<{ at: number, entry: LogEntry }> = []
@@ -88,15 +92,26 @@ export class LogShipper {
   }
 
   start (): void {
-    this.#timer ??= setInterval(() => { this.flush() }, this.#o.intervalMs ?? limits.logShipIntervalMs)
-    this.#timer.unref()
+    this.#running = true
+    this.#arm()
   }
 
   /** Publishes what is queued, acknowledged when it can be (an agent's last words leave with it). */
   async stop (): Promise<void> {
-    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#running = false
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
     await this.flushAcknowledged()
+  }
+
+  /** One flush an interval after the first record waiting for it (none while nothing waits). */
+  #arm (): void {
+    if (!this.#running || this.#timer !== undefined || (this.#queue.length === 0 && this.#dropped === 0)) return
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      this.flush()
+    }, this.#o.intervalMs ?? limits.logShipIntervalMs)
+    this.#timer.unref()
   }
 
   /**
@@ -158,6 +173,7 @@ export class LogShipper {
       this.#queue.splice(0, excess)
       this.#dropped += excess
     }
+    this.#arm()
   }
 
   flush (): void {

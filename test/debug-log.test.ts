@@ -138,6 +138,39 @@ class PublishCapture {
   }
 }
 
+shipper('a started shipper flushes an interval after a record is queued, each time, and sets no timer while nothing waits', async () => {
+  const capture = new PublishCapture()
+  const s = new LogShipper({ transport: capture.asTransport(), modelUuid: 'default', rootModule: 'r', entity: 'machine-1', now: () => 1, intervalMs: 37 })
+  const logger = s.logger(createMemoryLogger('r'))
+  // The shipper's timers are the ones of its interval (37 ms): counted as they are set.
+  let armed = 0
+  const { setTimeout: realTimeout, setInterval: realInterval } = globalThis
+  const spy = <T extends (...args: never[]) => unknown>(real: T): T => ((handler: () => void, ms?: number) => {
+    if (ms === 37) armed++
+    return (real as unknown as (h: () => void, ms?: number) => unknown)(handler, ms)
+  }) as unknown as T
+  globalThis.setTimeout = spy(realTimeout)
+  globalThis.setInterval = spy(realInterval)
+  try {
+    s.start()
+    assert.is(armed, 0, 'an idle shipper wakes nobody')
+    for (const [i, message] of ['first', 'second'].entries()) {
+      logger.log('info', message)
+      logger.log('info', `${message} again`)
+      assert.is(armed, i + 1, 'the first queued record armed one flush; the next one waits with it')
+      const until = performance.now() + 10_000
+      while (capture.published.length === 0 && performance.now() < until) await new Promise(resolve => realTimeout(resolve, 5))
+      assert.equal(capture.published.splice(0).map(batch => batch.records.map(r => r.message)), [[message, `${message} again`]])
+    }
+    await new Promise(resolve => realTimeout(resolve, 100))
+    assert.is(armed, 2, 'flushed: nothing armed again until a record comes')
+  } finally {
+    globalThis.setTimeout = realTimeout
+    globalThis.setInterval = realInterval
+    await s.stop()
+  }
+})
+
 // A multi-line message keeps its lines, as Juju's debug-log prints them (it used to be
 // folded into one line with `\\n`, which Juju never does).
 shipper('unit records become unit-<app>-<n> with Juju modules; the agent\'s own are its entity; trace stays local; lines kept', () => {

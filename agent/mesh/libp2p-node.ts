@@ -19,6 +19,7 @@ import { withLazyWindowUpdates } from './lazy-window-updates.ts'
 import { advertiseAs } from './advertised-addresses.ts'
 import { loopbackDialSource } from './loopback-dial-source.ts'
 import { withCachedSigning } from './signing-key.ts'
+import { wireMessageId } from './wire-message-id.ts'
 import type { HandshakeWatch } from './refusal-counters.ts'
 
 export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubSub<GossipsubEvents> }
@@ -60,6 +61,9 @@ export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<
       ping: ping(),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictSign',
+        // Copies of a message already accepted are dropped before their signature is
+        // verified again (wire-message-id.ts).
+        fastMsgIdFn: wireMessageId,
         // The contract: a subscriber never receives its own publications, and
         // publishing with nobody subscribed is fine (gossip is a hint).
         emitSelf: false,

@@ -90,8 +90,6 @@ export interface ControllerRoleOptions {
   onModelRemoved?: (model: ModelName) => void
 }
 
-/** How often the acted-on Raft role is compared with the last one reported. */
-const roleReportIntervalMs = 20
 /** How often the host is checked for having stopped by itself. */
 const healthCheckIntervalMs = 500
 
@@ -102,6 +100,8 @@ export class ControllerRole implements Worker {
   readonly models: ModelHosts
   readonly #default: HostedModel
   readonly #timers: Array<ReturnType<typeof setInterval>>
+  /** Ends the role reports (the controller actor's subscription). */
+  readonly #unreport: () => void
   #stopping: Promise<void> | undefined
 
   private constructor (controller: HostedModel, models: ModelHosts, options: ControllerRoleOptions) {
@@ -109,12 +109,17 @@ export class ControllerRole implements Worker {
     this.#default = controller
     this.models = models
     let lastRole = ''
-    const report = setInterval(() => {
+    // Reported when the controller actor has acted on a role change (it sees each one as
+    // a `raft.role` event): an event, where a 20 ms poll woke every controller 50 times a second.
+    const report = (): void => {
       const role = `${node.host.role}/${node.host.term}/${node.host.leader}`
       if (role === lastRole) return
       lastRole = role
       options.onRole({ role: node.host.role, term: node.host.term, leader: node.host.leader, revision: node.host.state().revision })
-    }, roleReportIntervalMs)
+    }
+    const subscription = node.actor.subscribe({ next: report, error: () => {} })
+    this.#unreport = () => { subscription.unsubscribe() }
+    report()
     let fail: (error: unknown) => void = () => {}
     this.done = new Promise<void>((_resolve, reject) => { fail = reject })
     const health = setInterval(() => {
@@ -124,7 +129,7 @@ export class ControllerRole implements Worker {
       const error = new FatalError(`controller ${options.id}: the Raft host stopped by itself: ${why}`)
       void this.stop().finally(() => { fail(error) })
     }, healthCheckIntervalMs)
-    this.#timers = [report, health]
+    this.#timers = [health]
   }
 
   static async start (options: ControllerRoleOptions): Promise<ControllerRole> {
@@ -189,6 +194,7 @@ export class ControllerRole implements Worker {
   async stop (): Promise<void> {
     this.#stopping ??= (async () => {
       for (const timer of this.#timers) clearInterval(timer)
+      this.#unreport()
       await this.models.stop()
       await this.#default.stop()
     })()
