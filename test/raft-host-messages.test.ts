@@ -15,10 +15,10 @@ import * as assert from 'uvu/assert'
 import type { Clock } from '../runtime/clock.ts'
 import type { ModelCommand } from '../runtime/model/model-types.ts'
 import type { NodeId } from '../runtime/raft/raft-types.ts'
-import type { RangeOptions, Storage, StorageOperation, StorageValue, WriteOptions } from '../runtime/storage.ts'
+import type { StorageOperation, WriteOptions } from '../runtime/storage.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
-import { SimStorage } from '../sim/sim-storage.ts'
 import { Simulation } from '../sim/simulation.ts'
+import { SimStorageWrapper } from './support/sim-storage-wrapper.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 /** Each controller's synced write: unequal, as disks under load are, so one follower is the slower. */
@@ -31,22 +31,15 @@ const timing = { tickMs: 100, heartbeatTicks: 1, electionTicks: 6 }
  * SimStorage whose synced writes take `syncMs` of simulated time, as an fsync does, once
  * `delaying` (the group's start-up runs no clock yet).
  */
-class SyncDelayStorage implements Storage {
+class SyncDelayStorage extends SimStorageWrapper {
   static delaying = false
-  readonly #inner = new SimStorage()
   readonly #clock: Clock
   readonly #syncMs: number
-  constructor (clock: Clock, syncMs: number) { this.#clock = clock; this.#syncMs = syncMs }
-  async batch (operations: readonly StorageOperation[], options: WriteOptions): Promise<void> {
+  constructor (clock: Clock, syncMs: number) { super(); this.#clock = clock; this.#syncMs = syncMs }
+  override async batch (operations: readonly StorageOperation[], options: WriteOptions): Promise<void> {
     if (options.sync && SyncDelayStorage.delaying) await new Promise<void>(resolve => { this.#clock.setTimeout(resolve, this.#syncMs) })
-    await this.#inner.batch(operations, options)
+    await this.inner.batch(operations, options)
   }
-
-  async get (key: string): Promise<StorageValue | undefined> { return await this.#inner.get(key) }
-  async put (key: string, value: StorageValue, options: WriteOptions): Promise<void> { await this.#inner.put(key, value, options) }
-  async del (key: string, options: WriteOptions): Promise<void> { await this.#inner.del(key, options) }
-  async range (options: RangeOptions): Promise<Array<[key: string, value: StorageValue]>> { return await this.#inner.range(options) }
-  async close (): Promise<void> { await this.#inner.close() }
 }
 
 test('a sequential write costs the leader four requests and each follower two answers, none empty', async () => {

@@ -11,17 +11,16 @@ import { decode } from '../runtime/codec.ts'
 import { raftHardStateKey, raftLogPrefix } from '../runtime/raft/durable-raft-storage.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
-import type { RangeOptions, Storage, StorageOperation, StorageValue, WriteOptions } from '../runtime/storage.ts'
+import type { StorageOperation, WriteOptions } from '../runtime/storage.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
-import { SimStorage } from '../sim/sim-storage.ts'
 import { Simulation } from '../sim/simulation.ts'
+import { SimStorageWrapper } from './support/sim-storage-wrapper.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 const addMachine = (requestId: string): ModelCommand => ({ type: 'add-machine', requestId, proposer: admin })
 
 /** A storage whose next batch matching a rule is held until released (the write itself happens then). */
-class HoldableStorage implements Storage {
-  readonly #inner = new SimStorage()
+class HoldableStorage extends SimStorageWrapper {
   #rule: ((operations: readonly StorageOperation[], options: WriteOptions) => boolean) | undefined
   #release: (() => void) | undefined
   held = false
@@ -36,20 +35,14 @@ class HoldableStorage implements Storage {
     this.#release = undefined
   }
 
-  async batch (operations: readonly StorageOperation[], options: WriteOptions): Promise<void> {
+  override async batch (operations: readonly StorageOperation[], options: WriteOptions): Promise<void> {
     if (this.#rule?.(operations, options) === true) {
       this.#rule = undefined
       this.held = true
       await new Promise<void>(resolve => { this.#release = resolve })
     }
-    await this.#inner.batch(operations, options)
+    await this.inner.batch(operations, options)
   }
-
-  async get (key: string): Promise<StorageValue | undefined> { return await this.#inner.get(key) }
-  async put (key: string, value: StorageValue, options: WriteOptions): Promise<void> { await this.#inner.put(key, value, options) }
-  async del (key: string, options: WriteOptions): Promise<void> { await this.#inner.del(key, options) }
-  async range (options: RangeOptions): Promise<Array<[key: string, value: StorageValue]>> { return await this.#inner.range(options) }
-  async close (): Promise<void> { await this.#inner.close() }
 }
 
 const writesLogEntry = (operations: readonly StorageOperation[]): boolean => operations.some(op => op.type === 'put' && op.key.startsWith(raftLogPrefix))
