@@ -52,8 +52,9 @@ export class Raft {
   heartbeatElapsed = 0
   randomizedElectionTimeout = 0
   /**
-   * Election timeouts in a row that passed with no leader heard from: each doubles the
-   * range the next timeout is drawn from (see #drawElectionTimeout).
+   * Candidacies that timed out since a leader was last heard from (at most
+   * limits.raftElectionBackoffDoublingsMax): each doubles the range the next election
+   * timeout is drawn from (see #backOff).
    */
   electionBackoff = 0
   leadTransferee: NodeId | '' = ''
@@ -404,10 +405,10 @@ export class Raft {
     return Math.max(2 * this.settings.electionTicks, this.randomizedElectionTimeout)
   }
 
-  /** Randomised in [electionTicks, 2 * electionTicks), times 2^electionBackoff. */
+  /** Randomised in [electionTicks, 2 * electionTicks) ticks, both ends times 2^electionBackoff. */
   #drawElectionTimeout (): void {
-    const ticks = this.#random.int(this.settings.electionTicks, 2 * this.settings.electionTicks - 1)
-    this.randomizedElectionTimeout = ticks * 2 ** this.electionBackoff
+    const least = this.settings.electionTicks * 2 ** this.electionBackoff
+    this.randomizedElectionTimeout = this.#random.int(least, 2 * least - 1)
   }
 
   #tickLeader (): void {
