@@ -233,6 +233,12 @@ export const limits = {
   /** Raft: outgoing messages queued between two Readies; more are dropped (Raft tolerates loss) and counted. */
   raftMessagesPerReadyMax: 100_000,
   /**
+   * Raft: how many times in a row an election that found no leader doubles the next
+   * randomised election timeout (runtime/raft/raft.ts); 3 is 8x, 4.8-9.6 s at the agents'
+   * 600 ms, enough for the round trips of a 2-core machine at load 35.
+   */
+  raftElectionBackoffDoublingsMax: 3,
+  /**
    * Raft: applied entries between two RaftSnapshots. Each compaction rewrites the whole
    * model, so this trades snapshot cost against log length (and replay time on restart).
    */

@@ -513,4 +513,46 @@ test('leader transfer: proposals wait while it runs, and it is abandoned after a
   assert.is(leader.propose(bytes('y')).status, 'accepted')
 })
 
+
+
+// ---------------------------------------------------------------------------------
+// Election backoff (issue 28: no leader for minutes on a starved machine)
+
+test('election backoff: each candidacy that times out doubles the election timeout range, up to the cap; hearing a leader undoes it', () => {
+  const env = new RaftInteractionEnv()
+  for (const line of ['log-level silent', 'add-nodes 3 voters=(1,2,3)']) env.run(line)
+  const node = nodeOf(env, '1')
+  const electionTicks = 10
+  // Node 1 passes PreVote and runs, but its vote requests never arrive: its grants would
+  // come back after its timeout, as on a machine whose round trip outlasts it.
+  const candidacyTimesOut = (): void => {
+    for (const line of ['tick-election 1', 'process-ready 1', 'deliver-msgs 2 3', 'process-ready 2 3', 'deliver-msgs 1', 'process-ready 1']) env.run(line)
+    assert.is(node.status().role, 'candidate')
+    for (const line of ['drop-msgs 2 3', 'tick-election 1']) env.run(line)
+    assert.is(node.status().role, 'pre-candidate', 'the candidacy timed out')
+  }
+  const range = (): number => Math.log2(node.status().electionTimeoutTicks / electionTicks)
+  for (let doublings = 1; doublings <= limits.raftElectionBackoffDoublingsMax + 1; doublings++) {
+    candidacyTimesOut()
+    const expected = Math.min(doublings, limits.raftElectionBackoffDoublingsMax)
+    // Drawn from [electionTicks, 2 * electionTicks) * 2^expected.
+    assert.ok(range() >= expected && range() < expected + 1, `after ${doublings} timed-out candidacies: timeout ${node.status().electionTimeoutTicks} ticks`)
+  }
+  // An election completes (node 1's own pending campaign may win it); then node 2 leads,
+  // and node 1 hears of it.
+  for (const line of ['drop-msgs 1 2 3', 'campaign 2', 'stabilize']) env.run(line)
+  if (node.status().role === 'leader') for (const line of ['transfer-leadership 1 2', 'stabilize']) env.run(line)
+  assert.is(node.status().leader, '2')
+  assert.is(node.status().role, 'follower')
+  assert.ok(node.status().electionTimeoutTicks < 2 * electionTicks, `back to the configured range: ${node.status().electionTimeoutTicks} ticks`)
+})
+
+test('election backoff: none without PreVote, where a lagging candidate restarts every timer and a backed-off node would never go first', () => {
+  const env = new RaftInteractionEnv()
+  for (const line of ['log-level silent', 'add-nodes 3 voters=(1,2,3) prevote=false', 'campaign 1', 'process-ready 1', 'drop-msgs 2 3', 'tick-election 1']) env.run(line)
+  const status = nodeOf(env, '1').status()
+  assert.is(status.role, 'candidate')
+  assert.ok(status.electionTimeoutTicks < 20, `timeout ${status.electionTimeoutTicks} ticks`)
+})
+
 test.run()

@@ -1,6 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runControllerGroupFaults } from '../sim/scenarios/controller-group-faults.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
+import { Simulation } from '../sim/simulation.ts'
 import { runSwarm } from '../sim/swarm.ts'
 import { scenarioSwarmWorker } from './support/dist.ts'
 
@@ -74,6 +76,35 @@ test('a deliberately stale read (a controller\'s local model instead of ReadInde
     else assert.is(result.failure, undefined, `seed ${seed} failed otherwise: ${result.failure ?? ''}`)
   }
   assert.ok(caught.length >= 5, `stale reads caught in only ${caught.length} of 10 seeds: ${caught.join(', ')}`)
+})
+
+/**
+ * Found under load (issue 28): with two .ci/run side by side, three live controllers
+ * went 2.5 minutes without a leader (terms 3 to 38) and a view-watch test timed out
+ * waiting for a leader among two survivors. Their logs showed every vote's round trip
+ * (1-2.3 s on a starved machine, the vote's fsync included) outlasting the 600-1200 ms
+ * election timeout: each candidate timed out before its grants came back, and the grants
+ * also rode answers the candidate had stopped waiting for after 600 ms. Here the
+ * network's one-way latency (500-1000 ms) plays the starved machine, at the agents' own
+ * timings; before the fix no seed elected anyone within two simulated minutes. Raft's
+ * timing requirement is broadcast time well below the election timeout (Raft paper
+ * §5.6): candidacies that time out back off (runtime/raft/raft.ts), and a send waits
+ * several election timeouts for its answer (runtime/raft/raft-host.ts).
+ */
+test('elections finish when a vote\'s round trip outlasts the election timeout (3 controllers, leader crash)', async () => {
+  for (let seed = 1; seed <= 3; seed++) {
+    const sim = new Simulation({ seed })
+    const group = await SimControllerGroup.create(sim, { size: 3, tickMs: 100, electionTicks: 6, heartbeatTicks: 1, latency: { kind: 'uniform', minMs: 500, maxMs: 1_000 } })
+    try {
+      assert.ok(await group.runUntil(() => group.leader() !== undefined, 60_000, 100), `seed ${seed}: no leader within 60 s`)
+      const first = group.leader()!
+      group.crash(group.indexOf(first.id))
+      const survivor = async (): Promise<boolean> => await group.runUntil(() => group.leader() !== undefined && group.leader() !== first, 60_000, 100)
+      assert.ok(await survivor(), `seed ${seed}: no leader among the survivors within 60 s of the leader's crash`)
+    } finally {
+      await group.stop()
+    }
+  }
 })
 
 test.run()

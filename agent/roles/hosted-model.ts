@@ -127,6 +127,7 @@ export class HostedModel {
     const { presenceOf, heard } = machineLiveness({ self: id, peerOf: peerOfMachine, member: peer => presence.member(peer), now: () => clock.now() })
     const modelListeners = new Set<() => void>()
     const logger = options.logger.child(model)
+    const raftLogger = logger.child('raft')
     const logs = options.logs ?? new LogRing()
     let node: ModelReplica
     try {
@@ -144,6 +145,9 @@ export class HostedModel {
         heartbeatTicks: 1,
         // Timing the write path (bench/write-stages.ts); unset in a deployment.
         ...stageTrace(),
+        // Elections, votes, step-downs and refusals, one line each: as etcd logs its raft at
+        // info, so an election that does not settle can be read from the controller's log.
+        trace: line => { raftLogger.log('info', line) },
         onApplied: () => {
           options.onApplied?.()
           for (const listener of [...modelListeners]) listener()

@@ -51,6 +51,12 @@ export class Raft {
   electionElapsed = 0
   heartbeatElapsed = 0
   randomizedElectionTimeout = 0
+  /**
+   * Candidacies that timed out since a leader was last heard from (at most
+   * limits.raftElectionBackoffDoublingsMax): each doubles the range the next election
+   * timeout is drawn from (see #backOff).
+   */
+  electionBackoff = 0
   leadTransferee: NodeId | '' = ''
   /** Payload bytes this leader appended that are not yet committed and handed out. */
   uncommittedBytes = 0
@@ -253,6 +259,7 @@ export class Raft {
     this.#reset(term)
     this.lead = lead
     this.role = 'follower'
+    if (lead !== '') this.#leaderHeard()
     this.trace(`became follower at term ${term}${lead === '' ? '' : ` (leader ${lead})`}`)
   }
 
@@ -279,6 +286,7 @@ export class Raft {
     this.#reset(this.term)
     this.lead = this.id
     this.role = 'leader'
+    this.#leaderHeard()
     const next = this.log.lastIndex() + 1
     for (const voter of this.configs.current().voters) {
       this.progress.set(voter, new Progress(next, this.settings.maxInflight, voter === this.id))
@@ -304,7 +312,7 @@ export class Raft {
     this.lead = ''
     this.electionElapsed = 0
     this.heartbeatElapsed = 0
-    this.randomizedElectionTimeout = this.#random.int(this.settings.electionTicks, 2 * this.settings.electionTicks - 1)
+    this.#drawElectionTimeout()
     this.leadTransferee = ''
     this.votes.clear()
     this.progress.clear()
@@ -344,8 +352,8 @@ export class Raft {
       `raft node "${this.id}": tickIdle(${count}) would pass a due tick (${this.ticksUntilDue()} away)`)
     if (count === 0) return
     if (this.role !== 'leader') {
-      // tick() stops counting at twice the election timeout; so does this.
-      this.electionElapsed = Math.max(this.electionElapsed, Math.min(2 * this.settings.electionTicks, this.electionElapsed + count))
+      // tick() stops counting past the longest timeout; so does this.
+      this.electionElapsed = Math.max(this.electionElapsed, Math.min(this.#electionElapsedMax(), this.electionElapsed + count))
       return
     }
     this.heartbeatElapsed += count
@@ -355,11 +363,52 @@ export class Raft {
 
   #tickElection (): void {
     // Capped: past this the count means nothing, and it must not grow without bound.
-    if (this.electionElapsed < 2 * this.settings.electionTicks) this.electionElapsed++
+    if (this.electionElapsed < this.#electionElapsedMax()) this.electionElapsed++
     if (promotable(this) && this.electionElapsed >= this.randomizedElectionTimeout) {
       this.electionElapsed = 0
+      if (this.role === 'candidate' && this.settings.preVote) this.#backOff()
       hup(this, false)
     }
+  }
+
+  /**
+   * Our candidacy timed out: its votes did not all come back within the election timeout.
+   * When the round trip of a vote is longer than that — a starved machine, a slow disk
+   * under the vote's fsync — every candidate times out before its grants arrive, goes back
+   * to PreVote (where grants for the old term count for nothing) and no election ever
+   * completes: 2.5 minutes without a leader among three live controllers at load 35. So
+   * each candidacy that times out doubles the range the next timeout is drawn from
+   * (capped), which restores Raft's timing requirement, broadcast time well below the
+   * election timeout (Raft paper §5.6), whatever the round trip. Hearing from a leader
+   * undoes it; a failover whose first candidate wins never backs off. Only with PreVote
+   * (as every agent runs): without it a candidate whose log is behind raises the term and
+   * restarts every timer at each of its timeouts, and an up-to-date node that had backed
+   * off would never time out first again.
+   */
+  #backOff (): void {
+    if (this.electionBackoff >= limits.raftElectionBackoffDoublingsMax) return
+    this.electionBackoff++
+    this.#drawElectionTimeout()
+    const least = this.settings.electionTicks * 2 ** this.electionBackoff
+    this.trace(`candidacy at term ${this.term} timed out: election timeouts now ${least}-${2 * least - 1} ticks`)
+  }
+
+  /** A leader is known (or we lead): elections go back to the configured timeout. */
+  #leaderHeard (): void {
+    if (this.electionBackoff === 0) return
+    this.electionBackoff = 0
+    this.#drawElectionTimeout()
+  }
+
+  /** Twice the election timeout, or the backed-off timeout if longer: an election timer counts no further. */
+  #electionElapsedMax (): number {
+    return Math.max(2 * this.settings.electionTicks, this.randomizedElectionTimeout)
+  }
+
+  /** Randomised in [electionTicks, 2 * electionTicks) ticks, both ends times 2^electionBackoff. */
+  #drawElectionTimeout (): void {
+    const least = this.settings.electionTicks * 2 ** this.electionBackoff
+    this.randomizedElectionTimeout = this.#random.int(least, 2 * least - 1)
   }
 
   #tickLeader (): void {
@@ -414,6 +463,7 @@ export class Raft {
       case 'snapshot':
         this.electionElapsed = 0
         this.lead = m.from
+        this.#leaderHeard()
         handleFromLeader(this, m)
         return
       case 'timeout-now':

@@ -6,9 +6,9 @@
  */
 import '../../runtime/polyfill.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { controllerApiProtocol, type SummaryReply } from '../../actors/controller/controller-api.ts'
 import { uploadCharm } from '../../agent/charm/charm-upload.ts'
 import { packCharm } from '../../agent/charm/charm-archive.ts'
@@ -57,6 +57,12 @@ const submitRefusalsFinal = new Set(['PermissionDeniedError', 'InvalidInputError
 /** A wait looks again this soon at first, then half as often each time, down to once per the max. */
 const waitPollMsMin = 25
 const waitPollMsMax = 500
+/**
+ * Waits that timed out and submits that gave up, in this process: a cluster that saw one
+ * keeps its agents' logs at close (see `close`).
+ */
+let waitsFailed = 0
+
 /** Resolved (and replaced) whenever an agent prints an event: a wait looks again at once. */
 let agentEvent = Promise.withResolvers<void>()
 function signalAgentEvent (): void {
@@ -73,7 +79,10 @@ export async function waitFor (what: string, condition: () => boolean | Promise<
   const until = performance.now() + waitMsMax
   let pauseMs = waitPollMsMin
   while (!await condition()) {
-    if (performance.now() > until) throw new Error(`cantripd cluster: timed out waiting for ${what} ${describe()}`)
+    if (performance.now() > until) {
+      waitsFailed++
+      throw new Error(`cantripd cluster: timed out waiting for ${what} ${describe()}`)
+    }
     let timer: ReturnType<typeof setTimeout> | undefined
     await Promise.race([agentEvent.promise, new Promise(resolve => { timer = setTimeout(resolve, pauseMs) })])
     clearTimeout(timer)
@@ -92,6 +101,9 @@ export class CantripdCluster {
   hostOf: (agent: Agent) => string = () => '127.0.0.1'
   /** A command each agent is started under, e.g. `ip netns exec NS` (none by default). */
   launcher: (agent: Agent) => string[] = () => []
+  /** Every agent's whole stdout and stderr, one file each under `root/logs` (kept by `close` on failure). */
+  readonly #logs = new Map<Agent, { out: WriteStream, err: WriteStream }>()
+  readonly #waitsFailedBefore = waitsFailed
   #networkKey = generateNetworkKey()
   #clientKey: Uint8Array | undefined
   #requests = 0
@@ -137,8 +149,13 @@ export class CantripdCluster {
     const child = spawn(command!, [...prefix, distProgram('cantripd'), ...roleArgs, ...common, ...this.extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
     agent.process = child
     agent.raftRole = ''
+    const log = this.#logOf(agent)
+    const started = `-- ${new Date().toISOString()} started, pid ${String(child.pid)}\n`
+    log.out.write(started)
+    log.err.write(started)
     let pending = ''
     child.stdout!.on('data', chunk => {
+      log.out.write(chunk)
       pending += String(chunk)
       const lines = pending.split('\n')
       pending = lines.pop()!
@@ -150,7 +167,36 @@ export class CantripdCluster {
       }
       if (lines.length > 0) signalAgentEvent()
     })
-    child.stderr!.on('data', chunk => { agent.output = (agent.output + String(chunk)).slice(-20_000) })
+    child.stderr!.on('data', chunk => {
+      log.err.write(chunk)
+      agent.output = (agent.output + String(chunk)).slice(-20_000)
+    })
+  }
+
+  #logOf (agent: Agent): { out: WriteStream, err: WriteStream } {
+    let log = this.#logs.get(agent)
+    if (log === undefined) {
+      const dir = join(this.root, 'logs')
+      mkdirSync(dir, { recursive: true })
+      const name = basename(agent.dir)
+      log = { out: createWriteStream(join(dir, `${name}.out`), { flags: 'a' }), err: createWriteStream(join(dir, `${name}.err`), { flags: 'a' }) }
+      this.#logs.set(agent, log)
+    }
+    return log
+  }
+
+  /**
+   * Moves the agents' logs out of `root` before it is removed, when asked to
+   * (CANTRIP_KEEP_LOGS=1) or when a wait of this cluster timed out: a failure under load
+   * can then be read afterwards. Says where on stderr.
+   */
+  async #keepLogs (): Promise<void> {
+    await Promise.all([...this.#logs.values()].flatMap(log => [log.out, log.err]).map(async stream => await new Promise(resolve => stream.end(resolve))))
+    const failed = waitsFailed > this.#waitsFailedBefore
+    if (this.#logs.size === 0 || (!failed && process.env['CANTRIP_KEEP_LOGS'] !== '1')) return
+    const kept = join(process.env['CANTRIP_KEEP_LOGS_DIR'] ?? join(tmpdir(), 'cantrip-kept-logs'), `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${basename(this.root)}`)
+    cpSync(join(this.root, 'logs'), kept, { recursive: true })
+    process.stderr.write(`cantripd cluster: ${failed ? 'a wait failed; ' : ''}the agents' logs are kept in ${kept}\n`)
   }
 
   async connectClient (): Promise<Libp2pTransport> {
@@ -191,6 +237,7 @@ export class CantripdCluster {
       await new Promise(resolve => setTimeout(resolve, pauseMs))
       pauseMs = Math.min(submitPauseMsMax, pauseMs * 2)
     }
+    waitsFailed++
     process.stderr.write(`cantripd cluster: ${String(body['type'])} (${requestId}) not acknowledged; last: ${last}\n`)
     return undefined
   }
@@ -283,6 +330,7 @@ export class CantripdCluster {
     }
     // Workloads outlive their agents (as in Juju); anything a test left running ends here, by pid.
     for (const agent of [...this.controllers, ...this.machines]) if (agent.machineId !== undefined) killUnitWorkloads(agent.dir)
+    await this.#keepLogs()
     rmSync(this.root, { recursive: true, force: true })
   }
 }
