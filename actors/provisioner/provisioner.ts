@@ -111,6 +111,12 @@ export class Provisioner {
   #timer: TimerHandle | undefined
   #running = false
   #again = false
+  /**
+   * Instance starts in flight during a pass: counted at the first pending machine, then
+   * kept up to date machine by machine. Counting them again for every pending machine made
+   * a deploy of N machines cost N² state matches (10,000 machines: 10⁸ per pass).
+   */
+  #passStarts: number | undefined
   #stopped = false
   readonly #proposer: CommandProposer
   /** Commands this incarnation has in flight, by a key naming what they do (so each is sent once at a time). */
@@ -233,9 +239,15 @@ export class Provisioner {
     await this.#stopUnknown(model, instances)
     const reader = readerOf(model)
     const byToken = new Map(instances.filter(i => i.status !== 'stopping' && i.status !== 'failed').map(i => [i.token, i]))
-    for (const machine of tableValues(model.machines)) {
-      if (this.#stopped) return
-      this.#reconcileMachine(machine, byToken.get(machine.provisioning?.token ?? ''))
+    // The loop is synchronous: no provider callback can end a start while it runs.
+    this.#passStarts = undefined
+    try {
+      for (const machine of tableValues(model.machines)) {
+        if (this.#stopped) return
+        this.#reconcileMachine(machine, byToken.get(machine.provisioning?.token ?? ''))
+      }
+    } finally {
+      this.#passStarts = undefined
     }
     // Machines that left the model: their actors go (their instances were unknown above).
     for (const [id, tracked] of this.#machines) {
@@ -282,10 +294,12 @@ export class Provisioner {
         : existing !== undefined && existing.status === 'running' ? { instanceId: existing.instanceId, addresses: existing.addresses } : undefined
       if (instance !== undefined && machine.instanceId === null) this.counters.adopted++
       tracked = this.#track(machine, instance)
+      if (this.#passStarts !== undefined && isStarting(tracked.actor)) this.#passStarts++
     }
     const { actor } = tracked
     const now = this.#o.clock.now()
     const snapshot = actor.getSnapshot()
+    const wasStarting = isStarting(actor)
     // Pending: ask for an instance, within the bound on starts in flight.
     if (machine.life === 'alive' && snapshot.matches({ lifecycle: 'pending' }) && this.#startsInFlight() < (this.#o.startsInFlightMax ?? limits.provisionerStartsInFlightMax)) {
       this.counters.starts++
@@ -316,6 +330,7 @@ export class Provisioner {
     // machine sent it (a macrostep each) although counts rarely move.
     if (actor.getSnapshot().context.unitCount !== machine.units.length) actor.send({ type: 'machine.unitsChanged', count: machine.units.length, at: now })
     if (machine.life !== 'alive' && actor.getSnapshot().context.life === 'alive') actor.send({ type: 'machine.destroy', at: now })
+    if (this.#passStarts !== undefined) this.#passStarts += Number(isStarting(actor)) - Number(wasStarting)
     this.#writeBack(machine, tracked)
   }
 
@@ -451,8 +466,10 @@ export class Provisioner {
   }
 
   #startsInFlight (): number {
+    if (this.#passStarts !== undefined) return this.#passStarts
     let n = 0
-    for (const { actor } of this.#machines.values()) if (actor.getSnapshot().matches({ lifecycle: 'provisioning' })) n++
+    for (const { actor } of this.#machines.values()) if (isStarting(actor)) n++
+    this.#passStarts = n
     return n
   }
 
@@ -472,4 +489,9 @@ export class Provisioner {
 /** The machine's own listen and advertise settings, as the provider takes them. */
 function machineNetwork (machine: MachineRecord): AgentNetwork {
   return { ...(machine.listen === undefined ? {} : { listen: machine.listen }), ...(machine.advertise === undefined ? {} : { advertise: machine.advertise }) }
+}
+
+/** Whether the machine's instance is being started (counts against startsInFlightMax). */
+function isStarting (actor: MachineActor): boolean {
+  return actor.getSnapshot().matches({ lifecycle: 'provisioning' })
 }
