@@ -33,7 +33,8 @@ export const agentPlatform = `${process.platform}/${process.arch}`
 const runtimeExternals = ['classic-level']
 /** Never shipped: build inputs and documentation of the packages above. */
 const skippedNames = new Set(['deps', 'binding.cc', 'binding.gyp', 'CHANGELOG.md', 'UPGRADING.md', 'README.md', 'test', 'docs'])
-const specifierPattern = /(?:from\s*|import\s*\(\s*|import\s+)["'](\.\/[A-Za-z0-9._-]+\.mjs)["']/g
+/** `from "./x.mjs"`, `import("./x.mjs")` and `import "./x.mjs"`, minified (no spaces) or not. */
+const specifierPattern = /(?:from\s*|import\s*\(\s*|import\s*)["'](\.\/[A-Za-z0-9._-]+\.mjs)["']/g
 
 export interface AgentBundle {
   readonly version: string
@@ -65,7 +66,7 @@ export function packAgentBundle (root: string = packageRoot): AgentBundle {
 }
 
 /** cantripd.mjs, the stub and every chunk they import, statically or on use. */
-function agentDistFiles (dist: string): string[] {
+export function agentDistFiles (dist: string): string[] {
   if (!existsSync(join(dist, 'cantripd.mjs'))) throw new AgentBundleError(`agent bundle: expected the built agent at ${join(dist, 'cantripd.mjs')}, got none; run npm run build`)
   const found = new Set<string>()
   const queue = ['cantripd.mjs', 'cantripd-stub.mjs'].filter(name => existsSync(join(dist, name)))
