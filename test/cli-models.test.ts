@@ -97,14 +97,16 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
     assert.match(ok(home, 'destroy-model', 'two', '--no-prompt', '--timeout', '2m'), /Destroyed model "two": 1 machine and 1 application removed/)
     assert.not.ok(processAlive(twoAgent), 'model two\'s machine agent stopped')
     assert.not.ok(await listening(twoPort), 'store/0 stopped serving')
-    assert.not.ok(existsSync(twoMachines), 'model two\'s machine directories are gone')
+    assert.equal(existsSync(twoMachines) ? readdirSync(twoMachines).filter(d => d.startsWith('machine-')) : [], [], 'model two\'s machine directories are gone')
     models = JSON.parse(ok(home, 'models', '--format', 'json')) as typeof models
     assert.equal(models.models.map(m => m['short-name']), ['default'])
     assert.match(cantrip(home, ['status', '-m', 'two']).stderr, /expected a model of controller "local" \(default\), got "two"/)
     // Each controller drops the model's group and data once it applies the removal.
     const deadline = Date.now() + 20_000
-    while (readdirSync(join(member['data-dir'], 'models')).length > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 200))
+    // The model's machines home goes with it (cantripd's onModelRemoved), as the controllers apply the removal.
+    while ((readdirSync(join(member['data-dir'], 'models')).length > 0 || existsSync(twoMachines)) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 200))
     assert.equal(readdirSync(join(member['data-dir'], 'models')), [], 'model two\'s Raft data is deleted')
+    assert.not.ok(existsSync(twoMachines), 'model two\'s machines home is gone')
     assert.ok(processAlive(defaultAgent), 'the default model\'s machine agent runs on')
     assert.is(status(home, 'default').applications['kv']!['application-status'].current, 'active')
 
