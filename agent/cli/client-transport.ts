@@ -21,13 +21,11 @@ import type { Connection } from '@libp2p/interface'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { InvalidInputError } from '../../runtime/errors.ts'
-import { limits } from '../../runtime/limits.ts'
 import { admitRequest } from '../../runtime/transport-arguments.ts'
 import {
   PeerUnreachableError,
   RemoteHandlerError,
   RequestTimeoutError,
-  TransportBusyError,
   TransportStoppedError,
   type PeerId,
   type RequestOptions
@@ -106,9 +104,7 @@ export class ClientTransport {
     this.#pending.add(fail)
     this.#channel(peer, protocol).then(channel => {
       if (settled) return
-      if (channel.closed !== undefined) throw channel.closed
-      if (channel.full) throw new TransportBusyError(peer, protocol, limits.transportChannelRequestsInFlightMax)
-      cancel = channel.send(envelope, (error, body) => {
+      cancel = channel.request(protocol, envelope, (error, body) => {
         cancel = undefined
         if (error !== undefined) settle(error)
         else settle(...response(peer, protocol, body!))

@@ -51,7 +51,6 @@ import {
   PeerUnreachableError,
   RemoteHandlerError,
   RequestTimeoutError,
-  TransportBusyError,
   TransportStoppedError,
   type PeerId,
   type RequestHandler,
@@ -347,9 +346,7 @@ export class Libp2pTransport implements Transport {
     this.#pending.add(pending)
     const send = (channel: RequestChannel): void => {
       if (settled) return
-      if (channel.closed !== undefined) throw channel.closed
-      if (channel.full) throw new TransportBusyError(peer, protocol, limits.transportChannelRequestsInFlightMax)
-      pending.cancel = channel.send(envelope, (error, body) => {
+      pending.cancel = channel.request(protocol, envelope, (error, body) => {
         pending.cancel = undefined
         if (error !== undefined) settle(error)
         else settle(...this.#response(peer, protocol, body!))

@@ -13,7 +13,7 @@
  * order, never sees more than limits.transportChannelRequestsInFlightMax.
  */
 import { limits } from '../../runtime/limits.ts'
-import { PeerUnreachableError, type PeerId } from '../../runtime/transport.ts'
+import { PeerUnreachableError, TransportBusyError, type PeerId } from '../../runtime/transport.ts'
 import { encodeFrame, FrameError, FrameReader } from './channel-frames.ts'
 import { FrameWriter } from './frame-writer.ts'
 import { envelopeBytesMax } from './mesh-envelopes.ts'
@@ -61,8 +61,18 @@ export class RequestChannel {
   }
 
   /**
+   * Sends a request envelope for `protocol`, refusing it first when the channel is closed
+   * (its error) or full (TransportBusyError): what every transport's request does.
+   */
+  request (protocol: string, envelope: Uint8Array, answer: Answer): () => void {
+    if (this.#closed !== undefined) throw this.#closed
+    if (this.full) throw new TransportBusyError(this.peer, protocol, limits.transportChannelRequestsInFlightMax)
+    return this.send(envelope, answer)
+  }
+
+  /**
    * Sends a request envelope; `answer` is called exactly once unless the returned cancel
-   * runs first. The caller checks `closed` and `full` before.
+   * runs first. The caller checks `closed` and `full` before (or calls `request`).
    */
   send (envelope: Uint8Array, answer: Answer): () => void {
     if (this.#closed !== undefined) throw this.#closed
