@@ -6,7 +6,7 @@
  * an unknown name lists these. A removed entity has no scope.
  */
 import type { FullModel } from './connection.ts'
-import { statusDocument } from './status-document.ts'
+import { statusDocument, type StatusDocument } from './status-document.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { MachineRecord, UnitRecord } from '../../runtime/model/model-types.ts'
 import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
@@ -46,11 +46,15 @@ export function waitForTarget (kind: WaitForKind, full: FullModel, name: string)
 
 class ModelScopes {
   readonly reader
-  private readonly doc
+  private docMemo: StatusDocument | undefined
 
   constructor (private readonly full: FullModel) {
     this.reader = readerOf(full.model)
-    this.doc = statusDocument(full, '', 0)
+  }
+
+  /** The status document, built only when an application's or the model's status is read (a unit or machine wait never needs it). */
+  private get doc (): StatusDocument {
+    return this.docMemo ??= statusDocument(this.full, '', 0)
   }
 
   applicationTarget (name: string): WaitForTarget | undefined {

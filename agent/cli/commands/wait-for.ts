@@ -59,16 +59,20 @@ async function waitForEntity (context: CliContext, kind: WaitForKind, name: stri
   let seen = false
   let shown = ''
   let finished: Extract<WaitForStep, { done: true }> | undefined
-  const reached = await untilModel(connection, full => {
-    const target = waitForTarget(kind, full, name)
-    const step = waitForStep(kind, name, goal, target, seen)
-    seen ||= target !== undefined
-    if (step.done) { finished = step; return true }
-    if (step.progress !== shown) { shown = step.progress; report(context, step.progress) }
-    return false
-  }, timeoutMs)
-  if (!reached || finished === undefined) throw timedOut(name)
-  if (context.fancy && shown !== '') process.stderr.write('\r\x1b[2K')
+  try {
+    const reached = await untilModel(connection, full => {
+      const target = waitForTarget(kind, full, name)
+      const step = waitForStep(kind, name, goal, target, seen)
+      seen ||= target !== undefined
+      if (step.done) { finished = step; return true }
+      if (step.progress !== shown) { shown = step.progress; report(context, step.progress) }
+      return false
+    }, timeoutMs)
+    if (!reached || finished === undefined) throw timedOut(name)
+  } finally {
+    // A drawn progress line has no newline of its own: end it so what follows starts a line.
+    if (context.fancy && shown !== '') process.stderr.write('\n')
+  }
   if (!flags.summary) return
   context.err(summaryLine(kind, name, finished.life))
   if (finished.life !== 'dead' && finished.life !== 'dying') context.out(summaryYaml(kind, finished.reads))
