@@ -603,6 +603,10 @@ export const limits = {
   /** The CLI's model watch (agent/cli/model-watcher.ts) tries the next controller after a failure this long after, doubling up to the max. */
   cliModelWatchRetryMsMin: 200,
   cliModelWatchRetryMsMax: 2_000,
+  /** A `wait-for --query` longer than this is refused before it is parsed (Juju's own examples are under 200). */
+  queryLengthMax: 4_096,
+  /** How deep a query's parentheses, operators and lambdas may nest: bounds the parser's and evaluator's recursion. */
+  queryDepthMax: 64,
   /** A machine agent whose watch failed (controller down, refused, behind) watches again after this. */
   machineWatchRetryMs: 250,
   /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */

@@ -62,6 +62,27 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
     ok(home, 'wait-for', 'application', 'store', '--timeout', '3m')
     ok(home, 'wait-for', 'application', 'kv', '--timeout', '3m', '-m', 'default')
 
+    // wait-for as a Juju user types it (cmd/juju/waitfor: --query, the summary of what the
+    // query read on stdout, "… is running" on stderr; one ERROR line and exit 1 for a bad query).
+    const waitFor = (...args: string[]): { status: number | null, stdout: string, stderr: string } => cantrip(home, ['wait-for', ...args])
+    assert.equal(waitFor('application', 'store', '--query', 'status=="active"'), { status: 0, stdout: 'properties:\n  status: active\n', stderr: 'Application "store" is running\n' })
+    const unit = waitFor('unit', 'kv/0', '--query', 'workload-status=="active" && agent-status=="idle"', '-m', 'default', '--timeout', '3m')
+    assert.equal([unit.status, unit.stdout], [0, 'properties:\n  agent-status: idle\n  workload-status: active\n'], unit.stderr)
+    assert.match(unit.stderr, /(^|\n)unit "kv\/0" is running\n$/)
+    // NAME picks the model: "default" while the current model is two.
+    assert.equal(waitFor('model', 'default', '--query', 'forEach(units, unit => unit.workload-status == "active")'),
+      { status: 0, stdout: 'properties: {}\nunits:\n  kv/0:\n    workload-status: active\n', stderr: 'Model "default" is running\n' })
+    assert.equal(waitFor('application', 'store', '--query', 'status=="active" &&'),
+      { status: 1, stdout: '', stderr: 'ERROR cantrip wait-for: cannot parse query at column 20: expected a value (a name, a "string", a number, true, false, "(" or "!"), got the end of the query\n' })
+    assert.equal(waitFor('application', 'store', '--query', 'statuss=="active"'), {
+      status: 1,
+      stdout: '',
+      stderr: 'ERROR cantrip wait-for: cannot run query at column 1: expected a name of application "store" (charm-url, exposed, life, machines, name, status, subordinate, units, workload-version), got "statuss" (did you mean "status"?)\n'
+    })
+    // A goal never reached: Juju's timeout message, after the progress line.
+    assert.equal(waitFor('application', 'store', '--query', 'status=="blocked"', '--timeout', '1s'),
+      { status: 1, stdout: '', stderr: 'application "store" found with "active", waiting...\nERROR timed out waiting for "store" to reach goal state\n' })
+
     const inTwo = status(home, 'two')
     const inDefault = status(home, 'default')
     assert.is(inTwo.model.name, 'two')

@@ -9,10 +9,11 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parseDuration } from '../agent/cli/commands/model-common.ts'
-import { currentStatus, parseFormat, render, selectStatus } from '../agent/cli/commands/status-command.ts'
+import { parseFormat, render, selectStatus } from '../agent/cli/commands/status-command.ts'
 import type { FullModel } from '../agent/cli/connection.ts'
 import { statusDocument } from '../agent/cli/status-document.ts'
 import { formatTabular, scaleOf } from '../agent/cli/status-tabular.ts'
+import { waitForTarget } from '../agent/cli/wait-for-scopes.ts'
 import { emptyModel } from '../runtime/model/model-store.ts'
 import { MemoryController } from './support/model-controller.ts'
 
@@ -78,8 +79,10 @@ test('a failed hook shows as workload error with agent idle; a lost machine\'s u
   assert.is(doc.applications['web']!.units!['web/4']!['juju-status'].current, 'allocating', 'a unit not yet installed is not judged lost (canBeLost)')
   assert.is(doc.applications['web']!['application-status'].current, 'error', 'error outranks active')
   assert.is(doc.applications['mysql']!['application-status'].current, 'blocked')
-  assert.is(currentStatus(full(), 'unit', 'web/1'), 'error hook failed: "install"')
-  assert.is(currentStatus(full(), 'application', 'nope'), 'missing')
+  // wait-for reads the same displayed statuses (agent/cli/wait-for-scopes.ts).
+  const waited = waitForTarget('unit', full(), 'web/1')!.scope.values
+  assert.equal([waited['workload-status'], waited['workload-message'], waited['agent-status']], ['error', 'hook failed: "install"', 'idle'])
+  assert.is(waitForTarget('application', full(), 'nope'), undefined)
 })
 
 test('tabular: Juju\'s sections and header rows, natural order, leader star, subordinates indented, integrations on request', () => {

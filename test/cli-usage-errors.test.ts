@@ -83,6 +83,19 @@ usage('a missing argument and a surplus one, and --help still prints the help wi
   assert.match(help.stdout, /Examples:\n {2}cantrip exec --all -- hostname -f/)
 })
 
+usage('wait-for: Juju\'s subcommands complete after it; a misspelt --query or a query that does not parse fails before connecting', async () => {
+  assert.equal(await runCaptured(['__complete', 'wait-for']), { status: 0, stdout: 'application\nmachine\nmodel\nunit\n', stderr: '' })
+  const flag = await runCaptured(['wait-for', 'application', 'kv', '--queyr', 'status=="active"'])
+  assert.equal([flag.status, flag.stderr], [2, 'ERROR unknown option \'--queyr\' (did you mean --query?)\n'])
+  const kind = await runCaptured(['wait-for', 'relation', 'kv'])
+  assert.equal([kind.status, kind.stderr], [2, 'ERROR unknown command \'relation\'; see "cantrip --help"\n'])
+  // Exit 1, as Juju's wait-for returns the parse error from its Run (cmd/juju/waitfor/strategy.go).
+  const query = await runCaptured(['wait-for', 'unit', 'kv/0', '--query', 'workload-status="active"'])
+  assert.equal([query.status, query.stderr], [1, 'ERROR cantrip wait-for: cannot parse query at column 16: expected "==" or "=>", got "="\n'])
+  const name = await runCaptured(['wait-for', 'unit', 'kv', '--timeout', '1s'])
+  assert.equal([name.status, name.stderr], [1, 'ERROR cantrip wait-for: expected a unit name like "kv/0", got "kv"\n'])
+})
+
 usage('the built CLI: exit status 2 and the one line, as a shell sees them', () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-usage-'))
   try {

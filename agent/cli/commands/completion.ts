@@ -55,6 +55,12 @@ export const registerCompletion: RegisterCommand = (program, context) => {
         context.out(commandNames(program).join('\n'))
         return
       }
+      // A command with subcommands (`wait-for application|machine|model|unit`) completes them next.
+      const parent = program.commands.find(c => c.name() === words[0])
+      if (words.length === 1 && parent !== undefined && parent.commands.length > 0) {
+        context.out(commandNames(parent).join('\n'))
+        return
+      }
       try {
         const model = await readModel(await context.connect())
         const names = [

@@ -8,6 +8,7 @@ import { registerStartAgent } from './start-agent.ts'
 import { registerMembers } from './members.ts'
 import { registerVersion } from './version.ts'
 import { registerStatus } from './status-command.ts'
+import { registerWaitFor } from './wait-for.ts'
 import { registerActions } from './actions.ts'
 import { registerExec } from './exec.ts'
 import { registerCharmActions } from './charm-actions.ts'
@@ -50,6 +51,7 @@ export const commands: RegisterCommand[] = [
   registerUpgradeController,
   registerSyncAgentBinary,
   registerStatus,
+  registerWaitFor,
   registerDeploy,
   registerUnits,
   registerStorage,

@@ -1,20 +1,17 @@
 /**
- * `cantrip status [selectors...] [--format tabular|yaml|json] [--relations] [--watch]`
- * and `cantrip wait-for application|unit|machine NAME [--status S] [--timeout 10m]`.
- * Both read the whole model linearizably; `--watch` and `wait-for` re-read on every change
- * notice the leader gossips (pushed, not polled). Selectors keep the applications, units
- * and machines whose names match (`kv`, `kv/1`, `0`, with `*` globs).
+ * `cantrip status [selectors...] [--format tabular|yaml|json] [--relations] [--watch]`.
+ * It reads the whole model linearizably; `--watch` re-reads on every change the
+ * controllers push (not polled), as `wait-for` (wait-for.ts) does. Selectors keep the
+ * applications, units and machines whose names match (`kv`, `kv/1`, `0`, with `*` globs).
  */
 import { stringify } from 'yaml'
 import { InvalidInputError } from '../../../runtime/errors.ts'
-import type { RegisterCommand, CliContext } from '../cli-context.ts'
+import type { RegisterCommand } from '../cli-context.ts'
 import { modelTarget } from '../cli-home.ts'
 import type { FullModel } from '../connection.ts'
-import { parseDuration, untilModel } from './model-common.ts'
+import { untilModel } from './model-common.ts'
 import { statusDocument, type StatusDocument } from '../status-document.ts'
-import { displayedUnit } from '../../../runtime/model/status-display.ts'
 import { formatTabular } from '../status-tabular.ts'
-import { readerOf } from '../../../runtime/model/model-draft.ts'
 
 const formats = ['tabular', 'yaml', 'json'] as const
 type Format = typeof formats[number]
@@ -82,57 +79,4 @@ export const registerStatus: RegisterCommand = (program, context) => {
         return false
       }, undefined)
     })
-
-  program.command('wait-for')
-    .description('wait until an application, unit or machine reaches a status (event-driven)')
-    .argument('<kind>', 'application, unit or machine')
-    .argument('<name>', 'its name')
-    .option('--status <status>', 'the status to wait for (workload status; machine: agent state or instance status)', 'active')
-    .option('--timeout <duration>', 'give up after this long', '10m')
-    .option('-c, --controller <name>', 'controller (default: the current one)')
-    .action(async (kind: string, target: string, options: { status: string, timeout: string, controller?: string }) => {
-      if (!['application', 'unit', 'machine'].includes(kind)) throw new InvalidInputError('cantrip wait-for', 'application, unit or machine', kind)
-      const timeoutMs = parseDuration('cantrip wait-for', '--timeout', options.timeout)
-      const connection = await context.connect(options.controller)
-      let seen = ''
-      const reached = await untilModel(connection, full => {
-        const now = currentStatus(full, kind, target)
-        if (now !== seen) { seen = now; report(context, `${kind} ${target}: ${now}`) }
-        return reachedStatus(kind, now, options.status)
-      }, timeoutMs)
-      if (!reached) throw new Error(`cantrip wait-for: ${kind} ${target} did not reach "${options.status}" within ${options.timeout} (last: ${seen || 'not found'})`)
-      context.out(`${kind} ${target} is ${options.status}`)
-    })
-}
-
-/**
- * A machine's is `<agent> <instance status>`: either counts (`started`, or `provisioning
- * error`, which leaves the agent `pending` as Juju's provisioner does); the others' first word.
- */
-export function reachedStatus (kind: string, current: string, wanted: string): boolean {
-  const [first = '', ...rest] = current.split(' ')
-  return first === wanted || (kind === 'machine' && rest.join(' ') === wanted)
-}
-
-function report (context: CliContext, line: string): void {
-  if (context.fancy) process.stderr.write(`\r\x1b[2K${line}`)
-  else context.err(line)
-}
-
-/** `status message` of the target as status shows it, or `missing`. */
-export function currentStatus (full: FullModel, kind: string, name: string): string {
-  const reader = readerOf(full.model)
-  if (kind === 'machine') {
-    const machine = reader.machine(name)
-    return machine === undefined ? 'missing' : `${machine.agent.status} ${machine.instance.status}`
-  }
-  if (kind === 'unit') {
-    const unit = reader.unit(name)
-    if (unit === undefined) return 'missing'
-    const shown = displayedUnit(unit, full.presence[unit.machine]?.status === 'lost')
-    return `${shown.workload.status} ${shown.workload.message}`.trim()
-  }
-  const doc = statusDocument(full, '', 0)
-  const app = doc.applications[name]
-  return app === undefined ? 'missing' : `${app['application-status'].current} ${app['application-status'].message ?? ''}`.trim()
 }
