@@ -9,7 +9,7 @@ import { pollUntil } from './stats.ts'
 
 /**
  * A 3-member etcd cluster on loopback (Debian's etcd 3.4, defaults: WAL fsync on every
- * commit, 100 ms heartbeat, 1 s election timeout, unless `timing` gives others), each
+ * commit, 100 ms heartbeat, 1 s election timeout, unless `timing` gives others; PreVote on), each
  * member with its own data dir under one temp dir, talked to over its HTTP/JSON gateway
  * (`/v3/kv/put`) with keep-alive connections. Members are killed by pid in `close()` and
  * the temp dir removed.
@@ -18,7 +18,7 @@ const component = 'bench etcd'
 const startWithinMs = 60_000
 const requestTimeoutMs = 5_000
 
-export interface EtcdMember { name: string, clientUrl: string, process: ChildProcess }
+export interface EtcdMember { name: string, clientUrl: string, process: ChildProcess, args: string[], logFile: string }
 
 /** etcd's Raft timing (`--heartbeat-interval`, `--election-timeout`); both randomise the election timeout over [t, 2t). */
 export interface EtcdTiming { heartbeatMs: number, electionTimeoutMs: number }
@@ -37,15 +37,20 @@ export class EtcdGroup {
     for (const [i, p] of ports.entries()) {
       const clientUrl = `http://127.0.0.1:${p.client}`
       const peerUrl = `http://127.0.0.1:${p.peer}`
-      const child = this.#children.start('etcd', [
+      const logFile = join(this.root, `m${i}.log`)
+      // Info, etcd's default level: its raft logs each election step there, with the time.
+      const args = [
         '--name', `m${i}`, '--data-dir', join(this.root, `m${i}`),
         '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
         '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl,
         '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', `bench-${process.pid}`,
         '--heartbeat-interval', String(timing.heartbeatMs), '--election-timeout', String(timing.electionTimeoutMs),
-        '--logger', 'zap', '--log-outputs', join(this.root, `m${i}.log`), '--log-level', 'warn'
-      ])
-      this.members.push({ name: `m${i}`, clientUrl, process: child })
+        // PreVote, as cantrip's controllers run it and etcd 3.5 on enables by default
+        // (3.4's default is off): a failover then costs both stores the same round trips.
+        '--pre-vote=true',
+        '--logger', 'zap', '--log-outputs', logFile, '--log-level', 'info'
+      ]
+      this.members.push({ name: `m${i}`, clientUrl, process: this.#children.start('etcd', args), args, logFile })
     }
     const up = await pollUntil(async () => await this.tryPut(this.members[0]!, 'bench/start', 'x'), startWithinMs, 100)
     if (!up) throw new Error(`${component}: expected the cluster to take a put within ${startWithinMs} ms, got none`)
@@ -83,6 +88,20 @@ export class EtcdGroup {
 
   async killHard (member: EtcdMember): Promise<void> {
     await this.#children.killHard(member.process)
+  }
+
+  /** kill -9 of a member, not waiting for it to exit (a failover is timed from the signal). */
+  killNow (member: EtcdMember): void {
+    member.process.kill('SIGKILL')
+  }
+
+  /**
+   * Starts a killed member again on its data dir (etcd then ignores the initial-cluster
+   * flags and rejoins as the member it was), once the old process has exited.
+   */
+  async restart (member: EtcdMember): Promise<void> {
+    await this.#children.killHard(member.process)
+    member.process = this.#children.start('etcd', member.args)
   }
 
   async close (): Promise<void> {

@@ -12,7 +12,8 @@ const notices = ['cantrip', 'etcdWatch', 'serf'] as const
 
 export const requiredPaths: readonly string[] = [
   ...stores.flatMap(s => loads.flatMap(l => ['opsPerSec', 'p50Ms', 'p99Ms'].map(f => `writes.${s}.${l}.${f}`))),
-  ...stores.map(s => `failover.${s}.ms`),
+  // Failover is a distribution over several kills (bench/failover-trials.ts), not one sample.
+  ...stores.flatMap(s => ['p50Ms', 'p90Ms', 'maxMs', 'trials', 'unrecovered'].map(f => `failover.${s}.${f}`)),
   ...notices.flatMap(g => ['n10', 'n50'].flatMap(n => ['p50Ms', 'p99Ms'].map(f => `propagation.${g}.${n}.${f}`))),
   ...gossip.map(g => `detection.${g}.n50.ms`),
   'floors.fsyncPerSec', 'floors.levelBatchRecPerSec', 'floors.spawnMs',

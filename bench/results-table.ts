@@ -45,7 +45,13 @@ export function tableRows (r: unknown): Row[] {
     pair(`writes ${label}: server CPU per write`, ...at('serverCpuMsPerWrite'), 'etcd', ' ms')
   }
   const election = num(r, 'failover.etcd.electionTimeoutMs')
-  pair(`leader failover (kill -9)${election === null ? '' : `, ${election} ms election timeout both`}`, 'failover.cantrip.ms', 'failover.etcd.ms', 'etcd', ' ms', versus(r, 'failover.cantrip.ms', 'failover.etcd.ms', false, '≤ etcd'))
+  const trials = num(r, 'failover.cantrip.trials')
+  const failover = `leader failover (kill -9${trials === null ? '' : ` ×${trials}`})${election === null ? '' : `, ${election} ms election timeout both`}`
+  for (const [q, goal] of [['p50Ms', 'p50'], ['p90Ms', 'p90'], ['maxMs', 'max']] as const) {
+    const at = (store: string): string => `failover.${store}.${q}`
+    pair(`${failover}: ${goal}`, at('cantrip'), at('etcd'), 'etcd', ' ms', q === 'maxMs' ? '' : versus(r, at('cantrip'), at('etcd'), false, '≤ etcd'))
+  }
+  pair(`${failover}: not recovered within 30 s`, 'failover.cantrip.unrecovered', 'failover.etcd.unrecovered', 'etcd', '')
   for (const n of ['n10', 'n50'] as const) {
     const agents = n.slice(1)
     for (const [anchor, name] of [['etcdWatch', 'etcd watch'], ['serf', 'serf']] as const) {

@@ -1,16 +1,18 @@
 import '../runtime/polyfill.ts'
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { CommandResult } from '../runtime/model/model-types.ts'
 import { admin, CantripdCluster, waitFor, type Agent } from '../test/support/cantripd-cluster.ts'
 import { agentRaftTiming } from '../sim/system/system-world.ts'
-import { EtcdGroup, type EtcdTiming } from './etcd-group.ts'
+import { EtcdGroup, type EtcdMember, type EtcdTiming } from './etcd-group.ts'
 import { cpuMs } from './child-processes.ts'
 import { runLoad, type LoadFigures } from './load-driver.ts'
-import { firstSuccessMs } from './stats.ts'
+import { cantripElectionEvents, etcdElectionEvents } from './election-log.ts'
+import { failoverTrials, runFailoverTrials, type FailoverFigures, type FailoverSubject } from './failover-trials.ts'
+import { pollUntil, wallMs } from './stats.ts'
 
 /**
  * Desired-state writes, cantrip against etcd, the same load driver for both:
@@ -19,8 +21,9 @@ import { firstSuccessMs } from './stats.ts'
  *     app k=v` commits, sent as the admin over the controller propose protocol;
  *   - etcd: 3 members, each write a `/v3/kv/put` of a unique 32-byte key with a 200-byte value.
  * Every write goes to the current leader (where a client lands after its first redirect),
- * one in flight per client: sequential, then 16 and 64 clients. Then failover: kill -9 of
- * the leader, and the time until a write sent to any survivor every 10 ms succeeds. etcd
+ * one in flight per client: sequential, then 16 and 64 clients. Then failover, as a
+ * distribution over failoverTrials kills (bench/failover-trials.ts): kill -9 of the
+ * leader, and the time until a write sent to any survivor every 10 ms succeeds. etcd
  * runs with cantrip's controllers' Raft timing (100 ms heartbeat, 600 ms election
  * timeout, both randomised over [t, 2t)), so failover compares like with like (issue 28).
  */
@@ -36,12 +39,16 @@ export const sharedTiming: EtcdTiming = {
 export type CaseFigures = LoadFigures & { serverCpuMsPerWrite: number }
 export interface WriteFigures { seq: CaseFigures, c16: CaseFigures, c64: CaseFigures }
 export interface StoreWrites {
-  writes: WriteFigures
-  failoverMs: number | null
-  electionTimeoutMs: number
+  /** null when only the failover was asked for (`writes.ts failover`). */
+  writes: WriteFigures | null
+  failover: FailoverFigures
   /** cantrip: writes that needed more than one attempt (a change of leader under load). */
   retriedWrites?: number
+  /** cantrip: what the failover probes were answered, by kind, over every trial. */
+  probeReplies?: ProbeReplies
 }
+/** How a probe sent to a survivor during a failover was answered. */
+export interface ProbeReplies { committed: number, noLeader: number, notLeaderAsk: number, otherRefusal: number, noAnswer: number }
 
 /** Writes per case and the wall time a case may take, whichever ends it first. */
 export const writeCases = {
@@ -50,9 +57,8 @@ export const writeCases = {
   c16: { clients: 16, total: 4_000, maxMs: 10_000 },
   c64: { clients: 64, total: 8_000, maxMs: 12_000 }
 } as const
-/** Retry period of the failover probe, and how long a failover may take before it counts as not recovered. */
-const failoverProbeMs = 10
-const failoverWithinMs = 30_000
+/** How long a restarted member may take to rejoin before the failover trials give up. */
+const rejoinWithinMs = 60_000
 const valueBytes = 200
 
 const value = (i: number): string => `${i}:`.padEnd(valueBytes, 'v')
@@ -68,20 +74,49 @@ async function loadCases (write: (i: number) => Promise<void>, pids: readonly nu
   return { seq: await measured(writeCases.seq), c16: await measured(writeCases.c16), c64: await measured(writeCases.c64) }
 }
 
-export async function measureEtcdWrites (): Promise<StoreWrites> {
+/** What a run measures: the write loads (skipped to study failover alone), and how many failover trials. */
+export interface WriteScope { loads: boolean, trials: number }
+const everything: WriteScope = { loads: true, trials: failoverTrials }
+
+export async function measureEtcdWrites (scope = everything): Promise<StoreWrites> {
   const etcd = new EtcdGroup()
   try {
     await etcd.start(3, sharedTiming)
     const leader = await etcd.leader()
     if (leader === undefined) throw new Error('bench etcd: expected a leader after start, got none')
-    const writes = await loadCases(async i => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, value(i)) }, etcd.members.map(m => m.process.pid!))
-    await etcd.killHard(leader)
-    let n = 0
-    const survivors = etcd.live()
-    const failoverMs = await firstSuccessMs(async () => await etcd.tryPut(survivors[n % survivors.length]!, `failover/${n++}`, 'x', 3_000), failoverProbeMs, failoverWithinMs)
-    return { writes, failoverMs, electionTimeoutMs: sharedTiming.electionTimeoutMs }
+    const writes = scope.loads ? await loadCases(async i => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, value(i)) }, etcd.members.map(m => m.process.pid!)) : null
+    const failover = await runFailoverTrials(etcdFailover(etcd), sharedTiming.electionTimeoutMs, scope.trials)
+    return { writes, failover }
   } finally {
     await etcd.close()
+  }
+}
+
+/** etcd's part of the failover trials: probes are puts to a survivor, which forwards them to its leader. */
+function etcdFailover (etcd: EtcdGroup): FailoverSubject {
+  let killed: EtcdMember | undefined
+  let trial = 0
+  return {
+    killLeader: async () => {
+      let leader: EtcdMember | undefined
+      await pollUntil(async () => (leader = await etcd.leader()) !== undefined, rejoinWithinMs)
+      if (leader === undefined) throw new Error(`bench etcd: expected a leader before failover trial ${trial + 1}, got none within ${rejoinWithinMs} ms`)
+      killed = leader
+      trial++
+      etcd.killNow(leader)
+    },
+    probe: async n => {
+      const survivors = etcd.members.filter(m => m !== killed)
+      return await etcd.tryPut(survivors[n % survivors.length]!, `failover/${trial}/${n}`, 'x', 3_000)
+    },
+    restore: async () => {
+      const member = killed!
+      await etcd.restart(member)
+      // A put to the restarted member commits only once it has rejoined and knows the leader.
+      const back = await pollUntil(async () => await etcd.tryPut(member, `failover/${trial}/rejoined`, 'x', 3_000), rejoinWithinMs, 50)
+      if (!back) throw new Error(`bench etcd: expected ${member.name} to rejoin within ${rejoinWithinMs} ms of its restart, got no committed put`)
+    },
+    elections: () => etcd.members.flatMap(m => existsSync(m.logFile) ? etcdElectionEvents(readFileSync(m.logFile, 'utf8')) : [])
   }
 }
 
@@ -105,7 +140,7 @@ type ForwardReply = { ok: true, result: CommandResult } | { ok: false, message?:
 const writeRetryWithinMs = 15_000
 const writeRetryPauseMs = 20
 
-export async function measureCantripWrites (): Promise<StoreWrites> {
+export async function measureCantripWrites (scope = everything): Promise<StoreWrites> {
   const cluster = new CantripdCluster()
   const charmRoot = mkdtempSync(join(tmpdir(), 'cantrip-bench-charm-'))
   let request = 0
@@ -120,11 +155,6 @@ export async function measureCantripWrites (): Promise<StoreWrites> {
   }
   const applied = (reply: ForwardReply & { ok: true }): void => {
     if (!reply.result.ok) throw new Error(`bench cantrip: expected set-config applied, got ${JSON.stringify(reply.result).slice(0, 200)}`)
-  }
-  const propose = async (target: Agent, i: number, timeoutMs = 5_000): Promise<void> => {
-    const reply = await attempt(target, body(i), timeoutMs)
-    if (reply === undefined || !reply.ok) throw new Error(`bench cantrip: expected the write committed, got ${reply?.message ?? 'no answer'}`)
-    applied(reply)
   }
   // Under load, as a client does (agent/cli/connection.ts): a write the leader could not
   // commit (leadership moved, no answer) is sent again with the same request id to the
@@ -164,30 +194,75 @@ export async function measureCantripWrites (): Promise<StoreWrites> {
     const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
     if (deployed?.ok !== true) throw new Error(`bench cantrip: expected the application deployed, got ${JSON.stringify(deployed)}`)
     hint = cluster.leader()!
-    const writes = await loadCases(async i => { await proposeRetrying(i) }, cluster.controllers.map(c => c.process!.pid!))
-    // The leader now (it may have moved under load) is the one killed.
-    await waitFor('a leader', () => cluster.leader() !== undefined)
-    const leader = cluster.leader()!
-    // Profiling: let the leader write its profile (a graceful stop) before the failover.
-    if (profileDir !== undefined) await new Promise(resolve => { leader.process!.once('exit', resolve); leader.process!.kill('SIGTERM') })
-    leader.process?.kill('SIGKILL')
-    leader.process = undefined
-    let n = 0
-    const survivors = cluster.controllers.filter(c => c.process !== undefined)
-    const failoverMs = await firstSuccessMs(async () => {
-      const target = survivors[n % survivors.length]!
-      try { await propose(target, 1_000_000 + n++, 3_000); return true } catch { return false }
-    }, failoverProbeMs, failoverWithinMs)
-    return { writes, failoverMs, electionTimeoutMs: sharedTiming.electionTimeoutMs, retriedWrites: retried.writes }
+    const writes = scope.loads ? await loadCases(async i => { await proposeRetrying(i) }, cluster.controllers.map(c => c.process!.pid!)) : null
+    // Profiling: let the leader write its profile (a graceful stop) before the failovers.
+    if (profileDir !== undefined) {
+      await waitFor('a leader', () => cluster.leader() !== undefined)
+      const leader = cluster.leader()!
+      await new Promise(resolve => { leader.process!.once('exit', resolve); leader.process!.kill('SIGTERM') })
+      leader.process = undefined
+      cluster.start(leader)
+      await waitFor('the profiled leader back as a follower', () => leader.raftRole === 'follower')
+    }
+    const replies: ProbeReplies = { committed: 0, noLeader: 0, notLeaderAsk: 0, otherRefusal: 0, noAnswer: 0 }
+    const failover = await runFailoverTrials(cantripFailover(cluster, attempt, body, proposeRetrying, replies), sharedTiming.electionTimeoutMs, scope.trials)
+    return { writes, failover, retriedWrites: retried.writes, probeReplies: replies }
   } finally {
     await cluster.close()
     rmSync(charmRoot, { recursive: true, force: true })
   }
 }
 
+/**
+ * cantrip's part of the failover trials. A probe is one `set-config` to a survivor; its
+ * answer is counted by kind, which shows the client's path: a survivor with no leader
+ * refuses at once ("leader unknown"), one that still names the dead leader refuses with
+ * that hint, and no answer means the request itself failed or timed out.
+ */
+function cantripFailover (cluster: CantripdCluster, attempt: (target: Agent, command: Record<string, unknown>, timeoutMs: number) => Promise<ForwardReply | undefined>,
+  body: (i: number) => Record<string, unknown>, proposeRetrying: (i: number) => Promise<void>, replies: ProbeReplies): FailoverSubject {
+  let killed: Agent | undefined
+  let probes = 2_000_000
+  return {
+    killLeader: async () => {
+      await waitFor('a leader', () => cluster.leader() !== undefined)
+      killed = cluster.leader()!
+      killed.process!.kill('SIGKILL')
+      killed.process = undefined
+    },
+    probe: async n => {
+      const survivors = cluster.controllers.filter(c => c !== killed)
+      const target = survivors[n % survivors.length]!
+      const sentAt = wallMs()
+      const reply = await attempt(target, body(probes++), 3_000)
+      // With CANTRIP_BENCH_FAILOVER_TRACE=1, every probe on stderr: when sent (wall ms), to whom, how long, what answer.
+      if (process.env['CANTRIP_BENCH_FAILOVER_TRACE'] === '1') process.stderr.write(`probe ${sentAt.toFixed(1)} ${target.id.slice(-6)} ${(wallMs() - sentAt).toFixed(1)} ${reply === undefined ? 'no-answer' : reply.ok ? 'ok' : String(reply.message)}\n`)
+      if (reply === undefined) replies.noAnswer++
+      else if (reply.ok) replies.committed++
+      else if (reply.leader === '' && reply.message?.includes('leader unknown') === true) replies.noLeader++
+      else if (reply.leader !== undefined && reply.leader !== '') replies.notLeaderAsk++
+      else replies.otherRefusal++
+      return reply?.ok === true && reply.result.ok
+    },
+    restore: async () => {
+      const member = killed!
+      cluster.start(member)
+      await waitFor(`${member.id.slice(-6)} back as a follower of the new leader`, () => member.raftRole === 'follower' && member.term === cluster.leader()?.term)
+      await proposeRetrying(probes++)
+    },
+    elections: () => cluster.controllers.flatMap(c => {
+      const file = join(cluster.root, 'logs', `${basename(c.dir)}.err`)
+      return existsSync(file) ? cantripElectionEvents(readFileSync(file, 'utf8')) : []
+    })
+  }
+}
+
+// `writes.ts [both|etcd|cantrip] [failover [TRIALS]]`: with `failover`, the failover trials
+// alone (no write loads), TRIALS of them per store.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const which = process.argv[2] ?? 'both'
-  if (which !== 'cantrip') console.log('etcd', JSON.stringify(await measureEtcdWrites()))
-  if (which !== 'etcd') console.log('cantrip', JSON.stringify(await measureCantripWrites()))
+  const scope: WriteScope = process.argv[3] === 'failover' ? { loads: false, trials: Number(process.argv[4] ?? failoverTrials) } : everything
+  if (which !== 'cantrip') console.log('etcd', JSON.stringify(await measureEtcdWrites(scope)))
+  if (which !== 'etcd') console.log('cantrip', JSON.stringify(await measureCantripWrites(scope)))
   process.exit(0)
 }

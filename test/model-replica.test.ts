@@ -124,4 +124,23 @@ test('membership: an empty server joins through a RaftSnapshot and becomes a vot
   await g.stop()
 })
 
+test('a controller restarted after a crash, with the write-stage trace on, applies its log and keeps running', async () => {
+  // The failover bench restarts a killed controller with CANTRIP_WRITE_TRACE set: its Raft
+  // host applied committed entries before ModelReplica.start returned, and the machine
+  // watches' stage record read the model through the replica not yet made ("reading host").
+  const stages: string[] = []
+  const g = await group(5, { hostOptions: () => ({ onStage: stage => { stages.push(stage) } }) })
+  const leader = g.leaderNode()!
+  for (const id of ['m-a', 'm-b', 'm-c']) assert.ok((await settle(g, leader.submit(addMachine(id)))).ok)
+  const follower = g.nodes().findIndex(node => node !== leader)
+  await g.runFor(500)
+  g.crash(follower)
+  const restarted = await g.restart(follower)
+  await g.runFor(2_000)
+  assert.not.ok(restarted.stopped, 'the restarted controller is still running')
+  assert.is(restarted.host.state().machines.size, 3, 'and has applied every committed command')
+  assert.ok(stages.includes('watch-applied'))
+  await g.stop()
+})
+
 test.run()

@@ -162,7 +162,9 @@ export class ModelReplica {
         // Only the leader announces: one notice per commit burst, not one per controller.
         if (node !== undefined && node.host.role === 'leader') notifier?.changed(entry.index)
         // Every controller answers the watches it holds from what it applied, leader or not.
-        watches.applied()
+        // A restarted controller may apply before start() returns: it holds no watch yet,
+        // and its model is not readable through `node`.
+        if (node !== undefined) watches.applied()
         modelWatches.applied()
       },
       onRoleChange: change => {
