@@ -24,8 +24,16 @@ function label (agent: Agent): string {
 export async function measureProcessCost (idleMs: number): Promise<{ rows: Row[], bootstrapWallMs: number }> {
   const profDir = process.env['CANTRIP_PROF_DIR']
   const cluster = new CantripdCluster()
+  // Extra cantripd arguments for an ablation (e.g. CANTRIP_EXTRA_ARGS='--presence-ms 2000,5000,5000').
+  const extra = process.env['CANTRIP_EXTRA_ARGS']
+  if (extra !== undefined && extra.trim() !== '') cluster.extraArgs = extra.trim().split(/\s+/)
   // Node refuses --cpu-prof in NODE_OPTIONS: a shell in front adds it and execs node (same pid).
-  if (profDir !== undefined) cluster.launcher = () => ['sh', '-c', `node="$1"; shift; exec "$node" --cpu-prof --cpu-prof-dir=${profDir} "$@"`, 'profiled']
+  // CANTRIP_BENCH_DIST: another build's dist/ (in a copy of the tree) runs instead, to
+  // compare two builds alternately on a loaded machine.
+  const otherDist = process.env['CANTRIP_BENCH_DIST']
+  const program = otherDist === undefined ? '"$@"' : `${otherDist}/cantripd.mjs "\${@:2}"`
+  const prof = profDir === undefined ? '' : `--cpu-prof --cpu-prof-dir=${profDir} `
+  if (profDir !== undefined || otherDist !== undefined) cluster.launcher = () => ['bash', '-c', `node="$1"; shift; exec "$node" ${prof}${program}`, 'bench']
   const ready = new Map<Agent, number>()
   const began = performance.now()
   try {

@@ -494,6 +494,12 @@ export const limits = {
   /** Characters of a handler's error message sent back in an error frame; the rest is cut. */
   transportErrorMessageLengthMax: 1024,
   /**
+   * How often libp2p pings each connection to find one cut without a close
+   * (agent/mesh/libp2p-node.ts); libp2p's default is 10 s. Not a presence timing: presence
+   * and Raft have their own timeouts.
+   */
+  transportConnectionPingIntervalMs: 30_000,
+  /**
    * Redial of a bootstrap seed that is down or was lost: the first retry after the min,
    * doubling up to the max, for as long as the transport runs. A seed (a controller) is
    * expected back after an upgrade or reboot, so the agent never gives up on it, but it

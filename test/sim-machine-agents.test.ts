@@ -5,6 +5,7 @@ import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
 import type { Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
 import { tableValues } from '../runtime/model/table.ts'
 import { decode } from '../runtime/codec.ts'
+import { limits } from '../runtime/limits.ts'
 import { parsePresenceMessage, presenceTopic } from '../runtime/presence/presence-agent.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { HookOrderChecker, formatViolations } from '../sim/invariants/hook-order-checker.ts'
@@ -237,10 +238,12 @@ test('each simulated agent heartbeats its presence with the shipped PresenceAgen
     const parsed = parsePresenceMessage(decode(message.data, 'presence'))
     if (parsed?.kind === 'heartbeat') heard.push({ sender: parsed.sender, role: parsed.role, incarnation: parsed.incarnation, atMs: w.sim.clock.now() })
   })
-  await w.group.runFor(5_000)
+  // Three heartbeat intervals hold three heartbeats of each agent, whenever its first fell.
+  const windowMs = 3 * limits.presenceHeartbeatIntervalMsDefault + 1_000
+  await w.group.runFor(windowMs)
   for (const agent of w.agents) {
     const beats = heard.filter(h => h.sender === agent.peerId)
-    assert.ok(beats.length >= 3, `${agent.peerId} heartbeat ${beats.length} times in 5 s`)
+    assert.ok(beats.length >= 3, `${agent.peerId} heartbeat ${beats.length} times in ${windowMs} ms`)
     assert.ok(beats.every(h => h.role === 'machine'), `${agent.peerId} heartbeats as a machine`)
   }
   const victim = w.agents[0]!

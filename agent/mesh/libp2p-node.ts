@@ -55,6 +55,13 @@ export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<
     // pending) stays: unpaced, 150 Noise handshakes at once starved a loaded leader into
     // an election in a test of 50 agents starting together on one host.
     connectionManager: { maxConnections: limits.transportConnectionsMax },
+    // libp2p pings every connection from both ends (a new stream, with its protocol
+    // negotiation, each time) to abort connections that died without a close. Every 10 s,
+    // its default, an idle machine agent with three controllers handled such a stream
+    // every 1.7 s, several frames each way (issue 28). A dead process's socket is closed
+    // by its kernel at once, so the ping only finds silently cut links: every 30 s, as
+    // yamux's own keepalive.
+    connectionMonitor: { pingInterval: limits.transportConnectionPingIntervalMs },
     services: {
       // Gossipsub learns which peers speak it only through identify.
       identify: identify(),
