@@ -6,8 +6,14 @@
  */
 import '../runtime/polyfill.ts'
 import { runCantrip } from '../agent/cli/cantrip-main.ts'
-import { registerSimCommand } from '../sim/cli/sim-command.ts'
 
-process.exitCode = await runCantrip(process.argv.slice(2), [registerSimCommand])
-// libp2p may leave timers behind; the command is done.
-process.exit()
+// Loaded only when the command is `sim` (or for help), like agent/'s commands.
+const simCommand = { names: ['sim'], load: async () => (await import('../sim/cli/sim-command.ts')).registerSimCommand }
+
+// No top-level await: the shipped client is this file bundled as one CommonJS script
+// (scripts/build.ts), run with V8's code cache by dist/cantrip.mjs (bin/cantrip-loader.ts).
+void runCantrip(process.argv.slice(2), [simCommand]).then(code => {
+  process.exitCode = code
+  // libp2p may leave timers behind; the command is done.
+  process.exit()
+})

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url'
 import { Command } from 'commander'
 import { createContext } from '../agent/cli/cli-context.ts'
 import { cantripHome, controllerEntry, type ControllerEntry, readControllers, writeControllers } from '../agent/cli/cli-home.ts'
-import { commands } from '../agent/cli/commands/index.ts'
+import { loadCommands } from '../agent/cli/commands/index.ts'
 import { untilModel } from '../agent/cli/commands/model-common.ts'
 import { Connection, type FullModel } from '../agent/cli/connection.ts'
 import { statusDocument } from '../agent/cli/status-document.ts'
@@ -129,15 +129,15 @@ async function waitSettled (connection: Connection, timeoutMs: number): Promise<
 }
 
 /** The CLI's commands, to say which of the next steps exist yet. */
-function availableCommands (): Set<string> {
+async function availableCommands (): Promise<Set<string>> {
   const program = new Command('cantrip')
   const context = createContext({ noColor: true })
-  for (const register of commands) register(program, context)
+  for (const register of await loadCommands()) register(program, context)
   return new Set(program.commands.map(c => c.name()))
 }
 
-function nextSteps (dir: string, port: number): void {
-  const have = availableCommands()
+async function nextSteps (dir: string, port: number): Promise<void> {
+  const have = await availableCommands()
   const step = (command: string, what: string, missing: string): void => {
     const name = command.split(' ')[0]!
     say(`  npm run cantrip -- ${command.padEnd(16)} ${have.has(name) ? what : missing}`)
@@ -187,7 +187,7 @@ async function main (): Promise<void> {
     await cantrip(repoRoot, ['status', '--relations', '-c', controllerName], say)
     say()
     say(`Done in ${seconds(performance.now() - started)}.`)
-    nextSteps(entry.dir, port)
+    await nextSteps(entry.dir, port)
   } finally {
     await connection.close()
   }

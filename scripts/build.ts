@@ -1,91 +1,199 @@
 /**
  * `npm run build` (also run by `npm ci` through `prepare`, and by `npm test` first, so
- * the processes the tests start are the bundles that ship): bundles the client
- * (`dist/cantrip.mjs`) and the agent (`dist/cantripd.mjs`) with esbuild, each with the
- * libraries it uses, so that a command starts by reading a few files instead of
- * resolving and transpiling hundreds. Code loaded on use (the simulator, the inspector,
- * the diagram exporter) is split into chunks of its own, loaded only when a command
- * needs it. Every file sits directly in dist/. The simulator's swarm worker and engine are entry points too, since worker
- * threads load them by file.
+ * the processes the tests start are the bundles that ship): bundles the client and the
+ * agent with esbuild, each with the libraries it uses, so that a command starts by
+ * reading a few files instead of resolving and transpiling hundreds.
  *
- * Left outside the bundle, resolved from node_modules at run time: packages with native
+ * The client (bin/cantrip.ts) and the agent (agent/cantripd.ts) are each one CommonJS
+ * script, `dist/cantrip.cjs` and `dist/cantripd.cjs`, run by a small ES-module loader,
+ * `dist/cantrip.mjs` and `dist/cantripd.mjs` (what `bin` names and providers start),
+ * through `vm.Script` with V8's code cache, which this build writes beside each bundle
+ * (`<bundle>.v8cache`, agent/tools/cached-program.ts). Compiling was most of a short
+ * command's CPU and much of an agent's start, and Node 20 has no compile cache for ES
+ * modules. Code loaded on use (a command's own file, the simulator, the inspector) stays
+ * inside the script but is evaluated only when it is imported, so a command runs only
+ * its own module's top level.
+ *
+ * The simulator's engine and workers and the agent launcher stay ES modules with shared
+ * chunks, since worker threads and the launcher load them by file. Every file sits
+ * directly in dist/, and the build removes every file in dist/ it did not write.
+ *
+ * Left outside the bundles, resolved from node_modules at run time: packages with native
  * or platform binaries (classic-level's LevelDB binding, msgpackr's optional native
  * extension, esbuild itself, which the inspector's viewer runs) and the browser driver
  * only tests use.
  *
  *   node --import tsx scripts/build.ts [--quiet]
  */
-import { build, type BuildOptions } from 'esbuild'
-import { chmodSync, copyFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild'
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { chmodSync, copyFileSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { ensureToolClient } from '../agent/hook-tools/client/build-client.ts'
+import { cacheDigestBytes, dynamicImportName, importMetaNames } from '../agent/tools/cached-program.ts'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
 export const distDir = join(root, 'dist')
 
-/** Entry points, by the file name each gets under dist/. */
-const entryPoints = {
-  cantrip: 'bin/cantrip.ts',
-  cantripd: 'agent/cantripd.ts',
+/** The programs, each one CommonJS script `dist/<name>.cjs`, and their loaders, `dist/<name>.mjs`. */
+const programs = {
+  cantrip: { program: 'bin/cantrip.ts', loader: 'bin/cantrip-loader.ts', digestName: 'cantripBundleDigest' },
+  cantripd: { program: 'agent/cantripd.ts', loader: 'agent/cantripd-loader.ts', digestName: 'cantripdBundleDigest' }
+}
+
+/** ES-module entry points with shared chunks, by the file name each gets under dist/. */
+const moduleEntryPoints = {
   'cantripd-stub': 'agent/cantripd-stub.ts',
   'sim-engine': 'sim/cli/sim-engine.ts',
   'sim-swarm-worker': 'sim/cli/sim-swarm-worker.ts',
   // The scenario swarms' worker (sim/swarm.ts): the swarm tests' threads load it instead of
   // transpiling the tree through tsx, each.
-  'scenario-swarm-worker': 'sim/swarm-worker.ts'
+  'scenario-swarm-worker': 'sim/swarm-worker.ts',
+  // Loaded on use by the client, and large (the simulator; the diagrams' layout engine,
+  // elkjs, 1.6 MB): ES modules of their own rather than part of the client's script and
+  // its code cache, which every command reads (separateModules below).
+  'sim-main': 'sim/cli/sim-main.ts',
+  'export-statecharts': 'agent/export-statecharts.ts'
+}
+
+/** The modules above that the client's script imports on use, from dist/, instead of holding them. */
+const separateModules = ['sim-main', 'export-statecharts'] as const
+
+/** Resolves an import of one of separateModules' sources to its ES module beside the script. */
+const separateModulesPlugin: Plugin = {
+  name: 'cantrip-separate-modules',
+  setup (build) {
+    const byPath = new Map(separateModules.map(name => [join(root, moduleEntryPoints[name]), name]))
+    build.onResolve({ filter: /\.ts$/ }, args => {
+      const name = byPath.get(join(args.resolveDir, args.path))
+      return name === undefined ? undefined : { path: `./${name}.mjs`, external: true }
+    })
+  }
 }
 
 /** Resolved from node_modules at run time: native bindings, platform binaries, test-only tools. */
 const external = ['classic-level', 'msgpackr-extract', 'esbuild', 'playwright-core']
 
-/**
- * Every file starts as an executable script (a hashbang is valid in any ES module), and
- * bundled CommonJS modules call `require`, which ESM output lacks, so each file gets one.
- */
-const banner = "#!/usr/bin/env node\nimport { createRequire as __cantripCreateRequire } from 'node:module'; const require = __cantripCreateRequire(import.meta.url);"
+/** Every executable file starts with a hashbang (valid in any ES module). */
+const hashbang = '#!/usr/bin/env node'
+/** Bundled CommonJS modules call `require`, which ESM output lacks, so each module file gets one. */
+const moduleBanner = `${hashbang}\nimport { createRequire as __cantripCreateRequire } from 'node:module'; const require = __cantripCreateRequire(import.meta.url);`
 
-export const buildOptions: BuildOptions = {
+const common: BuildOptions = {
   absWorkingDir: root,
-  entryPoints: Object.entries(entryPoints).map(([out, path]) => ({ in: path, out })),
   outdir: distDir,
-  outExtension: { '.js': '.mjs' },
-  // Flat: every bundled module's import.meta.url is in dist/, so siblings resolve alike from all.
-  chunkNames: '[name]-[hash]',
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   external,
-  banner: { js: banner },
   sourcemap: 'linked',
-  // Every command compiles what it loads, and compiling is most of a short command's CPU
-  // (issue 28: ~40 % of a one-shot \`cantrip status\`): whitespace and syntax minified
-  // make about half the bytes to scan. Names are kept (no identifier minifying), so
-  // stack traces and error and class names read as in the source; the source map maps back.
+  // Whitespace and syntax minified make about half the bytes to scan and compile. Names
+  // are kept (no identifier minifying), so stack traces and error and class names read
+  // as in the source; the source map maps back.
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: 'warning'
 }
 
+/** The simulator's engine and workers and the agent launcher: ES modules, shared chunks. */
+export const buildOptions: BuildOptions = {
+  ...common,
+  entryPoints: Object.entries(moduleEntryPoints).map(([out, path]) => ({ in: path, out })),
+  outExtension: { '.js': '.mjs' },
+  // Flat: every bundled module's import.meta.url is in dist/, so siblings resolve alike from all.
+  chunkNames: '[name]-[hash]',
+  splitting: true,
+  format: 'esm',
+  banner: { js: moduleBanner }
+}
+
 /**
- * A chunk a running agent may still load on use is not deleted by the next build (a
- * controller started from the last build outlives it): only chunks this build did not
- * write and that are older than this.
+ * The client and the agent as one script each. `import.meta` becomes the loader's (an
+ * ES module beside the script), and `import()` of a bundled module becomes its lazy
+ * evaluation inside the script; an import() of an external (a package, or one of
+ * separateModules) stays, and the loader resolves it as an ES module's beside the script.
  */
-const staleChunkAgeMs = 24 * 3600_000
+const programOptions: BuildOptions = {
+  ...common,
+  entryPoints: Object.entries(programs).map(([out, p]) => ({ in: p.program, out })),
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  define: { 'import.meta.url': importMetaNames.url, 'import.meta.resolve': importMetaNames.resolve },
+  plugins: [separateModulesPlugin]
+}
 
 export async function buildDist (): Promise<void> {
-  const result = await build({ ...buildOptions, metafile: true })
-  for (const bin of ['cantrip', 'cantripd', 'cantripd-stub']) chmodSync(join(distDir, `${bin}.mjs`), 0o755)
-  const written = new Set(Object.keys(result.metafile.outputs).map(output => join(root, output)))
+  const written = new Set<string>()
+  const record = (metafile: Metafile): void => { for (const output of Object.keys(metafile.outputs)) written.add(join(root, output)) }
+  record((await build({ ...buildOptions, metafile: true })).metafile)
+  const programBuild = await build({ ...programOptions, metafile: true })
+  record(programBuild.metafile)
+  renameDynamicImports(programBuild.metafile)
+  const define: Record<string, string> = {}
+  for (const [name, p] of Object.entries(programs)) {
+    const bundle = join(distDir, `${name}.cjs`)
+    const digest = createHash('sha256').update(readFileSync(bundle)).digest()
+    writeCodeCache(bundle, digest)
+    written.add(`${bundle}.v8cache`)
+    define[p.digestName] = JSON.stringify(digest.toString('hex'))
+  }
+  // Last, so a loader never names a bundle that is not yet written (test/support/dist.ts
+  // also takes dist/cantrip.mjs's time as the build's).
+  record((await build({
+    ...common,
+    entryPoints: Object.entries(programs).map(([out, p]) => ({ in: p.loader, out })),
+    outExtension: { '.js': '.mjs' },
+    format: 'esm',
+    define,
+    banner: { js: hashbang },
+    metafile: true
+  })).metafile)
+  for (const bin of [...Object.keys(programs), 'cantripd-stub']) chmodSync(join(distDir, `${bin}.mjs`), 0o755)
   if (await buildToolClient()) written.add(join(distDir, toolClientName))
+  // Chunks of earlier builds would ship in the package (files: dist/*.mjs) and in agent
+  // bundles; a running agent holds its whole program in memory, so none needs them.
   for (const name of readdirSync(distDir)) {
     const path = join(distDir, name)
-    if (!written.has(path) && Date.now() - statSync(path).mtimeMs > staleChunkAgeMs) rmSync(path, { recursive: true, force: true })
+    if (!written.has(path)) rmSync(path, { recursive: true, force: true })
   }
+}
+
+/**
+ * Every `import("…")` left in a program bundle (of an external package or one of
+ * separateModules, as the metafile lists them) calls the loader's import instead
+ * (agent/tools/cached-program.ts: a vm.Script's own needs a flag on Node 20). The build
+ * fails if one the metafile names is not found, or an import( is left that it does not name.
+ */
+function renameDynamicImports (metafile: Metafile): void {
+  for (const [output, meta] of Object.entries(metafile.outputs)) {
+    if (!output.endsWith('.cjs')) continue
+    const path = join(root, output)
+    let text = readFileSync(path, 'utf8')
+    for (const { path: specifier } of meta.imports.filter(i => i.kind === 'dynamic-import' && i.external === true)) {
+      const call = `import(${JSON.stringify(specifier)})`
+      if (!text.includes(call)) throw new Error(`build: expected ${call} in ${output}, found none`)
+      text = text.replaceAll(call, `${dynamicImportName}(${JSON.stringify(specifier)})`)
+    }
+    const left = /(?<![\w$.])import\(/.exec(text)
+    if (left !== null) throw new Error(`build: expected no import( left in ${output}, found one at ${left.index}: ${text.slice(left.index, left.index + 60)}`)
+    writeFileSync(path, text)
+  }
+}
+
+/**
+ * V8's code cache of a program bundle, made in a Node of its own (the one running this
+ * build, which is the one the tests and `npm ci`'s installation run): it compiles every
+ * function eagerly, so the cache holds the code of every command and role, not only
+ * what one run happened to call. The file starts with the bundle's digest, which the
+ * loader checks before it hands the rest to V8.
+ */
+function writeCodeCache (bundle: string, digest: Buffer): void {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'code-cache.ts'), bundle, `${bundle}.v8cache`, digest.toString('hex')], { cwd: root, encoding: 'utf8' })
+  if (run.status !== 0) throw new Error(`build: expected the code cache of ${bundle}, got exit ${String(run.status)}: ${run.stderr}`)
+  if (digest.length !== cacheDigestBytes) throw new Error(`build: expected a ${cacheDigestBytes}-byte digest, got ${digest.length}`)
 }
 
 /** The hook-tool client as the agent bundle ships it (agent/hook-tools/client/build-client.ts finds it there). */

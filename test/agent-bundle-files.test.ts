@@ -34,4 +34,22 @@ test('every chunk the agent imports, minified or spaced, and none it does not', 
   }
 })
 
+test('the agent\'s program bundle and code cache beside its loader, and what the bundle imports on use', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cantrip-agent-files-'))
+  try {
+    const dist = join(dir, 'dist')
+    mkdirSync(dist)
+    const files: Record<string, string> = {
+      'cantripd.mjs': 'runCachedProgram({bundle:"cantripd.cjs"});',
+      'cantripd.cjs': 'const x=()=>__cImp("./lazy-SEPARATE.mjs");',
+      'cantripd.cjs.v8cache': '', 'lazy-SEPARATE.mjs': '',
+      'cantrip.mjs': '', 'cantrip.cjs': '', 'cantrip.cjs.v8cache': ''
+    }
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dist, name), text)
+    assert.equal(agentDistFiles(dist), ['cantripd.cjs', 'cantripd.cjs.v8cache', 'cantripd.mjs', 'lazy-SEPARATE.mjs'])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test.run()

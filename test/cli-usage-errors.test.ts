@@ -15,9 +15,13 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { runCantrip } from '../agent/cli/cantrip-main.ts'
 import { createContext } from '../agent/cli/cli-context.ts'
-import { commands } from '../agent/cli/commands/index.ts'
+import { loadCommands } from '../agent/cli/commands/index.ts'
 import { registerSimCommand } from '../sim/cli/sim-command.ts'
 import { cantrip } from './support/cli-process.ts'
+
+const commands = await loadCommands()
+/** `cantrip sim`, as bin/cantrip.ts adds it. */
+const simCommand = { names: ['sim'], load: async () => registerSimCommand }
 
 /** Every command name the executable registers (bin/cantrip.ts adds `sim`). */
 function commandNames (): string[] {
@@ -37,7 +41,7 @@ async function runCaptured (argv: string[]): Promise<{ status: number, stderr: s
   process.stderr.write = ((chunk: string | Uint8Array) => { stderr += String(chunk); return true }) as typeof process.stderr.write
   process.stdout.write = ((chunk: string | Uint8Array) => { stdout += String(chunk); return true }) as typeof process.stdout.write
   try {
-    const status = await runCantrip(argv, [registerSimCommand])
+    const status = await runCantrip(argv, [simCommand])
     return { status, stderr, stdout }
   } finally {
     process.stderr.write = writeErr

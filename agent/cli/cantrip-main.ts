@@ -9,11 +9,17 @@
  */
 import { Command, CommanderError } from 'commander'
 import { cantripVersion, createContext } from './cli-context.ts'
-import { commands } from './commands/index.ts'
+import { commandModules, modulesFor, type CommandModule } from './commands/index.ts'
 import { checkStoreWritable, storeWritingCommands } from './store-check.ts'
 
-/** A command registered from outside agent/: it gets the program only, no CLI context. */
-export type ExtraCommand = (program: Command) => void
+/**
+ * A command registered from outside agent/ (`cantrip sim`): its names and a loader, as in
+ * the command table; its register function gets the program only, no CLI context.
+ */
+export interface ExtraCommand {
+  readonly names: readonly string[]
+  readonly load: () => Promise<(program: Command) => void>
+}
 
 export async function runCantrip (argv: readonly string[], extraCommands: readonly ExtraCommand[] = []): Promise<number> {
   const noColor = argv.includes('--no-color')
@@ -31,8 +37,9 @@ export async function runCantrip (argv: readonly string[], extraCommands: readon
     // A command that will write the store checks it first, so nothing is created or started in vain.
     if (storeWritingCommands.has(command.name())) checkStoreWritable()
   })
-  for (const register of commands) register(program, context)
-  for (const register of extraCommands) register(program)
+  // Only the named command's code is loaded (see commands/index.ts); all of it for help.
+  const modules: readonly CommandModule[] = [...commandModules, ...extraCommands]
+  for (const register of await Promise.all(modulesFor(argv, modules).map(async m => await m.load()))) register(program, context)
   try {
     await program.parseAsync([...argv], { from: 'user' })
     return 0

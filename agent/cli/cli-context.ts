@@ -11,7 +11,6 @@ import { defaultModelName } from '../../runtime/ids.ts'
 import { tableGet, tableKeys } from '../../runtime/model/table.ts'
 import { modelTarget } from './cli-home.ts'
 import type { Connection } from './connection.ts'
-import { openConnection } from './open-connection.ts'
 import { cantripVersion } from '../version.ts'
 
 export { cantripVersion } from '../version.ts'
@@ -54,6 +53,9 @@ export function createContext (options: { noColor: boolean }): CliContext & { cl
     err: text => { process.stderr.write(text.endsWith('\n') ? text : `${text}\n`) },
     async connect (controller?: string): Promise<Connection> {
       const target = modelTarget(this.model, controller)
+      // Loaded on use: the transport stack (libp2p, Noise, yamux) is most of the client's
+      // code, and commands that speak to no controller (version, help) need none of it.
+      const { openConnection } = await import('./open-connection.ts')
       const connection = await openConnection(target.entry, target.controller)
       open.push(connection)
       if (target.model !== defaultModelName) await checkModel(connection, target.controller, target.model)

@@ -197,9 +197,16 @@ export function statusDocument (full: FullModel, controller: string, now: number
   }
 }
 
+/**
+ * One collator for every comparison: `localeCompare` with options builds a new one per
+ * call, which a status of a few dozen rows made a visible share of the command's CPU.
+ */
+let naturalCollator: Intl.Collator | undefined
+
 /** Natural order: `kv/2` before `kv/10`, machine `2` before `10`. */
 export function naturalCompare (a: string, b: string): number {
-  return a.localeCompare(b, 'en', { numeric: true })
+  naturalCollator ??= new Intl.Collator('en', { numeric: true })
+  return naturalCollator.compare(a, b)
 }
 
 function sortKeys<T> (record: Record<string, T>): Record<string, T> {

@@ -10,8 +10,9 @@
  * version, which is what the unpacked agent reports):
  *
  *   package.json                  name, version and type only
- *   dist/cantripd.mjs, chunks     the agent's bundle and the chunks it imports, found by
- *                                 following its import specifiers (not the client's own)
+ *   dist/cantripd.mjs, .cjs       the agent's loader, its program bundle and V8 code cache
+ *   and .cjs.v8cache, chunks      (scripts/build.ts) and the modules they import, found by
+ *                                 following their import specifiers (not the client's own)
  *   dist/cantripd-stub.mjs        the launcher a provider starts (agent/cantripd-stub.ts)
  *   dist/cantrip-tool             the hook-tool client, compiled where the bundle was built
  *   node_modules/…                the packages left outside the bundle that the agent
@@ -33,8 +34,11 @@ export const agentPlatform = `${process.platform}/${process.arch}`
 const runtimeExternals = ['classic-level']
 /** Never shipped: build inputs and documentation of the packages above. */
 const skippedNames = new Set(['deps', 'binding.cc', 'binding.gyp', 'CHANGELOG.md', 'UPGRADING.md', 'README.md', 'test', 'docs'])
-/** `from "./x.mjs"`, `import("./x.mjs")` and `import "./x.mjs"`, minified (no spaces) or not. */
-const specifierPattern = /(?:from\s*|import\s*\(\s*|import\s*)["'](\.\/[A-Za-z0-9._-]+\.mjs)["']/g
+/**
+ * `from "./x.mjs"`, `import("./x.mjs")` and `import "./x.mjs"`, minified (no spaces) or
+ * not, and a program bundle's renamed import (`__cImp("./x.mjs")`, agent/tools/cached-program.ts).
+ */
+const specifierPattern = /(?:from\s*|(?:import|__cImp)\s*\(\s*|import\s*)["'](\.\/[A-Za-z0-9._-]+\.mjs)["']/g
 
 export interface AgentBundle {
   readonly version: string
@@ -65,7 +69,10 @@ export function packAgentBundle (root: string = packageRoot): AgentBundle {
   return { version: manifest.version, platform: agentPlatform, bytes: packed.bytes, hash: packed.hash }
 }
 
-/** cantripd.mjs, the stub and every chunk they import, statically or on use. */
+/**
+ * cantripd.mjs, the stub, the agent's program bundle and code cache beside its loader
+ * (`cantripd.cjs`, `cantripd.cjs.v8cache`), and every module they import, statically or on use.
+ */
 export function agentDistFiles (dist: string): string[] {
   if (!existsSync(join(dist, 'cantripd.mjs'))) throw new AgentBundleError(`agent bundle: expected the built agent at ${join(dist, 'cantripd.mjs')}, got none; run npm run build`)
   const found = new Set<string>()
@@ -76,6 +83,11 @@ export function agentDistFiles (dist: string): string[] {
     found.add(name)
     if (found.size > limits.charmArchiveEntriesMax) throw new AgentBundleError(`agent bundle: more than ${limits.charmArchiveEntriesMax} files in ${dist}`)
     const text = readFileSync(join(dist, name), 'utf8')
+    const program = name.replace(/\.mjs$/, '.cjs')
+    if (name.endsWith('.mjs') && existsSync(join(dist, program))) {
+      queue.push(program)
+      if (existsSync(join(dist, `${program}.v8cache`))) found.add(`${program}.v8cache`)
+    }
     for (const match of text.matchAll(specifierPattern)) {
       const imported = match[1]!.slice(2)
       if (!found.has(imported) && existsSync(join(dist, imported))) queue.push(imported)

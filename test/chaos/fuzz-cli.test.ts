@@ -14,7 +14,7 @@ import fc from 'fast-check'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { CliContext } from '../../agent/cli/cli-context.ts'
-import { commands } from '../../agent/cli/commands/index.ts'
+import { loadCommands } from '../../agent/cli/commands/index.ts'
 import { CantripError } from '../../runtime/errors.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
 import { accepted, declaredRejection, fuzz, rejected, tallyFigures } from './support/fuzz-harness.ts'
@@ -54,6 +54,7 @@ function program (): Command {
   return root
 }
 
+const commands = await loadCommands()
 const template = program()
 const commandNames = template.commands.map(c => c.name())
 const flags = [...new Set(template.commands.flatMap(c => c.options.flatMap(o => [o.long, o.short].filter((f): f is string => f !== undefined))))]
