@@ -8,8 +8,7 @@
  * workloads. (logship and cluster run in test/npm-start.test.ts, through npm start.)
  */
 import '../runtime/polyfill.ts'
-import { createServer } from 'node:net'
-import { freeLoopbackPort as freePort } from '../agent/free-port.ts'
+import { freeLoopbackPort as freePort, freePortRun } from '../agent/free-port.ts'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -33,21 +32,9 @@ const charmsDir = resolve('examples/charms')
 const waitMsMax = 60_000
 
 
-/** A port P with P and P + 1 both free on 127.0.0.1 (unit 0 and unit 1 of kv). */
+/** A port P with P and P + 1 both free on 127.0.0.1 and claimed (unit 0 and unit 1 of kv). */
 async function freePortPair (): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await freePort()
-    if (port < 65535 && await portFree(port + 1)) return port
-  }
-  throw new Error('charms e2e: no two consecutive free ports found in 50 tries')
-}
-
-async function portFree (port: number): Promise<boolean> {
-  return await new Promise(resolve => {
-    const server = createServer()
-    server.once('error', () => { resolve(false) })
-    server.listen(port, '127.0.0.1', () => { server.close(() => { resolve(true) }) })
-  })
+  return await freePortRun(2)
 }
 
 async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {

@@ -6,13 +6,13 @@
  * after starting its controllers cleans them up, as Juju's does, unless `--keep-broken`.
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip } from './support/cli-process.ts'
+import { cantrip, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { processAlive } from './support/processes.ts'
 
@@ -44,7 +44,7 @@ test('bootstrap --ha 3, controllers, show-controller, destroy-controller; bad in
     assert.match(cantrip(home, ['controllers']).stdout, /No controllers registered/)
   } finally {
     for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 
@@ -76,7 +76,7 @@ test('a bootstrap whose controllers cannot listen says why and cleans up; --keep
   } finally {
     taken.close()
     for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

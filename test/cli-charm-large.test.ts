@@ -12,13 +12,13 @@
 import '../runtime/polyfill.ts'
 import { spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
-import { cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { distProgram } from './support/dist.ts'
 
 const long = process.env['CANTRIP_LONG'] === '1'
@@ -87,7 +87,7 @@ test('a 30 MB charm deploys to active/idle, with the client\'s and controller\'s
     assert.ok(controllerAfter - controllerBefore < 64 * mib + 2 * charmBytes, `controller peak RSS ${controllerBefore} → ${controllerAfter}`)
   } finally {
     if (existsSync(join(home, 'controllers'))) destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

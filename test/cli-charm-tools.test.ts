@@ -22,13 +22,13 @@
  */
 import '../runtime/polyfill.ts'
 import { createHash, randomBytes } from 'node:crypto'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { zipFile } from './support/zip-file.ts'
 
 const metadata = (name: string): string => `name: ${name}\nsummary: s\ndescription: d\npeers:\n  ring: ring\n`
@@ -162,7 +162,7 @@ test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in
     assert.equal([largeUnit['workload-status'].current, largeUnit['juju-status'].current], ['active', 'idle'])
   } finally {
     destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -19,12 +19,12 @@
  * controllers, the leader killed under load).
  */
 import '../runtime/polyfill.ts'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
@@ -179,7 +179,7 @@ test(`bootstrap --ha ${controllers}, deploy a bundle, scale up and down, config,
   } finally {
     await reader?.close()
     destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

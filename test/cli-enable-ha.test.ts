@@ -10,12 +10,12 @@
  * destroy-controller then leaves no process behind.
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip } from './support/cli-process.ts'
+import { cantrip, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { GroupReader } from './support/group-reader.ts'
 import { processAlive } from './support/processes.ts'
@@ -213,7 +213,7 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     for (const pid of [...pids, ...recordedPids(home), ...machineAgentPids(home)]) {
       if (processAlive(pid)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
     }
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
     skewedTree.remove()
   }
 })

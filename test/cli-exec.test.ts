@@ -10,13 +10,13 @@
  */
 import '../runtime/polyfill.ts'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
-import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { distProgram } from './support/dist.ts'
 import { hostBase } from '../agent/tools/host-base.ts'
 
@@ -54,7 +54,7 @@ exec.before(() => {
 
 exec.after(() => {
   destroyLeftoverController(home, machinesDir)
-  rmSync(home, { recursive: true, force: true })
+  removeHome(home)
 })
 
 exec('across an application: each unit\'s output in its hook context, the unit in hook error too; its non-zero return fails the command', () => {

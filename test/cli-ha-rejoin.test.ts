@@ -48,7 +48,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { controllerMemberName } from '../agent/cli/cli-home.ts'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { GroupReader } from './support/group-reader.ts'
 import { processAlive } from './support/processes.ts'
 import { timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
@@ -357,7 +357,7 @@ test.after(async () => {
   for (const pid of [...controllerPids(), ...machines.map(agentPid).filter((p): p is number => p !== undefined)]) {
     if (processAlive(pid)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
   }
-  rmSync(home, { recursive: true, force: true })
+  removeHome(home)
 })
 
 test.run()

@@ -19,12 +19,12 @@
  * temporary directory is removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
 
 function writeCharm (dir: string, metadata: string, hooks: Record<string, string>): void {
@@ -128,7 +128,7 @@ test('relation views in -created and -broken, optional storage, whole multi-line
     assert.not.match(log, /truncated/)
   } finally {
     destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -34,12 +34,12 @@
  */
 import '../runtime/polyfill.ts'
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import { freePortRun, waitFor } from './support/cantripd-cluster.ts'
 import { processAlive } from './support/processes.ts'
@@ -200,7 +200,7 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
 
 test.after(() => {
   destroyLeftoverController(home, machinesDir)
-  rmSync(home, { recursive: true, force: true })
+  removeHome(home)
 })
 
 test.run()

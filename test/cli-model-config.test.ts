@@ -22,13 +22,13 @@
  * test kills the charm's workload by its pid file); the temp dir is removed.
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, removeHome } from './support/cli-process.ts'
 import { hostClockEnvName, hostClockNotice, timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 import { processAlive } from './support/processes.ts'
 import { StatusReader } from './support/status-reader.ts'
@@ -240,7 +240,7 @@ test('model-config, retries off until resolved, update-status every 5 s, juju-re
     if (existsSync(join(dir, 'workload.pid'))) {
       try { process.kill(Number(readFileSync(join(dir, 'workload.pid'), 'utf8')), 'SIGKILL') } catch { /* gone */ }
     }
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -7,12 +7,12 @@
  * nothing left.
  */
 import '../runtime/polyfill.ts'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
@@ -139,7 +139,7 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
       cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
       for (const dir of [machinesDir, twoMachines]) if (existsSync(dir)) for (const d of readdirSync(dir)) killUnitWorkloads(join(dir, d, 'agent'))
     }
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -18,14 +18,14 @@
  * the temporary directory removed. Hooks are few: two apps, three units.
  */
 import '../runtime/polyfill.ts'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import { hookPythonModule, packOpsCharm } from '../scripts/pack-ops-charm.ts'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 
 const fixtures = join(import.meta.dirname, 'fixtures', 'ops-charms')
 const home = mkdtempSync(join(tmpdir(), 'cantrip-ops-'))
@@ -120,7 +120,7 @@ test.before(() => {
 
 test.after(() => {
   destroyLeftoverController(home, machinesDir)
-  rmSync(home, { recursive: true, force: true })
+  removeHome(home)
 })
 
 test('the packed charms reach the statuses their start hooks set (jubilant.all_active)', () => {

@@ -19,12 +19,12 @@
  * temporary directory is removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
 
 const probeHook = (log: string): string => `#!/bin/bash
@@ -121,7 +121,7 @@ test('goal-state, relation-model-get, opened-ports, resource-get, credential-get
     assert.match(upgraded['resource']!, /\/resources\/test-file\/test-file\.txt second revision$/)
   } finally {
     destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

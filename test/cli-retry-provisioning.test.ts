@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
-import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'cantrip-retry-prov-'))
 const machinesDir = join(home, 'controllers', 'local', 'machines')
@@ -66,7 +66,7 @@ retry.before(() => {
 retry.after(() => {
   for (const link of links) rmSync(link, { force: true })
   destroyLeftoverController(home, machinesDir)
-  rmSync(home, { recursive: true, force: true })
+  removeHome(home)
 })
 
 retry('a failed first start: status shows the provisioning error with the provider\'s reason; the unit waits for its machine', () => {

@@ -28,7 +28,7 @@
  * (destroy-controller) and the temporary directory removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
@@ -38,7 +38,7 @@ import { createHash } from 'node:crypto'
 import { WebSocket } from 'ws'
 import type { ControllersFile } from '../agent/cli/cli-home.ts'
 import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
 
 function writeCharm (dir: string, metadata: string[], actions: Record<string, string>, hooks: Record<string, string>): void {
@@ -246,7 +246,7 @@ test('two charms exchange a password through a secret granted over their relatio
   } finally {
     for (const socket of sockets) socket.terminate()
     destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -18,12 +18,12 @@
  * temporary directory is removed.
  */
 import '../runtime/polyfill.ts'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { waitFor } from './support/cantripd-cluster.ts'
 
 /** A bash charm whose every hook appends `<hook> <JUJU_STORAGE_ID>` to `log`. */
@@ -105,7 +105,7 @@ test('deploy --storage: storage-attached before install, a real location, detach
     assert.equal(hookLines(log).slice(before), ['data-storage-detaching data/0', 'data-storage-detaching data/2', 'stop', 'remove'])
   } finally {
     destroyLeftoverController(home, machinesDir)
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -23,7 +23,7 @@
  */
 import '../runtime/polyfill.ts'
 import { spawn } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
@@ -33,7 +33,7 @@ import { Connection } from '../agent/cli/connection.ts'
 import { readControllers, type ControllerEntry } from '../agent/cli/cli-home.ts'
 import { groupStatus } from '../agent/cli/group-status.ts'
 import { findProcessesByArgument } from '../agent/detached-processes.ts'
-import { cantrip, cantripOk as ok, destroyLeftoverController, type CliRun } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, type CliRun, removeHome } from './support/cli-process.ts'
 import { distProgram } from './support/dist.ts'
 import { StatusReader } from './support/status-reader.ts'
 import { stampedTree } from './support/stamped-tree.ts'
@@ -187,7 +187,7 @@ test('upgrade-controller restarts each member into the new version in turn; writ
     await reader?.close()
     destroyLeftoverController(home, machinesDir)
     tree.remove()
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -27,7 +27,7 @@
  * before anything is unpacked; the upgrader logs it and keeps the running version).
  */
 import '../runtime/polyfill.ts'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
@@ -36,7 +36,7 @@ import { parse as parseYaml } from 'yaml'
 import * as assert from 'uvu/assert'
 import { cantripVersion } from '../agent/version.ts'
 import { tableValues } from '../runtime/model/table.ts'
-import { cantrip, cantripOk as ok, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { StatusReader } from './support/status-reader.ts'
 import { writeExampleBundle } from './support/example-bundle.ts'
@@ -205,7 +205,7 @@ test('upgrade-model moves every machine to the new agent; workloads keep serving
     await reader?.close()
     destroyLeftoverController(home, machinesDir)
     tree.remove()
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -7,7 +7,7 @@
  * first), and once through the built CLI for the exit status a shell sees.
  */
 import '../runtime/polyfill.ts'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Command } from 'commander'
@@ -17,7 +17,7 @@ import { runCantrip } from '../agent/cli/cantrip-main.ts'
 import { createContext } from '../agent/cli/cli-context.ts'
 import { loadCommands } from '../agent/cli/commands/index.ts'
 import { registerSimCommand } from '../sim/cli/sim-command.ts'
-import { cantrip } from './support/cli-process.ts'
+import { cantrip, removeHome } from './support/cli-process.ts'
 
 const commands = await loadCommands()
 /** `cantrip sim`, as bin/cantrip.ts adds it. */
@@ -106,7 +106,7 @@ usage('the built CLI: exit status 2 and the one line, as a shell sees them', () 
     const run = cantrip(home, ['deploy', '--bogus'])
     assert.equal([run.status, run.stderr, run.stdout], [2, 'ERROR unknown option \'--bogus\'\n', ''])
   } finally {
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

@@ -8,13 +8,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
+import { freeLoopbackPort } from '../agent/free-port.ts'
 
 const test = suite('example charm workloads')
 const charmsDir = fileURLToPath(new URL('../examples/charms/', import.meta.url))
@@ -99,15 +99,8 @@ async function http (url: string, init: RequestInit = {}): Promise<Reply> {
   return { status: res.status, body: await res.text(), headers: res.headers }
 }
 
-/** A port nothing listens on (it was free a moment ago). */
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>(resolve => server.close(() => { resolve() }))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
+/** A port nothing listens on: free a moment ago, and claimed so no other suite on this host binds it (agent/free-port.ts). */
+const closedPort = freeLoopbackPort
 
 function freshDir (name: string): string {
   const dir = join(root, name)

@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
 import type { ControllersFile } from '../agent/cli/cli-home.ts'
 import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
-import { cantrip, cantripOk } from './support/cli-process.ts'
+import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
 import { processAlive } from './support/processes.ts'
 
@@ -93,8 +93,10 @@ test('bootstrap --inspect: the controller and the machine agent it provisions st
     // Machine agents write their pids in their instance dirs; destroy-controller stops them too.
     assert.is(cantrip(home, ['destroy-controller', 'local', '--no-prompt']).status, 0)
   } finally {
+    // A failure before destroy-controller leaves the machine agent and kv-server running too.
+    destroyLeftoverController(home, join(home, 'controllers', 'local', 'machines'))
     for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
   }
 })
 

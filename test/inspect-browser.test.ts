@@ -20,7 +20,7 @@ import { parse } from 'yaml'
 import type { ControllersFile } from '../agent/cli/cli-home.ts'
 import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
-import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { agentsShown, ensureChromium, hookRows, launchChromium, startViewer, treeRows, untilPage, type ViewerProcess } from './support/inspect-browser.ts'
 import { processAlive } from './support/processes.ts'
 
@@ -118,7 +118,7 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
     await viewer?.stop()
     destroyLeftoverController(home, machinesDir)
     for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
-    rmSync(home, { recursive: true, force: true })
+    removeHome(home)
     if (process.env['CANTRIP_KEEP_SCREENSHOTS'] === undefined) rmSync(shots, { recursive: true, force: true })
   }
 })

@@ -11,7 +11,7 @@
  * pinned by a check that runs everywhere.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readlinkSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -20,7 +20,7 @@ import * as assert from 'uvu/assert'
 import { NetnsMachineNetwork, machineNetworkUnavailable, parseMachineNetwork } from '../agent/netns-machine-network.ts'
 import { timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 import { controllerNetwork } from '../agent/cli/controller-network.ts'
-import { cantrip, cantripOk, destroyLeftoverController } from './support/cli-process.ts'
+import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { killUnitWorkloads } from './support/processes.ts'
 import { StatusReader } from './support/status-reader.ts'
 
@@ -36,7 +36,7 @@ test.after(() => {
   destroyLeftoverController(home, join(home, 'controllers', 'local', 'machines'))
   // Whatever a failed run left: the namespaces and the bridge of this run's network.
   if (unavailable === undefined) new NetnsMachineNetwork(cidr).removeAll()
-  rmSync(home, { recursive: true, force: true })
+  removeHome(home)
 })
 
 test('bad --machine-network and --listen values are one clear line each', () => {

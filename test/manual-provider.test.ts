@@ -7,12 +7,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
-import { createServer, connect } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { freeLoopbackPort } from '../agent/free-port.ts'
 import { createManualProvider, type RealManualProviderOptions } from '../agent/create-manual-provider.ts'
 import { manualMachineUnit, shellQuote } from '../providers/manual-provider.ts'
 import { encodeBootstrapData } from '../runtime/bootstrap-data.ts'
@@ -30,16 +31,8 @@ function skipReason (): string | undefined {
   return (ensure.stderr.trim() || `scripts/ensure-sshd.sh exited ${String(ensure.status)}`)
 }
 
-async function sparePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')))
-    })
-  })
-}
+/** A port for sshd or a port nothing listens on: claimed and outside the ephemeral range (agent/free-port.ts). */
+const sparePort = freeLoopbackPort
 
 async function accepts (port: number): Promise<boolean> {
   return await new Promise(resolve => {

@@ -8,12 +8,12 @@
  * that removes it.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip } from './support/cli-process.ts'
+import { cantrip, removeHome } from './support/cli-process.ts'
 import { ensureDist } from './support/dist.ts'
 import { parse, stringify } from 'yaml'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
@@ -78,7 +78,7 @@ test('a stale "demo" controller is not reused: one line saying how to remove it,
     assert.match(lines[0]!, /^cantrip demo: expected controller "demo" in .* to answer, got: none of its controller processes runs \(pid 1\); remove it with "npm run cantrip -- destroy-controller demo --no-prompt"/)
     assert.not.match(run.stdout, '$ cantrip')
   } finally {
-    rmSync(root, { recursive: true, force: true })
+    removeHome(root)
   }
 })
 
@@ -122,7 +122,7 @@ test('npm start deploys the example charms through the CLI and leaves them runni
       const machines = join(dir, 'machines')
       if (existsSync(machines)) for (const d of readdirSync(machines)) killUnitWorkloads(join(machines, d, 'agent'))
     }
-    rmSync(root, { recursive: true, force: true })
+    removeHome(root)
   }
 })
 

@@ -4,8 +4,9 @@
  * command with the time it started, to see where a test spends its time.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import * as assert from 'uvu/assert'
 import { distProgram } from './dist.ts'
 import { killUnitWorkloads } from './processes.ts'
@@ -35,10 +36,61 @@ export function cantripOk (home: string, ...args: string[]): string {
 
 /**
  * A test's clean-up: destroys controller "local" in `home` if the test left it running,
- * then kills any workload its machine agents' units left behind (by pid).
+ * then kills any workload its machine agents' units left behind (by pid). A controller is
+ * left only when the test failed before its own destroy-controller, so its directory
+ * (agent, unit and workload logs) is copied into `home` first, for removeHome to keep.
  */
 export function destroyLeftoverController (home: string, machinesDir: string): void {
-  if (!existsSync(join(home, 'controllers', 'local'))) return
+  const dir = join(home, 'controllers', 'local')
+  if (!existsSync(dir)) return
+  try {
+    cpSync(dir, join(home, 'leftover-controller-local'), { recursive: true, filter: source => !lstatSync(source).isSocket() })
+  } catch (error) {
+    process.stderr.write(`cli process: could not copy ${dir}: ${error instanceof Error ? error.message : String(error)}\n`)
+  }
   cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
   if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
+}
+
+/** Homes handed to removeHome, removed or kept when this process exits. */
+const homesAtExit = new Set<string>()
+
+/**
+ * A test's CANTRIP_HOME (or any directory holding one) at its end: removed when this
+ * process exits, unless a test of it failed (uvu sets a failing exit code) or
+ * CANTRIP_KEEP_LOGS=1; then it is moved under CANTRIP_KEEP_LOGS_DIR (default
+ * <tmp>/cantrip-kept-logs) as cantripd-cluster.ts keeps its agents' logs, so the agent
+ * and unit logs of a failure under load can be read afterwards. Decided at exit because a
+ * test's own `finally` runs before uvu has its verdict. Kill the home's processes first.
+ */
+export function removeHome (home: string): void {
+  if (homesAtExit.size === 0) process.once('exit', settleHomes)
+  homesAtExit.add(home)
+}
+
+function settleHomes (): void {
+  const keep = process.exitCode !== undefined && process.exitCode !== 0 ? 'a test failed; ' : process.env['CANTRIP_KEEP_LOGS'] === '1' ? '' : undefined
+  for (const home of homesAtExit) {
+    if (!existsSync(home)) continue
+    if (keep === undefined) { rmSync(home, { recursive: true, force: true }); continue }
+    const kept = join(process.env['CANTRIP_KEEP_LOGS_DIR'] ?? join(tmpdir(), 'cantrip-kept-logs'), `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${basename(home)}`)
+    try {
+      mkdirSync(join(kept, '..'), { recursive: true })
+      moveDir(home, kept)
+      process.stderr.write(`cli process: ${keep}CANTRIP_HOME ${home} is kept in ${kept}\n`)
+    } catch (error) {
+      process.stderr.write(`cli process: could not keep ${home}: ${error instanceof Error ? error.message : String(error)}\n`)
+      rmSync(home, { recursive: true, force: true })
+    }
+  }
+}
+
+/** rename, or copy and remove across file systems. */
+function moveDir (from: string, to: string): void {
+  try {
+    renameSync(from, to)
+  } catch {
+    cpSync(from, to, { recursive: true })
+    rmSync(from, { recursive: true, force: true })
+  }
 }

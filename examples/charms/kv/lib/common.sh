@@ -17,7 +17,9 @@ RUNNING_PORT_FILE="$STATE_DIR/kv-server.running-port"
 DATA_FILE="$STATE_DIR/kv-data.json"
 PEERS_FILE="$STATE_DIR/peers"
 LOG_FILE="$STATE_DIR/kv-server.log"
-START_WAIT_SECONDS=10
+# A node start and a health probe each take seconds on a busy host (load 20 on 2 cores):
+# the bound is for a server that will never answer, not for a slow one.
+START_WAIT_SECONDS=60
 STOP_WAIT_SECONDS=5
 
 log() { juju-log "$*"; }
@@ -138,14 +140,21 @@ start_server() {
   fi
   local deadline=$((SECONDS + START_WAIT_SECONDS))
   until server_healthy; do
-    if ! server_running || [ "$SECONDS" -ge "$deadline" ]; then
-      juju-log -l ERROR "kv-server did not become healthy: $(tail -n 3 "$LOG_FILE" 2>/dev/null | tr '\n' ' ')"
+    if ! server_running; then
+      juju-log -l ERROR "kv-server exited before answering on port $(conf_value port) (a port taken shows as EADDRINUSE): $(last_server_lines)"
+      return 1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      juju-log -l ERROR "kv-server (pid $(cat "$PID_FILE")) runs but did not answer /health at $(server_url) within ${START_WAIT_SECONDS}s: $(last_server_lines)"
       return 1
     fi
     sleep 0.2
   done
   log "kv-server healthy at $(server_url)"
 }
+
+# The workload's last log lines, on one line (why it exited or what it last did).
+last_server_lines() { tail -n 3 "$LOG_FILE" 2>/dev/null | tr '\n' ' '; }
 
 # Stops kv-server: SIGTERM, at most STOP_WAIT_SECONDS, then SIGKILL.
 stop_server() {
