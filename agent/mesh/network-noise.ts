@@ -5,12 +5,14 @@
  * holders of that key (Noise binds the prologue into every handshake message's tag); on a
  * connection that took pnet's cipher (a peer of an older version) it runs without one,
  * as those peers do. Same protocol name ('/noise') either way: the two ends of one
- * connection always agree on which it is, from the nonces they exchanged.
+ * connection always agree on which it is, from the nonces they exchanged. Either runs its
+ * transport phase through noise-transport-phase.ts.
  */
 import { createHmac } from 'node:crypto'
 import { noise, type NoiseInit } from '@chainsafe/libp2p-noise'
 import type { ConnectionEncrypter, SecurableStream, SecureConnectionOptions, SecuredConnection } from '@libp2p/interface'
 import { networkSecret, protectedByCipher } from './network-handshake.ts'
+import { withLeanTransportPhase } from './noise-transport-phase.ts'
 
 type NoiseComponents = Parameters<ReturnType<typeof noise>>[0]
 
@@ -27,6 +29,9 @@ export function networkNoise (keyFile: Uint8Array, init: NoiseInit = {}): (compo
   return components => {
     const bound = noise({ ...init, prologueBytes })(components)
     const plain = noise(init)(components)
+    // The same messages with less plumbing each (noise-transport-phase.ts).
+    withLeanTransportPhase(bound)
+    withLeanTransportPhase(plain)
     const pick = (connection: object): ConnectionEncrypter => protectedByCipher(connection) ? plain : bound
     // Keeps Noise's protocol, tag and capabilities; only the choice per connection is ours.
     const encrypter: ConnectionEncrypter = Object.create(bound)
