@@ -717,5 +717,10 @@ export const limits = {
   /** Inspection: characters kept of one string in a snapshot or event. */
   inspectStringCharsMax: 4_096,
   /** libp2p transport: raw connections whose handshake is followed at once for the refusal counters (agent/mesh/refusal-counters.ts). */
-  transportHandshakesWatchedMax: 4_096
+  transportHandshakesWatchedMax: 4_096,
+  /**
+   * libp2p transport: time for a new connection's peer to send its network nonce
+   * (agent/mesh/network-handshake.ts); @libp2p/pnet's own bound, which older peers keep.
+   */
+  transportNetworkHandshakeTimeoutMs: 1_000
 } as const

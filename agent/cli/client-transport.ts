@@ -1,6 +1,6 @@
 /**
  * The CLI's link for commands that ask and exit: a libp2p node with only what one
- * request needs — TCP, the private network's key (pnet), Noise with the admin's identity
+ * request needs — TCP, the private network's key (network-handshake.ts), Noise with the admin's identity
  * and yamux — and none of an agent's services (identify, ping, gossipsub), no listening
  * socket and no seed dialling. A request dials the one member it is for, when it is
  * sent: a command that the first member answers makes one connection and one Noise
@@ -13,9 +13,7 @@
  * the Connection starts a full mesh node for that, on first use (connection.ts).
  */
 import '../../runtime/polyfill.ts'
-import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
-import { preSharedKey } from '@libp2p/pnet'
 import { tcp } from '@libp2p/tcp'
 import type { Connection } from '@libp2p/interface'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
@@ -33,7 +31,9 @@ import {
 import { clientNoiseCrypto } from './client-noise-crypto.ts'
 import { checkWireName, decodeResponseEnvelope, encodeRequestEnvelope } from '../mesh/mesh-envelopes.ts'
 import { requestProtocol } from '../mesh/request-protocol.ts'
+import { networkHandshake } from '../mesh/network-handshake.ts'
 import { parseNetworkKey } from '../mesh/network-key.ts'
+import { networkNoise } from '../mesh/network-noise.ts'
 import { parsePeerKey } from '../mesh/peer-identity.ts'
 import { RequestChannel } from '../mesh/request-channel.ts'
 
@@ -67,8 +67,8 @@ export class ClientTransport {
       privateKey,
       addresses: { listen: [] },
       transports: [tcp()],
-      connectionProtector: preSharedKey({ psk }),
-      connectionEncrypters: [noise({ crypto: clientNoiseCrypto })],
+      connectionProtector: networkHandshake(psk),
+      connectionEncrypters: [networkNoise(psk, { crypto: clientNoiseCrypto })],
       streamMuxers: [yamux()]
     })
     return new ClientTransport(node, members)

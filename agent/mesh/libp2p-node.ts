@@ -1,16 +1,14 @@
 /**
  * The libp2p node under Libp2pTransport: TCP (dialling from the agent's own loopback host
- * where it has one), the private-network key, Noise, Yamux with lazy window updates,
+ * where it has one), the private-network key (network-handshake.ts), Noise, Yamux with lazy window updates,
  * identify, ping and gossipsub as this mesh uses it. Kept apart from the transport so the
  * stack's configuration reads in one place.
  */
 import { gossipsub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import { identify, type Identify } from '@libp2p/identify'
 import type { PrivateKey, PubSub } from '@libp2p/interface'
 import { ping, type PingService } from '@libp2p/ping'
-import { preSharedKey } from '@libp2p/pnet'
 import { tcp, type TCPOptions, type TCPSocketOptions } from '@libp2p/tcp'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
@@ -18,6 +16,8 @@ import { limits } from '../../runtime/limits.ts'
 import { withLazyWindowUpdates } from './lazy-window-updates.ts'
 import { advertiseAs } from './advertised-addresses.ts'
 import { loopbackDialSource } from './loopback-dial-source.ts'
+import { networkHandshake } from './network-handshake.ts'
+import { networkNoise } from './network-noise.ts'
 import { withCachedSigning } from './signing-key.ts'
 import { wireMessageId } from './wire-message-id.ts'
 import type { HandshakeWatch } from './refusal-counters.ts'
@@ -26,7 +26,7 @@ export type MeshServices = { identify: Identify, ping: PingService, pubsub: PubS
 
 export interface MeshNodeOptions {
   privateKey: PrivateKey
-  /** The private network's pre-shared key (pnet). */
+  /** The private network's key: swarm key file bytes (network-key.ts). */
   psk: Uint8Array
   listen: readonly Multiaddr[]
   /** The host others dial (advertised-addresses.ts); the listen addresses themselves when not given. */
@@ -47,8 +47,10 @@ export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<
       ...(options.advertise === undefined ? {} : { announceFilter: advertiseAs(options.advertise) })
     },
     transports: [tcp(tcpOptions(options.listen))],
-    connectionProtector: preSharedKey({ psk: options.psk }),
-    connectionEncrypters: [noise()],
+    // The network key is proven once, by Noise, between peers of this version; pnet's
+    // cipher only with older ones (network-handshake.ts).
+    connectionProtector: networkHandshake(options.psk),
+    connectionEncrypters: [networkNoise(options.psk)],
     streamMuxers: [withLazyWindowUpdates(yamux())],
     // libp2p prunes connections beyond 300 by default, which would cap the machine agents
     // a controller keeps. Its inbound pacing (5 new connections per second per host, 10
