@@ -213,6 +213,11 @@ export const limits = {
   raftMaxInflightMessages: 256,
   /** Raft: payload bytes a leader accepts into its log uncommitted before refusing proposals. */
   raftMaxUncommittedEntriesBytes: 16 * 1024 * 1024,
+  /**
+   * Raft: proposals a leader's host holds while it handles a Ready (group commit,
+   * runtime/raft/proposal-queue.ts); past it a proposal is refused as too much uncommitted.
+   */
+  raftProposalsQueuedMax: 8192,
   /** Raft: committed entries handed to the host in one Ready. */
   raftEntriesPerReadyMax: 1024,
   /** Raft: bytes of committed entries in one Ready (one entry is always handed out). */
