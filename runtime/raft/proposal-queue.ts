@@ -83,7 +83,14 @@ export class ProposalQueue<Command, Result> {
       data: grouping.encodeGroup(run.map(w => w.data)),
       commands: run.length,
       resolve: result => {
-        const results = grouping.splitResult(result, run.length)
+        let results: Result[]
+        try {
+          results = grouping.splitResult(result, run.length)
+        } catch (error) {
+          // Every proposer hears of it; the host then stops on the broken state machine.
+          for (const w of run) w.reject(error instanceof Error ? error : new Error(String(error)))
+          throw error
+        }
         run.forEach((w, i) => { w.resolve(results[i]!) })
       },
       reject: error => { for (const w of run) w.reject(error) }

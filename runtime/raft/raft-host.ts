@@ -387,7 +387,10 @@ export class RaftHost<Command, Result, State> {
         this.#track(result.index, result.term, 'command').then(applied => {
           assert(applied !== undefined, `${component}: command at ${result.index} applied without a result`)
           entry.resolve(applied)
-        }, (error: Error) => { entry.reject(error) }).finally(() => {
+        }, (error: Error) => { entry.reject(error) }).catch((error: unknown) => {
+          // A result that does not split into one per command: a broken state machine.
+          this.#fail(error)
+        }).finally(() => {
           // Settled by a timeout or a lost leadership as well as by applying: the held ones go now.
           if (this.#queuedMayGo()) this.#kick()
         })
