@@ -2,6 +2,8 @@ import { runScenario } from '../sim/scenario/run-scenario.ts'
 import type { RunOptions, Scenario, ScenarioCharm } from '../sim/scenario/scenario-types.ts'
 import { limits } from '../runtime/limits.ts'
 import { agentRaftTiming } from '../sim/system/system-world.ts'
+import { decode } from '../runtime/codec.ts'
+import type { Entry } from '../runtime/raft/raft-types.ts'
 
 /**
  * The whole system on the simulator at scale (issue 9): 3 controllers, N machine agents
@@ -9,7 +11,8 @@ import { agentRaftTiming } from '../sim/system/system-world.ts'
  * units, the last four placed on the first one's machines, as `juju deploy --to` does),
  * every unit running install → leader-elected → config-changed → start with hooks of
  * 10–200 ms simulated. Measured from the first command to every unit active/idle:
- * simulated time, wall time, and their ratio. The goal is 1,000 agents in < 60 s wall.
+ * simulated time, wall time, and their ratio, and the Raft entries and commands per agent
+ * (what the leader's group commit folds). The goal is 1,000 agents in < 30 s wall (issue 28).
  */
 export interface SimScalePoint {
   agents: number
@@ -24,6 +27,12 @@ export interface SimScalePoint {
   peakRssMb: number
   /** CPU the process used (user + system): on a shared machine, what the point cost apart from its share of the cores. */
   cpuSeconds: number
+  /** Raft entries the first controller applied, per machine agent (what group commit cuts). */
+  entriesPerAgent: number
+  /** Model commands those entries carried (an `apply-batch` counts its commands), per agent. */
+  commandsPerAgent: number
+  /** Commands per entry that carried a command: 1 without any batching. */
+  commandsPerEntry: number
 }
 
 const applicationsPerAgent = 5
@@ -85,15 +94,18 @@ export function scaleScenario (agents: number): Scenario {
  * machine agents up, units in the model, and memory (a long point shows how it goes).
  * It only reads the world when an entry applies, so the run and its trace hash are the same.
  */
-function progressObserver (): RunOptions['observe'] {
-  if (process.env['CANTRIP_SIM_PROGRESS'] !== '1') return undefined
+function progressObserver (counts: EntryCounts): NonNullable<RunOptions['observe']> {
+  const progress = process.env['CANTRIP_SIM_PROGRESS'] === '1'
   const started = performance.now()
   let last = started
   return world => {
     // onApplied: the runner sets onStep after observing; the invariants set this one before.
     const onApplied = world.observers.onApplied
+    const counted = world.group.ids[0]
     world.observers.onApplied = (id, entry) => {
       onApplied?.(id, entry)
+      if (id === counted) countEntry(counts, entry)
+      if (!progress) return
       const now = performance.now()
       if (now - last < 30_000) return
       last = now
@@ -104,9 +116,21 @@ function progressObserver (): RunOptions['observe'] {
   }
 }
 
+interface EntryCounts { entries: number, withCommands: number, commands: number }
+
+/** Counts one applied entry and the model commands it carried (decoded again: the bench's cost, not the run's). */
+function countEntry (counts: EntryCounts, entry: Entry): void {
+  counts.entries++
+  if (entry.type !== 'normal' || entry.data.length === 0) return
+  const command = decode(entry.data, 'sim-scale') as { type?: unknown, commands?: unknown }
+  counts.withCommands++
+  counts.commands += command.type === 'apply-batch' && Array.isArray(command.commands) ? command.commands.length : 1
+}
+
 export async function measureSimScale (agents: number): Promise<SimScalePoint> {
-  const observe = progressObserver()
-  const record = await runScenario(scaleScenario(agents), { seed: 1, ...(observe === undefined ? {} : { observe }) })
+  const counts: EntryCounts = { entries: 0, withCommands: 0, commands: 0 }
+  const observe = progressObserver(counts)
+  const record = await runScenario(scaleScenario(agents), { seed: 1, observe })
   const r = record.result
   const wallSeconds = r.wallMs / 1000
   return {
@@ -119,7 +143,10 @@ export async function measureSimScale (agents: number): Promise<SimScalePoint> {
     hooks: r.counts.hooks,
     hooksPerWallSecond: Math.round(r.counts.hooks / wallSeconds),
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1e3),
-    cpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1))
+    cpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1)),
+    entriesPerAgent: Number((counts.entries / agents).toFixed(1)),
+    commandsPerAgent: Number((counts.commands / agents).toFixed(1)),
+    commandsPerEntry: Number((counts.commands / Math.max(1, counts.withCommands)).toFixed(2))
   }
 }
 

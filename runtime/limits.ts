@@ -213,6 +213,11 @@ export const limits = {
   raftMaxInflightMessages: 256,
   /** Raft: payload bytes a leader accepts into its log uncommitted before refusing proposals. */
   raftMaxUncommittedEntriesBytes: 16 * 1024 * 1024,
+  /**
+   * Raft: proposals a leader's host holds while it handles a Ready (group commit,
+   * runtime/raft/proposal-queue.ts); past it a proposal is refused as too much uncommitted.
+   */
+  raftProposalsQueuedMax: 8192,
   /** Raft: committed entries handed to the host in one Ready. */
   raftEntriesPerReadyMax: 1024,
   /** Raft: bytes of committed entries in one Ready (one entry is always handed out). */
@@ -589,8 +594,10 @@ export const limits = {
    * answered with the difference between the view its agent names and the view now, so
    * the changes an agent has not taken yet are one coalesced delta, never a queue); past
    * it a new watch is refused and its agent, told so, goes on with notices and fetches.
+   * Room for one per machine agent of a 10,000-machine model (issue 28's largest point),
+   * as a controller may be the one every agent watches.
    */
-  machineWatchesHeldMax: 4_096,
+  machineWatchesHeldMax: 16_384,
   /**
    * The longest a machine agent's view fetch waits for its answer: the request timeout
    * doubles after each round in which no controller answered, up to this (a starved host
@@ -636,8 +643,10 @@ export const limits = {
    * Machines whose last view a controller keeps, to answer a fetch whose view has not
    * changed with "unchanged" (actors/controller/machine-view-cache.ts); the least recently
    * asked is forgotten first, and its agent's next fetch gets the whole view again.
+   * Room for every machine of a 10,000-machine model: below it, a controller serving all
+   * of them would forget views in a cycle and answer each fetch whole.
    */
-  machineViewsCachedMax: 4096,
+  machineViewsCachedMax: 16_384,
   /** Charm replication: time one peer controller may take to answer for a missing archive. */
   charmFetchPeerTimeoutMs: 5_000,
   /** Charm replication: peer controllers asked per fetch, at most. */

@@ -6,7 +6,11 @@ import { applyCommand, emptyModel } from '../runtime/model/model-store.ts'
 import { ModelStateMachine } from '../runtime/model/model-state-machine.ts'
 import type { CommandResult, Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
 import { tableGet, tableKeys } from '../runtime/model/table.ts'
-import { entryGroups } from '../actors/controller/model-replica.ts'
+import { entryRuns } from '../runtime/raft/proposal-queue.ts'
+import { encode } from '../runtime/codec.ts'
+import { SimControllerGroup } from '../sim/sim-controller-group.ts'
+import { Simulation } from '../sim/simulation.ts'
+import type { Entry } from '../runtime/raft/raft-types.ts'
 
 /**
  * `apply-batch` (runtime/model/apply/batch-commands.ts): a machine agent's batch committed
@@ -88,14 +92,68 @@ test('the model state machine commits a batch as one entry and hands back every 
   assert.equal([...tableKeys(machine.state().machines)].sort(), ['0', '1'])
 })
 
-test(`a leader splits a batch into entries of at most ${limits.modelEntryCommandsMax} commands and ${limits.modelEntryBytesMax} bytes, in order`, () => {
+/** The runs entryRuns makes of `commands` with the model's grouping, as their lengths. */
+function runLengths (commands: readonly ModelCommand[]): number[] {
+  const grouping = new ModelStateMachine().grouping
+  const waiting = commands.map(command => ({ command, data: encode(command), alone: !grouping.groupable(command) }))
+  return entryRuns(waiting, grouping).map(run => run.length)
+}
+
+test(`a leader groups proposals into entries of at most ${limits.modelEntryCommandsMax} commands and ${limits.modelEntryBytesMax} bytes, in order; a batch stays alone`, () => {
   const forty = Array.from({ length: 40 }, (_, i) => addMachine(`s${i}`))
-  assert.equal(entryGroups(forty).map(group => group.length), [limits.modelEntryCommandsMax, 40 - limits.modelEntryCommandsMax])
-  assert.equal(entryGroups(forty).flat(), forty)
+  assert.equal(runLengths(forty), [limits.modelEntryCommandsMax, 40 - limits.modelEntryCommandsMax])
   // Commands of ~100 KiB each (a placement string): two fit one entry, the third starts another.
   const big = Array.from({ length: 5 }, (_, i) => addMachine(`b${i}`, 'x'.repeat(100 * 1024)))
-  assert.equal(entryGroups(big).map(group => group.length), [2, 2, 1])
-  assert.equal(entryGroups([addMachine('one')]), [[addMachine('one')]])
+  assert.equal(runLengths(big), [2, 2, 1])
+  assert.equal(runLengths([addMachine('one')]), [1])
+  assert.equal(runLengths([addMachine('a'), batch([addMachine('b')]), addMachine('c'), addMachine('d')]), [1, 1, 2], 'a batch is never put in a batch')
+})
+
+test('a grouped entry is the apply-batch of its commands, built from their encodings, and splits back into their results', () => {
+  const machine = new ModelStateMachine('1')
+  for (const count of [2, 15, 16, limits.modelEntryCommandsMax]) {
+    const commands = Array.from({ length: count }, (_, i) => addMachine(`g${count}-${i}`))
+    const bytes = machine.grouping.encodeGroup(commands.map(command => machine.encodeCommand(command)))
+    assert.equal(decode(bytes, 'test'), { type: 'apply-batch', requestId: '1/group', proposer: controller, commands }, `${count} commands`)
+  }
+  const fresh = new ModelStateMachine('c1')
+  const two = [addMachine('x'), removeMachine('y', '9')]
+  const result = fresh.apply(fresh.grouping.encodeGroup(two.map(command => fresh.encodeCommand(command))), { index: 4, term: 1 })
+  assert.equal(fresh.grouping.splitResult(result, 2), [
+    { ok: true, index: 4, machines: ['0'] },
+    { ok: false, index: 4, error: 'controller: cannot remove machine "9": machine "9" not found' }
+  ])
+  const refused: CommandResult = { ok: false, index: 4, error: 'no' }
+  assert.equal(fresh.grouping.splitResult(refused, 2), [refused, refused], 'a refusal of the whole entry is each command\'s')
+})
+
+// Group commit (runtime/raft/proposal-queue.ts), as etcd's server batches the proposals
+// that wait while its raft loop handles a Ready: here they also share one entry.
+test('proposals made while the previous one is on its way to a commit share one entry, and each gets its own result', async () => {
+  const entries: Entry[] = []
+  const g = await SimControllerGroup.create(new Simulation({ seed: 3 }), { size: 3 })
+  assert.ok(await g.runUntil(() => g.leader() !== undefined, 5_000), 'a leader')
+  const leader = g.leader()!
+  const follower = g.hosts().find(h => h.id !== leader.id)!
+  const results: CommandResult[] = []
+  await g.runFor(500)
+  const before = leader.persistedLog().lastIndex()
+  const first = leader.propose(addMachine('first'))
+  assert.ok(await g.runUntil(() => leader.persistedLog().lastIndex() > before, 1_000, 1), 'the first appended')
+  assert.ok(leader.appliedIndex < leader.persistedLog().lastIndex(), 'and not yet committed')
+  // While the first is on its way to a commit, these wait for it, then go together.
+  const rest = leader.proposeAll([addMachine('r1'), removeMachine('r2', '42'), addMachine('r3'), addMachine('first')])
+  for (const [i, p] of [first, ...rest].entries()) void p.then(result => { results[i] = result })
+  assert.ok(await g.runUntil(() => results.filter(r => r !== undefined).length === 5 && follower.appliedIndex >= leader.appliedIndex, 5_000), 'all five applied')
+  assert.equal(results.map(r => r.ok ? r.machines : r.error), [
+    ['0'], ['1'], 'controller: cannot remove machine "42": machine "42" not found', ['2'], ['0']
+  ], 'each its own result; the repeated request id gets the first one\'s')
+  for (let index = follower.persistedLog().firstIndex(); index <= follower.appliedIndex; index++) entries.push(...follower.persistedLog().entries(index, index + 1, Infinity))
+  const carried = entries.filter(e => e.type === 'normal' && e.data.length > 0).map(e => decode(e.data, 'test') as ModelCommand)
+    .filter(c => c.type === 'apply-batch' || c.type.endsWith('-machine'))
+  assert.equal(carried.map(c => c.type === 'apply-batch' ? c.commands.length : 1), [1, 4], 'the four proposed while the first was in flight went as one entry')
+  assert.equal([...tableKeys(follower.state().machines)].sort(), ['0', '1', '2'], 'a follower applied the same')
+  await g.stop()
 })
 
 test.run()

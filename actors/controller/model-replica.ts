@@ -156,7 +156,7 @@ export class ModelReplica {
     const modelWatches = new ModelWatches({ clock: options.clock, revision: () => node?.host.state().revision ?? 0 })
     const host = await RaftHost.start({
       ...options,
-      stateMachine: new ModelStateMachine(),
+      stateMachine: new ModelStateMachine(options.id),
       onApplied: (entry, result) => {
         options.onApplied?.(entry, result)
         // Only the leader announces: one notice per commit burst, not one per controller.
@@ -362,32 +362,17 @@ export class ModelReplica {
       if (refusal !== undefined) results[at] = permissionDenied(refusal)
       else permitted.push({ at, command: sealCommand(command, this.secretSealer) })
     }
-    // Entries are proposed in the batch's order before any is awaited, so the log keeps it.
-    const entries = entryGroups(permitted.map(p => p.command))
-    const replies = (await Promise.all(entries.map(async group => await this.#proposeEntry(group)))).flat()
+    // Proposed together and in order: the leader's host appends them with whatever else
+    // came in meanwhile, in as few entries as its group commit allows (proposal-queue.ts).
+    const replies = await Promise.all(this.host.proposeAll(permitted.map(p => p.command)).map(async applied => {
+      try {
+        return { ok: true, result: await applied } satisfies ForwardReply
+      } catch (error) {
+        return forwardError(error)
+      }
+    }))
     permitted.forEach((p, i) => { results[p.at] = replies[i]! })
     return { ok: true, results }
-  }
-
-  /**
-   * Commits `commands` as one Raft entry (`apply-batch`, one command alone as itself):
-   * one append, one apply on each controller, one change notice. Each gets its own
-   * result; a failure of the entry (leadership lost, timeout) is every command's.
-   */
-  async #proposeEntry (commands: ModelCommand[]): Promise<ForwardReply[]> {
-    if (commands.length === 1) return [await this.#proposeOne(commands[0]!)]
-    let result: CommandResult
-    try {
-      result = await this.host.propose({ type: 'apply-batch', commands, requestId: `${this.id}/batch`, proposer: { kind: 'controller', id: this.id } })
-    } catch (error) {
-      const failed = forwardError(error)
-      return commands.map(() => failed)
-    }
-    // A refusal of the batch itself (never expected: this controller built it) is each command's.
-    if (!result.ok) return commands.map(() => ({ ok: true, result }))
-    const results = result.results ?? []
-    assert(results.length === commands.length, `${component} "${this.id}": a batch of ${commands.length} applied with ${results.length} results`)
-    return results.map(each => ({ ok: true, result: each }))
   }
 
   /**
@@ -470,30 +455,6 @@ function quoted (value: unknown): string {
 
 function permissionDenied (message: string): ForwardReply {
   return { ok: false, name: 'PermissionDeniedError', message, leader: '' }
-}
-
-/**
- * A batch's commands in entries of at most limits.modelEntryCommandsMax commands and
- * limits.modelEntryBytesMax encoded bytes (a larger command goes alone, as it would
- * unbatched), in order.
- */
-export function entryGroups (commands: readonly ModelCommand[]): ModelCommand[][] {
-  if (commands.length === 1) return [[commands[0]!]]
-  const groups: ModelCommand[][] = []
-  let group: ModelCommand[] = []
-  let bytes = 0
-  for (const command of commands) {
-    const size = encode(command, component).byteLength
-    if (group.length > 0 && (group.length >= limits.modelEntryCommandsMax || bytes + size > limits.modelEntryBytesMax)) {
-      groups.push(group)
-      group = []
-      bytes = 0
-    }
-    group.push(command)
-    bytes += size
-  }
-  if (group.length > 0) groups.push(group)
-  return groups
 }
 
 function forwardError (error: unknown): Extract<ForwardReply, { ok: false }> {

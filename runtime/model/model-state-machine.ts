@@ -1,7 +1,9 @@
 import { decode, encode } from '../codec.ts'
 import { limits } from '../limits.ts'
 import type { RaftHost } from '../raft/raft-host.ts'
+import type { CommandGrouping } from '../raft/proposal-queue.ts'
 import type { EntryPosition, ReplicatedStateMachine } from '../raft/replicated-state-machine.ts'
+import { modelEntryGrouping } from './model-entry-group.ts'
 import { applyCommand } from './model-apply.ts'
 import { emptyModel } from './model-draft.ts'
 import { restoreModel, snapshotModel } from './model-snapshot.ts'
@@ -21,6 +23,13 @@ export type ModelRaftHost = RaftHost<ModelCommand, CommandResult, ModelContext>
  */
 export class ModelStateMachine implements ReplicatedStateMachine<ModelCommand, CommandResult, ModelContext> {
   #model: ModelContext = emptyModel()
+  /** Group commit: commands proposed together become one `apply-batch` entry (model-entry-group.ts). */
+  readonly grouping: CommandGrouping<ModelCommand, CommandResult>
+
+  /** `controller` is the id the leader's `apply-batch` entries are proposed as. */
+  constructor (controller = 'leader') {
+    this.grouping = modelEntryGrouping(controller)
+  }
 
   encodeCommand (command: ModelCommand): Uint8Array {
     return encode(command, component)

@@ -16,6 +16,8 @@ import { RawNode } from './raw-node.ts'
 import { raftSnapshotProtocol, sendSnapshotInChunks, SnapshotAssembler } from './snapshot-transfer.ts'
 import { TickSchedule } from './tick-schedule.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
+import { ProposalQueue } from './proposal-queue.ts'
+import { HostStoppedError, MembershipChangeRefusedError, NotLeaderError, ProposalAbandonedError, ProposalRefusedError, ReadFailedError } from './raft-host-errors.ts'
 
 /** The request protocol that carries Raft messages between controllers. */
 export const raftProtocol = 'raft/1'
@@ -98,52 +100,7 @@ export interface RoleChange {
   term: number
 }
 
-export class NotLeaderError extends CantripError {
-  override name = 'NotLeaderError'
-  readonly leader: NodeId | ''
-  constructor (id: NodeId, leader: NodeId | '') {
-    super(`raft host "${id}": cannot propose: not the leader${leader === '' ? ' (leader unknown)' : `; ask "${leader}"`}`)
-    this.leader = leader
-  }
-}
-
-/** The proposal was appended but its fate is unknown or negative: it may or may not apply. */
-export class ProposalAbandonedError extends CantripError {
-  override name = 'ProposalAbandonedError'
-  constructor (id: NodeId, index: number, why: string) {
-    super(`raft host "${id}": proposal at index ${index}: ${why}`)
-  }
-}
-
-export class ProposalRefusedError extends CantripError {
-  override name = 'ProposalRefusedError'
-  constructor (id: NodeId, status: string) {
-    super(`raft host "${id}": cannot propose: "${status}"`)
-  }
-}
-
-/** A linearizable read could not get a read point (no leader, or no answer in time); retry it. */
-export class ReadFailedError extends CantripError {
-  override name = 'ReadFailedError'
-  constructor (id: NodeId, why: string) {
-    super(`raft host "${id}": cannot read: ${why}`)
-  }
-}
-
-/** A membership change was refused by the core (another is pending, invalid, not leader). */
-export class MembershipChangeRefusedError extends CantripError {
-  override name = 'MembershipChangeRefusedError'
-  constructor (id: NodeId, change: ConfigChange, why: string) {
-    super(`raft host "${id}": cannot ${change.type} "${change.node}": ${why}`)
-  }
-}
-
-export class HostStoppedError extends CantripError {
-  override name = 'HostStoppedError'
-  constructor (id: NodeId) {
-    super(`raft host "${id}": stopped`)
-  }
-}
+export { HostStoppedError, MembershipChangeRefusedError, NotLeaderError, ProposalAbandonedError, ProposalRefusedError, ReadFailedError } from './raft-host-errors.ts'
 
 interface Pending<Result> {
   term: number
@@ -181,6 +138,10 @@ export class RaftHost<Command, Result, State> {
   readonly #node: RawNode
   readonly #machine: ReplicatedStateMachine<Command, Result, State>
   readonly #pending = new Map<number, Pending<Result>>()
+  /** Proposals waiting for the next Ready (group commit). */
+  readonly #proposals: ProposalQueue<Command, Result>
+  /** The index of the last entry appended from #proposals: while it waits to apply, new proposals wait too. */
+  #groupInFlight: number | undefined
   /** Linearizable reads by their request context. */
   readonly #reads = new Map<string, PendingRead<State>>()
   #readsStarted = 0
@@ -219,6 +180,7 @@ export class RaftHost<Command, Result, State> {
     this.#durable = durable
     const snapshot = durable.snapshot()
     this.#machine = options.stateMachine
+    this.#proposals = new ProposalQueue(options.stateMachine.grouping, limits.raftProposalsQueuedMax)
     this.#machine.restore(snapshot.data)
     this.#applied = snapshot.metadata.index
     this.#appliedConfig = snapshot.metadata.config
@@ -382,36 +344,84 @@ export class RaftHost<Command, Result, State> {
 
   /**
    * Proposes `command`; resolves with its result once its entry is applied here. Refused
-   * at once with NotLeaderError (carrying the leader hint) when this node is not the
-   * leader; rejected with ProposalAbandonedError when leadership is lost, the entry is
+   * with NotLeaderError (carrying the leader hint) when this node is not the leader;
+   * rejected with ProposalAbandonedError when leadership is lost, the entry is
    * overwritten or the timeout passes (the command may still apply later).
    */
   async propose (command: Command): Promise<Result> {
-    if (this.#stopped) throw new HostStoppedError(this.id)
+    return await this.proposeAll([command])[0]!
+  }
+
+  /**
+   * Proposes `commands` in order, each settling as `propose` does. They are appended
+   * with whatever else is proposed meanwhile (group commit, proposal-queue.ts): at once
+   * when no earlier proposal is on its way to a commit, else as soon as it has applied.
+   */
+  proposeAll (commands: readonly Command[]): Array<Promise<Result>> {
+    if (this.#stopped) return commands.map(async () => { throw new HostStoppedError(this.id) })
     this.#catchUp()
-    this.#options.onStage?.('propose', 0)
-    const result = this.#node.propose(this.#machine.encodeCommand(command))
-    if (result.status === 'not-leader') throw new NotLeaderError(this.id, result.leader)
-    if (result.status !== 'accepted') throw new ProposalRefusedError(this.id, result.status)
-    const applied = await this.#await(result.index, result.term, 'command')
-    assert(applied !== undefined, `${component}: command at ${result.index} applied without a result`)
-    return applied
+    const results = commands.map(async command => await new Promise<Result>((resolve, reject) => {
+      this.#options.onStage?.('propose', 0)
+      const data = this.#machine.encodeCommand(command)
+      if (!this.#proposals.add(command, data, resolve, reject)) reject(new ProposalRefusedError(this.id, 'too-much-uncommitted'))
+    }))
+    this.#kick()
+    return results
+  }
+
+  /**
+   * Appends the queued proposals to the log (within #drain, before it takes a Ready) —
+   * unless the last ones appended from the queue are still on their way to a commit: the
+   * proposals that arrive meanwhile wait for it and then go together (group commit; see
+   * proposal-queue.ts). An idle leader appends a proposal at once.
+   */
+  #appendQueued (): void {
+    if (!this.#queuedMayGo()) return
+    this.#groupInFlight = undefined
+    for (const entry of this.#proposals.take()) {
+      const result = this.#node.propose(entry.data)
+      if (result.status === 'not-leader') entry.reject(new NotLeaderError(this.id, result.leader))
+      else if (result.status !== 'accepted') entry.reject(new ProposalRefusedError(this.id, result.status))
+      else {
+        this.#groupInFlight = result.index
+        this.#track(result.index, result.term, 'command').then(applied => {
+          assert(applied !== undefined, `${component}: command at ${result.index} applied without a result`)
+          entry.resolve(applied)
+        }, (error: Error) => { entry.reject(error) }).catch((error: unknown) => {
+          // A result that does not split into one per command: a broken state machine.
+          this.#fail(error)
+        }).finally(() => {
+          // Settled by a timeout or a lost leadership as well as by applying: the held ones go now.
+          if (this.#queuedMayGo()) this.#kick()
+        })
+      }
+    }
+  }
+
+  /** Proposals wait and nothing appended from the queue is still on its way. */
+  #queuedMayGo (): boolean {
+    return this.#proposals.size > 0 && (this.#groupInFlight === undefined || !this.#pending.has(this.#groupInFlight))
   }
 
   /** Waits for the entry appended at `index` in `term` to apply here. */
   async #await (index: number, term: number, kind: Pending<Result>['kind']): Promise<Result | undefined> {
+    const applied = this.#track(index, term, kind)
+    this.#kick()
+    return await applied
+  }
+
+  /** The wait for the entry at `index`, without starting a Ready (#drain calls it itself). */
+  async #track (index: number, term: number, kind: Pending<Result>['kind']): Promise<Result | undefined> {
     // An older proposal still waiting at this index was overwritten without this host
     // seeing a Ready in between (leadership lost and regained): it will never apply.
     this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, `overwritten by an entry of term ${term}`)))
-    const promise = new Promise<Result | undefined>((resolve, reject) => {
+    return await new Promise<Result | undefined>((resolve, reject) => {
       const timeoutMs = this.#options.proposeTimeoutMs ?? 20 * this.#options.electionTicks * this.#options.tickMs
       const timer = this.#options.clock.setTimeout(() => {
         this.#settle(index, pending => pending.reject(new ProposalAbandonedError(this.id, index, `not applied within ${timeoutMs} ms`)))
       }, timeoutMs)
       this.#pending.set(index, { term, kind, resolve, reject, timer })
     })
-    this.#kick()
-    return await promise
   }
 
   /** Stops after the Ready in hand (if any) is fully handled; nothing new is started. */
@@ -443,6 +453,7 @@ export class RaftHost<Command, Result, State> {
         // A stopped transport refuses unhandle; there is nothing left to detach then.
       }
     }
+    this.#proposals.rejectAll(new HostStoppedError(this.id))
     for (const index of [...this.#pending.keys()]) {
       this.#settle(index, pending => pending.reject(new HostStoppedError(this.id)))
     }
@@ -548,11 +559,17 @@ export class RaftHost<Command, Result, State> {
     if (this.#processing !== undefined) return
     this.#processing = this.#drain()
       .catch((error: unknown) => { this.#fail(error) })
-      .finally(() => { this.#processing = undefined })
+      .finally(() => {
+        this.#processing = undefined
+        // Proposed after the last look at the queue, before this settled.
+        if (this.#queuedMayGo()) this.#kick()
+      })
   }
 
   async #drain (): Promise<void> {
-    while (!this.#stopped && this.#node.hasReady()) {
+    while (!this.#stopped) {
+      this.#appendQueued()
+      if (!this.#node.hasReady()) break
       const ready = this.#node.ready()
       this.#options.onStage?.('ready', ready.entries.length)
       this.#readiesTaken++

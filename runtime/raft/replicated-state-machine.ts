@@ -1,3 +1,5 @@
+import type { CommandGrouping } from './proposal-queue.ts'
+
 /** Where a committed entry sits in the Raft log. */
 export interface EntryPosition {
   readonly index: number
@@ -19,6 +21,12 @@ export interface EntryPosition {
 export interface ReplicatedStateMachine<Command, Result, State> {
   /** The entry bytes `propose` appends for `command` (decoded again by `apply`). */
   encodeCommand: (command: Command) => Uint8Array
+  /**
+   * How the leader may fold commands proposed together into one entry (group commit);
+   * without it every command is an entry. `apply` of such an entry returns the result
+   * that `splitResult` turns back into one per command.
+   */
+  readonly grouping?: CommandGrouping<Command, Result>
   /** Applies the committed entry at `at` carrying `data`; the result (never undefined) goes to its proposer. */
   apply: (data: Uint8Array, at: EntryPosition) => Result
   /** A committed entry without a command (a new leader's no-op, a membership change) moves the state to it. */

@@ -104,8 +104,8 @@ export class RaftSafetyChecker {
   /** Per node, the last persisted hard state seen (by value identity, to decode once). */
   readonly #hardStates = new Map<NodeId, { bytes: Uint8Array, state: HardState }>()
   readonly #snapshotIndexCache = new WeakMap<Uint8Array, number>()
-  /** Acknowledged commands: index → request id, checked against the applied log. */
-  readonly #acknowledged = new Map<number, string>()
+  /** Acknowledged commands: index → their request ids (a group commit puts several at one), checked against the applied log. */
+  readonly #acknowledged = new Map<number, string[]>()
   #maxLeaseHolders = 0
   /** RaftSnapshots received and installed by a follower, counted from applied jumps. */
   checks = 0
@@ -142,7 +142,9 @@ export class RaftSafetyChecker {
 
   /** A client was told `result` for the command with `requestKey` (`<proposer> <request id>`). */
   onAcknowledged (requestId: string, result: CommandResult): void {
-    this.#acknowledged.set(result.index, requestId)
+    const at = this.#acknowledged.get(result.index)
+    if (at === undefined) this.#acknowledged.set(result.index, [requestId])
+    else at.push(requestId)
   }
 
   /** Raft messages `from` hands to its transport: their terms, votes and acks must be durable. */
@@ -262,15 +264,19 @@ export class RaftSafetyChecker {
 
   /** After the liveness phase: every acknowledged command is in the applied log at its index. */
   checkAcknowledged (appliedEverywhere: number): void {
-    for (const [index, requestId] of this.#acknowledged) {
+    for (const [index, requestIds] of this.#acknowledged) {
       if (index > appliedEverywhere) {
-        this.#violation(`durability: acknowledged ${requestId} at ${index} is not applied everywhere (applied to ${appliedEverywhere})`)
+        this.#violation(`durability: acknowledged ${requestIds.join(', ')} at ${index} is not applied everywhere (applied to ${appliedEverywhere})`)
         continue
       }
       const applied = this.#applied.get(index)
-      const command = applied === undefined ? undefined : decode(applied.data, component) as { requestId?: unknown }
-      if (command?.requestId !== requestId) {
-        this.#violation(`durability: acknowledged ${requestId} at ${index}, but the entry applied there is ${JSON.stringify(command?.requestId)}`)
+      const command = applied === undefined ? undefined : decode(applied.data, component) as { requestId?: unknown, type?: unknown, commands?: unknown }
+      // A leader's group commit carries several commands in one `apply-batch` entry.
+      const carried = command?.type === 'apply-batch' && Array.isArray(command.commands)
+        ? (command.commands as Array<{ requestId?: unknown } | null>).map(c => c?.requestId)
+        : [command?.requestId]
+      for (const requestId of requestIds.filter(id => !carried.includes(id))) {
+        this.#violation(`durability: acknowledged ${requestId} at ${index}, but the entry applied there is ${JSON.stringify(command?.requestId)}${carried.length > 1 ? ` carrying ${JSON.stringify(carried)}` : ''}`)
       }
     }
   }
