@@ -2,9 +2,8 @@ import '../runtime/polyfill.ts'
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { join } from 'node:path'
-import { Libp2pTransport } from '../agent/mesh/libp2p-transport.ts'
-import { generateNetworkKey } from '../agent/mesh/network-key.ts'
-import { generatePeerKey } from '../agent/mesh/peer-identity.ts'
+import type { Libp2pTransport } from '../agent/mesh/libp2p-transport.ts'
+import { echoProtocol, withEchoPair } from './echo-pair.ts'
 import { pollUntil, round } from './stats.ts'
 
 /**
@@ -33,14 +32,9 @@ function cpuUs (): number {
 }
 
 export async function measureMessageCost (rounds: number): Promise<MessageCost> {
-  const networkKey = generateNetworkKey()
-  const server = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey })
-  const client = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, bootstrap: server.addresses() })
-  try {
-    server.handle('bench/echo/1', async request => request.data)
-    await pollUntil(() => client.connectedPeers().includes(server.peerId), 10_000)
+  return await withEchoPair(async (client, server) => {
     const requestUs: Record<number, number> = {}
-    const once = async (payload: Uint8Array): Promise<void> => { await client.request(server.peerId, 'bench/echo/1', payload, { timeoutMs: 10_000 }) }
+    const once = async (payload: Uint8Array): Promise<void> => { await client.request(server.peerId, echoProtocol, payload, { timeoutMs: 10_000 }) }
     const sizes = [60, 400]
     for (const size of sizes) for (let i = 0; i < warmup; i++) await once(new Uint8Array(size))
     for (const size of sizes) {
@@ -48,10 +42,7 @@ export async function measureMessageCost (rounds: number): Promise<MessageCost> 
       requestUs[size] = await measured(`request-${size}`, rounds, async () => { for (let i = 0; i < rounds; i++) await once(payload) })
     }
     return { requestUs, gossipUs: await gossipCost(client, server, rounds) }
-  } finally {
-    await client.stop()
-    await server.stop()
-  }
+  })
 }
 
 /** One publication at a time from `from`, each awaited at `to` before the next. */

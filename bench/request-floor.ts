@@ -1,8 +1,6 @@
 import '../runtime/polyfill.ts'
-import { Libp2pTransport } from '../agent/mesh/libp2p-transport.ts'
-import { generateNetworkKey } from '../agent/mesh/network-key.ts'
-import { generatePeerKey } from '../agent/mesh/peer-identity.ts'
-import { pollUntil, quantile, round } from './stats.ts'
+import { echoProtocol, withEchoPair } from './echo-pair.ts'
+import { quantile, round } from './stats.ts'
 
 /**
  * The floor under every Raft message and client command in cantrip: one request/response
@@ -18,16 +16,11 @@ const concurrent = 64
 export interface RequestFloor { sequentialP50Ms: number, sequentialP99Ms: number, perSecondAt64: number }
 
 export async function measureRequestFloor (): Promise<RequestFloor> {
-  const networkKey = generateNetworkKey()
-  const server = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey })
-  const client = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, bootstrap: server.addresses() })
-  try {
-    server.handle('bench/echo/1', async request => request.data)
-    await pollUntil(() => client.connectedPeers().includes(server.peerId), 10_000)
+  return await withEchoPair(async (client, server) => {
     const payload = new Uint8Array(200)
     const once = async (): Promise<number> => {
       const t0 = performance.now()
-      await client.request(server.peerId, 'bench/echo/1', payload, { timeoutMs: 5_000 })
+      await client.request(server.peerId, echoProtocol, payload, { timeoutMs: 5_000 })
       return performance.now() - t0
     }
     for (let i = 0; i < 50; i++) await once()
@@ -37,10 +30,7 @@ export async function measureRequestFloor (): Promise<RequestFloor> {
     const started = performance.now()
     await Promise.all(Array.from({ length: concurrent }, async () => { while (done < requests * 2) { done++; await once() } }))
     return { sequentialP50Ms: round(quantile(seq, 0.5)), sequentialP99Ms: round(quantile(seq, 0.99)), perSecondAt64: Math.round(done / ((performance.now() - started) / 1000)) }
-  } finally {
-    await client.stop()
-    await server.stop()
-  }
+  })
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
