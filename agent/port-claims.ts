@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
+import { identifyProcess } from './detached-processes.ts'
 
 /**
  * Claims on TCP ports between the processes of this host that pick a port now and bind it
@@ -77,20 +78,15 @@ function otherLiveOwner (port: number, dir: string): boolean {
     if (!name.startsWith(prefix)) continue
     const pid = Number(name.slice(prefix.length))
     if (!Number.isSafeInteger(pid) || pid === process.pid) continue
-    if (pidAlive(pid)) found = true
+    if (ownerAlive(pid)) found = true
     else removeQuietly(join(dir, name))
   }
   return found
 }
 
-/** Signal 0 checks without sending: ESRCH means gone; EPERM means alive (another user's). */
-export function pidAlive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+/** A claim's owner counts while it runs as one of this user's processes (detached-processes.ts: not gone, not a zombie). */
+function ownerAlive (pid: number): boolean {
+  return identifyProcess(pid) !== undefined
 }
 
 /** The ports claimed in `dir` by live processes other than this one (for tests and diagnosis). */
@@ -105,7 +101,7 @@ export function livePortClaims (dir = portClaimsDir()): Array<{ port: number, pi
     const match = /^(\d+)-(\d+)$/.exec(name)
     if (match === null) return []
     const [port, pid] = [Number(match[1]), Number(match[2])]
-    return pid !== process.pid && pidAlive(pid) ? [{ port, pid }] : []
+    return pid !== process.pid && ownerAlive(pid) ? [{ port, pid }] : []
   })
 }
 

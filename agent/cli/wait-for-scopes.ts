@@ -6,7 +6,7 @@
  * an unknown name lists these. A removed entity has no scope.
  */
 import type { FullModel } from './connection.ts'
-import { statusDocument, type StatusDocument } from './status-document.ts'
+import { naturalCompare, statusDocument, type StatusDocument } from './status-document.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { MachineRecord, UnitRecord } from '../../runtime/model/model-types.ts'
 import { displayedMachineAgent, displayedUnit } from '../../runtime/model/status-display.ts'
@@ -25,8 +25,6 @@ export interface WaitForTarget {
 }
 
 type Entry = QueryScope['entry']
-
-const naturalOrder = new Intl.Collator('en', { numeric: true }).compare
 
 export function waitForTarget (kind: WaitForKind, full: FullModel, name: string): WaitForTarget | undefined {
   const scopes = new ModelScopes(full)
@@ -65,8 +63,8 @@ class ModelScopes {
   }
 
   model (): QueryScope {
-    const machines = (tableValues(this.full.model.machines) as MachineRecord[]).sort((a, b) => naturalOrder(a.id, b.id))
-    const units = (tableValues(this.full.model.units) as UnitRecord[]).sort((a, b) => naturalOrder(a.name, b.name))
+    const machines = (tableValues(this.full.model.machines) as MachineRecord[]).sort((a, b) => naturalCompare(a.id, b.id))
+    const units = (tableValues(this.full.model.units) as UnitRecord[]).sort((a, b) => naturalCompare(a.name, b.name))
     const name = this.full.modelName ?? 'default'
     return queryScope(`model "${name}"`, {
       name,
@@ -74,7 +72,7 @@ class ModelScopes {
       life: 'alive',
       'is-controller': false,
       status: this.doc.model['model-status'].current,
-      applications: queryList(Object.keys(this.doc.applications).sort(naturalOrder).map(app => this.application(app, { collection: 'applications', key: app }))),
+      applications: queryList(Object.keys(this.doc.applications).sort(naturalCompare).map(app => this.application(app, { collection: 'applications', key: app }))),
       machines: queryList(machines.map(m => this.machine(m, { collection: 'machines', key: m.id }))),
       units: queryList(units.map(u => this.unit(u, { collection: 'units', key: u.name })))
     })
@@ -82,8 +80,8 @@ class ModelScopes {
 
   application (name: string, entry?: Entry): QueryScope {
     const app = this.reader.application(name)!
-    const units = app.units.map(unit => this.reader.unit(unit)).filter((u): u is UnitRecord => u !== undefined).sort((a, b) => naturalOrder(a.name, b.name))
-    const machineIds = [...new Set(units.map(u => u.machine))].sort(naturalOrder)
+    const units = app.units.map(unit => this.reader.unit(unit)).filter((u): u is UnitRecord => u !== undefined).sort((a, b) => naturalCompare(a.name, b.name))
+    const machineIds = [...new Set(units.map(u => u.machine))].sort(naturalCompare)
     const machines = machineIds.map(id => this.reader.machine(id)).filter((m): m is MachineRecord => m !== undefined)
     return queryScope(`application "${name}"`, {
       name,
