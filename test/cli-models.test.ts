@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, cantripOk as ok, removeHome } from './support/cli-process.ts'
+import { cantrip, cantripInBackground, cantripOk as ok, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
 import { freePortRun } from './support/cantripd-cluster.ts'
@@ -50,7 +50,15 @@ test('add-model, deploy into two models, status -m each, destroy-model, destroy-
       const ro = cantripReadOnly(home, ['add-model', 'ro'])
       assert.equal([ro.status, ro.stderr], [1, `ERROR cannot write to "${home}": read-only file system\n`])
     }
+    // wait-for model waits for a model that is not there yet, as Juju's does ("model … not
+    // found, waiting..." until it appears or the timeout passes), then for its goal.
+    assert.equal(cantrip(home, ['wait-for', 'model', 'two', '--timeout', '1s']),
+      { status: 1, stdout: '', stderr: 'model "two" not found, waiting...\nERROR timed out waiting for "two" to reach goal state\n' })
+    const waitingForTwo = cantripInBackground(home, ['wait-for', 'model', 'two', '--timeout', '3m'])
     assert.match(ok(home, 'add-model', 'two'), /Added 'two' model/)
+    const two = await waitingForTwo
+    assert.equal([two.status, two.stdout], [0, 'properties:\n  life: alive\n  status: available\n'], two.stderr)
+    assert.match(two.stderr, /Model "two" is running\n$/)
     // add-model switched to it, as Juju's does.
     let models = JSON.parse(ok(home, 'models', '--format', 'json')) as { models: Array<{ 'short-name': string, status: { current: string } }>, 'current-model': string }
     assert.is(models['current-model'], 'two')

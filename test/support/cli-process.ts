@@ -3,7 +3,7 @@
  * own CANTRIP_HOME and plain output (NO_COLOR), bounded in time. E2E_TRACE=1 prints each
  * command with the time it started, to see where a test spends its time.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
@@ -25,6 +25,20 @@ export function cantrip (home: string, args: readonly string[], env: Readonly<Re
     ...(tree === undefined ? {} : { cwd: tree })
   })
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr }
+}
+
+/** `cantrip` started in the background (e.g. a `wait-for` that must see what a later command does), bounded as one run. */
+export async function cantripInBackground (home: string, args: readonly string[]): Promise<CliRun> {
+  const child = spawn(process.execPath, [distProgram('cantrip'), ...args], {
+    env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: cliRunTimeoutMs
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (text: string) => { stdout += text })
+  child.stderr.setEncoding('utf8').on('data', (text: string) => { stderr += text })
+  return await new Promise<CliRun>(resolve => {
+    child.on('close', status => { resolve({ status: status ?? -1, stdout, stderr }) })
+  })
 }
 
 /** The command's stdout; the test fails with its stderr when it exits non-zero. */

@@ -185,6 +185,27 @@ export function applicationRecord (model: ModelContext, name: string): Applicati
   return tableGet(model.applications, name)
 }
 
+/** Between attempts to reach a model's controllers that have not answered yet (a model just added). */
+const servedPollMs = 250
+
+/**
+ * Reads the connection's model until its controllers answer (a model just added has its
+ * group start after the registry commits it); the last error, or undefined once one answers.
+ */
+export async function untilServed (connection: ModelClient, deadline: number): Promise<string | undefined> {
+  let last = 'no attempt before the deadline'
+  while (Date.now() < deadline) {
+    try {
+      await connection.model()
+      return undefined
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error)
+    }
+    await new Promise(resolve => setTimeout(resolve, Math.min(servedPollMs, Math.max(0, deadline - Date.now()))))
+  }
+  return last
+}
+
 /**
  * Calls `check` on the current model and again on every change notice the leader
  * gossips (and after 1, 2, 4 … up to 30 s without one, in case a notice was lost:

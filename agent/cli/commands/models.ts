@@ -28,12 +28,12 @@ import { controllerEntry, readControllers, setCurrentModel, type ControllerEntry
 import { plainTable } from '../plain-table.ts'
 import type { Connection } from '../connection.ts'
 import { progress } from '../progress.ts'
-import { controllerFlags, controllerHelp, parseDuration, untilModel } from './model-common.ts'
+import { controllerFlags, controllerHelp, parseDuration, untilModel, untilServed } from './model-common.ts'
 import { ask } from '../ask.ts'
 
 /** How long add-model waits for the new model's group to elect a leader and answer. */
 const addModelReadyMs = 60_000
-/** Between attempts to reach the new model's group. */
+/** Between polls for a destroyed model's local agents to stop. */
 const readyPollMs = 250
 const formats = ['tabular', 'yaml', 'json'] as const
 
@@ -120,7 +120,8 @@ export const registerModels: RegisterCommand = (program, context) => {
         throw new CantripError(`${component}: model "${name}" was created on controller "${controller}", but it could not be made current: ${(error as Error).message}; use it with -m ${controller}:${name}`, { cause: error })
       }
       connection.useModel(name)
-      await untilServed(component, connection, name)
+      const unanswered = await untilServed(connection, Date.now() + addModelReadyMs)
+      if (unanswered !== undefined) throw new CantripError(`${component}: model "${name}" was added and is the current model, but its controllers did not answer within ${addModelReadyMs / 1000}s: ${unanswered}`)
       if (agentVersion !== undefined) await setNewModelAgent(connection, agentVersion)
       context.out(`Added '${name}' model on ${controller}/localhost with credential 'admin' for user 'admin'`)
     })
@@ -197,22 +198,6 @@ export const registerModels: RegisterCommand = (program, context) => {
       if (after?.['current-model'] === name) setCurrentModel(controller, defaultModelName)
       step.done(`Destroyed model "${name}": ${removed.machines} machine${removed.machines === 1 ? '' : 's'} and ${removed.applications} application${removed.applications === 1 ? '' : 's'} removed`)
     })
-}
-
-/** Waits (bounded) until the new model's group has a leader that answers. */
-async function untilServed (component: string, connection: Connection, name: string): Promise<void> {
-  const deadline = Date.now() + addModelReadyMs
-  let last = ''
-  while (Date.now() < deadline) {
-    try {
-      await connection.model()
-      return
-    } catch (error) {
-      last = error instanceof Error ? error.message : String(error)
-    }
-    await new Promise(resolve => setTimeout(resolve, readyPollMs))
-  }
-  throw new CantripError(`${component}: model "${name}" was added and is the current model, but its controllers did not answer within ${addModelReadyMs / 1000}s: ${last}`)
 }
 
 interface Emptied { ok: boolean, left: string, machines: number, applications: number }

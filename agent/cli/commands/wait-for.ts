@@ -4,13 +4,17 @@
  * until the query holds for the entity (Juju's default per kind when none is given),
  * re-evaluating on every change the controllers push (model-watch, not polling), then
  * prints Juju's summary. A query that does not parse is refused before connecting; an
- * unknown name fails at the first read that finds the entity, as in Juju.
+ * unknown name fails at the first read that finds the entity, as in Juju. A model not
+ * (yet) in the controller's registry is waited for, as Juju's modelCommand logs "model
+ * not found, waiting..." until it appears or the timeout passes.
  */
 import type { Command } from 'commander'
 import { InvalidInputError } from '../../../runtime/errors.ts'
-import { isApplicationName, isMachineId, isModelName, isUnitName } from '../../../runtime/ids.ts'
+import { defaultModelName, isApplicationName, isMachineId, isModelName, isUnitName } from '../../../runtime/ids.ts'
+import { tableGet } from '../../../runtime/model/table.ts'
 import type { CliContext, RegisterCommand } from '../cli-context.ts'
-import { parseDuration, untilModel } from './model-common.ts'
+import type { Connection } from '../connection.ts'
+import { parseDuration, untilModel, untilServed } from './model-common.ts'
 import { defaultQueries, timedOut, waitForComponent, waitForGoal, waitForStep, type WaitForStep } from '../wait-for-goal.ts'
 import { waitForTarget, type WaitForKind } from '../wait-for-scopes.ts'
 import { summaryLine, summaryYaml } from '../wait-for-summary.ts'
@@ -54,20 +58,31 @@ async function waitForEntity (context: CliContext, kind: WaitForKind, name: stri
   if (!names[kind].valid(name)) throw new InvalidInputError(waitForComponent, names[kind].example, name)
   const goal = waitForGoal(kind, flags)
   const timeoutMs = parseDuration(waitForComponent, '--timeout', flags.timeout)
-  if (kind === 'model') context.model = modelSpec(context.model, name)
+  const deadline = Date.now() + timeoutMs
+  // A model is reached through the default model, whose registry says when it exists.
+  if (kind === 'model') context.model = modelSpec(context.model, defaultModelName)
   const connection = await context.connect(flags.controller)
   let seen = false
   let shown = ''
   let finished: Extract<WaitForStep, { done: true }> | undefined
+  const progress = (line: string): void => {
+    if (line !== shown) { shown = line; report(context, line) }
+  }
   try {
+    if (kind === 'model' && name !== defaultModelName) {
+      if (!await untilRegistered(connection, name, progress, deadline)) throw timedOut(name)
+      connection.useModel(name)
+      // A model just added answers once its group has started.
+      if (await untilServed(connection, deadline) !== undefined) throw timedOut(name)
+    }
     const reached = await untilModel(connection, full => {
       const target = waitForTarget(kind, full, name)
       const step = waitForStep(kind, name, goal, target, seen)
       seen ||= target !== undefined
       if (step.done) { finished = step; return true }
-      if (step.progress !== shown) { shown = step.progress; report(context, step.progress) }
+      progress(step.progress)
       return false
-    }, timeoutMs)
+    }, Math.max(0, deadline - Date.now()))
     if (!reached || finished === undefined) throw timedOut(name)
   } finally {
     // A drawn progress line has no newline of its own: end it so what follows starts a line.
@@ -76,6 +91,15 @@ async function waitForEntity (context: CliContext, kind: WaitForKind, name: stri
   if (!flags.summary) return
   context.err(summaryLine(kind, name, finished.life))
   if (finished.life !== 'dead' && finished.life !== 'dying') context.out(summaryYaml(kind, finished.reads))
+}
+
+/** Waits until the controller's model registry (held by the default model) has `model`; false at the deadline. */
+async function untilRegistered (connection: Connection, model: string, progress: (line: string) => void, deadline: number): Promise<boolean> {
+  return await untilModel(connection, full => {
+    const present = tableGet(full.model.models, model) !== undefined
+    if (!present) progress(`model ${JSON.stringify(model)} not found, waiting...`)
+    return present
+  }, Math.max(0, deadline - Date.now()))
 }
 
 /** `-m ctl:other` with `wait-for model NAME` keeps the controller and waits on NAME. */
