@@ -60,6 +60,14 @@ const only = process.env['CANTRIP_SEED']
 // hook than entry actions in a micro-benchmark, ~2% of a seed, and moving the hook lock
 // and hook runs into actions changes when they start (XState starts children after the
 // macrostep, runs custom actions inline), so it would move traces for that 2%.
+// The unit actor on its own (bench/unit-actor-cost.ts: the shipping actor, effects that
+// answer at once, one hook a round) costs ~0.45-0.50 CPU-ms a hook (10 XState snapshots, 8
+// microsteps, 2 child actors; 21 snapshots built, 13 of them clones for assigns, spawns
+// and stops), so ~75 hooks are ~13% of a seed and ~4% of a system-swarm seed (~30 hooks).
+// Measured against it, side by side at load 25-40: the hook lock and hook run as
+// entry/exit actions, 0.50 -> 0.40 (-19%, the ~2% of a seed above; not measurable in
+// bench/seed-cost.ts at that load, and traces move); two assigns merged into their
+// neighbours (2 of the 21 snapshots), nothing measurable.
 const seedCount = long ? 10_000 : 240
 /** Seeds that found a bug, each failing before the fix named: run in npm test whatever the sample. */
 const pinnedSeeds = [
