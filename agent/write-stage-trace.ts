@@ -2,7 +2,10 @@
  * The write path's stages as this process sees them (RaftHost's `onStage`), for timing one
  * write end to end across the controller processes: with CANTRIP_WRITE_TRACE=FILE every
  * controller appends `<pid> <epoch ms, µs resolution> <stage> <detail>` lines to FILE,
- * which bench/write-stages.ts lines up with its client's own send and receive times.
+ * which bench/write-stages.ts lines up with its client's own send and receive times; also
+ * the offset from the monotonic clock of CPU profiles (`clock-offset-us`) and, with
+ * CANTRIP_WRITE_TRACE_STALLS=1, each event-loop stall (`loop-stall`), to see where a
+ * failover's election round waited.
  * A bench tool: unset (always, in a deployment), nothing is recorded.
  */
 import { appendFileSync } from 'node:fs'
@@ -35,7 +38,37 @@ export function writeStageTrace (file: string | undefined): StageRecorder | unde
     if (lines.length >= flushLines) flush()
   }
   probeSockets(record)
+  record('clock-offset-us', clockOffsetUs())
+  // Opt-in: its timer wakes the process every few ms, which the write path's own timings need not pay.
+  if (process.env['CANTRIP_WRITE_TRACE_STALLS'] === '1') recordStalls(record)
   return record
+}
+
+/**
+ * Epoch µs minus monotonic µs (process.hrtime, the clock V8's CPU profiles stamp their
+ * samples with), so a profile taken with --cpu-prof lines up with the trace's epoch times.
+ */
+function clockOffsetUs (): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000 - Number(process.hrtime.bigint() / 1000n))
+}
+
+/** How often the stall watch looks, and how late it must run to record a `loop-stall` (ms). */
+const stallCheckMs = 5
+const stallRecordedMs = 15
+
+/**
+ * Records `loop-stall <ms>` whenever this process's event loop ran a timer that much late:
+ * a message that waits there waits as long. A CPU profile of the same time tells the two
+ * kinds apart: samples of our own code (a busy loop) or no samples at all (the process was
+ * not scheduled, as on a loaded host).
+ */
+function recordStalls (record: StageRecorder): void {
+  let last = performance.now()
+  setInterval(() => {
+    const now = performance.now()
+    if (now - last > stallRecordedMs) record('loop-stall', Math.round(now - last))
+    last = now
+  }, stallCheckMs).unref()
 }
 
 /**

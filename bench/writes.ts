@@ -179,14 +179,19 @@ export async function measureCantripWrites (scope = everything): Promise<StoreWr
   }
   // With CANTRIP_BENCH_CPU_PROF=DIR the controllers write V8 CPU profiles there on exit
   // (to see what limits the write path). Node refuses --cpu-prof in NODE_OPTIONS, so the
-  // controllers are started through a wrapper that adds it.
+  // controllers are started through a wrapper that adds it. With
+  // CANTRIP_BENCH_CPU_PROF_RESTARTS=1 as well, the members the failover trials restart are
+  // profiled too and the leader is not stopped first: the survivors of the last trials
+  // write profiles at the end, which CANTRIP_WRITE_TRACE's clock offset lines up with the
+  // trace (to see what a survivor does, or whether it ran at all, during a failover).
   const profileDir = process.env['CANTRIP_BENCH_CPU_PROF']
+  const profileRestarts = profileDir !== undefined && process.env['CANTRIP_BENCH_CPU_PROF_RESTARTS'] === '1'
   const execPath = process.execPath
   try {
     await cluster.prepare(3, 0)
     if (profileDir !== undefined) process.execPath = profilingNode(charmRoot, profileDir)
     for (const c of cluster.controllers) cluster.start(c)
-    process.execPath = execPath
+    if (!profileRestarts) process.execPath = execPath
     await cluster.connectClient()
     await waitFor('a leader', () => cluster.leader() !== undefined)
     const added = await cluster.addCharm(cluster.leader()!, writeBenchCharm(charmRoot), 'local:bench-config-0')
@@ -196,7 +201,7 @@ export async function measureCantripWrites (scope = everything): Promise<StoreWr
     hint = cluster.leader()!
     const writes = scope.loads ? await loadCases(async i => { await proposeRetrying(i) }, cluster.controllers.map(c => c.process!.pid!)) : null
     // Profiling: let the leader write its profile (a graceful stop) before the failovers.
-    if (profileDir !== undefined) {
+    if (profileDir !== undefined && !profileRestarts) {
       await waitFor('a leader', () => cluster.leader() !== undefined)
       const leader = cluster.leader()!
       await new Promise(resolve => { leader.process!.once('exit', resolve); leader.process!.kill('SIGTERM') })
@@ -208,6 +213,7 @@ export async function measureCantripWrites (scope = everything): Promise<StoreWr
     const failover = await runFailoverTrials(cantripFailover(cluster, attempt, body, proposeRetrying, replies), sharedTiming.electionTimeoutMs, scope.trials)
     return { writes, failover, retriedWrites: retried.writes, probeReplies: replies }
   } finally {
+    process.execPath = execPath
     await cluster.close()
     rmSync(charmRoot, { recursive: true, force: true })
   }

@@ -27,6 +27,7 @@ import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import { ClientTransport } from './client-transport.ts'
 import { GossipLink } from './gossip-link.ts'
+import { submitPauseMs } from './submit-pause.ts'
 import { watchModel } from './model-watcher.ts'
 import { readNetworkKey } from '../mesh/network-key.ts'
 import { readPeerKey } from '../mesh/peer-identity.ts'
@@ -37,7 +38,7 @@ import type { DebugLogReply, DebugLogRequest } from '../../actors/controller/api
 import { logTopic, parseLogBatch, type LogEntry } from '../../runtime/logs/log-entry.ts'
 
 const component = 'cantrip'
-/** Attempts of one command across leader changes and lost replies, 200 ms apart. */
+/** Attempts of one command across leader changes and lost replies (paced by submit-pause.ts). */
 const submitAttemptsMax = 50
 const requestTimeoutMs = 5_000
 /**
@@ -122,7 +123,10 @@ export class Connection {
 
   async #submit (command: ReturnType<CommandProposer['command']>, body: ModelCommandBody, signal: CallSignal): Promise<CommandResult> {
     let last = 'no controller answered'
-    for (let attempt = 0; attempt < submitAttemptsMax && !signal.aborted; attempt++) {
+    let redirectsInARow = 0
+    // A redirect followed at once is no attempt of its own: the budget stays
+    // submitAttemptsMax pauses, and submitRedirectsAtOnceMax bounds the requests between two.
+    for (let attempt = 0; attempt < submitAttemptsMax && !signal.aborted; attempt += redirectsInARow === 0 ? 1 : 0) {
       const target = this.#leader !== '' ? this.#leader : this.#members[attempt % this.#members.length]!
       try {
         const reply = decode(await this.transport.request(target, modelProtocol(controllerProposeProtocol, this.#model), encode(command, component), { timeoutMs: requestTimeoutMs }), component) as ForwardReply
@@ -137,7 +141,9 @@ export class Connection {
         this.#leader = ''
         signal.failed()
       }
-      await new Promise(resolve => setTimeout(resolve, 200))
+      const pauseMs = submitPauseMs({ target, leader: this.#leader, redirectsInARow })
+      redirectsInARow = pauseMs === 0 ? redirectsInARow + 1 : 0
+      if (pauseMs > 0) await new Promise(resolve => setTimeout(resolve, pauseMs))
     }
     throw new CantripError(`${component}: the controllers did not commit ${body.type}: ${last}`)
   }
