@@ -138,7 +138,10 @@ export class HostedModel {
         storage,
         transport,
         clock,
-        random: new SeededRandom(Number.parseInt(id.slice(-8).replace(/[^0-9a-f]/gi, '0'), 16) >>> 0),
+        // Election timeouts drawn from a fresh seed each start: a seed derived from the peer
+        // id gave every controller the same draws after each restart, and ids whose last
+        // characters are not hex all got seed 0, so their timeouts fired together (split votes).
+        random: new SeededRandom(randomBytes(4).readUInt32LE(0)),
         tickMs: 100,
         // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
         electionTicks: 6,
