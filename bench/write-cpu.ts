@@ -57,7 +57,7 @@ export async function measureWriteCpu (writes: number, perfDir?: string, blockWr
     await cluster.prepare(3, 0)
     // CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as `PROGRAM node cantripd …` (to add V8 flags, say).
     const launcher = process.env['CANTRIP_BENCH_LAUNCHER']
-    if (launcher !== undefined) cluster.launcher = () => [launcher]
+    if (launcher !== undefined && launcher !== '') cluster.launcher = () => [launcher]
     if (perfDir !== undefined) process.env['NODE_OPTIONS'] = `${previous ?? ''} --perf-basic-prof`
     for (const c of cluster.controllers) cluster.start(c)
     if (previous === undefined) delete process.env['NODE_OPTIONS']
