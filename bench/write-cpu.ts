@@ -7,8 +7,9 @@ import { controllerProposeProtocol } from '../actors/controller/model-replica.ts
 import { decode, encode } from '../runtime/codec.ts'
 import { admin, CantripdCluster, waitFor } from '../test/support/cantripd-cluster.ts'
 import { round } from './stats.ts'
-import { writeBenchCharm } from './writes.ts'
+import { sharedTiming, writeBenchCharm } from './writes.ts'
 import { userHz } from './child-processes.ts'
+import { EtcdGroup } from './etcd-group.ts'
 
 /**
  * Server CPU per sequential write, by process and split into user and system time
@@ -17,7 +18,10 @@ import { userHz } from './child-processes.ts'
  * machine; CPU per write does. The controllers' idle CPU (ticks, heartbeats, gossip),
  * sampled after the writes, is printed beside it and taken away in the `net` figures.
  *
- *   node --import tsx bench/write-cpu.ts [WRITES] [--block N] [--perf DIR]
+ *   node --import tsx bench/write-cpu.ts [WRITES] [--block N] [--perf DIR] [--etcd]
+ *
+ * With `--etcd`, the same for etcd's three members (bench/etcd-group.ts, cantrip's Raft
+ * timing, the put bench/writes.ts makes), to compare CPU per write in one sitting.
  *
  * With `--block N`, the servers' CPU per write is also given for each N writes in turn
  * (/proc counts in 10 ms steps, so a block wants a few hundred writes).
@@ -48,11 +52,13 @@ export interface WriteCpu {
   serversMsPerWriteByBlock: number[]
 }
 
-export async function measureWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
+/** A store under the sequential load: its processes by role, and one write. */
+interface Subject { roles: Map<string, number>, write: (i: number) => Promise<void> }
+
+export async function measureCantripWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-write-cpu-'))
   const cluster = new CantripdCluster()
   const previous = process.env['NODE_OPTIONS']
-  let perf: ChildProcess[] = []
   try {
     await cluster.prepare(3, 0)
     // CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as `PROGRAM node cantripd …` (to add V8 flags, say).
@@ -75,6 +81,31 @@ export async function measureWriteCpu (writes: number, perfDir?: string, blockWr
       const reply = decode(await cluster.client!.request(leader.id, controllerProposeProtocol, encode(body, 'bench'), { timeoutMs: 10_000 }), 'bench') as { ok?: boolean }
       if (reply.ok !== true) throw new Error(`bench write cpu: expected write ${i} committed, got ${JSON.stringify(reply).slice(0, 200)}`)
     }
+    return await measureSequential({ roles, write }, writes, blockWrites, perfDir)
+  } finally {
+    await cluster.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** The same for etcd, as bench/writes.ts writes to it (a unique 32-byte key, a 200-byte value, to the leader). */
+export async function measureEtcdWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
+  const etcd = new EtcdGroup()
+  try {
+    await etcd.start(3, sharedTiming)
+    const leader = await etcd.leader()
+    if (leader === undefined) throw new Error('bench write cpu: expected an etcd leader after start, got none')
+    const roles = new Map<string, number>([['leader', leader.process.pid!], ...etcd.members.filter(m => m !== leader).map((m, i): [string, number] => [`follower${i + 1}`, m.process.pid!])])
+    const write = async (i: number): Promise<void> => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, `${i}:`.padEnd(200, 'v')) }
+    return await measureSequential({ roles, write }, writes, blockWrites, perfDir)
+  } finally {
+    await etcd.close()
+  }
+}
+
+async function measureSequential ({ roles, write }: Subject, writes: number, blockWrites: number, perfDir: string | undefined): Promise<WriteCpu> {
+  let perf: ChildProcess[] = []
+  try {
     for (let i = 0; i < warmup; i++) await write(i)
     if (perfDir !== undefined) {
       perf = [...roles].map(([role, pid]) => spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', String(pid), '-o', join(perfDir, `${role}.perf.data`)], { stdio: 'ignore' }))
@@ -116,9 +147,8 @@ export async function measureWriteCpu (writes: number, perfDir?: string, blockWr
     }
     return { writes, wallMs: round(wallMs), perWrite, idlePerSecond, netServersMsPerWrite: round(net, 3), serversMsPerWriteByBlock: byBlock }
   } finally {
+    // Each perf by its own pid, never by name: the machine is shared.
     for (const p of perf) p.kill('SIGINT')
-    await cluster.close()
-    rmSync(root, { recursive: true, force: true })
   }
 }
 
@@ -127,7 +157,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (!Number.isSafeInteger(writes) || writes < 1) throw new Error(`bench write cpu: expected a positive number of writes, got ${process.argv[2]}`)
   const perfAt = process.argv.indexOf('--perf')
   const blocksAt = process.argv.indexOf('--block')
-  const figures = await measureWriteCpu(writes, perfAt > 0 ? process.argv[perfAt + 1] : undefined, blocksAt > 0 ? Number(process.argv[blocksAt + 1]) : writes)
+  const measure = process.argv.includes('--etcd') ? measureEtcdWriteCpu : measureCantripWriteCpu
+  const figures = await measure(writes, perfAt > 0 ? process.argv[perfAt + 1] : undefined, blocksAt > 0 ? Number(process.argv[blocksAt + 1]) : writes)
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
   const servers = ['leader', 'follower1', 'follower2'].reduce((sum, r) => sum + figures.perWrite[r]!.user + figures.perWrite[r]!.system, 0)
   console.log(JSON.stringify({ ...figures, serversMsPerWrite: round(servers, 3), load }))
