@@ -21,7 +21,8 @@ import { pollUntil, wallMs } from './stats.ts'
  *     app k=v` commits, sent as the admin over the controller propose protocol;
  *   - etcd: 3 members, each write a `/v3/kv/put` of a unique 32-byte key with a 200-byte value.
  * Every write goes to the current leader (where a client lands after its first redirect),
- * one in flight per client: sequential, then 16 and 64 clients. Then failover, as a
+ * one in flight per client: sequential, then 16 and 64 clients, then sequential again
+ * once warm (seqWarm, below). Then failover, as a
  * distribution over failoverTrials kills (bench/failover-trials.ts): kill -9 of the
  * leader, and the time until a write sent to any survivor every 10 ms succeeds. etcd
  * runs with cantrip's controllers' Raft timing (100 ms heartbeat, 600 ms election
