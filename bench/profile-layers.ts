@@ -30,11 +30,11 @@ const layers: Array<[string, RegExp]> = [
 ]
 
 /** Node's own code and V8's entries count for the package that called them. */
-function isNodeOwn (url: string): boolean {
+export function isNodeOwn (url: string): boolean {
   return url === '' || url.startsWith('node:')
 }
 
-function layerOf (url: string): string {
+export function layerOf (url: string): string {
   for (const [name, pattern] of layers) if (pattern.test(url)) return name
   return 'other (ours, bench, …)'
 }
