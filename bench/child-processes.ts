@@ -55,7 +55,7 @@ export function rssBytes (pid: number): number {
 }
 
 /** Clock ticks per second of /proc/PID/stat's CPU times (USER_HZ, 100 on Linux). */
-const userHz = 100
+export const userHz = 100
 
 /** CPU time (user + system, all threads) a live process has used, in ms (0 when it has gone). */
 export function cpuMs (pid: number): number {

@@ -30,20 +30,23 @@ const layers: Array<[string, RegExp]> = [
 ]
 
 /** Node's own code and V8's entries count for the package that called them. */
-function isNodeOwn (url: string): boolean {
+export function isNodeOwn (url: string): boolean {
   return url === '' || url.startsWith('node:')
 }
 
-function layerOf (url: string): string {
+export function layerOf (url: string): string {
   for (const [name, pattern] of layers) if (pattern.test(url)) return name
   return 'other (ours, bench, …)'
 }
 
 const maps = new Map<string, SourceMap | undefined>()
 
-/** A bundle frame's original source (dist/*.mjs.map), so the bundle's layers are told apart too. */
+/**
+ * A bundle frame's original source (dist/*.mjs.map, dist/*.cjs.map), so the bundle's
+ * layers are told apart too: cantripd runs dist/cantripd.cjs (loaded with its code cache).
+ */
 function sourceOf (frame: CallFrame): string {
-  if (!frame.url.startsWith('file://') || !frame.url.endsWith('.mjs')) return frame.url
+  if (!frame.url.startsWith('file://') || !/\.[cm]js$/.test(frame.url)) return frame.url
   if (!maps.has(frame.url)) {
     const mapFile = `${fileURLToPath(frame.url)}.map`
     maps.set(frame.url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8'))) : undefined)

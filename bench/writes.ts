@@ -21,7 +21,8 @@ import { pollUntil, wallMs } from './stats.ts'
  *     app k=v` commits, sent as the admin over the controller propose protocol;
  *   - etcd: 3 members, each write a `/v3/kv/put` of a unique 32-byte key with a 200-byte value.
  * Every write goes to the current leader (where a client lands after its first redirect),
- * one in flight per client: sequential, then 16 and 64 clients. Then failover, as a
+ * one in flight per client: sequential, then 16 and 64 clients, then sequential again
+ * once warm (seqWarm, below). Then failover, as a
  * distribution over failoverTrials kills (bench/failover-trials.ts): kill -9 of the
  * leader, and the time until a write sent to any survivor every 10 ms succeeds. etcd
  * runs with cantrip's controllers' Raft timing (100 ms heartbeat, 600 ms election
@@ -37,7 +38,15 @@ export const sharedTiming: EtcdTiming = {
  * share of the cores each store gets, while CPU per write is what the code costs.
  */
 export type CaseFigures = LoadFigures & { serverCpuMsPerWrite: number }
-export interface WriteFigures { seq: CaseFigures, c16: CaseFigures, c64: CaseFigures }
+/**
+ * `seq` runs first, 50 writes after the store started; `seqWarm` is the same sequential
+ * case again after the 64-client one. A cantrip controller spends its first thousands of
+ * writes with V8 still optimising its code (issue 28: 11.4 ms of server CPU per write in
+ * the first 250 sequential writes, 4.2-4.7 ms after 2,000), which a long-running
+ * controller pays once and etcd's compiled Go never; `seqWarm` is the per-write cost a
+ * controller that has been up a while pays, `seq` the cold one. Both stores run both.
+ */
+export interface WriteFigures { seq: CaseFigures, c16: CaseFigures, c64: CaseFigures, seqWarm: CaseFigures }
 export interface StoreWrites {
   /** null when only the failover was asked for (`writes.ts failover`). */
   writes: WriteFigures | null
@@ -71,7 +80,10 @@ async function loadCases (write: (i: number) => Promise<void>, pids: readonly nu
     const figures = await runLoad(write, options)
     return { ...figures, serverCpuMsPerWrite: Number(((cpu() - before) / Math.max(1, figures.writes)).toFixed(3)) }
   }
-  return { seq: await measured(writeCases.seq), c16: await measured(writeCases.c16), c64: await measured(writeCases.c64) }
+  const seq = await measured(writeCases.seq)
+  const c16 = await measured(writeCases.c16)
+  const c64 = await measured(writeCases.c64)
+  return { seq, c16, c64, seqWarm: await measured(writeCases.seq) }
 }
 
 /** What a run measures: the write loads (skipped to study failover alone), and how many failover trials. */

@@ -92,6 +92,17 @@ test('the table shows every pair with the anchor, the ratio and the goals', () =
   assert.is(row('writes 64 clients: ops/s').goal, '≥ etcd: met')
   assert.is(row('writes 64 clients: p99').goal, '≤ etcd: met')
   assert.is(row('writes sequential: ops/s').goal, '≥ etcd: MISSED')
+  // The warm sequential case (bench/writes.ts seqWarm) is shown only when a file has it, beside etcd's, without a goal of its own.
+  assert.not.ok(rows.some(r => r.measure.startsWith('writes sequential, warm')), 'no warm row without seqWarm figures')
+  const warm = complete()
+  const writes = warm['writes'] as Record<string, Record<string, unknown>>
+  writes['cantrip']!['seqWarm'] = latency(300, 3, 9)
+  writes['etcd']!['seqWarm'] = latency(500, 1.7, 6)
+  const warmRow = tableRows(warm).find(r => r.measure === 'writes sequential, warm (after the 64 clients): ops/s')
+  assert.ok(warmRow, 'the warm sequential row')
+  assert.is(warmRow!.ratio, '0.6×')
+  assert.is(warmRow!.goal, '')
+  assert.is(checkResults(warm).length, 0)
   // Failover is held to etcd's median and p90 over the same number of kills.
   assert.is(row('leader failover (kill -9 ×15), 600 ms election timeout both: p50').ratio, '0.818×')
   assert.is(row('leader failover (kill -9 ×15), 600 ms election timeout both: p50').goal, '≤ etcd: met')

@@ -1,0 +1,166 @@
+import '../runtime/polyfill.ts'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
+import { decode, encode } from '../runtime/codec.ts'
+import { admin, CantripdCluster, waitFor } from '../test/support/cantripd-cluster.ts'
+import { round } from './stats.ts'
+import { sharedTiming, writeBenchCharm } from './writes.ts'
+import { userHz } from './child-processes.ts'
+import { EtcdGroup } from './etcd-group.ts'
+
+/**
+ * Server CPU per sequential write, by process and split into user and system time
+ * (issue 28): three `cantripd` controllers, one client, one write in flight, nothing
+ * traced, so the figure is the shipping code's. Wall time means nothing on a shared
+ * machine; CPU per write does. The controllers' idle CPU (ticks, heartbeats, gossip),
+ * sampled after the writes, is printed beside it and taken away in the `net` figures.
+ *
+ *   node --import tsx bench/write-cpu.ts [WRITES] [--block N] [--perf DIR] [--etcd]
+ *
+ * With `--etcd`, the same for etcd's three members (bench/etcd-group.ts, cantrip's Raft
+ * timing, the put bench/writes.ts makes), to compare CPU per write in one sitting.
+ *
+ * With `--block N`, the servers' CPU per write is also given for each N writes in turn
+ * (/proc counts in 10 ms steps, so a block wants a few hundred writes).
+ *
+ * With `--perf DIR`, `perf record -e cpu-clock` samples each controller during the writes
+ * (on-CPU time only, kernel included, so a process waiting for a core is not counted as
+ * busy, as V8's wall-clock sampler counts it); the controllers run with
+ * `--perf-basic-prof` so perf names their JavaScript frames.
+ */
+const warmup = 50
+const idleSampleMs = 3_000
+
+interface Cpu { user: number, system: number }
+/** User and system CPU ms of one process, all threads (/proc/PID/stat). */
+function cpuOf (pid: number): Cpu {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { user: Number(fields[11]) * 1000 / userHz, system: Number(fields[12]) * 1000 / userHz }
+}
+
+export interface WriteCpu {
+  writes: number
+  wallMs: number
+  perWrite: Record<string, Cpu>
+  idlePerSecond: Record<string, Cpu>
+  netServersMsPerWrite: number
+  /** The three controllers' CPU ms per write (user + system) in each block of `blockWrites` writes, in order: how it settles as V8 optimises. */
+  serversMsPerWriteByBlock: number[]
+}
+
+/** A store under the sequential load: its processes by role, and one write. */
+interface Subject { roles: Map<string, number>, write: (i: number) => Promise<void> }
+
+export async function measureCantripWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
+  const root = mkdtempSync(join(tmpdir(), 'cantrip-write-cpu-'))
+  const cluster = new CantripdCluster()
+  const previous = process.env['NODE_OPTIONS']
+  try {
+    await cluster.prepare(3, 0)
+    // CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as `PROGRAM node cantripd …` (to add V8 flags, say).
+    const launcher = process.env['CANTRIP_BENCH_LAUNCHER']
+    if (launcher !== undefined && launcher !== '') cluster.launcher = () => [launcher]
+    if (perfDir !== undefined) process.env['NODE_OPTIONS'] = `${previous ?? ''} --perf-basic-prof`
+    for (const c of cluster.controllers) cluster.start(c)
+    if (previous === undefined) delete process.env['NODE_OPTIONS']
+    else process.env['NODE_OPTIONS'] = previous
+    await cluster.connectClient()
+    await waitFor('a leader', () => cluster.leader() !== undefined)
+    const added = await cluster.addCharm(cluster.leader()!, writeBenchCharm(root), 'local:bench-config-0')
+    if (added.added?.ok !== true) throw new Error(`bench write cpu: expected the charm added, got ${JSON.stringify(added.added)}`)
+    const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
+    if (deployed?.ok !== true) throw new Error(`bench write cpu: expected the application deployed, got ${JSON.stringify(deployed)}`)
+    const leader = cluster.leader()!
+    const roles = new Map<string, number>([['leader', leader.process!.pid!], ...cluster.controllers.filter(c => c !== leader).map((c, i): [string, number] => [`follower${i + 1}`, c.process!.pid!])])
+    const write = async (i: number): Promise<void> => {
+      const body = { type: 'set-config', application: 'bench', config: { v: `${i}:`.padEnd(200, 'v') }, requestId: `cpu-${i}`, proposer: admin }
+      const reply = decode(await cluster.client!.request(leader.id, controllerProposeProtocol, encode(body, 'bench'), { timeoutMs: 10_000 }), 'bench') as { ok?: boolean }
+      if (reply.ok !== true) throw new Error(`bench write cpu: expected write ${i} committed, got ${JSON.stringify(reply).slice(0, 200)}`)
+    }
+    return await measureSequential({ roles, write }, writes, blockWrites, perfDir)
+  } finally {
+    await cluster.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** The same for etcd, as bench/writes.ts writes to it (a unique 32-byte key, a 200-byte value, to the leader). */
+export async function measureEtcdWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
+  const etcd = new EtcdGroup()
+  try {
+    await etcd.start(3, sharedTiming)
+    const leader = await etcd.leader()
+    if (leader === undefined) throw new Error('bench write cpu: expected an etcd leader after start, got none')
+    const roles = new Map<string, number>([['leader', leader.process.pid!], ...etcd.members.filter(m => m !== leader).map((m, i): [string, number] => [`follower${i + 1}`, m.process.pid!])])
+    const write = async (i: number): Promise<void> => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, `${i}:`.padEnd(200, 'v')) }
+    return await measureSequential({ roles, write }, writes, blockWrites, perfDir)
+  } finally {
+    await etcd.close()
+  }
+}
+
+async function measureSequential ({ roles, write }: Subject, writes: number, blockWrites: number, perfDir: string | undefined): Promise<WriteCpu> {
+  let perf: ChildProcess[] = []
+  try {
+    for (let i = 0; i < warmup; i++) await write(i)
+    if (perfDir !== undefined) {
+      perf = [...roles].map(([role, pid]) => spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', String(pid), '-o', join(perfDir, `${role}.perf.data`)], { stdio: 'ignore' }))
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+    const sample = (): Map<string, Cpu> => new Map([...roles].map(([role, pid]) => [role, cpuOf(pid)]))
+    const clientCpu = (): Cpu => { const u = process.cpuUsage(); return { user: u.user / 1000, system: u.system / 1000 } }
+    const before = sample()
+    const clientBefore = clientCpu()
+    const started = performance.now()
+    const servers = (): number => [...roles.values()].reduce((sum, pid) => { const c = cpuOf(pid); return sum + c.user + c.system }, 0)
+    const byBlock: number[] = []
+    let blockStart = servers()
+    for (let i = 0; i < writes; i++) {
+      await write(warmup + i)
+      if ((i + 1) % blockWrites === 0 || i + 1 === writes) {
+        const now = servers()
+        byBlock.push(round((now - blockStart) / ((i % blockWrites) + 1), 3))
+        blockStart = now
+      }
+    }
+    const wallMs = performance.now() - started
+    const after = sample()
+    const clientAfter = clientCpu()
+    for (const p of perf) p.kill('SIGINT')
+    await Promise.all(perf.map(async p => await new Promise(resolve => { p.once('exit', resolve) })))
+    perf = []
+    await new Promise(resolve => setTimeout(resolve, idleSampleMs))
+    const idle = sample()
+    const diff = (a: Cpu, b: Cpu, per: number): Cpu => ({ user: round((b.user - a.user) / per, 3), system: round((b.system - a.system) / per, 3) })
+    const perWrite: Record<string, Cpu> = { client: diff(clientBefore, clientAfter, writes) }
+    const idlePerSecond: Record<string, Cpu> = {}
+    let net = 0
+    for (const role of roles.keys()) {
+      perWrite[role] = diff(before.get(role)!, after.get(role)!, writes)
+      idlePerSecond[role] = diff(after.get(role)!, idle.get(role)!, idleSampleMs / 1000)
+      const idleMs = idlePerSecond[role].user + idlePerSecond[role].system
+      net += perWrite[role].user + perWrite[role].system - idleMs * wallMs / 1000 / writes
+    }
+    return { writes, wallMs: round(wallMs), perWrite, idlePerSecond, netServersMsPerWrite: round(net, 3), serversMsPerWriteByBlock: byBlock }
+  } finally {
+    // Each perf by its own pid, never by name: the machine is shared.
+    for (const p of perf) p.kill('SIGINT')
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const writes = Number(process.argv[2] ?? 1000)
+  if (!Number.isSafeInteger(writes) || writes < 1) throw new Error(`bench write cpu: expected a positive number of writes, got ${process.argv[2]}`)
+  const perfAt = process.argv.indexOf('--perf')
+  const blocksAt = process.argv.indexOf('--block')
+  const measure = process.argv.includes('--etcd') ? measureEtcdWriteCpu : measureCantripWriteCpu
+  const figures = await measure(writes, perfAt > 0 ? process.argv[perfAt + 1] : undefined, blocksAt > 0 ? Number(process.argv[blocksAt + 1]) : writes)
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  const servers = ['leader', 'follower1', 'follower2'].reduce((sum, r) => sum + figures.perWrite[r]!.user + figures.perWrite[r]!.system, 0)
+  console.log(JSON.stringify({ ...figures, serversMsPerWrite: round(servers, 3), load }))
+  process.exit(0)
+}
