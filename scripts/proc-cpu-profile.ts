@@ -124,8 +124,9 @@ async function profileFile (file: string): Promise<FileProfile> {
     const now = (performance.now() - started) / 1000
     for (const pid of cgroup.pids()) {
       let entry = seen.get(pid)
-      const cmdline = entry === undefined || entry.kind === 'shell' || entry.kind === 'other' ? readCmdline(pid) : undefined
-      // A shell wrapper that has exec'd: classify by what it runs now.
+      // Read every time: a child caught between fork and exec still shows its parent's
+      // command line (a machine agent's, for a hook), and a wrapper may exec.
+      const cmdline = readCmdline(pid)
       if (cmdline !== undefined && cmdline.length > 0) {
         if (entry === undefined) {
           entry = { kind: kindOf(cmdline), firstAt: now, lastAt: now, samples: [], cmdline: cmdline.join(' ').slice(0, 160) }
