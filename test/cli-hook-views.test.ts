@@ -25,7 +25,7 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
-import { waitFor } from './support/cantripd-cluster.ts'
+import { waitFor } from './support/wait-for.ts'
 
 function writeCharm (dir: string, metadata: string, hooks: Record<string, string>): void {
   mkdirSync(join(dir, 'hooks'), { recursive: true })

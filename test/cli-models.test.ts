@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert'
 import { cantrip, cantripInBackground, cantripOk as ok, removeHome } from './support/cli-process.ts'
 import { parse } from 'yaml'
 import type { StatusDocument } from '../agent/cli/status-document.ts'
-import { freePortRun } from './support/cantripd-cluster.ts'
+import { freePortRun } from '../agent/free-port.ts'
 import { killUnitWorkloads, processAlive } from './support/processes.ts'
 import { cantripReadOnly, readOnlySupported } from './support/read-only-home.ts'
 

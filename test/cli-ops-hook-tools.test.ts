@@ -25,7 +25,7 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
-import { waitFor } from './support/cantripd-cluster.ts'
+import { waitFor } from './support/wait-for.ts'
 
 const probeHook = (log: string): string => `#!/bin/bash
 set -u

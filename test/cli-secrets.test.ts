@@ -39,7 +39,7 @@ import { WebSocket } from 'ws'
 import type { ControllersFile } from '../agent/cli/cli-home.ts'
 import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
 import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
-import { waitFor } from './support/cantripd-cluster.ts'
+import { waitFor } from './support/wait-for.ts'
 
 function writeCharm (dir: string, metadata: string[], actions: Record<string, string>, hooks: Record<string, string>): void {
   mkdirSync(join(dir, 'hooks'), { recursive: true })

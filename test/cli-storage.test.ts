@@ -24,7 +24,7 @@ import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
-import { waitFor } from './support/cantripd-cluster.ts'
+import { waitFor } from './support/wait-for.ts'
 
 /** A bash charm whose every hook appends `<hook> <JUJU_STORAGE_ID>` to `log`. */
 function writeCharm (dir: string, log: string): void {

@@ -16,7 +16,7 @@ import { parse } from 'yaml'
 import type { ControllersFile } from '../agent/cli/cli-home.ts'
 import { discoverInspectEndpoints } from '../agent/inspect/inspect-endpoints.ts'
 import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './support/cli-process.ts'
-import { freePortRun } from './support/cantripd-cluster.ts'
+import { freePortRun } from '../agent/free-port.ts'
 import { processAlive } from './support/processes.ts'
 
 type Received = StatelyInspectionEvent & { agent?: string, actorKind?: string, name?: string }

@@ -22,14 +22,9 @@ import { decode, encode } from '../../runtime/codec.ts'
 import type { CommandResult } from '../../runtime/model/model-types.ts'
 import { distProgram } from './dist.ts'
 import { killUnitWorkloads } from './processes.ts'
+import { countFailedWait, signalAgentEvent, waitFor, waitMsMax, waitsFailedSoFar } from './wait-for.ts'
 
 export const admin = { kind: 'user', name: 'admin' } as const
-/**
- * A wait's bound: generous, so that a verdict never depends on the machine being idle
- * (with seven other jobs on its two cores a 3+3 cluster took over 120 s to settle its
- * elections and hooks); a passing wait ends on its event, so this costs only failures.
- */
-const waitMsMax = 240_000
 
 export interface Agent {
   id: string
@@ -54,41 +49,7 @@ const submitPauseMsMax = 1_000
 /** Refusals that sending the same command again cannot change: submit gives up on them at once. */
 const submitRefusalsFinal = new Set(['PermissionDeniedError', 'InvalidInputError', 'InvalidBatchError'])
 
-/** A wait looks again this soon at first, then half as often each time, down to once per the max. */
-const waitPollMsMin = 25
-const waitPollMsMax = 500
-/**
- * Waits that timed out and submits that gave up, in this process: a cluster that saw one
- * keeps its agents' logs at close (see `close`).
- */
-let waitsFailed = 0
-
-/** Resolved (and replaced) whenever an agent prints an event: a wait looks again at once. */
-let agentEvent = Promise.withResolvers<void>()
-function signalAgentEvent (): void {
-  agentEvent.resolve()
-  agentEvent = Promise.withResolvers<void>()
-}
-
-/**
- * Waits (bounded) until `condition` holds. It is looked at again when any agent prints an
- * event (a role, a new view) and otherwise ever less often: a condition that asks the
- * controllers over the mesh is not asked 40 times a second for the whole wait.
- */
-export async function waitFor (what: string, condition: () => boolean | Promise<boolean>, describe: () => string = () => ''): Promise<void> {
-  const until = performance.now() + waitMsMax
-  let pauseMs = waitPollMsMin
-  while (!await condition()) {
-    if (performance.now() > until) {
-      waitsFailed++
-      throw new Error(`cantripd cluster: timed out waiting for ${what} ${describe()}`)
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([agentEvent.promise, new Promise(resolve => { timer = setTimeout(resolve, pauseMs) })])
-    clearTimeout(timer)
-    pauseMs = Math.min(waitPollMsMax, pauseMs * 2)
-  }
-}
+export { waitFor }
 
 export class CantripdCluster {
   readonly root = mkdtempSync(join(tmpdir(), 'cantripd-'))
@@ -103,7 +64,7 @@ export class CantripdCluster {
   launcher: (agent: Agent) => string[] = () => []
   /** Every agent's whole stdout and stderr, one file each under `root/logs` (kept by `close` on failure). */
   readonly #logs = new Map<Agent, { out: WriteStream, err: WriteStream }>()
-  readonly #waitsFailedBefore = waitsFailed
+  readonly #waitsFailedBefore = waitsFailedSoFar()
   #networkKey = generateNetworkKey()
   #clientKey: Uint8Array | undefined
   #requests = 0
@@ -192,7 +153,7 @@ export class CantripdCluster {
    */
   async #keepLogs (): Promise<void> {
     await Promise.all([...this.#logs.values()].flatMap(log => [log.out, log.err]).map(async stream => await new Promise(resolve => stream.end(resolve))))
-    const failed = waitsFailed > this.#waitsFailedBefore
+    const failed = waitsFailedSoFar() > this.#waitsFailedBefore
     if (this.#logs.size === 0 || (!failed && process.env['CANTRIP_KEEP_LOGS'] !== '1')) return
     const kept = join(process.env['CANTRIP_KEEP_LOGS_DIR'] ?? join(tmpdir(), 'cantrip-kept-logs'), `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${basename(this.root)}`)
     cpSync(join(this.root, 'logs'), kept, { recursive: true })
@@ -237,7 +198,7 @@ export class CantripdCluster {
       await new Promise(resolve => setTimeout(resolve, pauseMs))
       pauseMs = Math.min(submitPauseMsMax, pauseMs * 2)
     }
-    waitsFailed++
+    countFailedWait()
     process.stderr.write(`cantripd cluster: ${String(body['type'])} (${requestId}) not acknowledged; last: ${last}\n`)
     return undefined
   }
