@@ -41,9 +41,9 @@ function layerOf (url: string): string {
 
 const maps = new Map<string, SourceMap | undefined>()
 
-/** A bundle frame's original source (dist/*.mjs.map), so the bundle's layers are told apart too. */
+/** A bundle frame's original source (dist/*.mjs.map, *.cjs.map), so the bundle's layers are told apart too. */
 function sourceOf (frame: CallFrame): string {
-  if (!frame.url.startsWith('file://') || !frame.url.endsWith('.mjs')) return frame.url
+  if (!frame.url.startsWith('file://') || !/\.[cm]js$/.test(frame.url)) return frame.url
   if (!maps.has(frame.url)) {
     const mapFile = `${fileURLToPath(frame.url)}.map`
     maps.set(frame.url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8'))) : undefined)
