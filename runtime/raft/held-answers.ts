@@ -79,6 +79,8 @@ export class HeldAnswers {
 
   /** Answers, empty, every held request stepped before the Ready numbered `takenBefore` (all of them with Infinity). */
   release (takenBefore: number): void {
+    // Called twice per Ready, nearly always with nothing held (answers were filled): no copies then.
+    if (this.#byPeer.size === 0) return
     for (const [peer, queue] of [...this.#byPeer]) {
       const keep = queue.filter(held => held.takenAtStep >= takenBefore)
       for (const held of queue) if (held.takenAtStep < takenBefore) held.resolve(noMessages)

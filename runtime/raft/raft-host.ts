@@ -641,8 +641,11 @@ export class RaftHost<Command, Result, State> {
     const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
-      const rest = list.filter(message => message.type !== 'snapshot')
-      for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
+      let rest = list
+      if (list.some(message => message.type === 'snapshot')) {
+        rest = list.filter(message => message.type !== 'snapshot')
+        for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
+      }
       if (rest.length === 0) continue
       if (this.#replies.answer(peer, () => encode(rest, component))) {
         this.#options.onStage?.('sent-answer', rest.length)
