@@ -49,8 +49,9 @@ export class HeldAnswers {
   }
 
   /** The answer to `peer`'s request just stepped; the oldest held is answered empty when `maxPerPeer` already wait. */
-  async hold (peer: NodeId, takenAtStep: number): Promise<Uint8Array> {
-    return await new Promise<Uint8Array>(resolve => {
+  hold (peer: NodeId, takenAtStep: number): Promise<Uint8Array> {
+    // One promise per held answer, not an async wrapper's second one: every follower makes one per heartbeat.
+    return new Promise<Uint8Array>(resolve => {
       const queue = this.#byPeer.get(peer) ?? []
       while (queue.length >= this.#maxPerPeer) queue.shift()!.resolve(noMessages)
       queue.push({ takenAtStep, since: this.#clock.now(), resolve })

@@ -500,13 +500,13 @@ export class RaftHost<Command, Result, State> {
    * holds them, persisted as `#drain` orders it; a Ready with nothing for the peer
    * answers empty.
    */
-  async #receive (request: IncomingRequest): Promise<Uint8Array> {
-    if (this.#stopped) return noMessages
+  #receive (request: IncomingRequest): Promise<Uint8Array> {
+    if (this.#stopped) return Promise.resolve(noMessages)
     this.#options.onStage?.('received-request', request.data.byteLength)
-    if (!this.#stepFrom(request.from, request.data)) return noMessages
+    if (!this.#stepFrom(request.from, request.data)) return Promise.resolve(noMessages)
     const answer = this.#replies.hold(request.from, this.#readiesTaken)
     this.#kick()
-    return await answer
+    return answer
   }
 
   /** A chunk of a leader's RaftSnapshot; the last one steps the whole message. A chunk out of order fails the request. */
