@@ -641,11 +641,9 @@ export class RaftHost<Command, Result, State> {
     const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
-      let rest = list
-      if (list.some(message => message.type === 'snapshot')) {
-        rest = list.filter(message => message.type !== 'snapshot')
-        for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
-      }
+      const hasSnapshot = list.some(message => message.type === 'snapshot')
+      const rest = hasSnapshot ? list.filter(message => message.type !== 'snapshot') : list
+      if (hasSnapshot) for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
       if (rest.length === 0) continue
       if (this.#replies.answer(peer, () => encode(rest, component))) {
         this.#options.onStage?.('sent-answer', rest.length)
