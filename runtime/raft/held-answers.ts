@@ -49,8 +49,9 @@ export class HeldAnswers {
   }
 
   /** The answer to `peer`'s request just stepped; the oldest held is answered empty when `maxPerPeer` already wait. */
-  async hold (peer: NodeId, takenAtStep: number): Promise<Uint8Array> {
-    return await new Promise<Uint8Array>(resolve => {
+  hold (peer: NodeId, takenAtStep: number): Promise<Uint8Array> {
+    // One promise per held answer, not an async wrapper's second one: every follower makes one per heartbeat.
+    return new Promise<Uint8Array>(resolve => {
       const queue = this.#byPeer.get(peer) ?? []
       while (queue.length >= this.#maxPerPeer) queue.shift()!.resolve(noMessages)
       queue.push({ takenAtStep, since: this.#clock.now(), resolve })
@@ -79,6 +80,8 @@ export class HeldAnswers {
 
   /** Answers, empty, every held request stepped before the Ready numbered `takenBefore` (all of them with Infinity). */
   release (takenBefore: number): void {
+    // Called twice per Ready, nearly always with nothing held (answers were filled): no copies then.
+    if (this.#byPeer.size === 0) return
     for (const [peer, queue] of [...this.#byPeer]) {
       const keep = queue.filter(held => held.takenAtStep >= takenBefore)
       for (const held of queue) if (held.takenAtStep < takenBefore) held.resolve(noMessages)

@@ -500,13 +500,13 @@ export class RaftHost<Command, Result, State> {
    * holds them, persisted as `#drain` orders it; a Ready with nothing for the peer
    * answers empty.
    */
-  async #receive (request: IncomingRequest): Promise<Uint8Array> {
-    if (this.#stopped) return noMessages
+  #receive (request: IncomingRequest): Promise<Uint8Array> {
+    if (this.#stopped) return Promise.resolve(noMessages)
     this.#options.onStage?.('received-request', request.data.byteLength)
-    if (!this.#stepFrom(request.from, request.data)) return noMessages
+    if (!this.#stepFrom(request.from, request.data)) return Promise.resolve(noMessages)
     const answer = this.#replies.hold(request.from, this.#readiesTaken)
     this.#kick()
-    return await answer
+    return answer
   }
 
   /** A chunk of a leader's RaftSnapshot; the last one steps the whole message. A chunk out of order fails the request. */
@@ -641,8 +641,9 @@ export class RaftHost<Command, Result, State> {
     const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
       this.#options.onSend?.(peer, list)
-      const rest = list.filter(message => message.type !== 'snapshot')
-      for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
+      const hasSnapshot = list.some(message => message.type === 'snapshot')
+      const rest = hasSnapshot ? list.filter(message => message.type !== 'snapshot') : list
+      if (hasSnapshot) for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
       if (rest.length === 0) continue
       if (this.#replies.answer(peer, () => encode(rest, component))) {
         this.#options.onStage?.('sent-answer', rest.length)

@@ -542,12 +542,21 @@ export class Raft {
   // -------------------------------------------------------------------------------
   // Plumbing
 
+  /**
+   * Queues `m`, completed with this node's id and term, for the next Ready. Every caller
+   * passes a fresh object literal, so it is completed in place: a copy per message was the
+   * largest self time of an idle group's heartbeat path (5 % of its CPU). The keys keep
+   * the copy's order, so the encoded bytes are the same.
+   */
   send (m: Omit<Message, 'from' | 'term'> & { term?: number }): void {
     if (this.messages.length >= limits.raftMessagesPerReadyMax) {
       this.droppedMessages++
       return
     }
-    this.messages.push({ ...m, from: this.id, term: m.term ?? this.term })
+    const message = m as Message
+    message.from = this.id
+    message.term = m.term ?? this.term
+    this.messages.push(message)
   }
 
   pushReadState (readState: ReadState): void {

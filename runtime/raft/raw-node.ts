@@ -132,8 +132,11 @@ export class RawNode {
   hasReady (): boolean {
     if (this.#outstanding !== undefined) return false
     const raft = this.#raft
-    return !sameSoftState(raft.softState(), this.#previousSoftState) ||
-      !sameHardState(raft.hardState(), this.#previousHardState) ||
+    const soft = this.#previousSoftState
+    const hard = this.#previousHardState
+    // Field by field, not through softState()/hardState(): this runs for every input.
+    return raft.lead !== soft.leader || raft.role !== soft.role ||
+      raft.term !== hard.term || raft.vote !== hard.vote || raft.log.committed !== hard.commit ||
       raft.log.unstable.entries.length > 0 ||
       raft.log.unstable.snapshot !== undefined ||
       raft.messages.length > 0 ||
