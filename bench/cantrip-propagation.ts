@@ -33,6 +33,9 @@ const startWithinMs = 240_000
 const noticeWithinMs = 10_000
 const detectWithinMs = 60_000
 const changeGapMs = 300
+/** After the changes: a pause for the last notice and reports, then the idle window cpuPerChange subtracts. */
+const idleSettleMs = 1_000
+const idleWindowMs = 6_000
 /**
  * Machine agents starting at once (the provisioner's default starts in flight): a new one
  * starts as soon as one has its first view, not a wave after the slowest of ten.
@@ -56,8 +59,8 @@ export interface CantripPropagation {
   stages?: NoticeStages
   /**
    * CPU-ms per change above idle, summed over the controllers and over the agents: the
-   * CPU of the changes phase less the idle rate (measured over as long a quiet window just
-   * before) times its length. On 2 shared cores a notice's tail is mostly the queue of this
+   * CPU of the changes phase less the idle rate (measured over a quiet window after it)
+   * times its length. On 2 shared cores a notice's tail is mostly the queue of this
    * work, so unlike the wall-clock figures it compares across loads.
    */
   cpuPerChange: { controllersMs: number, agentsMs: number, idleWindowMs: number, changesWindowMs: number }
@@ -95,9 +98,7 @@ export async function measureCantripPropagation (agents: number, changes: number
       agents: cluster.machines.reduce((sum, m) => sum + onCpuMs(m.process!.pid!), 0),
       at: performance.now()
     })
-    const idleFrom = cpuOf()
-    await sleep(changes * changeGapMs)
-    const idleTo = cpuOf()
+    const changesFrom = cpuOf()
     const latencies: number[] = []
     const traced: NoticeChange[] = []
     let missed = 0
@@ -117,10 +118,17 @@ export async function measureCantripPropagation (agents: number, changes: number
       await sleep(changeGapMs)
     }
     const changesTo = cpuOf()
-    const idleWindowMs = idleTo.at - idleFrom.at
-    const changesWindowMs = changesTo.at - idleTo.at
+    // The idle rate after the changes, not before: just after start-up the processes are
+    // still settling (mesh grafts, first status reports), which made the rate before the
+    // changes higher than during them in runs at load 20-40.
+    await sleep(idleSettleMs)
+    const idleFrom = cpuOf()
+    await sleep(idleWindowMs)
+    const idleTo = cpuOf()
+    const changesWindowMs = changesTo.at - changesFrom.at
+    const idleRate = (key: 'controllers' | 'agents'): number => (idleTo[key] - idleFrom[key]) / (idleTo.at - idleFrom.at)
     const busyPerChange = (key: 'controllers' | 'agents'): number =>
-      Number((((changesTo[key] - idleTo[key]) - (idleTo[key] - idleFrom[key]) * changesWindowMs / idleWindowMs) / changes).toFixed(1))
+      Number((((changesTo[key] - changesFrom[key]) - idleRate(key) * changesWindowMs) / changes).toFixed(1))
     const figures: CantripPropagation = {
       agents,
       changes,
@@ -130,7 +138,7 @@ export async function measureCantripPropagation (agents: number, changes: number
       controllerRssBytes: quantile(cluster.controllers.map(c => rssBytes(c.process!.pid!)), 0.5),
       startSeconds: Number(startSeconds.toFixed(1)),
       agentStart,
-      cpuPerChange: { controllersMs: busyPerChange('controllers'), agentsMs: busyPerChange('agents'), idleWindowMs: Math.round(idleWindowMs), changesWindowMs: Math.round(changesWindowMs) }
+      cpuPerChange: { controllersMs: busyPerChange('controllers'), agentsMs: busyPerChange('agents'), idleWindowMs: Math.round(idleTo.at - idleFrom.at), changesWindowMs: Math.round(changesWindowMs) }
     }
     if (options.detect === true) figures.detection = await detectFailure(cluster)
     if (trace !== undefined) {
