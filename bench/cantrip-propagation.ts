@@ -1,5 +1,5 @@
 import '../runtime/polyfill.ts'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { MembersReply } from '../actors/controller/api-members.ts'
@@ -33,6 +33,9 @@ const startWithinMs = 240_000
 const noticeWithinMs = 10_000
 const detectWithinMs = 60_000
 const changeGapMs = 300
+/** After the changes: a pause for the last notice and reports, then the idle window cpuPerChange subtracts. */
+const idleSettleMs = 1_000
+const idleWindowMs = 6_000
 /**
  * Machine agents starting at once (the provisioner's default starts in flight): a new one
  * starts as soon as one has its first view, not a wave after the slowest of ten.
@@ -54,6 +57,13 @@ export interface CantripPropagation {
   agentStart: { p50Ms: number, maxMs: number, cpuMs: number }
   /** Each hop of a notice (bench/notice-stages.ts), with `trace`. */
   stages?: NoticeStages
+  /**
+   * CPU-ms per change above idle, summed over the controllers and over the agents: the
+   * CPU of the changes phase less the idle rate (measured over a quiet window after it)
+   * times its length. On 2 shared cores a notice's tail is mostly the queue of this
+   * work, so unlike the wall-clock figures it compares across loads.
+   */
+  cpuPerChange: { controllersMs: number, agentsMs: number, idleWindowMs: number, changesWindowMs: number }
 }
 
 export async function measureCantripPropagation (agents: number, changes: number, options: { detect?: boolean, trace?: boolean } = {}): Promise<CantripPropagation> {
@@ -83,6 +93,12 @@ export async function measureCantripPropagation (agents: number, changes: number
     const startSeconds = (performance.now() - started) / 1000
     // Let start-up (dials, mesh grafts, first fetches) settle before measuring.
     await sleep(3_000)
+    const cpuOf = (): { controllers: number, agents: number, at: number } => ({
+      controllers: cluster.controllers.reduce((sum, c) => sum + onCpuMs(c.process!.pid!), 0),
+      agents: cluster.machines.reduce((sum, m) => sum + onCpuMs(m.process!.pid!), 0),
+      at: performance.now()
+    })
+    const changesFrom = cpuOf()
     const latencies: number[] = []
     const traced: NoticeChange[] = []
     let missed = 0
@@ -101,6 +117,18 @@ export async function measureCantripPropagation (agents: number, changes: number
       traced.push({ revision: result.index, ackedAt, views: cluster.machines.flatMap(m => { const t = at(m); return t === undefined ? [] : [{ pid: m.process!.pid!, at: t }] }) })
       await sleep(changeGapMs)
     }
+    const changesTo = cpuOf()
+    // The idle rate after the changes, not before: just after start-up the processes are
+    // still settling (mesh grafts, first status reports), which made the rate before the
+    // changes higher than during them in runs at load 20-40.
+    await sleep(idleSettleMs)
+    const idleFrom = cpuOf()
+    await sleep(idleWindowMs)
+    const idleTo = cpuOf()
+    const changesWindowMs = changesTo.at - changesFrom.at
+    const idleRate = (key: 'controllers' | 'agents'): number => (idleTo[key] - idleFrom[key]) / (idleTo.at - idleFrom.at)
+    const busyPerChange = (key: 'controllers' | 'agents'): number =>
+      Number((((changesTo[key] - changesFrom[key]) - idleRate(key) * changesWindowMs) / changes).toFixed(1))
     const figures: CantripPropagation = {
       agents,
       changes,
@@ -109,7 +137,8 @@ export async function measureCantripPropagation (agents: number, changes: number
       agentRssBytes: quantile(cluster.machines.map(m => rssBytes(m.process!.pid!)), 0.5),
       controllerRssBytes: quantile(cluster.controllers.map(c => rssBytes(c.process!.pid!)), 0.5),
       startSeconds: Number(startSeconds.toFixed(1)),
-      agentStart
+      agentStart,
+      cpuPerChange: { controllersMs: busyPerChange('controllers'), agentsMs: busyPerChange('agents'), idleWindowMs: Math.round(idleTo.at - idleFrom.at), changesWindowMs: Math.round(changesWindowMs) }
     }
     if (options.detect === true) figures.detection = await detectFailure(cluster)
     if (trace !== undefined) {
@@ -152,6 +181,22 @@ async function startAgents (cluster: CantripdCluster, deadline: number): Promise
   }
   await Promise.all(Array.from({ length: Math.min(agentsStartingMax, cluster.machines.length) }, starter))
   return { p50Ms: Math.round(quantile(waits, 0.5)), maxMs: Math.round(quantile(waits, 1)), cpuMs: Math.round(quantile(cpu, 0.5)) }
+}
+
+/**
+ * Time a process's threads have run on a CPU, in ms, from /proc/PID/task/TID/schedstat
+ * (nanoseconds, where /proc/PID/stat counts 10 ms ticks: too coarse for a few ms per change).
+ */
+function onCpuMs (pid: number): number {
+  let ns = 0
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    } catch {
+      // A thread that ended meanwhile: its time is gone from the sum either way.
+    }
+  }
+  return ns / 1e6
 }
 
 /** CPU time (user + system) a process has used, from /proc (clock ticks of 10 ms). */

@@ -583,6 +583,13 @@ export const limits = {
    */
   changeNoticeIntervalPerMachineMs: 2,
   changeNoticeIntervalMaxMs: 2_000,
+  /**
+   * How long after a change its notice goes out (actors/controller/change-notices.ts): the
+   * agents' watches bring the change first, and a notice is for an agent whose watch is
+   * down, which watches again every machineWatchRetryMs anyway; so it waits as long,
+   * rather than compete with the watch answers for CPU.
+   */
+  changeNoticeDelayMs: 250,
   /** A machine agent refetches its view this often even without notices (gossip is a hint). */
   remoteStateCatchUpMs: 30_000,
   /**

@@ -313,6 +313,59 @@ test('raw node: the same seed and the same inputs give the same Readies', () => 
 })
 
 // ---------------------------------------------------------------------------------
+// Commit propagation
+
+test('commit broadcast: followers learn a commit from the append the leader sends as it commits, with no tick', () => {
+  // A follower serves machine watches from what it applied (actors/controller/machine-watches.ts):
+  // if it learnt of commits only from the next heartbeat, every change would wait up to a
+  // heartbeat interval there. The leader sends the new commit index the moment it moves
+  // (etcd's stepLeader: on MsgAppResp, `if r.maybeCommit() { r.bcastAppend() }`).
+  const env = clusterWithLeader(3, 'heartbeat=5')
+  const leader = nodeOf(env, '1')
+  const proposed = leader.propose(bytes('change'))
+  assert.is(proposed.status, 'accepted')
+  const index = (proposed as { index: number }).index
+  env.run('process-ready 1')
+  for (const id of ['2', '3']) env.run(`deliver-msgs ${id}`)
+  env.run('process-ready 2 3')
+  env.run('deliver-msgs 1')
+  assert.is(leader.status().commit, index, 'the leader commits on the acknowledgements')
+  env.run('process-ready 1')
+  for (const id of ['2', '3']) {
+    const carrying = env.network.filter(m => m.to === id && m.from === '1')
+    assert.equal(carrying.map(m => [m.type, m.commit, m.entries?.length]), [['append', index, 0]],
+      `one empty append carries commit ${index} to ${id}, not a later heartbeat`)
+  }
+  for (const id of ['2', '3']) {
+    env.run(`deliver-msgs ${id}`)
+    const follower = nodeOf(env, id)
+    assert.is(follower.status().commit, index, `${id} knows the commit without a tick`)
+    const ready = follower.ready()
+    assert.equal(ready.committedEntries.map(e => e.index), [index], `${id}'s next Ready applies it`)
+    assert.is(ready.mustSync, false, 'a commit index alone is not synced (the leader tells it again)')
+  }
+})
+
+test('commit broadcast: a follower whose acknowledgement the commit did not need learns it in the same broadcast', () => {
+  // Of five voters three make a quorum: the two slow ones still get the commit index at
+  // once (in the append that also carries them the entry, or an empty one after it).
+  const env = clusterWithLeader(5, 'heartbeat=5')
+  const leader = nodeOf(env, '1')
+  const index = (leader.propose(bytes('change')) as { index: number }).index
+  env.run('process-ready 1')
+  for (const id of ['2', '3']) env.run(`deliver-msgs ${id}`)
+  env.run('process-ready 2 3')
+  env.run('deliver-msgs 1')
+  env.run('process-ready 1')
+  assert.is(leader.status().commit, index)
+  for (const id of ['4', '5']) {
+    env.run(`deliver-msgs ${id}`)
+    env.run(`process-ready ${id}`)
+    assert.is(nodeOf(env, id).status().commit, index, `${id} learns the commit with no tick, its own acknowledgement not needed`)
+  }
+})
+
+// ---------------------------------------------------------------------------------
 // Replication limits
 
 test('pipelining: a replicating leader keeps up to maxInflight appends in flight, then waits', () => {

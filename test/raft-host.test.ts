@@ -94,6 +94,29 @@ test('3 controllers elect one leader and replicate 50 deploys', async () => {
   await group.stop()
 })
 
+test('followers apply a commit one message after the leader, not at its next heartbeat', async () => {
+  // Followers answer machine watches from what they applied: a commit they learnt only
+  // from the next heartbeat would put up to a heartbeat interval into every such change.
+  // Heartbeats here are 1 s apart, so any apply well within that came from the commit's
+  // own broadcast.
+  const heartbeatMs = 1_000
+  const group = await SimControllerGroup.create(new Simulation({ seed: 3 }), { size: 3, tickMs: 10, electionTicks: 300, heartbeatTicks: heartbeatMs / 10 })
+  assert.ok(await group.runUntil(() => group.leader() !== undefined, 20_000), 'no leader elected')
+  assert.is((await proposeAcked(group, addCharm, 5_000))?.ok, true)
+  const leader = group.leader()!
+  const followers = group.hosts().filter(host => host !== leader)
+  for (let i = 0; i < 5; i++) {
+    const result = await proposeAcked(group, deploy(`app${i}`), 5_000)
+    assert.is(result?.ok, true)
+    const index = leader.appliedIndex
+    const leaderAppliedAt = group.sim.clock.now()
+    assert.ok(await group.runUntil(() => followers.every(host => host.appliedIndex >= index), heartbeatMs, 1), `followers applied ${index} within a heartbeat interval`)
+    const lagMs = group.sim.clock.now() - leaderAppliedAt
+    assert.ok(lagMs < heartbeatMs / 4, `followers applied ${index} ${lagMs} ms after the leader: that waited for a heartbeat (${heartbeatMs} ms)`)
+  }
+  await group.stop()
+})
+
 test('a new leader emerges after the leader crashes and keeps every acknowledged deploy', async () => {
   const group = await SimControllerGroup.create(new Simulation({ seed: 7 }), { size: 3 })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 2000))

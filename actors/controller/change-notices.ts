@@ -9,8 +9,17 @@
  *
  * Notices are coalesced: at most one per interval (`noticeIntervalMs`, longer with many
  * machine agents), carrying the latest revision, so a burst of commits costs one message
- * and one fetch per agent. The first change after a quiet interval goes out at once; the
- * rest of a burst waits for the interval's end.
+ * and one fetch per agent.
+ *
+ * A notice is never sent at once, but `noticeDelayMs` after the change (or at the
+ * interval's end, if later). The watches carry each change to every agent whose watch is
+ * up, as soon as its controller applied it; a notice matters only to an agent whose watch
+ * is down, and that agent also watches again every limits.machineWatchRetryMs. Sent at
+ * once, the notice raced the watch answers it duplicates for the same CPU: the leader
+ * signed and sent it inside its apply, before it answered the proposer or looked at its
+ * held watches, and every agent verified it and forwarded it to its mesh peers while its
+ * watch answer was on the way (issue 28: the 50-agent notice tail on 2 cores is the queue
+ * of that work, not a timer).
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { decodeFields, encode } from '../../runtime/codec.ts'
@@ -49,6 +58,7 @@ export class ChangeNotifier {
   readonly #clock: Clock
   readonly #topic: string
   readonly #intervalMs: number
+  readonly #delayMs: number
   readonly #machines: () => number
   #pending: number | undefined
   #timer: TimerHandle | undefined
@@ -57,11 +67,12 @@ export class ChangeNotifier {
   #published = 0
   #stopped = false
 
-  constructor (options: { transport: Transport, clock: Clock, modelUuid: string, noticeIntervalMs: number, machines?: () => number }) {
+  constructor (options: { transport: Transport, clock: Clock, modelUuid: string, noticeIntervalMs: number, noticeDelayMs?: number, machines?: () => number }) {
     this.#transport = options.transport
     this.#clock = options.clock
     this.#topic = changeTopic(options.modelUuid)
     this.#intervalMs = options.noticeIntervalMs
+    this.#delayMs = options.noticeDelayMs ?? limits.changeNoticeDelayMs
     this.#machines = options.machines ?? (() => 0)
   }
 
@@ -75,14 +86,13 @@ export class ChangeNotifier {
     return this.#published
   }
 
-  /** The model reached `revision` here while leading: announce it (coalesced). */
+  /** The model reached `revision` here while leading: announce it (delayed and coalesced). */
   changed (revision: number): void {
     if (this.#stopped) return
     this.#pending = Math.max(this.#pending ?? 0, revision)
     if (this.#timer !== undefined) return
-    const wait = this.#lastPublishedAt + this.intervalMs - this.#clock.now()
-    if (wait <= 0) this.#flush()
-    else this.#timer = this.#clock.setTimeout(() => { this.#flush() }, wait)
+    const wait = Math.max(this.#delayMs, this.#lastPublishedAt + this.intervalMs - this.#clock.now())
+    this.#timer = this.#clock.setTimeout(() => { this.#flush() }, wait)
   }
 
   stop (): void {
