@@ -6,7 +6,7 @@ import { CantripError, describeValue, InvalidInputError } from '../../runtime/er
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import { limits } from '../../runtime/limits.ts'
 import { ModelStateMachine, type ModelRaftHost } from '../../runtime/model/model-state-machine.ts'
-import type { CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
+import type { CommandOf, CommandResult, ModelCommand, ModelContext } from '../../runtime/model/model-types.ts'
 import { tableGet } from '../../runtime/model/table.ts'
 import { encodingSealer, sealCommand, type SecretSealer } from '../../runtime/model/secret-sealing.ts'
 import {
@@ -14,6 +14,7 @@ import {
 } from '../../runtime/raft/raft-host.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
+import { LeaseClaimGate } from './lease-claim-gate.ts'
 import { MachineWatches, type MachineWatchStage } from './machine-watches.ts'
 import { ModelWatches } from './model-watches.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
@@ -110,7 +111,7 @@ export class ModelReplica {
   readonly host: ModelRaftHost
   readonly actor: ControllerActor
   readonly #options: ModelReplicaOptions
-  #claims = 0
+  #claimIds = 0
   #stopped = false
   /** The snapshot `runsSingularWorkers` last looked at, and its answer. */
   #singularSnapshot: ControllerSnapshot | undefined
@@ -121,6 +122,8 @@ export class ModelReplica {
   readonly watches: MachineWatches
   /** The admin's watches of the whole model (model-watches.ts), served from the state applied here. */
   readonly modelWatches: ModelWatches
+  /** Leadership claims that would lose are answered here, never proposed (lease-claim-gate.ts). */
+  readonly #claims = new LeaseClaimGate(() => this.host.state())
 
   private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches, modelWatches: ModelWatches) {
     this.id = options.id
@@ -215,7 +218,7 @@ export class ModelReplica {
    * restarted controller leads again only in a later term.
    */
   nextClaimId (): string {
-    return `${this.id}/${singularLease}/${this.host.term}/${++this.#claims}`
+    return `${this.id}/${singularLease}/${this.host.term}/${++this.#claimIds}`
   }
 
   /** Whether the singular workers run here now. */
@@ -339,6 +342,9 @@ export class ModelReplica {
 
   async #proposeOne (command: ModelCommand): Promise<ForwardReply> {
     try {
+      if (LeaseClaimGate.isClaim(command) && this.host.role === 'leader') {
+        return { ok: true, result: await this.#claims.afterPending(command, async claim => await this.host.propose(claim)) }
+      }
       return { ok: true, result: await this.host.propose(command) }
     } catch (error) {
       return forwardError(error)
@@ -357,21 +363,46 @@ export class ModelReplica {
     // Each command is authorised on its own; the permitted ones are committed together.
     const results: ForwardReply[] = new Array<ForwardReply>(batch.length)
     const permitted: Array<{ at: number, command: ModelCommand }> = []
+    const waiting: Array<{ at: number, claim: CommandOf<'claim-leadership'> }> = []
+    /** Application → the unit whose claim this batch proposes: another unit's waits for it. */
+    const claiming = new Map<string, string>()
     for (const [at, command] of (batch as ModelCommand[]).entries()) {
       const refusal = this.#forwardRefusal(from, command)
-      if (refusal !== undefined) results[at] = permissionDenied(refusal)
-      else permitted.push({ at, command: sealCommand(command, this.secretSealer) })
+      if (refusal !== undefined) {
+        results[at] = permissionDenied(refusal)
+        continue
+      }
+      const sealed = sealCommand(command, this.secretSealer)
+      if (LeaseClaimGate.isClaim(sealed)) {
+        // A claim another unit's lease refuses is answered now; one behind another unit's claim in flight waits for it.
+        const lost = this.#claims.refusalNow(sealed)
+        if (lost !== undefined) results[at] = { ok: true, result: lost }
+        else if (this.#claims.mustWait(sealed) || (claiming.get(sealed.application) ?? sealed.unit) !== sealed.unit) waiting.push({ at, claim: sealed })
+        else {
+          claiming.set(sealed.application, sealed.unit)
+          permitted.push({ at, command: sealed })
+        }
+      } else {
+        permitted.push({ at, command: sealed })
+      }
     }
     // Proposed together and in order: the leader's host appends them with whatever else
     // came in meanwhile, in as few entries as its group commit allows (proposal-queue.ts).
-    const replies = await Promise.all(this.host.proposeAll(permitted.map(p => p.command)).map(async applied => {
+    const proposed = this.host.proposeAll(permitted.map(p => p.command))
+    permitted.forEach((p, i) => { if (LeaseClaimGate.isClaim(p.command)) this.#claims.proposed(p.command, proposed[i]!) })
+    const settle = async (applied: Promise<CommandResult>): Promise<ForwardReply> => {
       try {
         return { ok: true, result: await applied } satisfies ForwardReply
       } catch (error) {
         return forwardError(error)
       }
-    }))
+    }
+    const replies = await Promise.all([
+      ...proposed.map(settle),
+      ...waiting.map(async w => await settle(this.#claims.afterPending(w.claim, async claim => await this.host.propose(claim))))
+    ])
     permitted.forEach((p, i) => { results[p.at] = replies[i]! })
+    waiting.forEach((w, i) => { results[w.at] = replies[permitted.length + i]! })
     return { ok: true, results }
   }
 

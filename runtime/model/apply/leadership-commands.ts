@@ -5,12 +5,13 @@ import { controllerLeaseHeld, validControllerLeaseDuration } from '../controller
 import { keys } from '../keys.ts'
 import { leaseHeld, validLeaseDuration } from '../leases.ts'
 import type { ModelDraft } from '../model-draft.ts'
-import type { ApplicationRecord, CommandOf, ControllerLeaseRecord, LeaseRecord, UnitRecord } from '../model-types.ts'
+import type { ApplicationRecord, CommandOf, ControllerLeaseRecord, LeaseRecord, ModelContext, UnitRecord } from '../model-types.ts'
+import { tableGet } from '../table.ts'
 import { requireUnitAgent, requireController } from './authorisation.ts'
 import { changedBag } from './bags.ts'
 import { applicationName, unitName, controllerId, controllerLeaseName, clockReading, stringRecord } from './fields.ts'
 import { getApplication, unitOfApplication } from './lookups.ts'
-import { q, refuse, type HandlerTable } from './refusal.ts'
+import { q, refuse, refusalMessage, type HandlerTable } from './refusal.ts'
 import { removeKey } from './writes.ts'
 
 /**
@@ -35,6 +36,28 @@ function leaseRequest (d: ModelDraft, c: CommandOf<'claim-leadership' | 'extend-
   const now = clockReading(c, c.now)
   if (!validLeaseDuration(c.durationMs)) refuse(c, `duration must be ${limits.leadershipLeaseDurationMsMin} to ${limits.leadershipLeaseDurationMsMax} ms, got ${q(c.durationMs)}`)
   return { name, app, unit, now }
+}
+
+/** Why a claim by `unit` at `now` loses to `lease` (held by another unit until after `now`), or undefined. */
+function heldByAnother (lease: LeaseRecord | undefined, unit: UnitName, now: number): string | undefined {
+  if (lease === undefined || lease.holder === unit || !leaseHeld(lease, now)) return undefined
+  return `${q(lease.holder)} holds it until ${utcTimestamp(lease.expiry)}`
+}
+
+/**
+ * The refusal `claim` gets from `model` because another unit holds the lease at the
+ * claim's `now`, or undefined. Juju's lease manager answers such a claim from the leases
+ * it knows and writes nothing (worker/lease/manager.go handleClaim): the leading
+ * controller does the same before proposing (actors/controller/lease-claim-gate.ts), so a
+ * losing claim never reaches the log. Leases only move later or go away, so a refusal
+ * here is the one applying the claim would give, unless a release is on its way (then the
+ * unit claims again, as a Juju unit does once the lease is released).
+ */
+export function claimLosesTo (model: ModelContext, claim: CommandOf<'claim-leadership'>): string | undefined {
+  const { application, unit, now } = claim as { application: unknown, unit: unknown, now: unknown }
+  if (typeof application !== 'string' || typeof unit !== 'string' || !Number.isSafeInteger(now)) return undefined
+  const why = heldByAnother(tableGet(model.leases, application), unit, now as number)
+  return why === undefined ? undefined : refusalMessage(claim, why)
 }
 
 function extendControllerLease (d: ModelDraft, lease: ControllerLeaseRecord, expiry: number): { holder: string, expiry: number } {
@@ -64,10 +87,9 @@ export const leadershipCommands: HandlerTable<'leader-settings' | 'claim-leaders
     const { name, app, unit, now } = leaseRequest(d, c)
     if (unit.life !== 'alive') refuse(c, `unit ${q(name)} is ${unit.life}`)
     const lease = d.lease(app.name)
-    if (lease !== undefined && leaseHeld(lease, now)) {
-      if (lease.holder !== name) refuse(c, `${q(lease.holder)} holds it until ${utcTimestamp(lease.expiry)}`)
-      return { lease: extendLease(d, lease, now + c.durationMs) }
-    }
+    const lost = heldByAnother(lease, name, now)
+    if (lost !== undefined) refuse(c, lost)
+    if (lease !== undefined && leaseHeld(lease, now)) return { lease: extendLease(d, lease, now + c.durationMs) }
     const granted = { application: app.name, holder: name, start: now, expiry: now + c.durationMs, grantedAt: d.revision }
     d.leases.set(app.name, granted)
     d.touch(keys.leadership(app.name))

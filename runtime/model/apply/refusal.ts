@@ -22,5 +22,10 @@ export const q = describeValue
 export const textFieldLengthMax = 1024
 
 export function refuse (c: ModelCommand, why: string): never {
-  throw new Refusal(`controller: cannot ${describeCommand(c)}: ${why}`)
+  throw new Refusal(refusalMessage(c, why))
+}
+
+/** The line a refusal of `c` shows, for a controller that refuses before proposing (lease claims). */
+export function refusalMessage (c: ModelCommand, why: string): string {
+  return `controller: cannot ${describeCommand(c)}: ${why}`
 }
