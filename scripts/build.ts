@@ -77,6 +77,22 @@ const separateModulesPlugin: Plugin = {
 /** Resolved from node_modules at run time: native bindings, platform binaries, test-only tools. */
 const external = ['classic-level', 'msgpackr-extract', 'esbuild', 'playwright-core']
 
+/**
+ * The program bundles hold classic-level's JavaScript (and abstract-level's, which it
+ * builds on) and leave outside only its native binding: required from node_modules at
+ * run time, those dozen files were resolved, read and compiled without the code cache by
+ * every agent, ~30 ms of a controller's start (a --cpu-prof of bench/process-cost.ts).
+ * The binding stays a package path, so node-gyp-build still finds the prebuilt library
+ * beside classic-level's own files (and the agent bundle ships that package).
+ */
+const classicLevelBindingPlugin: Plugin = {
+  name: 'cantrip-classic-level-binding',
+  setup (build) {
+    build.onResolve({ filter: /^\.\/binding(\.js)?$/ }, args =>
+      /[\\/]node_modules[\\/]classic-level$/.test(args.resolveDir) ? { path: 'classic-level/binding.js', external: true } : undefined)
+  }
+}
+
 /** Every executable file starts with a hashbang (valid in any ES module). */
 const hashbang = '#!/usr/bin/env node'
 /** Bundled CommonJS modules call `require`, which ESM output lacks, so each module file gets one. */
@@ -121,8 +137,9 @@ const programOptions: BuildOptions = {
   entryPoints: Object.entries(programs).map(([out, p]) => ({ in: p.program, out })),
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
+  external: external.filter(name => name !== 'classic-level'),
   define: { 'import.meta.url': importMetaNames.url, 'import.meta.resolve': importMetaNames.resolve },
-  plugins: [separateModulesPlugin]
+  plugins: [separateModulesPlugin, classicLevelBindingPlugin]
 }
 
 export async function buildDist (): Promise<void> {
