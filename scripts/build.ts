@@ -93,6 +93,27 @@ const classicLevelBindingPlugin: Plugin = {
   }
 }
 
+/**
+ * msgpackr's native string extractor, loaded the way its package does (node-gyp-build-
+ * optional-packages, which picks the prebuilt for this platform, libc and ABI), but with
+ * that loader and detect-libc inside the program bundles: from node_modules they cost
+ * every process ~10 ms to resolve and compile uncached. Only the package's directory is
+ * looked up at run time, where the prebuilt packages are; if that fails, msgpackr's own
+ * guard falls back to its JavaScript decoder, as when the package is absent.
+ */
+const msgpackrExtractPlugin: Plugin = {
+  name: 'cantrip-msgpackr-extract',
+  setup (build) {
+    build.onResolve({ filter: /^msgpackr-extract$/ }, () => ({ path: 'msgpackr-extract', namespace: 'cantrip-msgpackr-extract' }))
+    build.onResolve({ filter: /^msgpackr-extract\/package\.json$/ }, args => ({ path: args.path, external: true }))
+    build.onLoad({ filter: /.*/, namespace: 'cantrip-msgpackr-extract' }, () => ({
+      contents: "const { dirname } = require('node:path')\nmodule.exports = require('node-gyp-build-optional-packages')(dirname(require.resolve('msgpackr-extract/package.json')))\n",
+      resolveDir: root,
+      loader: 'js'
+    }))
+  }
+}
+
 /** Every executable file starts with a hashbang (valid in any ES module). */
 const hashbang = '#!/usr/bin/env node'
 /** Bundled CommonJS modules call `require`, which ESM output lacks, so each module file gets one. */
@@ -137,9 +158,9 @@ const programOptions: BuildOptions = {
   entryPoints: Object.entries(programs).map(([out, p]) => ({ in: p.program, out })),
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
-  external: external.filter(name => name !== 'classic-level'),
+  external: external.filter(name => name !== 'classic-level' && name !== 'msgpackr-extract'),
   define: { 'import.meta.url': importMetaNames.url, 'import.meta.resolve': importMetaNames.resolve },
-  plugins: [separateModulesPlugin, classicLevelBindingPlugin]
+  plugins: [separateModulesPlugin, classicLevelBindingPlugin, msgpackrExtractPlugin]
 }
 
 export async function buildDist (): Promise<void> {
