@@ -82,14 +82,21 @@ const external = ['classic-level', 'msgpackr-extract', 'esbuild', 'playwright-co
  * builds on) and leave outside only its native binding: required from node_modules at
  * run time, those dozen files were resolved, read and compiled without the code cache by
  * every agent, ~30 ms of a controller's start (a --cpu-prof of bench/process-cost.ts).
- * The binding stays a package path, so node-gyp-build still finds the prebuilt library
- * beside classic-level's own files (and the agent bundle ships that package).
+ * Its binding.js is replaced by the same call with the package's directory looked up at
+ * run time, so node-gyp-build (bundled too) still finds the prebuilt library beside
+ * classic-level's own files (and the agent bundle ships that package).
  */
 const classicLevelBindingPlugin: Plugin = {
   name: 'cantrip-classic-level-binding',
   setup (build) {
     build.onResolve({ filter: /^\.\/binding(\.js)?$/ }, args =>
-      /[\\/]node_modules[\\/]classic-level$/.test(args.resolveDir) ? { path: 'classic-level/binding.js', external: true } : undefined)
+      /[\\/]node_modules[\\/]classic-level$/.test(args.resolveDir) ? { path: 'binding', namespace: 'cantrip-classic-level-binding' } : undefined)
+    build.onResolve({ filter: /^classic-level\/package\.json$/ }, args => ({ path: args.path, external: true }))
+    build.onLoad({ filter: /.*/, namespace: 'cantrip-classic-level-binding' }, () => ({
+      contents: "const { dirname } = require('node:path')\nmodule.exports = require('node-gyp-build')(dirname(require.resolve('classic-level/package.json')))\n",
+      resolveDir: join(root, 'node_modules', 'classic-level'),
+      loader: 'js'
+    }))
   }
 }
 
