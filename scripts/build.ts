@@ -77,6 +77,50 @@ const separateModulesPlugin: Plugin = {
 /** Resolved from node_modules at run time: native bindings, platform binaries, test-only tools. */
 const external = ['classic-level', 'msgpackr-extract', 'esbuild', 'playwright-core']
 
+/**
+ * The program bundles hold classic-level's JavaScript (and abstract-level's, which it
+ * builds on) and leave outside only its native binding: required from node_modules at
+ * run time, those dozen files were resolved, read and compiled without the code cache by
+ * every agent, ~30 ms of a controller's start (a --cpu-prof of bench/process-cost.ts).
+ * Its binding.js is replaced by the same call with the package's directory looked up at
+ * run time, so node-gyp-build (bundled too) still finds the prebuilt library beside
+ * classic-level's own files (and the agent bundle ships that package).
+ */
+const classicLevelBindingPlugin: Plugin = {
+  name: 'cantrip-classic-level-binding',
+  setup (build) {
+    build.onResolve({ filter: /^\.\/binding(\.js)?$/ }, args =>
+      /[\\/]node_modules[\\/]classic-level$/.test(args.resolveDir) ? { path: 'binding', namespace: 'cantrip-classic-level-binding' } : undefined)
+    build.onResolve({ filter: /^classic-level\/package\.json$/ }, args => ({ path: args.path, external: true }))
+    build.onLoad({ filter: /.*/, namespace: 'cantrip-classic-level-binding' }, () => ({
+      contents: "const { dirname } = require('node:path')\nmodule.exports = require('node-gyp-build')(dirname(require.resolve('classic-level/package.json')))\n",
+      resolveDir: join(root, 'node_modules', 'classic-level'),
+      loader: 'js'
+    }))
+  }
+}
+
+/**
+ * msgpackr's native string extractor, loaded the way its package does (node-gyp-build-
+ * optional-packages, which picks the prebuilt for this platform, libc and ABI), but with
+ * that loader and detect-libc inside the program bundles: from node_modules they cost
+ * every process ~10 ms to resolve and compile uncached. Only the package's directory is
+ * looked up at run time, where the prebuilt packages are; if that fails, msgpackr's own
+ * guard falls back to its JavaScript decoder, as when the package is absent.
+ */
+const msgpackrExtractPlugin: Plugin = {
+  name: 'cantrip-msgpackr-extract',
+  setup (build) {
+    build.onResolve({ filter: /^msgpackr-extract$/ }, () => ({ path: 'msgpackr-extract', namespace: 'cantrip-msgpackr-extract' }))
+    build.onResolve({ filter: /^msgpackr-extract\/package\.json$/ }, args => ({ path: args.path, external: true }))
+    build.onLoad({ filter: /.*/, namespace: 'cantrip-msgpackr-extract' }, () => ({
+      contents: "const { dirname } = require('node:path')\nmodule.exports = require('node-gyp-build-optional-packages')(dirname(require.resolve('msgpackr-extract/package.json')))\n",
+      resolveDir: root,
+      loader: 'js'
+    }))
+  }
+}
+
 /** Every executable file starts with a hashbang (valid in any ES module). */
 const hashbang = '#!/usr/bin/env node'
 /** Bundled CommonJS modules call `require`, which ESM output lacks, so each module file gets one. */
@@ -121,8 +165,9 @@ const programOptions: BuildOptions = {
   entryPoints: Object.entries(programs).map(([out, p]) => ({ in: p.program, out })),
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
+  external: external.filter(name => name !== 'classic-level' && name !== 'msgpackr-extract'),
   define: { 'import.meta.url': importMetaNames.url, 'import.meta.resolve': importMetaNames.resolve },
-  plugins: [separateModulesPlugin]
+  plugins: [separateModulesPlugin, classicLevelBindingPlugin, msgpackrExtractPlugin]
 }
 
 export async function buildDist (): Promise<void> {
