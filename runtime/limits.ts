@@ -98,6 +98,15 @@ export const limits = {
   /** Open connections before libp2p prunes (its default of 300 would cap a controller's machine agents). */
   transportConnectionsMax: 4_096,
   /**
+   * New inbound connections one host may open per second (libp2p's inboundConnectionThreshold,
+   * 5 by default). At 5 a user's `for …; do cantrip status; done` on a quiet machine (one
+   * connection a run, ~0.15 s each) was refused from the sixth run in a second, and the
+   * CLI, refused by the one controller, said the group had lost its quorum; so were the
+   * local provider's machine agents, all on one host, when many started together.
+   * libp2p's other pacing, 10 handshakes pending at once, still bounds a burst's CPU.
+   */
+  transportInboundConnectionsPerHostPerSecond: 20,
+  /**
    * Bytes of unit statuses in one `application-status` answer (`status-get --application`):
    * units past it are left off and counted, so the answer stays under
    * transportMessageBytesMax whatever messages charms set (5,000 units with typical

@@ -125,6 +125,25 @@ test('a peer with another network key cannot connect, gossip or request', async 
   })
 })
 
+test('one host may open a burst of connections at once (CLI runs in a loop, agents starting together)', async () => {
+  // libp2p refuses a sixth new connection from one host within a second by default; ten
+  // clients dialling together, as ten quick `cantrip` runs or machine agents on one host
+  // do, must all get through (limits.transportInboundConnectionsPerHostPerSecond).
+  const burst = 10
+  await withWorld(1, async (world, [controller]) => {
+    controller!.handle('echo', async request => request.data)
+    const clients = await Promise.all(Array.from({ length: burst }, async () => await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey: world.networkKey, heartbeatIntervalMs })))
+    try {
+      const dialled = await Promise.allSettled(clients.map(async client => { await client.dial(controller!.addresses()[0]!, long) }))
+      assert.equal(dialled.map(d => d.status), Array<string>(burst).fill('fulfilled'), dialled.map(d => d.status === 'rejected' ? String(d.reason) : '').join(' '))
+      const echoed = await Promise.all(clients.map(async (client, i) => decodeText(await client.request(controller!.peerId, 'echo', text(`c${i}`), long))))
+      assert.equal(echoed, clients.map((_, i) => `c${i}`))
+    } finally {
+      await Promise.all(clients.map(async client => { await client.stop() }))
+    }
+  })
+})
+
 test('a seed in `bootstrap` is dialled at start, and again when it comes back', async () => {
   const networkKey = generateNetworkKey()
   const seedKey = await generatePeerKey()

@@ -53,10 +53,13 @@ export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<
     connectionEncrypters: [networkNoise(options.psk)],
     streamMuxers: [withLazyWindowUpdates(yamux())],
     // libp2p prunes connections beyond 300 by default, which would cap the machine agents
-    // a controller keeps. Its inbound pacing (5 new connections per second per host, 10
-    // pending) stays: unpaced, 150 Noise handshakes at once starved a loaded leader into
-    // an election in a test of 50 agents starting together on one host.
-    connectionManager: { maxConnections: limits.transportConnectionsMax },
+    // a controller keeps. Its inbound pacing stays, looser per host (limits.ts): unpaced,
+    // 150 Noise handshakes at once starved a loaded leader into an election in a test of
+    // 50 agents starting together on one host; 10 pending at once still bounds that.
+    connectionManager: {
+      maxConnections: limits.transportConnectionsMax,
+      inboundConnectionThreshold: limits.transportInboundConnectionsPerHostPerSecond
+    },
     // libp2p pings every connection from both ends (a new stream, with its protocol
     // negotiation, each time) to abort connections that died without a close. Every 10 s,
     // its default, an idle machine agent with three controllers handled such a stream
