@@ -97,6 +97,8 @@ async function corruptStoredChunk (home: string, hash: string): Promise<void> {
 }
 
 const stopWaitMs = 30_000
+/** How long a shipped log record may take to reach the controllers' debug-log: generous, for a loaded machine. */
+const logArrivalMsMax = 60_000
 
 /** The pid in a unit's workload pid file (`<agents>/unit-kv-0/state/kv-server.pid`). */
 function workloadPid (machinesDir: string, machine: string, unit: string, pidFile: string): number {
@@ -199,8 +201,15 @@ test('upgrade-model moves every machine to the new agent; workloads keep serving
       assert.match(machine['agent-version-message']!, /; trying again in \d+ s \(\d+ failures?\)$/)
     }
     assert.equal(['0', '1', '2'].map(machine => agentPid(machinesDir, machine)), agentPids, 'no agent restarted')
-    const log = cantrip(home, ['debug-log', '--replay', '--no-tail', '--level', 'ERROR', '--include', 'machine-0'])
-    assert.match(log.stdout, `cannot upgrade to ${thirdVersion}: agent bundle sha256 ${hash}`)
+    // The agent's log record travels apart from its status (shipped in batches over gossip,
+    // limits.logShipIntervalMs): a quick debug-log can run before it has arrived.
+    const logged = `cannot upgrade to ${thirdVersion}: agent bundle sha256 ${hash}`
+    let log = cantrip(home, ['debug-log', '--replay', '--no-tail', '--level', 'ERROR', '--include', 'machine-0'])
+    for (const until = Date.now() + logArrivalMsMax; !log.stdout.includes(logged) && Date.now() < until;) {
+      await new Promise(resolve => setTimeout(resolve, 500))
+      log = cantrip(home, ['debug-log', '--replay', '--no-tail', '--level', 'ERROR', '--include', 'machine-0'])
+    }
+    assert.match(log.stdout, logged)
   } finally {
     await reader?.close()
     destroyLeftoverController(home, machinesDir)
