@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
-import { admin, CantripdCluster, waitFor } from '../test/support/cantripd-cluster.ts'
+import { admin, CantripdCluster } from '../test/support/cantripd-cluster.ts'
 import { round } from './stats.ts'
-import { sharedTiming, writeBenchCharm } from './writes.ts'
+import { deployBenchApplication, sharedTiming } from './writes.ts'
 import { userHz } from './child-processes.ts'
 import { EtcdGroup } from './etcd-group.ts'
 
@@ -69,11 +69,7 @@ export async function measureCantripWriteCpu (writes: number, perfDir?: string, 
     if (previous === undefined) delete process.env['NODE_OPTIONS']
     else process.env['NODE_OPTIONS'] = previous
     await cluster.connectClient()
-    await waitFor('a leader', () => cluster.leader() !== undefined)
-    const added = await cluster.addCharm(cluster.leader()!, writeBenchCharm(root), 'local:bench-config-0')
-    if (added.added?.ok !== true) throw new Error(`bench write cpu: expected the charm added, got ${JSON.stringify(added.added)}`)
-    const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
-    if (deployed?.ok !== true) throw new Error(`bench write cpu: expected the application deployed, got ${JSON.stringify(deployed)}`)
+    await deployBenchApplication(cluster, root, 'bench write cpu')
     const leader = cluster.leader()!
     const roles = new Map<string, number>([['leader', leader.process!.pid!], ...cluster.controllers.filter(c => c !== leader).map((c, i): [string, number] => [`follower${i + 1}`, c.process!.pid!])])
     const write = async (i: number): Promise<void> => {

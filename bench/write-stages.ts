@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controllerProposeProtocol } from '../actors/controller/model-replica.ts'
 import { decode, encode } from '../runtime/codec.ts'
-import { admin, CantripdCluster, waitFor } from '../test/support/cantripd-cluster.ts'
+import { admin, CantripdCluster } from '../test/support/cantripd-cluster.ts'
 import { quantile, round, wallMs } from './stats.ts'
-import { writeBenchCharm } from './writes.ts'
+import { deployBenchApplication } from './writes.ts'
 import { cpuMs } from './child-processes.ts'
 import { probeSockets } from '../agent/write-stage-trace.ts'
 
@@ -67,11 +67,7 @@ export async function measureWriteStages (writes: number): Promise<WriteStages> 
     for (const c of cluster.controllers) cluster.start(c)
     process.execPath = execPath
     await cluster.connectClient()
-    await waitFor('a leader', () => cluster.leader() !== undefined)
-    const added = await cluster.addCharm(cluster.leader()!, writeBenchCharm(root), 'local:bench-config-0')
-    if (added.added?.ok !== true) throw new Error(`bench write stages: expected the charm added, got ${JSON.stringify(added.added)}`)
-    const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
-    if (deployed?.ok !== true) throw new Error(`bench write stages: expected the application deployed, got ${JSON.stringify(deployed)}`)
+    await deployBenchApplication(cluster, root, 'bench write stages')
     const leader = cluster.leader()!
     probing = true
     const followers = cluster.controllers.filter(c => c !== leader).map(c => c.process!.pid!)

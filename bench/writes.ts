@@ -141,6 +141,18 @@ export function writeBenchCharm (root: string): string {
   return dir
 }
 
+/**
+ * Adds the bench charm and deploys it (no units) through a connected cluster, so writes
+ * have a config to set; `component` names the bench in the error when either is refused.
+ */
+export async function deployBenchApplication (cluster: CantripdCluster, root: string, component: string): Promise<void> {
+  await waitFor('a leader', () => cluster.leader() !== undefined)
+  const added = await cluster.addCharm(cluster.leader()!, writeBenchCharm(root), 'local:bench-config-0')
+  if (added.added?.ok !== true) throw new Error(`${component}: expected the charm added, got ${JSON.stringify(added.added)}`)
+  const deployed = await cluster.submit({ type: 'deploy', application: 'bench', charm: 'local:bench-config-0', config: {}, constraints: {}, numUnits: 0 })
+  if (deployed?.ok !== true) throw new Error(`${component}: expected the application deployed, got ${JSON.stringify(deployed)}`)
+}
+
 function profilingNode (root: string, profileDir: string): string {
   const wrapper = join(root, 'node-cpu-prof')
   writeFileSync(wrapper, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --cpu-prof --cpu-prof-dir=${JSON.stringify(profileDir)} "$@"\n`, { mode: 0o755 })
