@@ -78,48 +78,49 @@ const separateModulesPlugin: Plugin = {
 const external = ['classic-level', 'msgpackr-extract', 'esbuild', 'playwright-core']
 
 /**
- * The program bundles hold classic-level's JavaScript (and abstract-level's, which it
- * builds on) and leave outside only its native binding: required from node_modules at
- * run time, those dozen files were resolved, read and compiled without the code cache by
- * every agent, ~30 ms of a controller's start (a --cpu-prof of bench/process-cost.ts).
- * Its binding.js is replaced by the same call with the package's directory looked up at
- * run time, so node-gyp-build (bundled too) still finds the prebuilt library beside
- * classic-level's own files (and the agent bundle ships that package).
+ * A plugin that bundles a native package's JavaScript loader in place of the module
+ * matched by `filter` (imported from an `importer` directory, when given): the same
+ * `loader(packageDirectory)` call, with only `pkg`'s directory looked up at run time, where
+ * its prebuilt libraries are. From node_modules those loaders were resolved, read and
+ * compiled without the code cache by every process.
  */
-const classicLevelBindingPlugin: Plugin = {
-  name: 'cantrip-classic-level-binding',
-  setup (build) {
-    build.onResolve({ filter: /^\.\/binding(\.js)?$/ }, args =>
-      /[\\/]node_modules[\\/]classic-level$/.test(args.resolveDir) ? { path: 'binding', namespace: 'cantrip-classic-level-binding' } : undefined)
-    build.onResolve({ filter: /^classic-level\/package\.json$/ }, args => ({ path: args.path, external: true }))
-    build.onLoad({ filter: /.*/, namespace: 'cantrip-classic-level-binding' }, () => ({
-      contents: "const { dirname } = require('node:path')\nmodule.exports = require('node-gyp-build')(dirname(require.resolve('classic-level/package.json')))\n",
-      resolveDir: join(root, 'node_modules', 'classic-level'),
-      loader: 'js'
-    }))
+function nativeLoaderPlugin (name: string, options: { filter: RegExp, importer?: RegExp, pkg: string, loader: string, resolveDir: string }): Plugin {
+  const namespace = `cantrip-${name}`
+  return {
+    name: namespace,
+    setup (build) {
+      build.onResolve({ filter: options.filter }, args =>
+        options.importer === undefined || options.importer.test(args.resolveDir) ? { path: name, namespace } : undefined)
+      build.onResolve({ filter: new RegExp(`^${options.pkg}/package\\.json$`) }, args => ({ path: args.path, external: true }))
+      build.onLoad({ filter: /.*/, namespace }, () => ({
+        contents: `const { dirname } = require('node:path')\nmodule.exports = require(${JSON.stringify(options.loader)})(dirname(require.resolve('${options.pkg}/package.json')))\n`,
+        resolveDir: options.resolveDir,
+        loader: 'js'
+      }))
+    }
   }
 }
 
 /**
- * msgpackr's native string extractor, loaded the way its package does (node-gyp-build-
- * optional-packages, which picks the prebuilt for this platform, libc and ABI), but with
- * that loader and detect-libc inside the program bundles: from node_modules they cost
- * every process ~10 ms to resolve and compile uncached. Only the package's directory is
- * looked up at run time, where the prebuilt packages are; if that fails, msgpackr's own
- * guard falls back to its JavaScript decoder, as when the package is absent.
+ * classic-level's JavaScript (and abstract-level's, which it builds on) is in the program
+ * bundles, only its native binding outside: ~30 ms of a controller's start uncached (a
+ * --cpu-prof of bench/process-cost.ts). Its binding.js becomes node-gyp-build (bundled
+ * too) on classic-level's directory, so the prebuilt library is found beside the
+ * package's own files (the agent bundle ships that package).
  */
-const msgpackrExtractPlugin: Plugin = {
-  name: 'cantrip-msgpackr-extract',
-  setup (build) {
-    build.onResolve({ filter: /^msgpackr-extract$/ }, () => ({ path: 'msgpackr-extract', namespace: 'cantrip-msgpackr-extract' }))
-    build.onResolve({ filter: /^msgpackr-extract\/package\.json$/ }, args => ({ path: args.path, external: true }))
-    build.onLoad({ filter: /.*/, namespace: 'cantrip-msgpackr-extract' }, () => ({
-      contents: "const { dirname } = require('node:path')\nmodule.exports = require('node-gyp-build-optional-packages')(dirname(require.resolve('msgpackr-extract/package.json')))\n",
-      resolveDir: root,
-      loader: 'js'
-    }))
-  }
-}
+const classicLevelBindingPlugin = nativeLoaderPlugin('classic-level-binding', {
+  filter: /^\.\/binding(\.js)?$/, importer: /[\\/]node_modules[\\/]classic-level$/, pkg: 'classic-level', loader: 'node-gyp-build', resolveDir: join(root, 'node_modules', 'classic-level')
+})
+
+/**
+ * msgpackr's native string extractor, loaded as its package does (node-gyp-build-optional-
+ * packages picks the prebuilt for this platform, libc and ABI), with that loader and
+ * detect-libc in the bundles (~10 ms a process uncached). If the lookup fails, msgpackr's
+ * own guard falls back to its JavaScript decoder, as when the package is absent.
+ */
+const msgpackrExtractPlugin = nativeLoaderPlugin('msgpackr-extract', {
+  filter: /^msgpackr-extract$/, pkg: 'msgpackr-extract', loader: 'node-gyp-build-optional-packages', resolveDir: root
+})
 
 /** Every executable file starts with a hashbang (valid in any ES module). */
 const hashbang = '#!/usr/bin/env node'

@@ -373,7 +373,8 @@ export class ModelReplica {
         continue
       }
       const sealed = sealCommand(command, this.secretSealer)
-      if (LeaseClaimGate.isClaim(sealed)) {
+      // As in #proposeOne, only a leader judges claims: a follower's applied leases may lag, and it answers not-leader.
+      if (LeaseClaimGate.isClaim(sealed) && this.host.role === 'leader') {
         // A claim another unit's lease refuses is answered now; one behind another unit's claim in flight waits for it.
         const lost = this.#claims.refusalNow(sealed)
         if (lost !== undefined) results[at] = { ok: true, result: lost }
