@@ -72,7 +72,8 @@ test('a 30 MB charm deploys to active/idle, with the client\'s and controller\'s
     assert.is(run.status, 0, run.stderr)
     const clientPeak = Number(/maxrss-kb=(\d+)/.exec(run.stderr)?.[1]) * 1024
     const controllerUploaded = peakRss(pid)
-    ok(home, 'wait-for', 'unit', 'huge/0', '--status', 'active', '--timeout', '8m')
+    // The workload says active from inside its start hook; the agent is idle only after it.
+    ok(home, 'wait-for', 'unit', 'huge/0', '--query', 'workload-status=="active" && agent-status=="idle"', '--timeout', '8m')
     const status = JSON.parse(ok(home, 'status', '--format', 'json')) as { applications: Record<string, { units: Record<string, { 'workload-status': { current: string }, 'juju-status': { current: string } }> }> }
     const unit = status.applications.huge!.units['huge/0']!
     assert.equal([unit['workload-status'].current, unit['juju-status'].current], ['active', 'idle'])

@@ -98,13 +98,15 @@ function writeZippedCharm (file: string, installMode: number): void {
 
 test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in a .charm fails until fixed', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-charm-tools-'))
+  // The workload says active from inside its start hook; the agent is idle only after it.
+  const activeAndIdle = 'workload-status=="active" && agent-status=="idle"'
   const machinesDir = join(home, 'controllers', 'local', 'machines')
   try {
     const plain = join(home, 'plain')
     writePlainCharm(plain)
     ok(home, 'bootstrap')
     ok(home, 'deploy', plain)
-    ok(home, 'wait-for', 'unit', 'plain/0', '--status', 'active', '--timeout', '4m')
+    ok(home, 'wait-for', 'unit', 'plain/0', '--query', activeAndIdle, '--timeout', '4m')
     const status = JSON.parse(ok(home, 'status', '--format', 'json')) as { applications: Record<string, { units: Record<string, { 'workload-status': { current: string }, 'juju-status': { current: string } }> }> }
     const unit = status.applications.plain!.units['plain/0']!
     assert.equal([unit['workload-status'].current, unit['juju-status'].current], ['active', 'idle'])
@@ -156,7 +158,7 @@ test('a 0644 charm directory deploys; actions report return-code; a 0644 hook in
     const large = join(home, 'large')
     writeLargeCharm(large, 3_000_000)
     ok(home, 'deploy', large)
-    ok(home, 'wait-for', 'unit', 'large/0', '--status', 'active', '--timeout', '4m')
+    ok(home, 'wait-for', 'unit', 'large/0', '--query', activeAndIdle, '--timeout', '4m')
     const after = JSON.parse(ok(home, 'status', '--format', 'json')) as typeof status
     const largeUnit = after.applications.large!.units['large/0']!
     assert.equal([largeUnit['workload-status'].current, largeUnit['juju-status'].current], ['active', 'idle'])
