@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cpuShareRate, expectedOf, nextJobIndex, planJobs, simulateRun, type Job } from '../scripts/test-schedule.ts'
+import { cpuShareRate, expectedOf, nextJobIndex, nextSleeperIndex, planJobs, simulateRun, type Job } from '../scripts/test-schedule.ts'
 
 /** scripts/test-schedule.ts: how npm test packs its files into jobs and its jobs onto the cores. */
 
@@ -55,6 +55,15 @@ test('the CPU share\'s rate: 1 while the cores suffice, else the one that burns 
   const demands = [0.2, 0.55, 0.9, 1]
   const r = cpuShareRate(demands, 2)
   assert.ok(Math.abs(demands.reduce((n, d) => n + d * r / ((1 - d) * r + d), 0) - 2) < 1e-9)
+})
+
+test('a sleeper lane takes only the jobs that mostly wait, beside the lanes', () => {
+  const queue = [job('cpu', 60, 1), job('half', 50, 0.5), job('sleeper', 40, 0.1)]
+  assert.is(nextSleeperIndex(queue), 2)
+  assert.is(nextSleeperIndex(queue.slice(0, 2)), -1, 'nothing that mostly waits: the sleeper lane starts nothing')
+  // One lane runs cpu then half (110 s); the sleeper's 40 s of waiting overlap them.
+  assert.ok(Math.abs(simulateRun(queue, 1, 2) - 150) < 1e-6)
+  assert.ok(Math.abs(simulateRun(queue, 1, 2, 1) - 110) < 1e-6)
 })
 
 test.run()
