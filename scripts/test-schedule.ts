@@ -135,10 +135,11 @@ export function nextSleeperIndex (queue: readonly Job[]): number {
 
 /**
  * The predicted wall seconds of a run of `jobs` on `lanes` lanes and `cores` cores, by
- * the same admission rule (and `sleeperLanes` more lanes for jobs that mostly wait). While the jobs running want more than the cores, each one's
- * CPU share of its time is slowed by one factor (cpuShareRate) chosen so that together
- * they burn exactly the cores; its waiting share is not slowed. A model for choosing the
- * numbers above, not a measurement.
+ * the same admission rule, with `sleeperLanes` more lanes for the jobs that mostly wait.
+ * While the jobs running want more than the cores, each one's CPU share of its time is
+ * slowed by one factor (cpuShareRate) chosen so that together they burn exactly the
+ * cores; its waiting share is not slowed. A model for choosing the numbers above, not a
+ * measurement.
  */
 export function simulateRun (jobs: readonly Job[], lanes: number, cores: number, sleeperLanes = 0): number {
   const queue = [...jobs]
