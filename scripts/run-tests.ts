@@ -21,7 +21,10 @@
  * files never interleave, and the run ends with uvu's own summary lines (Total / Passed /
  * Skipped / Duration) summed over every job, which .ci/run reads.
  *
- *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--write-timings] [--plan]
+ *   node --import tsx scripts/run-tests.ts [PATTERN] [--lanes N] [--sleeper-lanes N] [--write-timings] [--plan]
+ *
+ * --sleeper-lanes N (or CANTRIP_TEST_SLEEPER_LANES; default 0) adds N lanes that run only
+ * the jobs that mostly wait (test-schedule.ts, sleeperDemandMax).
  *
  * --plan prints the jobs as planned (expected seconds, demand in cores) and the run's
  * predicted wall seconds on a lane less, as many and a lane more (simulateRun), and runs none.
@@ -39,7 +42,7 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
 import { makeJobCgroup } from './job-cgroup.ts'
-import { cpuBound, nextJobIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
+import { cpuBound, nextJobIndex, nextSleeperIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
 const testDir = join(root, 'test')
@@ -66,24 +69,27 @@ const lanesMax = 8
  */
 const lanesBeyondCores = 1
 const cores = availableParallelism()
-interface Options { pattern: string, lanes: number, writeTimings: boolean, plan: boolean }
+interface Options { pattern: string, lanes: number, sleeperLanes: number, writeTimings: boolean, plan: boolean }
 interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, cpuSeconds: number | undefined, fileSeconds: Map<string, Timing> }
 
 function parseOptions (argv: string[]): Options {
   let pattern = '.*\\.test\\.ts$'
   let lanes = Number(process.env['CANTRIP_TEST_LANES'] ?? Math.min(lanesMax, cores + lanesBeyondCores))
+  let sleeperLanes = Number(process.env['CANTRIP_TEST_SLEEPER_LANES'] ?? 0)
   let writeTimings = false
   let plan = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--lanes') lanes = Number(argv[++i])
+    else if (arg === '--sleeper-lanes') sleeperLanes = Number(argv[++i])
     else if (arg === '--write-timings') writeTimings = true
     else if (arg === '--plan') plan = true
-    else if (arg.startsWith('--')) throw new Error(`run-tests: expected --lanes N, --write-timings or --plan, got ${JSON.stringify(arg)}`)
+    else if (arg.startsWith('--')) throw new Error(`run-tests: expected --lanes N, --sleeper-lanes N, --write-timings or --plan, got ${JSON.stringify(arg)}`)
     else pattern = arg
   }
   if (!Number.isInteger(lanes) || lanes < 1 || lanes > lanesMax) throw new Error(`run-tests: expected --lanes (or CANTRIP_TEST_LANES) to be a whole number from 1 to ${lanesMax}, got ${String(lanes)}`)
-  return { pattern, lanes, writeTimings, plan }
+  if (!Number.isInteger(sleeperLanes) || sleeperLanes < 0 || lanes + sleeperLanes > lanesMax) throw new Error(`run-tests: expected --sleeper-lanes (or CANTRIP_TEST_SLEEPER_LANES) to be a whole number from 0 to ${lanesMax - lanes}, got ${String(sleeperLanes)}`)
+  return { pattern, lanes, sleeperLanes, writeTimings, plan }
 }
 
 /** The files uvu would run for `pattern`: every file below test/ whose relative path matches. */
@@ -309,8 +315,9 @@ async function main (): Promise<number> {
   const queue = planJobs(files, readTimings(), cores)
   if (options.plan) {
     for (const job of queue) process.stdout.write(`${job.expectedSeconds.toFixed(0).padStart(5)} s ${job.demand.toFixed(2)} cores ${cpuBound(job) ? 'cpu ' : 'wait'} ${job.files.join(' ')}\n`)
-    const predicted = (lanes: number): string => `${lanes} lanes ${simulateRun(queue, lanes, cores).toFixed(0)} s`
-    process.stdout.write(`${queue.length} jobs on ${options.lanes} lanes, ${cores} cores; predicted: ${[options.lanes - 1, options.lanes, options.lanes + 1].filter(n => n >= 1 && n <= lanesMax).map(predicted).join(', ')}\n`)
+    const sleepers = options.sleeperLanes === 0 ? '' : ` + ${options.sleeperLanes} sleeper`
+    const predicted = (lanes: number): string => `${lanes} lanes${sleepers} ${simulateRun(queue, lanes, cores, options.sleeperLanes).toFixed(0)} s`
+    process.stdout.write(`${queue.length} jobs on ${options.lanes} lanes${sleepers}, ${cores} cores; predicted: ${[options.lanes - 1, options.lanes, options.lanes + 1].filter(n => n >= 1 && n + options.sleeperLanes <= lanesMax).map(predicted).join(', ')}\n`)
     return 0
   }
   const started = Date.now()
@@ -324,10 +331,16 @@ async function main (): Promise<number> {
     const index = nextJobIndex(queue, [...inFlight.keys()], cores)
     return index < 0 ? undefined : queue.splice(index, 1)[0]
   }
-  const lane = async (): Promise<void> => {
+  /** A sleeper lane takes only jobs that mostly wait, and ends once none is left to start. */
+  const nextSleeper = (): Job | undefined => {
+    const index = nextSleeperIndex(queue)
+    return index < 0 ? undefined : queue.splice(index, 1)[0]
+  }
+  const lane = async (sleeper: boolean): Promise<void> => {
     while (queue.length > 0) {
-      const job = nextJob()
+      const job = sleeper ? nextSleeper() : nextJob()
       if (job === undefined) {
+        if (sleeper) return
         await Promise.race(inFlight.values())
         continue
       }
@@ -340,7 +353,7 @@ async function main (): Promise<number> {
       process.stdout.write(`run-tests: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds.toFixed(1)} s${cpu} (expected ${job.expectedSeconds.toFixed(0)} s at ${job.demand.toFixed(2)} cores): ${job.files.join(' ')}\n\n`)
     }
   }
-  await Promise.all(Array.from({ length: options.lanes }, lane))
+  await Promise.all([...Array.from({ length: options.lanes }, async () => { await lane(false) }), ...Array.from({ length: options.sleeperLanes }, async () => { await lane(true) })])
   const sum = (pick: (r: JobResult) => number): number => results.reduce((n, r) => n + pick(r), 0)
   const failedJobs = results.filter(r => !r.ok)
   for (const r of failedJobs) process.stdout.write(`run-tests: failed: ${r.job.files.join(' ')}\n`)

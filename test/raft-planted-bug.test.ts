@@ -93,20 +93,36 @@ test('planted bug: off unless asked for, and only the one known name is accepted
  * leader commits the proposals that arrive while its last grouped entry applies as one
  * entry (group commit), fewer, larger entries make the catch-up span fewer messages: it
  * is 265 (3 of 1..1200: 265, 618 and 901; at 512-byte messages 1 of 1..400, seed 140).
+ *
+ * `npm test` tries that seed first and searches the rest of 1..300 only if it passes:
+ * the same claim (a seed in 1..300 breaks the commit rule and passes without the bug) at
+ * one seed's cost, where running the 264 seeds below it was 16.5 of this file's 16.9
+ * CPU-s inside a whole run. A change that moves the simulated trajectories still passes
+ * (at the search's cost) and prints the seed to pin. CANTRIP_LONG=1 (`npm run
+ * test:long`) searches 1..300 in order, as before, so the first seed it finds is also the
+ * first failing one.
  */
 const messageBytes = 1024
 const seedsSearched = 300
+const pinnedSeed = 265
 
-test('the controller-group fault swarm finds the planted bug as a commit-rule violation, and the same seeds pass without it', async () => {
+function seedsToTry (): number[] {
+  const inOrder = Array.from({ length: seedsSearched }, (_, i) => i + 1)
+  return process.env['CANTRIP_LONG'] === '1' ? inOrder : [pinnedSeed, ...inOrder.filter(seed => seed !== pinnedSeed)]
+}
+
+test(`the controller-group fault swarm finds the planted bug as a commit-rule violation within seeds 1..${seedsSearched} (${pinnedSeed} first), and the same seed passes without it`, async () => {
   const found: number[] = []
-  for (let seed = 1; seed <= seedsSearched && found.length === 0; seed++) {
+  for (const seed of seedsToTry()) {
     const result = await runControllerGroupFaults({ seed, maxSizePerMessage: messageBytes, plantedBug: 'raft-commit-previous-term' })
     if (result.kind === 'safety') {
       assert.match(result.failure ?? '', /commit rule: c\d \(term \d+\) committed \d+ whose entry is of term \d+/)
       found.push(seed)
+      break
     }
   }
   assert.ok(found.length > 0, `a safety failure within seeds 1..${seedsSearched}`)
+  if (found[0] !== pinnedSeed) console.error(`raft-planted-bug: seed ${pinnedSeed} no longer breaks the commit rule, seed ${String(found[0])} does: pin it in pinnedSeed`)
   for (const seed of found) {
     const clean = await runControllerGroupFaults({ seed, maxSizePerMessage: messageBytes })
     assert.is(clean.failure, undefined, `seed ${seed} passes without the bug`)
