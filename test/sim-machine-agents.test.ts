@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { ModelReplica } from '../actors/controller/model-replica.ts'
 import type { UnitEmitted } from '../actors/unit/unit-effects.ts'
-import type { Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
+import type { Entity, MachineRecord, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
 import { tableValues } from '../runtime/model/table.ts'
 import { decode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
@@ -64,7 +64,8 @@ interface World {
   model: () => ModelContext
 }
 
-async function makeWorld (seed: number, machines: number): Promise<World> {
+/** `beforeAgents` runs once the machines are added and before any agent starts. */
+async function makeWorld (seed: number, machines: number, beforeAgents?: (group: SimControllerGroup) => Promise<void>): Promise<World> {
   const sim = new Simulation({ seed })
   const group = await SimControllerGroup.create(sim, { size: 3, hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }) })
   assert.ok(await group.runUntil(() => group.leaderNode() !== undefined, 20_000), 'a controller leads')
@@ -82,6 +83,7 @@ async function makeWorld (seed: number, machines: number): Promise<World> {
     drift: (i % 3 - 1) * 0.0005, onHook: run => { hooks.push(run) }, onUnitEvent, onUnitRestart: (unit, durable) => { restarts.push(unit); checker.crash(unit, durable) }
   }))
   for (let i = 0; i < machines; i++) await submit(group, { type: 'add-machine', requestId: `machine-${i}`, proposer: admin })
+  await beforeAgents?.(group)
   for (const agent of agents) await agent.start()
   return { sim, group, agents, book, hooks, restarts, checker, model }
 }
@@ -380,6 +382,25 @@ test('the same seed gives the same trace hash (with a hook failure and an agent 
     await finish(w)
   }
   assert.is(hashes[0], hashes[1])
+})
+
+test('an agent whose machine a provisioner is starting runs nothing until the instance is recorded (Juju: not provisioned), then converges', async () => {
+  const provisioner: Entity = { kind: 'controller', id: '0' }
+  const w = await makeWorld(17, 1, async group => {
+    await submit(group, { type: 'set-machine-provisioning', requestId: 'provisioning-0', proposer: provisioner, machine: '0', token: 'ab'.repeat(8), secret: 'cd'.repeat(16) })
+  })
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0'])
+  await w.group.runFor(10_000)
+  const machine = (): MachineRecord => tableValues(w.model().machines).find(m => m.id === '0')!
+  // No unit ran and the agent did not say it started: status shows the machine pending, as its instance is.
+  assert.equal([machine().agent.status, machine().instance.status, w.hooks.length, w.agents[0]!.units()], ['pending', 'pending', 0, []])
+  await submit(w.group, { type: 'set-machine-instance', requestId: 'instance-0', proposer: provisioner, machine: '0', instanceId: 'i-0', addresses: ['10.0.0.1'] })
+  assert.equal(await converge(w, 60_000), [])
+  assert.is(machine().agent.status, 'started')
+  assert.ok(w.hooks.some(run => run.hook === 'install'), 'the unit installed once the machine was provisioned')
+  invariants(w)
+  await finish(w)
 })
 
 test('20 agents × 5 units: deploy converges; wall time measured', async () => {

@@ -1,8 +1,8 @@
 /**
  * A machine agent, the same in cantripd's machine role and in the simulator: the
  * machine's view of the model through a ControllerClient (refreshed on every change
- * notice), its presence heartbeat on the model's presence topic, and — once the first
- * view has arrived, not before — the machiner (which reports the agent started and marks
+ * notice), its presence heartbeat on the model's presence topic, and — once its view
+ * shows the machine provisioned, not before — the machiner (which reports the agent started and marks
  * the machine dead once the model has emptied and killed it) and the deployer (one unit
  * host per unit assigned to the machine, all sharing the machine's store of uniter state
  * and its machine-wide hook lock). The world supplies the transport, clock, logger and
@@ -14,6 +14,7 @@
  */
 import type { Clock } from '../../runtime/clock.ts'
 import { HookLock } from '../../runtime/hook-lock.ts'
+import { readerOf } from '../../runtime/model/model-draft.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { PresenceAgent, type PresenceAgentInit } from '../../runtime/presence/presence-agent.ts'
@@ -116,16 +117,16 @@ export class MachineAgent implements Worker {
     this.done.catch(() => {})
   }
 
-  /** Starts the controller link and the heartbeat now, the machiner and the deployer once the first view arrives. */
+  /** Starts the controller link and the heartbeat now, the machiner and the deployer once the view shows the machine provisioned. */
   static start (components: MachineAgentComponents, init: MachineAgentInit): MachineAgent {
     const agent = new MachineAgent(components, init)
     agent.client.start()
     agent.presence?.start()
-    void agent.client.ready().then(() => { agent.#begin() })
+    void agent.client.ready().then(() => { agent.#beginOnceProvisioned() })
     return agent
   }
 
-  /** Resolves once the first view of the model has arrived and the deployer runs. */
+  /** Resolves once the first view of the model has arrived (the deployer starts once the machine is provisioned). */
   async ready (): Promise<void> {
     await this.client.ready()
   }
@@ -135,7 +136,7 @@ export class MachineAgent implements Worker {
     return this.#outcome
   }
 
-  /** Undefined until the first view of the model arrives. */
+  /** Undefined until the view shows the machine provisioned. */
   get deployer (): Deployer | undefined {
     return this.#deployer
   }
@@ -178,6 +179,37 @@ export class MachineAgent implements Worker {
     void this.#machiners.stop()
     this.client.stop()
     this.presence?.stop()
+  }
+
+  /**
+   * Juju's controllers refuse a machine agent's login until its machine is provisioned
+   * (apiserver's CheckProvisioned: the instance recorded), so no unit runs on a machine
+   * whose instance status still says pending. A provider may start the agent before the
+   * provisioner records the instance it started (the local provider records it after its
+   * start check), so the agent holds its workers until its view shows the instance.
+   */
+  #beginOnceProvisioned (): void {
+    if (this.#provisioned()) {
+      this.#begin()
+      return
+    }
+    this.#c.logger.log('info', `machine ${this.machineId} is not provisioned yet; waiting for its instance to be recorded`)
+    const unsubscribe = this.client.onChange(() => {
+      if (!this.#ended && !this.#provisioned()) return
+      unsubscribe()
+      this.#begin()
+    })
+  }
+
+  /**
+   * Not provisioned: a provisioner has taken the machine (its token recorded) and has not
+   * recorded the instance yet, as Juju's nonce without instance data. A machine no
+   * provisioner starts (the bootstrap machine, a manual host, a simulated fixture's) or
+   * one not in the view yet is the agent's to run at once.
+   */
+  #provisioned (): boolean {
+    const machine = readerOf(this.client.model()).machine(this.machineId)
+    return machine === undefined || machine.provisioning === null || machine.instanceId !== null
   }
 
   #begin (): void {
