@@ -327,6 +327,11 @@ function commitNow (root: string): string {
   }
 }
 
+/** Whether a run records chaos figures: only a chaos run (CANTRIP_CHAOS=1, as npm run test:chaos sets) that selects a chaos file; npm test's samples never write under bench/results/. */
+export function chaosRecordingWanted (env: Readonly<Record<string, string | undefined>>, files: readonly string[]): boolean {
+  return env['CANTRIP_CHAOS'] === '1' && files.some(file => file.startsWith('chaos/'))
+}
+
 /** A job's files and how it ended, as run-tests knows them. */
 export interface JobOutcome { files: readonly string[], output: string, ok: boolean, fileSeconds?: ReadonlyMap<string, { wall: number, cpu?: number }> }
 
@@ -339,9 +344,13 @@ export function startChaosRecording (root: string, pattern: string, files: reado
   const started = Date.now()
   const startedAt = new Date(started)
   const loadStart = loadavg()
+  // The commit as the run starts: the tree may change (or be committed) while a long run goes on.
+  const commit = commitNow(root)
   const dir = mkdtempSync(join(tmpdir(), 'cantrip-chaos-figures-'))
   const figuresFile = join(dir, 'figures.jsonl')
   writeFileSync(figuresFile, '')
+  // A run stopped by a signal ends through process.exit: its figures go with it, and so does their directory.
+  process.on('exit', () => { rmSync(dir, { recursive: true, force: true }) })
   process.env[chaosFiguresVariable] = figuresFile
   const finish = (jobs: readonly JobOutcome[], cpuSeconds: number | undefined): string => {
     const verdicts = new Map<string, FileVerdict>()
@@ -356,7 +365,7 @@ export function startChaosRecording (root: string, pattern: string, files: reado
     const summary = chaosSummary({
       startedAt: startedAt.toISOString(),
       measuredAt: new Date().toISOString(),
-      commit: commitNow(root),
+      commit,
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? '', memoryBytes: totalmem(), node: process.version },
       load: { start: loadStart, end: loadavg() },
       fraction: fraction === undefined || fraction === '' ? 1 : Number(fraction),

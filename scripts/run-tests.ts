@@ -41,7 +41,7 @@ import { availableParallelism, loadavg } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
-import { startChaosRecording } from './chaos-results.ts'
+import { chaosRecordingWanted, startChaosRecording } from './chaos-results.ts'
 import { makeJobCgroup } from './job-cgroup.ts'
 import { cpuBound, nextJobIndex, nextSleeperIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
@@ -324,7 +324,7 @@ async function main (): Promise<number> {
   const started = Date.now()
   const loadAtStart = loadNow()
   // A chaos run (npm run test:chaos) records its suites' figures in a committed file; the samples in npm test do not.
-  const chaosRecording = process.env['CANTRIP_CHAOS'] === '1' && files.some(file => file.startsWith('chaos/')) ? startChaosRecording(root, options.pattern, files) : undefined
+  const chaosRecording = chaosRecordingWanted(process.env, files) ? startChaosRecording(root, options.pattern, files) : undefined
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
   const results: JobResult[] = []
