@@ -208,7 +208,7 @@ export function chaosSummary (facts: ChaosRunFacts, files: readonly string[], re
     const verdict = verdicts.get(file) ?? { outcome: 'not run' as const, reason: 'no verdict recorded' }
     // Wall and CPU seconds of the file (its share of its uvu job, as run-tests measures it).
     const time = seconds.get(file)
-    return [file, { ...(verdict.outcome === 'passed' ? { outcome: 'passed' } : verdict), ...(time === undefined ? {} : { wallSeconds: time.wall, ...(time.cpu === undefined ? {} : { cpuSeconds: time.cpu }) }) }]
+    return [file, { ...(verdict.outcome === 'passed' ? { outcome: 'passed' } : verdict), ...(time === undefined ? {} : { wallSeconds: Math.round(time.wall), ...(time.cpu === undefined ? {} : { cpuSeconds: Math.round(time.cpu) }) }) }]
   }))
   return {
     kind: 'chaos',
@@ -357,7 +357,7 @@ export function startChaosRecording (root: string, pattern: string, files: reado
     const seconds = new Map<string, { wall: number, cpu?: number }>()
     for (const job of jobs) {
       for (const [file, verdict] of fileVerdicts(job.files, job.output, job.ok)) verdicts.set(file, verdict)
-      for (const [file, t] of job.fileSeconds ?? []) seconds.set(file, { wall: Math.round(t.wall), ...(t.cpu === undefined ? {} : { cpu: Math.round(t.cpu) }) })
+      for (const [file, t] of job.fileSeconds ?? []) seconds.set(file, t)
     }
     const { records, problems } = parseFigureLines(readFileSync(figuresFile, 'utf8'))
     rmSync(dir, { recursive: true, force: true })
