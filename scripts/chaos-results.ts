@@ -237,7 +237,8 @@ function verdictReason (verdict: FileVerdict | undefined): string {
 
 /**
  * Sums over the suites that reported: trials, acknowledged writes, lost and applied twice
- * (each suite's `lost…` and `duplicates`), fuzz inputs, crashes and hangs; the latencies
+ * (each suite's `lost…` and `duplicates`), fuzz inputs, crashes and hangs; each suite's
+ * seed; the latencies
  * (every `…Ms` figure) stay per suite, since a median of medians means nothing. Suites with
  * no figures are named in `suitesWithoutFigures`, so a total is never read as covering them.
  */
@@ -250,6 +251,8 @@ export function chaosTotals (suites: Readonly<Record<string, SuiteSummary>>): Re
   let fuzzCrashes = 0
   let fuzzHangs = 0
   const latenciesMs: Record<string, Record<string, number>> = {}
+  // The seed each seeded suite ran with (drawn anew by a full run unless CANTRIP_CHAOS_SEED fixes it): what replays it.
+  const seeds: Record<string, number | string> = {}
   const suitesWithoutFigures: string[] = []
   const suitesFailed: string[] = []
   const suitesSkipped: string[] = []
@@ -258,6 +261,7 @@ export function chaosTotals (suites: Readonly<Record<string, SuiteSummary>>): Re
     if (s.skipped !== undefined) suitesSkipped.push(name)
     if (s.figures === null) { suitesWithoutFigures.push(name); continue }
     for (const [key, value] of Object.entries(s.figures)) {
+      if (key === 'seed') seeds[name] = value
       if (typeof value !== 'number') continue
       if (key === 'trials') trials += value
       else if (key === 'acknowledged') acknowledged += value
@@ -269,13 +273,13 @@ export function chaosTotals (suites: Readonly<Record<string, SuiteSummary>>): Re
       if (key.endsWith('Ms')) (latenciesMs[name] ??= {})[key] = value
     }
   }
-  return { trials, acknowledged, lost, appliedTwice, fuzzInputs, fuzzCrashes, fuzzHangs, latenciesMs, suitesFailed, suitesSkipped, suitesWithoutFigures }
+  return { trials, acknowledged, lost, appliedTwice, fuzzInputs, fuzzCrashes, fuzzHangs, seeds, latenciesMs, suitesFailed, suitesSkipped, suitesWithoutFigures }
 }
 
 /** The keys every committed chaos file holds (test/chaos-results.test.ts checks each one). */
 export const chaosRequiredPaths: readonly string[] = [
   'kind', 'startedAt', 'commit', 'machine.cores', 'machine.cpu', 'machine.memoryBytes', 'load.start', 'load.end', 'fraction', 'seed',
-  'files', 'suites', ...['trials', 'acknowledged', 'lost', 'appliedTwice', 'fuzzInputs', 'fuzzCrashes', 'fuzzHangs', 'latenciesMs', 'suitesFailed', 'suitesSkipped', 'suitesWithoutFigures'].map(k => `totals.${k}`)
+  'files', 'suites', ...['trials', 'acknowledged', 'lost', 'appliedTwice', 'fuzzInputs', 'fuzzCrashes', 'fuzzHangs', 'seeds', 'latenciesMs', 'suitesFailed', 'suitesSkipped', 'suitesWithoutFigures'].map(k => `totals.${k}`)
 ]
 
 /** One line per problem (`chaos results: expected …, got …`); empty when `results` is a well-formed chaos summary. */

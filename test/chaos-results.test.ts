@@ -109,7 +109,7 @@ test('each file of a job gets its verdict: passed, failed with the FAIL lines, c
 test('a complete passing run: every suite with its figures, the totals summed, the keys all there', () => {
   const records = completeRecords()
   const kill = records.find(r => r.suite === 'controller-kill 3 controllers')!
-  Object.assign(kill.figures, { trials: 2, acknowledged: 120, lost: 0, duplicates: 0, electionP50Ms: 700, electionP99Ms: 1_400 })
+  Object.assign(kill.figures, { seed: 650_990, trials: 2, acknowledged: 120, lost: 0, duplicates: 0, electionP50Ms: 700, electionP99Ms: 1_400 })
   const summary = chaosSummary(facts, allFiles, records, allPassed(), [], new Map([['chaos/controller-kill.test.ts', { wall: 300.4, cpu: 90 }]]))
   assert.equal(checkChaosResults(summary), [])
   assert.is(summary['complete'], true)
@@ -123,6 +123,7 @@ test('a complete passing run: every suite with its figures, the totals summed, t
   assert.is(totals['lost'], promisedCount('lost') - 1 + promisedCount('lostDiskFull') + promisedCount('lostIoError'))
   assert.is(totals['appliedTwice'], promisedCount('duplicates') - 1)
   assert.ok((totals['fuzzInputs'] as number) >= 19, 'every fuzzed decoder counted')
+  assert.is((totals['seeds'] as Record<string, number>)['controller-kill 3 controllers'], 650_990)
   assert.equal((totals['latenciesMs'] as Record<string, Record<string, number>>)['controller-kill 3 controllers']!['electionP99Ms'], 1_400)
   assert.equal(totals['suitesFailed'], [])
   assert.equal(totals['suitesWithoutFigures'], [])
