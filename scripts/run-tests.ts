@@ -31,6 +31,10 @@
  *
  * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
  *
+ * A chaos run (CANTRIP_CHAOS=1 with a file under test/chaos/ selected: `npm run test:chaos`)
+ * collects every suite's reported figures and each file's verdict, and writes them to
+ * bench/results/<UTC time>-chaos.json (scripts/chaos-results.ts); `npm test` writes nothing there.
+ *
  * PATTERN is uvu's (a case-insensitive regex on the path below test/). Lanes (jobs at
  * once) default to CANTRIP_TEST_LANES, else the cores plus `lanesBeyondCores`. A job that runs past `jobSecondsMax` has its process group
  * killed and counts as failed.
