@@ -31,6 +31,10 @@
  *
  * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
  *
+ * A chaos run (CANTRIP_CHAOS=1 with a file under test/chaos/ selected: `npm run test:chaos`)
+ * collects every suite's reported figures and each file's verdict, and writes them to
+ * bench/results/<UTC time>-chaos.json (scripts/chaos-results.ts); `npm test` writes nothing there.
+ *
  * PATTERN is uvu's (a case-insensitive regex on the path below test/). Lanes (jobs at
  * once) default to CANTRIP_TEST_LANES, else the cores plus `lanesBeyondCores`. A job that runs past `jobSecondsMax` has its process group
  * killed and counts as failed.
@@ -41,6 +45,7 @@ import { availableParallelism, loadavg } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
+import { chaosRecordingWanted, startChaosRecording } from './chaos-results.ts'
 import { makeJobCgroup } from './job-cgroup.ts'
 import { cpuBound, nextJobIndex, nextSleeperIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
@@ -322,6 +327,8 @@ async function main (): Promise<number> {
   }
   const started = Date.now()
   const loadAtStart = loadNow()
+  // A chaos run (npm run test:chaos) records its suites' figures in a committed file; the samples in npm test do not.
+  const chaosRecording = chaosRecordingWanted(process.env, files) ? startChaosRecording(root, options.pattern, files) : undefined
   // The processes the tests start run the bundles that ship, built from the tree as it is.
   await buildDist()
   const results: JobResult[] = []
@@ -360,6 +367,7 @@ async function main (): Promise<number> {
   // The CPU every job used (with all it started, where cgroups count it) and the machine's load: a run's time means little without them.
   const cpuSum = sum(r => r.cpuSeconds ?? 0)
   process.stdout.write(`run-tests: ${results.length} jobs used ${cpuSum.toFixed(0)} CPU-s${cgroupsCounted(results) ? ' (cgroups: every descendant counted)' : ' (from /proc: daemons\' own children missed)'}; load average ${loadAtStart} at the start, ${loadNow()} at the end\n`)
+  if (chaosRecording !== undefined) process.stdout.write(`run-tests: chaos figures written to ${relative(root, chaosRecording.finish(results.map(r => ({ files: r.job.files, output: r.output, ok: r.ok, fileSeconds: r.fileSeconds })), cpuSum))}\n`)
   process.stdout.write(`\n  Total:     ${sum(r => r.total)}\n  Passed:    ${sum(r => r.passed)}\n  Skipped:   ${sum(r => r.skipped)}\n  Duration:  ${Date.now() - started}ms\n\n`)
   if (options.writeTimings) {
     const timings = { ...readTimings() }

@@ -32,7 +32,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHosts, cutLink, destroyHosts, healLink, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../../scripts/netns-hosts.ts'
 import { cantripOnHost, untilHostStatus, type CliRun } from '../support/netns-cli.ts'
-import { chaosFull } from './support/chaos-scale.ts'
+import { chaosFull, reportFigures, reportSkipped } from './support/chaos-scale.ts'
 import { writeExampleBundle } from '../support/example-bundle.ts'
 
 const test = suite('multi-host chaos')
@@ -78,7 +78,7 @@ const allIdle = (s: Status): boolean => units(s).length === 3 && units(s).every(
 
 test('the bundle and the controllers over three hosts survive a cut link and kill -9 of a controller host', async () => {
   if (unavailable !== undefined) {
-    console.log(`  skipped: multi-host chaos ${unavailable}`)
+    reportSkipped('multi-host', unavailable)
     return
   }
   const began = Date.now()
@@ -152,7 +152,7 @@ test('the bundle and the controllers over three hosts survive a cut link and kil
     assert.equal(left.map(cmdline), [], `no process of cantrip left on ${host.name}`)
     assert.equal(readdirSync(host.home).filter(name => name.startsWith('.cantrip')), [], `no files of cantrip left on ${host.name}`)
   }
-  console.log(`  multi-host chaos: the whole schedule in ${Math.round((Date.now() - began) / 1000)} s`)
+  reportFigures('multi-host', { seconds: Math.round((Date.now() - began) / 1000) })
 })
 
 type Member = { host?: string, role: string, voter: boolean | null }
