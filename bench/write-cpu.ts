@@ -59,15 +59,21 @@ export interface WriteCpu {
 /** A store under the sequential load: its processes by role, and one write. */
 interface Subject { roles: Map<string, number>, write: (i: number) => Promise<void>, startCpuMs: Record<string, number> }
 
-export async function measureCantripWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
+/**
+ * `launcher` (optional) goes in front of `node cantripd …` for each controller, as
+ * CantripdCluster's launcher does (bench/v8-flag-trials.ts runs another build with V8
+ * options that way); without it, CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as
+ * `PROGRAM node cantripd …` (to add V8 flags, say).
+ */
+export async function measureCantripWriteCpu (writes: number, perfDir?: string, blockWrites = writes, launcher?: string[]): Promise<WriteCpu> {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-write-cpu-'))
   const cluster = new CantripdCluster()
   const previous = process.env['NODE_OPTIONS']
   try {
     await cluster.prepare(3, 0)
-    // CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as `PROGRAM node cantripd …` (to add V8 flags, say).
-    const launcher = process.env['CANTRIP_BENCH_LAUNCHER']
-    if (launcher !== undefined && launcher !== '') cluster.launcher = () => [launcher]
+    const fromEnv = process.env['CANTRIP_BENCH_LAUNCHER']
+    if (launcher !== undefined) cluster.launcher = () => launcher
+    else if (fromEnv !== undefined && fromEnv !== '') cluster.launcher = () => [fromEnv]
     if (perfDir !== undefined) process.env['NODE_OPTIONS'] = `${previous ?? ''} --perf-basic-prof`
     for (const c of cluster.controllers) cluster.start(c)
     if (previous === undefined) delete process.env['NODE_OPTIONS']
