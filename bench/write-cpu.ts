@@ -50,20 +50,30 @@ export interface WriteCpu {
   netServersMsPerWrite: number
   /** The three controllers' CPU ms per write (user + system) in each block of `blockWrites` writes, in order: how it settles as V8 optimises. */
   serversMsPerWriteByBlock: number[]
+  /** The wall ms of each block, to take the idle CPU out of its figure. */
+  blockWallMs: number[]
+  /** Each process's CPU ms from its start until the store was ready for the warm-up writes (for cantrip: elected, and the bench application deployed): what a V8 option costs a start. */
+  startCpuMs: Record<string, number>
 }
 
 /** A store under the sequential load: its processes by role, and one write. */
-interface Subject { roles: Map<string, number>, write: (i: number) => Promise<void> }
+interface Subject { roles: Map<string, number>, write: (i: number) => Promise<void>, startCpuMs: Record<string, number> }
 
-export async function measureCantripWriteCpu (writes: number, perfDir?: string, blockWrites = writes): Promise<WriteCpu> {
+/**
+ * `launcher` (optional) goes in front of `node cantripd …` for each controller, as
+ * CantripdCluster's launcher does (bench/v8-flag-trials.ts runs another build with V8
+ * options that way); without it, CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as
+ * `PROGRAM node cantripd …` (to add V8 flags, say).
+ */
+export async function measureCantripWriteCpu (writes: number, perfDir?: string, blockWrites = writes, launcher?: string[]): Promise<WriteCpu> {
   const root = mkdtempSync(join(tmpdir(), 'cantrip-write-cpu-'))
   const cluster = new CantripdCluster()
   const previous = process.env['NODE_OPTIONS']
   try {
     await cluster.prepare(3, 0)
-    // CANTRIP_BENCH_LAUNCHER=PROGRAM starts each controller as `PROGRAM node cantripd …` (to add V8 flags, say).
-    const launcher = process.env['CANTRIP_BENCH_LAUNCHER']
-    if (launcher !== undefined && launcher !== '') cluster.launcher = () => [launcher]
+    const fromEnv = process.env['CANTRIP_BENCH_LAUNCHER']
+    if (launcher !== undefined) cluster.launcher = () => launcher
+    else if (fromEnv !== undefined && fromEnv !== '') cluster.launcher = () => [fromEnv]
     if (perfDir !== undefined) process.env['NODE_OPTIONS'] = `${previous ?? ''} --perf-basic-prof`
     for (const c of cluster.controllers) cluster.start(c)
     if (previous === undefined) delete process.env['NODE_OPTIONS']
@@ -77,7 +87,7 @@ export async function measureCantripWriteCpu (writes: number, perfDir?: string, 
       const reply = decode(await cluster.client!.request(leader.id, controllerProposeProtocol, encode(body, 'bench'), { timeoutMs: 10_000 }), 'bench') as { ok?: boolean }
       if (reply.ok !== true) throw new Error(`bench write cpu: expected write ${i} committed, got ${JSON.stringify(reply).slice(0, 200)}`)
     }
-    return await measureSequential({ roles, write }, writes, blockWrites, perfDir)
+    return await measureSequential({ roles, write, startCpuMs: startCpuOf(roles) }, writes, blockWrites, perfDir)
   } finally {
     await cluster.close()
     rmSync(root, { recursive: true, force: true })
@@ -93,13 +103,17 @@ export async function measureEtcdWriteCpu (writes: number, perfDir?: string, blo
     if (leader === undefined) throw new Error('bench write cpu: expected an etcd leader after start, got none')
     const roles = new Map<string, number>([['leader', leader.process.pid!], ...etcd.members.filter(m => m !== leader).map((m, i): [string, number] => [`follower${i + 1}`, m.process.pid!])])
     const write = async (i: number): Promise<void> => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, `${i}:`.padEnd(200, 'v')) }
-    return await measureSequential({ roles, write }, writes, blockWrites, perfDir)
+    return await measureSequential({ roles, write, startCpuMs: startCpuOf(roles) }, writes, blockWrites, perfDir)
   } finally {
     await etcd.close()
   }
 }
 
-async function measureSequential ({ roles, write }: Subject, writes: number, blockWrites: number, perfDir: string | undefined): Promise<WriteCpu> {
+function startCpuOf (roles: Map<string, number>): Record<string, number> {
+  return Object.fromEntries([...roles].map(([role, pid]) => { const c = cpuOf(pid); return [role, round(c.user + c.system, 3)] }))
+}
+
+async function measureSequential ({ roles, write, startCpuMs }: Subject, writes: number, blockWrites: number, perfDir: string | undefined): Promise<WriteCpu> {
   let perf: ChildProcess[] = []
   try {
     for (let i = 0; i < warmup; i++) await write(i)
@@ -114,13 +128,17 @@ async function measureSequential ({ roles, write }: Subject, writes: number, blo
     const started = performance.now()
     const servers = (): number => [...roles.values()].reduce((sum, pid) => { const c = cpuOf(pid); return sum + c.user + c.system }, 0)
     const byBlock: number[] = []
+    const blockWallMs: number[] = []
     let blockStart = servers()
+    let blockStartedAt = started
     for (let i = 0; i < writes; i++) {
       await write(warmup + i)
       if ((i + 1) % blockWrites === 0 || i + 1 === writes) {
         const now = servers()
         byBlock.push(round((now - blockStart) / ((i % blockWrites) + 1), 3))
+        blockWallMs.push(round(performance.now() - blockStartedAt))
         blockStart = now
+        blockStartedAt = performance.now()
       }
     }
     const wallMs = performance.now() - started
@@ -141,7 +159,7 @@ async function measureSequential ({ roles, write }: Subject, writes: number, blo
       const idleMs = idlePerSecond[role].user + idlePerSecond[role].system
       net += perWrite[role].user + perWrite[role].system - idleMs * wallMs / 1000 / writes
     }
-    return { writes, wallMs: round(wallMs), perWrite, idlePerSecond, netServersMsPerWrite: round(net, 3), serversMsPerWriteByBlock: byBlock }
+    return { writes, wallMs: round(wallMs), perWrite, idlePerSecond, netServersMsPerWrite: round(net, 3), serversMsPerWriteByBlock: byBlock, blockWallMs, startCpuMs }
   } finally {
     // Each perf by its own pid, never by name: the machine is shared.
     for (const p of perf) p.kill('SIGINT')
