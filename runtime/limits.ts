@@ -227,6 +227,15 @@ export const limits = {
    * runtime/raft/proposal-queue.ts); past it a proposal is refused as too much uncommitted.
    */
   raftProposalsQueuedMax: 8192,
+  /**
+   * Raft: groups of queued proposals a leader's host has appended and not yet applied
+   * (runtime/raft/raft-host.ts, #appendQueued); while this many are on their way, new
+   * proposals wait in the queue. One group is appended per Ready and a commit takes about
+   * two synced writes (the leader's, then a follower's acknowledgement), so two or three
+   * are in flight under load; the rest of the bound only keeps a slow quorum from
+   * taking one small group per Ready.
+   */
+  raftProposalGroupsInFlightMax: 4,
   /** Raft: committed entries handed to the host in one Ready. */
   raftEntriesPerReadyMax: 1024,
   /** Raft: bytes of committed entries in one Ready (one entry is always handed out). */
