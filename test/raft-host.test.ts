@@ -118,9 +118,8 @@ test('followers apply a commit one message after the leader, not at its next hea
   await group.stop()
 })
 
-test(`a leader appends new proposals while earlier groups are on their way, at most limits.raftProposalGroupsInFlightMax (${limits.raftProposalGroupsInFlightMax}), then they wait`, async () => {
-  // Pipelined as etcd does: a group no longer waits for the previous one to apply. The
-  // leader is cut off here so nothing commits and every group it appends stays in flight.
+test(`a leader keeps at most limits.raftProposalGroupsInFlightMax (${limits.raftProposalGroupsInFlightMax}) groups of proposals on their way, then new ones wait`, async () => {
+  // The leader is cut off here so nothing commits and every group it appends stays in flight.
   const group = await SimControllerGroup.create(new Simulation({ seed: 3 }), { size: 3, tickMs: 10, electionTicks: 300, heartbeatTicks: 10 })
   assert.ok(await group.runUntil(() => group.leader() !== undefined, 20_000), 'no leader elected')
   assert.is((await proposeAcked(group, addCharm, 5_000))?.ok, true)

@@ -376,12 +376,9 @@ export class RaftHost<Command, Result, State> {
 
   /**
    * Appends the queued proposals to the log (within #drain, before it takes a Ready): the
-   * ones that arrived while the last Ready was written go together (group commit; see
-   * proposal-queue.ts), and go while earlier groups are still on their way to a commit, as
-   * etcd pipelines its proposals. Holding them until the previous group applied made a
-   * lone write's round the wait of every write behind it: at 64 clients the groups ran
-   * 1, 63, 1, 63, two commit rounds for each write (issue 28). An idle leader appends a
-   * proposal at once.
+   * ones that arrived meanwhile go together (group commit; see proposal-queue.ts), as soon
+   * as fewer than limits.raftProposalGroupsInFlightMax groups are on their way to a
+   * commit. An idle leader appends a proposal at once.
    */
   #appendQueued (): void {
     if (!this.#queuedMayGo()) return
@@ -698,8 +695,9 @@ export class RaftHost<Command, Result, State> {
   /**
    * Applies (and answers) the committed entries below the first one this Ready writes
    * while it is written: they are on this node's disk from earlier Readies and committed,
-   * so durable on a majority, and a pipelined leader's Ready nearly always holds the next
-   * group's entries as well (etcd applies in parallel with its WAL write too). The rest,
+   * so durable on a majority, and their answers need not wait for the disk (etcd applies
+   * in parallel with its WAL write too; a leader with more than one group in flight, or a
+   * follower sent a commit and the next append together, has both in one Ready). The rest,
    * and a Ready that changes the role, the term or restores a RaftSnapshot, wait for it.
    */
   #applyWhileWritten (ready: Ready): void {
