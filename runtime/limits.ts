@@ -227,6 +227,16 @@ export const limits = {
    * runtime/raft/proposal-queue.ts); past it a proposal is refused as too much uncommitted.
    */
   raftProposalsQueuedMax: 8192,
+  /**
+   * Raft: groups of queued proposals a leader's host has appended and not yet applied
+   * (runtime/raft/raft-host.ts, #appendQueued); while this many are on their way, new
+   * proposals wait in the queue and go together once it applied. Deeper, as etcd
+   * pipelines, a group goes at every Ready and the groups shrink: the simulator's 100
+   * agents took 5.0 Raft entries each at 1, 8.6 at 2 and 14.3 at 4 (bench/sim-scale.ts),
+   * while the write benches' clients (one write in flight each) arrive together and fill
+   * one group per commit round at any depth (issue 28).
+   */
+  raftProposalGroupsInFlightMax: 1,
   /** Raft: committed entries handed to the host in one Ready. */
   raftEntriesPerReadyMax: 1024,
   /** Raft: bytes of committed entries in one Ready (one entry is always handed out). */

@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert'
 import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
 import { tableHas } from '../runtime/model/table.ts'
 import { DurableRaftStorage, raftLogKey } from '../runtime/raft/durable-raft-storage.ts'
+import { limits } from '../runtime/limits.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
@@ -113,6 +114,32 @@ test('followers apply a commit one message after the leader, not at its next hea
     assert.ok(await group.runUntil(() => followers.every(host => host.appliedIndex >= index), heartbeatMs, 1), `followers applied ${index} within a heartbeat interval`)
     const lagMs = group.sim.clock.now() - leaderAppliedAt
     assert.ok(lagMs < heartbeatMs / 4, `followers applied ${index} ${lagMs} ms after the leader: that waited for a heartbeat (${heartbeatMs} ms)`)
+  }
+  await group.stop()
+})
+
+test(`a leader keeps at most limits.raftProposalGroupsInFlightMax (${limits.raftProposalGroupsInFlightMax}) groups of proposals on their way, then new ones wait`, async () => {
+  // The leader is cut off here so nothing commits and every group it appends stays in flight.
+  const group = await SimControllerGroup.create(new Simulation({ seed: 3 }), { size: 3, tickMs: 10, electionTicks: 300, heartbeatTicks: 10 })
+  assert.ok(await group.runUntil(() => group.leader() !== undefined, 20_000), 'no leader elected')
+  assert.is((await proposeAcked(group, addCharm, 5_000))?.ok, true)
+  const leader = group.leader()!
+  group.isolate(group.hosts().indexOf(leader))
+  const proposed: Array<Promise<CommandResult>> = []
+  for (let i = 0; i < limits.raftProposalGroupsInFlightMax; i++) {
+    const before = leader.persistedLog().lastIndex()
+    proposed.push(leader.propose(deploy(`inflight${i}`)))
+    assert.ok(await group.runUntil(() => leader.persistedLog().lastIndex() === before + 1, 500, 1), `group ${i + 1} appended while ${i} are on their way`)
+  }
+  const full = leader.persistedLog().lastIndex()
+  proposed.push(leader.propose(deploy('waiting')))
+  await group.runFor(500)
+  assert.is(leader.persistedLog().lastIndex(), full, 'the next proposal waits in the queue')
+  assert.is(leader.appliedIndex < full, true, 'nothing of the groups in flight committed')
+  group.heal()
+  for (const [i, p] of proposed.entries()) {
+    const outcome = await settle(group, p, 10_000)
+    assert.ok(outcome.ok && outcome.value.ok, `proposal ${i + 1} of ${proposed.length} applied once the followers were back: ${outcome.ok ? JSON.stringify(outcome.value) : String(outcome.error)}`)
   }
   await group.stop()
 })

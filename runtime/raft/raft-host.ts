@@ -17,6 +17,7 @@ import { raftSnapshotProtocol, sendSnapshotInChunks, SnapshotAssembler } from '.
 import { TickSchedule } from './tick-schedule.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 import { ProposalQueue } from './proposal-queue.ts'
+import { PendingReads } from './pending-reads.ts'
 import { HostStoppedError, MembershipChangeRefusedError, NotLeaderError, ProposalAbandonedError, ProposalRefusedError, ReadFailedError } from './raft-host-errors.ts'
 
 /** The request protocol that carries Raft messages between controllers. */
@@ -110,16 +111,6 @@ interface Pending<Result> {
   timer: TimerHandle
 }
 
-interface PendingRead<State> {
-  /** Known once the leader answered; the read is served when the state machine reaches it. */
-  index: number | undefined
-  /** The tick at which the read index was last asked for (askReadsAgain). */
-  askedAtTick: number
-  resolve: (state: State) => void
-  reject: (error: Error) => void
-  timer: TimerHandle
-}
-
 /**
  * Drives a RawNode for one controller: ticks it on the Clock, carries its messages
  * over the Transport, persists each Ready through DurableRaftStorage and applies
@@ -140,10 +131,10 @@ export class RaftHost<Command, Result, State> {
   readonly #pending = new Map<number, Pending<Result>>()
   /** Proposals waiting for the next Ready (group commit). */
   readonly #proposals: ProposalQueue<Command, Result>
-  /** The index of the last entry appended from #proposals: while it waits to apply, new proposals wait too. */
-  #groupInFlight: number | undefined
+  /** The last index of each group appended from #proposals that may not have applied yet (#queuedMayGo). */
+  #groupsInFlight: number[] = []
   /** Linearizable reads by their request context. */
-  readonly #reads = new Map<string, PendingRead<State>>()
+  readonly #reads: PendingReads<State>
   #readsStarted = 0
   /** The index of the last entry (or RaftSnapshot) applied to the state machine. */
   #applied: number
@@ -161,6 +152,8 @@ export class RaftHost<Command, Result, State> {
   #ticks = 0
   readonly #heardAtTick = new Map<NodeId, number>()
   #processing: Promise<void> | undefined
+  /** A kick is queued for the end of the running code (#kickAfterThisTask). */
+  #kickQueued = false
   /** Readies taken from the core so far; orders replies (Reply.takenAtStep). */
   #readiesTaken = 0
   /** The waiting answers to each peer's requests, oldest first, which carry our next messages to it. */
@@ -198,6 +191,7 @@ export class RaftHost<Command, Result, State> {
       ...(options.maxSizePerMessage === undefined ? {} : { maxSizePerMessage: options.maxSizePerMessage }),
       ...(options.commitRule === undefined ? {} : { commitRule: options.commitRule })
     })
+    this.#reads = new PendingReads(options.clock, options.electionTicks)
     this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax, limits.raftHeldAnswersPerPeerMax)
     this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
       this.#catchUp()
@@ -315,13 +309,8 @@ export class RaftHost<Command, Result, State> {
     const result = this.#node.readIndex(encode(context, component))
     if (result.status === 'no-leader') throw new ReadFailedError(this.id, 'no leader known')
     if (result.status !== 'accepted' && result.status !== 'forwarded') throw new ReadFailedError(this.id, `refused: "${result.status}"`)
-    const promise = new Promise<State>((resolve, reject) => {
-      const timeoutMs = this.#options.readTimeoutMs ?? 5 * this.#options.electionTicks * this.#options.tickMs
-      const timer = this.#options.clock.setTimeout(() => {
-        this.#settleRead(context, read => read.reject(new ReadFailedError(this.id, `no read point within ${timeoutMs} ms`)))
-      }, timeoutMs)
-      this.#reads.set(context, { index: undefined, askedAtTick: this.#ticks, resolve, reject, timer })
-    })
+    const timeoutMs = this.#options.readTimeoutMs ?? 5 * this.#options.electionTicks * this.#options.tickMs
+    const promise = this.#reads.add(context, this.#ticks, timeoutMs, () => new ReadFailedError(this.id, `no read point within ${timeoutMs} ms`))
     this.#kick()
     return await promise
   }
@@ -365,25 +354,41 @@ export class RaftHost<Command, Result, State> {
       const data = this.#machine.encodeCommand(command)
       if (!this.#proposals.add(command, data, resolve, reject)) reject(new ProposalRefusedError(this.id, 'too-much-uncommitted'))
     }))
-    this.#kick()
+    this.#kickAfterThisTask()
     return results
   }
 
   /**
-   * Appends the queued proposals to the log (within #drain, before it takes a Ready) —
-   * unless the last ones appended from the queue are still on their way to a commit: the
-   * proposals that arrive meanwhile wait for it and then go together (group commit; see
-   * proposal-queue.ts). An idle leader appends a proposal at once.
+   * Kicks once the code running now has made its proposals too: the requests decoded from
+   * one socket read are served one after another in one task, and a Ready taken at the
+   * first would carry it alone while the rest wait for its synced write (the groups ran
+   * 1, 63, 1, 63 at 64 clients, issue 28). A microtask, not a timer: a lone write waits
+   * for nothing.
+   */
+  #kickAfterThisTask (): void {
+    if (this.#kickQueued) return
+    this.#kickQueued = true
+    queueMicrotask(() => {
+      this.#kickQueued = false
+      this.#kick()
+    })
+  }
+
+  /**
+   * Appends the queued proposals to the log (within #drain, before it takes a Ready): the
+   * ones that arrived meanwhile go together (group commit; see proposal-queue.ts), as soon
+   * as fewer than limits.raftProposalGroupsInFlightMax groups are on their way to a
+   * commit. An idle leader appends a proposal at once.
    */
   #appendQueued (): void {
     if (!this.#queuedMayGo()) return
-    this.#groupInFlight = undefined
+    let last: number | undefined
     for (const entry of this.#proposals.take()) {
       const result = this.#node.propose(entry.data)
       if (result.status === 'not-leader') entry.reject(new NotLeaderError(this.id, result.leader))
       else if (result.status !== 'accepted') entry.reject(new ProposalRefusedError(this.id, result.status))
       else {
-        this.#groupInFlight = result.index
+        last = result.index
         this.#track(result.index, result.term, 'command').then(applied => {
           assert(applied !== undefined, `${component}: command at ${result.index} applied without a result`)
           entry.resolve(applied)
@@ -396,11 +401,14 @@ export class RaftHost<Command, Result, State> {
         })
       }
     }
+    if (last !== undefined) this.#groupsInFlight.push(last)
   }
 
-  /** Proposals wait and nothing appended from the queue is still on its way. */
+  /** Proposals wait and fewer than limits.raftProposalGroupsInFlightMax groups appended from the queue are still on their way. */
   #queuedMayGo (): boolean {
-    return this.#proposals.size > 0 && (this.#groupInFlight === undefined || !this.#pending.has(this.#groupInFlight))
+    if (this.#proposals.size === 0) return false
+    this.#groupsInFlight = this.#groupsInFlight.filter(index => this.#pending.has(index))
+    return this.#groupsInFlight.length < limits.raftProposalGroupsInFlightMax
   }
 
   /** Waits for the entry appended at `index` in `term` to apply here. */
@@ -457,9 +465,7 @@ export class RaftHost<Command, Result, State> {
     for (const index of [...this.#pending.keys()]) {
       this.#settle(index, pending => pending.reject(new HostStoppedError(this.id)))
     }
-    for (const context of [...this.#reads.keys()]) {
-      this.#settleRead(context, read => read.reject(new HostStoppedError(this.id)))
-    }
+    this.#reads.rejectAll(new HostStoppedError(this.id))
     this.#replies.release(Infinity)
   }
 
@@ -470,7 +476,7 @@ export class RaftHost<Command, Result, State> {
   #catchUp (): void {
     if (this.#stopped) return
     const due = this.#node.ticksUntilDue()
-    const count = this.#schedule.take(Math.min(due, this.#readsDueTicks()))
+    const count = this.#schedule.take(Math.min(due, this.#reads.dueTicks(this.#ticks)))
     if (count === 0) return
     if (count < due) {
       this.#node.tickIdle(count)
@@ -479,16 +485,7 @@ export class RaftHost<Command, Result, State> {
       this.#node.tick()
     }
     this.#ticks += count
-    this.#askReadsAgain()
-  }
-
-  /** Ticks until a pending read is to be asked for again (askReadsAgain); Infinity when none waits. */
-  #readsDueTicks (): number {
-    let due = Infinity
-    for (const read of this.#reads.values()) {
-      if (read.index === undefined) due = Math.min(due, Math.max(1, read.askedAtTick + this.#options.electionTicks - this.#ticks))
-    }
-    return due
+    this.#reads.askAgain(this.#ticks, context => this.#node.readIndex(context))
   }
 
   /**
@@ -555,7 +552,7 @@ export class RaftHost<Command, Result, State> {
   #kick (): void {
     if (this.#stopped) return
     // Every input ends here: the next tick that acts may have come nearer (a new leader heartbeats).
-    this.#schedule.arm(Math.min(this.#node.ticksUntilDue(), this.#readsDueTicks()))
+    this.#schedule.arm(Math.min(this.#node.ticksUntilDue(), this.#reads.dueTicks(this.#ticks)))
     if (this.#processing !== undefined) return
     this.#processing = this.#drain()
       .catch((error: unknown) => { this.#fail(error) })
@@ -581,6 +578,7 @@ export class RaftHost<Command, Result, State> {
       // from the leader; its entries are durable from earlier Readies, so it is applied (and
       // answered) while it is written.
       if (ready.mustSync) {
+        this.#applyWhileWritten(ready)
         await written
         if (this.#stopped) return
         this.#options.onStage?.('synced', ready.entries.length)
@@ -694,6 +692,21 @@ export class RaftHost<Command, Result, State> {
       .then(sent => { if (sent) report('finished') }, () => { report('failed') })
   }
 
+  /**
+   * Applies (and answers) the committed entries below the first one this Ready writes
+   * while it is written: they are on this node's disk from earlier Readies and committed,
+   * so durable on a majority, and their answers need not wait for the disk (etcd applies
+   * in parallel with its WAL write too; a leader with more than one group in flight, or a
+   * follower sent a commit and the next append together, has both in one Ready). The rest,
+   * and a Ready that changes the role, the term or restores a RaftSnapshot, wait for it.
+   */
+  #applyWhileWritten (ready: Ready): void {
+    if (ready.softState !== undefined || ready.snapshot !== undefined || (ready.hardState !== undefined && ready.hardState.term !== this.#term)) return
+    const firstWritten = ready.entries[0]?.index ?? Infinity
+    const durable = ready.committedEntries.filter(entry => entry.index < firstWritten)
+    if (durable.length > 0) this.#applyEntries(durable)
+  }
+
   #apply (ready: Ready): void {
     const term = ready.hardState?.term ?? this.#term
     const roleChanged = ready.softState !== undefined || term !== this.#term
@@ -717,7 +730,13 @@ export class RaftHost<Command, Result, State> {
       this.#logBytesSinceSnapshot = 0
       this.#snapshotsReceived++
     }
-    for (const entry of ready.committedEntries) {
+    this.#applyEntries(ready.committedEntries)
+    this.#reads.indexAndServe(ready.readStates, this.#applied, () => this.#machine.state())
+  }
+
+  /** Applies `entries` in order, skipping those applied already (by a RaftSnapshot or #applyWhileWritten). */
+  #applyEntries (entries: readonly Entry[]): void {
+    for (const entry of entries) {
       // Entries a RaftSnapshot already covers were applied as part of it.
       if (entry.index <= this.#applied) continue
       let result: Result | undefined
@@ -742,45 +761,6 @@ export class RaftHost<Command, Result, State> {
         else pending.reject(new ProposalAbandonedError(this.id, entry.index, `overwritten by an entry of term ${entry.term}`))
       })
     }
-    for (const readState of ready.readStates) {
-      const context = decode(readState.context, component)
-      if (typeof context !== 'string') continue
-      const read = this.#reads.get(context)
-      if (read !== undefined) read.index = readState.index
-    }
-    this.#serveReads()
-  }
-
-  /**
-   * A read whose read index has not come back within an election timeout is asked for
-   * again, as etcd's server re-sends its ReadIndex: a forwarded request can be lost (the
-   * peer it went to had stopped leading and drops it, or the message was lost), and
-   * without this the read waited for its whole timeout. The leader takes the same context
-   * again as a duplicate while the first is still pending there.
-   */
-  #askReadsAgain (): void {
-    for (const [context, read] of this.#reads) {
-      if (read.index !== undefined || this.#ticks - read.askedAtTick < this.#options.electionTicks) continue
-      read.askedAtTick = this.#ticks
-      this.#node.readIndex(encode(context, component))
-    }
-  }
-
-  /** Serves every read whose read point the state machine has reached. */
-  #serveReads (): void {
-    for (const [context, read] of this.#reads) {
-      if (read.index === undefined || read.index > this.#applied) continue
-      const state = this.#machine.state()
-      this.#settleRead(context, pending => pending.resolve(state))
-    }
-  }
-
-  #settleRead (context: string, how: (read: PendingRead<State>) => void): void {
-    const read = this.#reads.get(context)
-    if (read === undefined) return
-    this.#reads.delete(context)
-    this.#options.clock.clearTimeout(read.timer)
-    how(read)
   }
 
   #settle (index: number, how: (pending: Pending<Result>) => void): void {

@@ -34,7 +34,10 @@ interface Outstanding {
  *   3. restore the state machine from `snapshot` (if any), then apply `committedEntries`
  *      in order, and serve `readStates` once the applied index reaches their index. (When
  *      `mustSync` is false the Ready writes only a commit index, its committed entries are
- *      durable already, and steps 2 and 3 may run while that write is under way.);
+ *      durable already, and steps 2 and 3 may run while that write is under way. The
+ *      committed entries below the Ready's first entry were persisted by earlier Readies
+ *      and may be applied during the write too, unless the Ready changes the role, the
+ *      term or brings a RaftSnapshot.);
  *   4. call `advance()`.
  *
  * `ready()` may not be called again until `advance()`; inputs may arrive in between and
