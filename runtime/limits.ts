@@ -510,6 +510,14 @@ export const limits = {
    */
   transportGossipOutboundBufferBytesMax: 16 * 1024 * 1024,
   /**
+   * Peers' Ed25519 public keys one process keeps imported for signature checks
+   * (agent/mesh/verify-key-cache.ts), least recently used forgotten first. A controller
+   * verifies every machine agent's presence heartbeats: room for each agent of a
+   * 10,000-machine model (issue 28's largest point), below which a controller would
+   * import keys in a cycle and save nothing. One KeyObject each, a few hundred bytes.
+   */
+  meshVerifyKeysCachedMax: 16_384,
+  /**
    * Names of topics and request protocols, in UTF-8 bytes. They ride in every message
    * (topic) or request frame (protocol), so they are short; the bound keeps them inside
    * transportEnvelopeOverheadBytesMax.

@@ -19,6 +19,7 @@ import { loopbackDialSource } from './loopback-dial-source.ts'
 import { networkHandshake } from './network-handshake.ts'
 import { networkNoise } from './network-noise.ts'
 import { withCachedSigning } from './signing-key.ts'
+import { installCachedVerify } from './verify-key-cache.ts'
 import { wireMessageId } from './wire-message-id.ts'
 import type { HandshakeWatch } from './refusal-counters.ts'
 
@@ -38,6 +39,8 @@ export interface MeshNodeOptions {
 }
 
 export async function createMeshNode (options: MeshNodeOptions): Promise<Libp2p<MeshServices>> {
+  // Checks peers' signatures without importing their keys again (verify-key-cache.ts).
+  installCachedVerify()
   return await createLibp2p<MeshServices>({
     // Signs each gossip publication without importing the key again (signing-key.ts).
     privateKey: withCachedSigning(options.privateKey),
