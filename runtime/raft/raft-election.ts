@@ -69,7 +69,11 @@ function campaign (r: Raft, kind: VoteKind, transfer: boolean): void {
 function outranksRivalPreCandidate (r: Raft, m: Message): boolean {
   // Only a rival in our own term: one a term ahead (it ran an election that failed) would
   // refuse our pre-vote, and granting its own is then the quick way to a leader.
-  return m.type === 'pre-vote' && r.role === 'pre-candidate' && m.transfer !== true &&
+  // And only in our first PreVote round since we knew a leader: if we could not win that
+  // one, we may be the node a partial partition keeps from winning, and refusing again
+  // could leave the rival (which may reach a majority through us) without a leader
+  // forever. From the second round on, etcd's rule and the randomised timeouts decide.
+  return m.type === 'pre-vote' && r.role === 'pre-candidate' && r.preCampaignsSinceLeader === 1 && m.transfer !== true &&
     m.term === nextInteger(r.term, 'raft term') &&
     m.logTerm === r.log.lastTerm() && m.index === r.log.lastIndex() && r.id > m.from
 }

@@ -57,6 +57,12 @@ export class Raft {
    * timeout is drawn from (see #backOff).
    */
   electionBackoff = 0
+  /**
+   * PreVote campaigns started since a leader was last known (0, 1, or 2 for more). Only
+   * the first one breaks a tie with a rival pre-candidate (raft-election.ts): a node that
+   * kept refusing could hold off forever a rival that only it can help win.
+   */
+  preCampaignsSinceLeader = 0
   leadTransferee: NodeId | '' = ''
   /** Payload bytes this leader appended that are not yet committed and handed out. */
   uncommittedBytes = 0
@@ -259,7 +265,10 @@ export class Raft {
     this.#reset(term)
     this.lead = lead
     this.role = 'follower'
-    if (lead !== '') this.#leaderHeard()
+    if (lead !== '') {
+      this.#leaderHeard()
+      this.preCampaignsSinceLeader = 0
+    }
     this.trace(`became follower at term ${term}${lead === '' ? '' : ` (leader ${lead})`}`)
   }
 
@@ -270,6 +279,8 @@ export class Raft {
     this.votes.clear()
     this.lead = ''
     this.role = 'pre-candidate'
+    // Counted to 2 at most: only whether this is the first matters.
+    this.preCampaignsSinceLeader = Math.min(this.preCampaignsSinceLeader + 1, 2)
     this.trace(`became pre-candidate at term ${this.term}`)
   }
 
@@ -287,6 +298,7 @@ export class Raft {
     this.lead = this.id
     this.role = 'leader'
     this.#leaderHeard()
+    this.preCampaignsSinceLeader = 0
     const next = this.log.lastIndex() + 1
     for (const voter of this.configs.current().voters) {
       this.progress.set(voter, new Progress(next, this.settings.maxInflight, voter === this.id))
