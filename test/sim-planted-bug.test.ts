@@ -1,8 +1,8 @@
 /**
  * Issue 9's proof that the simulator finds real bugs: with the Figure 8 bug planted in
  * the Raft core, a swarm of examples/sim/planted-bug-figure-8.yaml finds seed 98 (seeds
- * 1..97 pass; 6 of seeds 1..800 fail, all on the commit rule: 98, 241, 263, 306, 399, 785),
- * and `--shrink` reduced its 20 drawn fault events to the 12 in
+ * 1..97 pass; with the tie-break's round count reset only on becoming a follower of a
+ * leader, 6 of seeds 1..800 failed, all on the commit rule, 98 first), and `--shrink` reduced its 20 drawn fault events to the 6 in
  * examples/sim/planted-bug-figure-8-shrunk-98.yaml. (It was seed 8 before the Raft
  * host's write-order change, then seed 2 until the controllers ran their presence agents
  * and the shipped machine agent, then seed 5 until the Raft host carried a peer's

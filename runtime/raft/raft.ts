@@ -265,10 +265,7 @@ export class Raft {
     this.#reset(term)
     this.lead = lead
     this.role = 'follower'
-    if (lead !== '') {
-      this.#leaderHeard()
-      this.preCampaignsSinceLeader = 0
-    }
+    if (lead !== '') this.#leaderHeard()
     this.trace(`became follower at term ${term}${lead === '' ? '' : ` (leader ${lead})`}`)
   }
 
@@ -298,7 +295,6 @@ export class Raft {
     this.lead = this.id
     this.role = 'leader'
     this.#leaderHeard()
-    this.preCampaignsSinceLeader = 0
     const next = this.log.lastIndex() + 1
     for (const voter of this.configs.current().voters) {
       this.progress.set(voter, new Progress(next, this.settings.maxInflight, voter === this.id))
@@ -405,8 +401,9 @@ export class Raft {
     this.trace(`candidacy at term ${this.term} timed out: election timeouts now ${least}-${2 * least - 1} ticks`)
   }
 
-  /** A leader is known (or we lead): elections go back to the configured timeout. */
+  /** A leader is known (or we lead): elections go back to the configured timeout, and the next PreVote round is a first one. */
   #leaderHeard (): void {
+    this.preCampaignsSinceLeader = 0
     if (this.electionBackoff === 0) return
     this.electionBackoff = 0
     this.#drawElectionTimeout()
