@@ -295,6 +295,17 @@ export const limits = {
    * emerge. A retry reuses the request id, so the command still applies at most once.
    */
   controllerSubmitAttemptsMax: 8,
+  /**
+   * Clients' writes a follower holds at once while it waits for an election's leader
+   * (actors/controller/leader-wait.ts); past this they are refused at once ('leader
+   * unknown') as before, so a group that cannot elect holds no unbounded queue.
+   */
+  controllerClientWritesAwaitingLeaderMax: 256,
+  /**
+   * Leaders a follower sends one client's write to: a second only when the first did not
+   * answer and another has been elected since (the first was the dead one of a failover).
+   */
+  controllerClientWriteForwardsMax: 2,
   /** Addresses the model keeps for one machine. */
   machineAddressesMax: 64,
   /**

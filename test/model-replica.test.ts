@@ -7,7 +7,8 @@
 import '../runtime/polyfill.ts'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { singularLease } from '../actors/controller/model-replica.ts'
+import { controllerProposeProtocol, singularLease, type ForwardReply } from '../actors/controller/model-replica.ts'
+import { decode, encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import type { ModelCommand } from '../runtime/model/model-types.ts'
 import { tableGet } from '../runtime/model/table.ts'
@@ -51,6 +52,66 @@ test('a follower forwards to the leader; when the reply is lost the retry (same 
   assert.ok(result.ok)
   const model = await settle(g, follower.read())
   assert.is(model.machines.size, 1, 'applied exactly once')
+  await g.stop()
+})
+
+/** A client's write (from a peer that is no controller), sent to controller `to`; settles with its reply. */
+const clients = new WeakMap<SimControllerGroup, ReturnType<SimControllerGroup['network']['transport']>>()
+function clientWrite (g: SimControllerGroup, to: string, requestId: string): { reply: ForwardReply | undefined, at: number | undefined } {
+  const client = clients.get(g) ?? g.network.transport('client-1')
+  clients.set(g, client)
+  const outcome: { reply: ForwardReply | undefined, at: number | undefined } = { reply: undefined, at: undefined }
+  client.request(to, controllerProposeProtocol, encode(addMachine(requestId), 'test'), { timeoutMs: 30_000 }).then(
+    bytes => { outcome.reply = decode(bytes, 'test') as ForwardReply; outcome.at = g.sim.clock.now() },
+    (error: unknown) => { outcome.reply = { ok: false, name: 'transport', message: String(error), leader: '' }; outcome.at = g.sim.clock.now() })
+  return outcome
+}
+
+test('a client\'s write sent to a follower is forwarded to the leader and commits there', async () => {
+  const g = await group(4)
+  const leader = g.leaderNode()!
+  const follower = g.nodes().find(node => node !== leader)!
+  const write = clientWrite(g, follower.id, 'via-follower')
+  assert.ok(await g.runUntil(() => write.reply !== undefined, 5_000), 'answered')
+  assert.ok(write.reply!.ok, JSON.stringify(write.reply))
+  const model = await settle(g, leader.read())
+  assert.is(model.machines.size, 1)
+  await g.stop()
+})
+
+test('a client\'s write reaching a survivor during an election waits for the new leader and commits, not refused as leader unknown', async () => {
+  const g = await group(5)
+  const dead = g.indexOf(g.leaderNode()!.id)
+  g.crash(dead)
+  const survivors = g.nodes()
+  // Both survivors' election timers ran out: neither knows a leader.
+  assert.ok(await g.runUntil(() => survivors.every(node => node.host.leader === ''), 3_000), 'an election began')
+  const writes = survivors.map((node, i) => clientWrite(g, node.id, `during-election-${i}`))
+  assert.ok(await g.runUntil(() => writes.every(w => w.reply !== undefined), 5_000), 'both answered')
+  for (const w of writes) assert.ok(w.reply!.ok, JSON.stringify(w.reply))
+  const leader = g.leaderNode()!
+  assert.ok(survivors.includes(leader))
+  const model = await settle(g, leader.read())
+  assert.is(model.machines.size, 2, 'each write applied once')
+  await g.stop()
+})
+
+test('a client\'s write to a controller that cannot learn a leader is refused after two election timeouts, not held longer', async () => {
+  const g = await group(6)
+  const leader = g.leaderNode()!
+  const lone = g.nodes().find(node => node !== leader)!
+  for (const node of g.nodes()) if (node !== lone) g.crash(g.indexOf(node.id))
+  assert.ok(await g.runUntil(() => lone.host.leader === '', 3_000), 'the survivor knows no leader')
+  const sentAt = g.sim.clock.now()
+  const write = clientWrite(g, lone.id, 'no-quorum')
+  assert.ok(await g.runUntil(() => write.reply !== undefined, 5_000), 'answered')
+  assert.is(write.reply!.ok, false)
+  assert.match(write.reply!.ok ? '' : write.reply!.message, /leader unknown/, JSON.stringify(write.reply))
+  // The group's election timeout is 100 ms (10 ticks of 10 ms). At most: a forward to
+  // the dead leader, if a message of its still in flight named it (no answer within a
+  // forward's timeout of 21 election timeouts), then two election timeouts with none.
+  const heldMs = write.at! - sentAt
+  assert.ok(heldMs >= 200 && heldMs <= 2_400, `held ${heldMs} ms`)
   await g.stop()
 })
 

@@ -241,7 +241,12 @@ test('controllers only: client writes under random Raft faults pass, linearizabl
 
 test('deploy: every fault kind applies and undoes, the heal restores everything, every machine ends with one deployed instance and an agent', async () => {
   const { parts, agents, book } = powerOnlyParts()
-  const record = await runScenario(deployScenario, { seed: 3, recordEvents: true }, parts)
+  // The seed must let every fault find its target (everyKind): machine 3, added at 15 s
+  // through leader changes, must have its agent before the crash at 35 s. Seed 3 did until
+  // the pre-vote tie-break moved the elections (its add-unit then committed at 21.3 s and
+  // machine 3 booted at 38.9 s); seeds 1, 2, 4 and 5 all pass, machine 3 booting at 28.4,
+  // 32.8, 20.2 and 28.1 s: seed 4 leaves the widest margin.
+  const record = await runScenario(deployScenario, { seed: 4, recordEvents: true }, parts)
   const result = record.result
   assert.is(result.outcome, 'pass', result.failure)
   const faultEvents = record.events.filter((e): e is Extract<RunEvent, { kind: 'fault' }> => e.kind === 'fault')

@@ -14,6 +14,7 @@ import {
 } from '../../runtime/raft/raft-host.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import { ChangeNotifier } from './change-notices.ts'
+import { LeaderWait } from './leader-wait.ts'
 import { LeaseClaimGate } from './lease-claim-gate.ts'
 import { MachineWatches, type MachineWatchStage } from './machine-watches.ts'
 import { ModelWatches } from './model-watches.ts'
@@ -124,6 +125,8 @@ export class ModelReplica {
   readonly modelWatches: ModelWatches
   /** Leadership claims that would lose are answered here, never proposed (lease-claim-gate.ts). */
   readonly #claims = new LeaseClaimGate(() => this.host.state())
+  /** Clients' writes that arrived during an election, waiting for its leader (leader-wait.ts). */
+  readonly #leaderWait: LeaderWait
 
   private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches, modelWatches: ModelWatches) {
     this.id = options.id
@@ -133,6 +136,7 @@ export class ModelReplica {
     this.#notifier = notifier
     this.watches = watches
     this.modelWatches = modelWatches
+    this.#leaderWait = new LeaderWait(options.clock, limits.controllerClientWritesAwaitingLeaderMax)
   }
 
   /** Change notices published while leading (for tests and status). */
@@ -172,7 +176,10 @@ export class ModelReplica {
       },
       onRoleChange: change => {
         if (node === undefined) early.push(change)
-        else node.actor.send({ type: 'raft.role', ...change })
+        else {
+          node.actor.send({ type: 'raft.role', ...change })
+          node.#leaderWait.known(change.leader)
+        }
       }
     })
     const machine = controllerMachine.provide({
@@ -337,7 +344,40 @@ export class ModelReplica {
   async #serveOne (from: string, command: ModelCommand): Promise<ForwardReply> {
     const refusal = this.#forwardRefusal(from, command)
     if (refusal !== undefined) return permissionDenied(refusal)
-    return await this.#proposeOne(sealCommand(command, this.secretSealer))
+    const sealed = sealCommand(command, this.secretSealer)
+    // A controller's forward is proposed here only (never forwarded again, so no loop).
+    if (this.host.role === 'leader' || this.host.voters.includes(from)) return await this.#proposeOne(sealed)
+    return await this.#serveClientWrite(sealed)
+  }
+
+  /**
+   * A client's write reaching a follower: forwarded to the leader (DESIGN.md: clients may
+   * talk to any controller), as etcd forwards a proposal, rather than refused with a hint
+   * that costs the client another round trip. During an election it first waits for the
+   * leader (leader-wait.ts), at most two election timeouts (the longest one a member
+   * draws), rather than being refused with 'leader unknown', on which a client can only
+   * sleep and guess. When this controller becomes the leader, it proposes the write itself.
+   * A leader that does not answer at all may be the dead one this follower still names (a
+   * failover): the write goes once more to the leader known then, if another.
+   */
+  async #serveClientWrite (command: ModelCommand): Promise<ForwardReply> {
+    const o = this.#options
+    let tried: NodeId | '' = ''
+    let last: ForwardReply | undefined
+    for (let forwards = 0; forwards < limits.controllerClientWriteForwardsMax; forwards++) {
+      const leader = this.host.leader !== '' ? this.host.leader : await this.#leaderWait.wait(2 * o.electionTicks * o.tickMs)
+      if (leader === '' || leader === this.id || this.stopped) return await this.#proposeOne(command)
+      if (leader === tried) break
+      tried = leader
+      try {
+        return { ok: true, result: await this.#forward(leader, command) }
+      } catch (error) {
+        // The leader's own refusal goes back as it was given (its name and its hint).
+        if (error instanceof ForwardedError) return { ok: false, name: error.remoteName, message: error.message, leader: error.leader }
+        last = forwardError(error)
+      }
+    }
+    return last ?? forwardError(new NotLeaderError(this.id, this.host.leader))
   }
 
   async #proposeOne (command: ModelCommand): Promise<ForwardReply> {
@@ -439,6 +479,7 @@ export class ModelReplica {
   }
 
   #unhandle (): void {
+    this.#leaderWait.stop()
     this.#notifier?.stop()
     this.watches.stop()
     this.modelWatches.stop()

@@ -57,6 +57,12 @@ export class Raft {
    * timeout is drawn from (see #backOff).
    */
   electionBackoff = 0
+  /**
+   * PreVote campaigns started since a leader was last known (0, 1, or 2 for more). Only
+   * the first one breaks a tie with a rival pre-candidate (raft-election.ts): a node that
+   * kept refusing could hold off forever a rival that only it can help win.
+   */
+  preCampaignsSinceLeader = 0
   leadTransferee: NodeId | '' = ''
   /** Payload bytes this leader appended that are not yet committed and handed out. */
   uncommittedBytes = 0
@@ -270,6 +276,8 @@ export class Raft {
     this.votes.clear()
     this.lead = ''
     this.role = 'pre-candidate'
+    // Counted to 2 at most: only whether this is the first matters.
+    this.preCampaignsSinceLeader = Math.min(this.preCampaignsSinceLeader + 1, 2)
     this.trace(`became pre-candidate at term ${this.term}`)
   }
 
@@ -393,8 +401,9 @@ export class Raft {
     this.trace(`candidacy at term ${this.term} timed out: election timeouts now ${least}-${2 * least - 1} ticks`)
   }
 
-  /** A leader is known (or we lead): elections go back to the configured timeout. */
+  /** A leader is known (or we lead): elections go back to the configured timeout, and the next PreVote round is a first one. */
   #leaderHeard (): void {
+    this.preCampaignsSinceLeader = 0
     if (this.electionBackoff === 0) return
     this.electionBackoff = 0
     this.#drawElectionTimeout()
