@@ -10,13 +10,13 @@
  * A view is a pure function of the committed model at its revision, so any controller's
  * view at revision R is the view the agent holds when it names R: a kept view answers
  * for any agent that names its revision, whichever controller that agent fetched from.
- * With it is kept the latest model it was found to be the view of: when the tables it
- * reads are still those (sameViewSources), the answer is `unchanged` without building a
- * view at all. That pins, per kept machine, the table versions of one recent model.
+ * With it are kept the sources of the latest model it was found to be the view of (the
+ * parts it reads and its machine's unit records, not the model): when they are still
+ * those (sameViewSourcesAs), the answer is `unchanged` without building a view at all.
  */
 
 import { limits } from '../../runtime/limits.ts'
-import { machineModelView, noViewChanges, sameViewSources, viewChanges } from '../../runtime/model/machine-view.ts'
+import { machineModelView, noViewChanges, sameViewSourcesAs, viewChanges, viewSourcesOf, type ViewSources } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import { readKey, ViewReaders } from './view-readers.ts'
 import type { MachineModelReply } from './api-requests.ts'
@@ -24,8 +24,8 @@ import type { MachineModelReply } from './api-requests.ts'
 interface Kept {
   /** The whole view last sent to the machine. */
   readonly view: ModelContext
-  /** The latest model whose view `view` is. */
-  source: ModelContext
+  /** What the latest model whose view `view` is holds of the machine's view (not the model itself: see ViewSources). */
+  sources: ViewSources
 }
 
 export class MachineViewCache {
@@ -46,17 +46,17 @@ export class MachineViewCache {
     const kept = this.#views.get(machine)
     this.#views.delete(machine)
     const held = kept !== undefined && since === kept.view.revision ? kept : undefined
-    if (held !== undefined && sameViewSources(held.source, model, machine)) return this.#unchanged(machine, held, model)
+    if (held !== undefined && sameViewSourcesAs(held.sources, model)) return this.#unchanged(machine, held, model)
     const footprint: string[] = []
     const view = machineModelView(model, machine, (table, key) => { footprint.push(readKey(table, key)) })
     if (held !== undefined) {
       const changed = viewChanges(held.view, view)
       // The same content read the same keys: the footprint kept with it stands.
       if (noViewChanges(changed)) return this.#unchanged(machine, held, model)
-      this.#keep(machine, { view, source: model }, footprint)
+      this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
       return { ok: true, since: held.view.revision, changed }
     }
-    this.#keep(machine, { view, source: model }, footprint)
+    this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
     return { ok: true, model: view }
   }
 
@@ -66,7 +66,7 @@ export class MachineViewCache {
   }
 
   #unchanged (machine: string, held: Kept, model: ModelContext): Extract<MachineModelReply, { unchanged: true }> {
-    held.source = model
+    held.sources = viewSourcesOf(model, machine)
     this.#views.set(machine, held)
     return { ok: true, unchanged: true, revision: model.revision, term: model.term }
   }

@@ -91,6 +91,11 @@ export class Deployer {
     return [...this.#hosts.keys()]
   }
 
+  /** How many unit hosts run now (`units().length` without the copy). */
+  get unitCount (): number {
+    return this.#hosts.size
+  }
+
   /** Stops every unit agent (SIGTERM: running hooks are killed and re-queued) and closes their workspaces. */
   async stop (): Promise<void> {
     this.#end()

@@ -152,6 +152,29 @@ export function machineModelView (context: ModelContext, machineId: string, read
 const viewSources = [...viewReadTables.filter(table => table !== 'units'), ...viewWholeParts] as const
 
 /**
+ * What the view of one machine was built from, kept without the model it came from: the
+ * parts in `viewSources` (each the model's own object) and the records of the machine's
+ * units. A controller keeps one of these per machine (machine-view-cache.ts); keeping the
+ * whole model instead pinned a model version per machine, each with its own copies of
+ * the leaves that every commit replaces (units, key revisions, request ids): at 1,000
+ * simulated agents the controllers' heap held about as many model versions as machines.
+ */
+export interface ViewSources {
+  readonly parts: ReadonlyArray<ModelContext[typeof viewSources[number]]>
+  readonly units: ReadonlyArray<UnitRecord | undefined>
+  readonly unitNames: readonly string[]
+}
+
+export function viewSourcesOf (model: ModelContext, machineId: string): ViewSources {
+  const unitNames = readerOf(model).machine(machineId)?.units ?? []
+  return {
+    parts: viewSources.map(key => model[key]),
+    units: unitNames.map(name => tableGet(model.units, name)),
+    unitNames
+  }
+}
+
+/**
  * Whether the view of `machineId` taken from `after` is the one taken from `before`,
  * decided without building it: every table the view reads is the same object (tables
  * are immutable values, so an apply that did not touch one hands it on as it was), and
@@ -161,12 +184,16 @@ const viewSources = [...viewReadTables.filter(table => table !== 'units'), ...vi
  * False means only "not proven": build the view and compare (`sameViewContent`).
  */
 export function sameViewSources (before: ModelContext, after: ModelContext, machineId: string): boolean {
-  for (const key of viewSources) if (before[key] !== after[key]) return false
-  if (before.units === after.units) return true
-  // The machine record is the same object, so is its list of units.
-  for (const name of readerOf(after).machine(machineId)?.units ?? []) {
-    const a = tableGet(before.units, name)
-    const b = tableGet(after.units, name)
+  return sameViewSourcesAs(viewSourcesOf(before, machineId), after)
+}
+
+/** `sameViewSources` against sources kept from the earlier model (`viewSourcesOf`). */
+export function sameViewSourcesAs (before: ViewSources, after: ModelContext): boolean {
+  for (let i = 0; i < viewSources.length; i++) if (before.parts[i] !== after[viewSources[i]!]) return false
+  // The machine record is the same object (`machines` is among the parts), so is its list of units.
+  for (let i = 0; i < before.unitNames.length; i++) {
+    const a = before.units[i]
+    const b = tableGet(after.units, before.unitNames[i]!)
     if (a !== b && (a === undefined || b === undefined || !sameButAgentStatus(a, b))) return false
   }
   return true

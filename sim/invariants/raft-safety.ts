@@ -185,9 +185,12 @@ export class RaftSafetyChecker {
     const logs = this.#logs
     holderIds.length = 0
     logs.length = 0
-    for (let i = 0; i < this.#group.ids.length; i++) {
-      const id = this.#group.ids[i]!
-      this.#checkDurableHardState(id, this.#group.storages[i]!)
+    // Once per step: each read of `ids` or `storages` builds a new array from the seats.
+    const ids = this.#group.ids
+    const storages = this.#group.storages
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!
+      this.#checkDurableHardState(id, storages[i]!)
       const node = this.#group.node(i)
       if (node === undefined) {
         this.#leading.delete(id)
