@@ -46,13 +46,15 @@ export class MachineViewCache {
     const kept = this.#views.get(machine)
     this.#views.delete(machine)
     const held = kept !== undefined && since === kept.view.revision ? kept : undefined
-    if (held !== undefined && sameViewSourcesAs(held.sources, model)) return this.#unchanged(machine, held, model)
+    // The sources kept stand: every part is the same object, and a unit record that moved
+    // only its agent status still compares as the same (sameButAgentStatus).
+    if (held !== undefined && sameViewSourcesAs(held.sources, model)) return this.#unchanged(machine, held, model, held.sources)
     const footprint: string[] = []
     const view = machineModelView(model, machine, (table, key) => { footprint.push(readKey(table, key)) })
     if (held !== undefined) {
       const changed = viewChanges(held.view, view)
       // The same content read the same keys: the footprint kept with it stands.
-      if (noViewChanges(changed)) return this.#unchanged(machine, held, model)
+      if (noViewChanges(changed)) return this.#unchanged(machine, held, model, viewSourcesOf(model, machine))
       this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
       return { ok: true, since: held.view.revision, changed }
     }
@@ -65,8 +67,8 @@ export class MachineViewCache {
     return this.#readers.affected(before, after)
   }
 
-  #unchanged (machine: string, held: Kept, model: ModelContext): Extract<MachineModelReply, { unchanged: true }> {
-    held.sources = viewSourcesOf(model, machine)
+  #unchanged (machine: string, held: Kept, model: ModelContext, sources: ViewSources): Extract<MachineModelReply, { unchanged: true }> {
+    held.sources = sources
     this.#views.set(machine, held)
     return { ok: true, unchanged: true, revision: model.revision, term: model.term }
   }

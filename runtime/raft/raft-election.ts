@@ -43,16 +43,20 @@ function campaign (r: Raft, kind: VoteKind, transfer: boolean): void {
     return
   }
   for (const voter of r.configs.current().voters) {
-    if (voter === r.id) continue
-    r.send({
-      type: kind,
-      to: voter,
-      term: voteTerm,
-      index: r.log.lastIndex(),
-      logTerm: r.log.lastTerm(),
-      ...(transfer ? { transfer: true } : {})
-    })
+    if (voter !== r.id) askVote(r, kind, voter, voteTerm, transfer)
   }
+}
+
+/** Asks `voter` for its (pre-)vote in `voteTerm`, on our last entry. */
+function askVote (r: Raft, kind: VoteKind, voter: NodeId, voteTerm: number, transfer: boolean): void {
+  r.send({
+    type: kind,
+    to: voter,
+    term: voteTerm,
+    index: r.log.lastIndex(),
+    logTerm: r.log.lastTerm(),
+    ...(transfer ? { transfer: true } : {})
+  })
 }
 
 /**
@@ -78,11 +82,6 @@ function outranksRivalPreCandidate (r: Raft, m: Message): boolean {
     m.logTerm === r.log.lastTerm() && m.index === r.log.lastIndex() && r.id > m.from
 }
 
-/** Our pre-vote request to `voter` again, as campaign sent it. */
-function askPreVote (r: Raft, voter: NodeId): void {
-  r.send({ type: 'pre-vote', to: voter, term: nextInteger(r.term, 'raft term'), index: r.log.lastIndex(), logTerm: r.log.lastTerm() })
-}
-
 function poll (r: Raft, from: NodeId, granted: boolean): VoteResult {
   if (!r.votes.has(from)) r.votes.set(from, granted)
   return voteResult(r.configs.current().voters, r.votes)
@@ -98,7 +97,7 @@ export function handleVoteRequest (r: Raft, m: Message): void {
     r.send({ type: responseType, to: m.from, reject: true })
     // The rival is campaigning, so it no longer keeps a leader's lease: ask it again for
     // its pre-vote, which it grants (it may have ignored the first ask while in lease).
-    askPreVote(r, m.from)
+    askVote(r, 'pre-vote', m.from, nextInteger(r.term, 'raft term'), false)
     return
   }
   if (canVote && r.log.isUpToDate(m.index!, m.logTerm!)) {
