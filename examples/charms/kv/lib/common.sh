@@ -96,17 +96,23 @@ EOF
 # Bash builtins only (read, mapfile): hooks call this in loops and per /proc entry, and
 # a fork per look (cat, sed, tr) cost a deployment's hooks seconds of CPU.
 proc_running() {
-  local pid stat state cmd
+  local pid cmd
   [ -s "$1" ] || return 1
   IFS= read -r pid <"$1" || [ -n "$pid" ] || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  IFS= read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
+  proc_alive "$pid" || return 1
+  cmd_line "/proc/$pid/cmdline" || return 1
+  [[ "$cmd" == *"$2"* ]]
+}
+
+# proc_alive PID: the process lives and is not a zombie.
+proc_alive() {
+  local stat state
+  IFS= read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
   # The state follows the command name in parentheses (which may hold spaces and ")").
   state="${stat##*) }"
   state="${state%% *}"
   case "$state" in ''|Z|X) return 1 ;; esac
-  cmd_line "/proc/$pid/cmdline" || return 1
-  [[ "$cmd" == *"$2"* ]]
 }
 
 # cmd_line FILE: sets cmd to a /proc cmdline file's arguments joined by spaces.
@@ -163,9 +169,12 @@ start_server() {
     echo "$!" | write_file "$PID_FILE"
     conf_value port | write_file "$RUNNING_PORT_FILE"
   fi
-  local deadline=$((SECONDS + START_WAIT_SECONDS))
+  local pid deadline=$((SECONDS + START_WAIT_SECONDS))
+  IFS= read -r pid <"$PID_FILE" || true
   until server_healthy; do
-    if ! server_running; then
+    # Its pid, not its command line: a process started a moment ago may still be this
+    # hook's shell, not yet exec'd into node, and would look like a stranger.
+    if ! proc_alive "$pid"; then
       juju-log -l ERROR "kv-server exited before answering on port $(conf_value port) (a port taken shows as EADDRINUSE): $(last_server_lines)"
       return 1
     fi
