@@ -29,7 +29,8 @@
  * --plan prints the jobs as planned (expected seconds, demand in cores) and the run's
  * predicted wall seconds on a lane less, as many and a lane more (simulateRun), and runs none.
  *
- * dist/ is built first (scripts/build.ts): the real-process tests start the shipped bundles.
+ * dist/ is built first (scripts/build.ts) unless it is newer than everything it is built
+ * from (scripts/dist-fresh.ts): the real-process tests start the shipped bundles.
  *
  * A chaos run (CANTRIP_CHAOS=1 with a file under test/chaos/ selected: `npm run test:chaos`)
  * collects every suite's reported figures and each file's verdict, and writes them to
@@ -45,6 +46,7 @@ import { availableParallelism, loadavg } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildDist } from './build.ts'
+import { distFresh } from './dist-fresh.ts'
 import { chaosRecordingWanted, startChaosRecording } from './chaos-results.ts'
 import { makeJobCgroup } from './job-cgroup.ts'
 import { cpuBound, nextJobIndex, nextSleeperIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
@@ -329,8 +331,10 @@ async function main (): Promise<number> {
   const loadAtStart = loadNow()
   // A chaos run (npm run test:chaos) records its suites' figures in a committed file; the samples in npm test do not.
   const chaosRecording = chaosRecordingWanted(process.env, files) ? startChaosRecording(root, options.pattern, files) : undefined
-  // The processes the tests start run the bundles that ship, built from the tree as it is.
-  await buildDist()
+  // The processes the tests start run the bundles that ship, built from the tree as it is
+  // (in a clean clone `npm ci` has just built them: a second build held every lane ~5 s).
+  if (distFresh(root)) process.stdout.write('run-tests: dist/ is newer than everything it is built from; not built again\n')
+  else await buildDist()
   const results: JobResult[] = []
   /** The jobs running now; a lane with nothing it may start waits for one of them to end. */
   const inFlight = new Map<Job, Promise<unknown>>()

@@ -125,13 +125,13 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.is(pids.length, 3, 'controllers.yaml lists the three members')
     assert.ok(pids.every(processAlive))
 
-    await eventually('three voters, one leader, no commit lag (read in-process)', 30_000, async () => await answered(async () => {
+    await eventually('three voters, one leader, no commit lag (read in-process)', 120_000, async () => await answered(async () => {
       const { group } = await reader.group()
       const voters = group.leader?.voters ?? []
       return voters.length === 3 && group.members.filter(m => m.status?.role === 'leader').length === 1 &&
         group.members.every(m => group.leader?.progress[m.peer]?.lag === 0) ? true : undefined
     }))
-    const shown = await eventually('three voters, one leader, no commit lag', 30_000, () => {
+    const shown = await eventually('three voters, one leader, no commit lag', 120_000, () => {
       const s = show(home)
       const members = Object.values(s.members)
       return s.raft.voters.length === 3 && members.filter(m => m.role === 'leader').length === 1 && members.every(m => m['commit-lag'] === 0) ? s : undefined
@@ -160,7 +160,7 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
 
     // machine-0 was started knowing only c0: it learns the added controllers from the group.
     const agentLog = join(home, 'controllers', 'local', 'machines', 'machine-0', 'agent.log')
-    await eventually('machine-0 to learn c1 and c2', 30_000, () => existsSync(agentLog) && readFileSync(agentLog, 'utf8').split('learned controller').length - 1 >= 2 ? true : undefined)
+    await eventually('machine-0 to learn c1 and c2', 120_000, () => existsSync(agentLog) && readFileSync(agentLog, 'utf8').split('learned controller').length - 1 >= 2 ? true : undefined)
 
     // A charm uploaded now is on a majority before deploy returns (replicated-charm-store.ts).
     const tiny = join(home, 'tiny')
@@ -173,7 +173,7 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     // Power cut of the original leader: the two added members carry on.
     process.kill(oldLeader.pid, 'SIGKILL')
     const killedAt = Date.now()
-    await eventually('the old leader to die', 10_000, () => processAlive(oldLeader.pid) ? undefined : true)
+    await eventually('the old leader to die', 60_000, () => processAlive(oldLeader.pid) ? undefined : true)
     const after = cantrip(home, ['add-machine'])
     assert.is(after.status, 0, after.stderr)
     assert.match(after.stdout, /created machine 1/)

@@ -123,12 +123,12 @@ async function healthyInProcess (names: string[]): Promise<true | undefined> {
 /** The CLI's `healthy` verdict, looked for once the group reads healthy in this process. */
 async function untilHealthy (what: string, names: string[]): Promise<Shown> {
   await eventually(`${what} (read in-process)`, 60_000, async () => await healthyInProcess(names))
-  return await eventually(what, 30_000, () => healthy(names))
+  return await eventually(what, 120_000, () => healthy(names))
 }
 
 async function killed (pid: number, what: string): Promise<void> {
   process.kill(pid, 'SIGKILL')
-  await eventually(`${what} to die`, 10_000, () => processAlive(pid) ? undefined : true)
+  await eventually(`${what} to die`, 60_000, () => processAlive(pid) ? undefined : true)
 }
 
 function agentPid (machine: string): number | undefined {
@@ -220,7 +220,7 @@ test('machine agents restarted after the original controller died rejoin from th
   }
 
   process.kill(original, 'SIGKILL')
-  await eventually('c0 to die', 10_000, () => processAlive(original) ? undefined : true)
+  await eventually('c0 to die', 60_000, () => processAlive(original) ? undefined : true)
   await eventually('a group without c0 to answer status', 60_000, unitsInProcess)
 
   const measured: string[] = []
@@ -255,7 +255,7 @@ test('machine agents restarted after the original controller died rejoin from th
 test('quorum lost: one line naming how many controllers answer and how many are needed, fast', async () => {
   const [, second, third] = controllerPids()
   process.kill(second!, 'SIGKILL')
-  await eventually('c1 to die', 10_000, () => processAlive(second!) ? undefined : true)
+  await eventually('c1 to die', 60_000, () => processAlive(second!) ? undefined : true)
   assert.ok(processAlive(third!))
   const line = 'ERROR controller group "local": 1 of 3 controllers reachable, 2 needed to commit; reachable: c2\n'
   const measured: string[] = []
@@ -334,7 +334,7 @@ test('with every controller down, start-agent brings a machine agent back', asyn
   const bootClock = (): string | undefined => timeNamespaceUnavailable() === undefined ? readFileSync(join(machinesDir, 'machine-0', 'agent', 'boot-clock'), 'utf8') : undefined
   const booted = bootClock()
   process.kill(-old, 'SIGKILL')
-  await eventually('machine 0\'s agent to die', 10_000, () => processAlive(old) ? undefined : true)
+  await eventually('machine 0\'s agent to die', 60_000, () => processAlive(old) ? undefined : true)
   const run = cantrip(home, ['start-agent', '0'])
   assert.is(run.status, 0, run.stderr)
   const pid = Number(/^started machine 0 \(pid (\d+)\)\n$/.exec(run.stdout)?.[1])

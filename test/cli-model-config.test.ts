@@ -213,7 +213,7 @@ test('model-config, retries off until resolved, update-status every 5 s, juju-re
       assert.ok(Math.trunc(rebooted.epoch) > Math.trunc(booted.epoch), `boot epoch ${booted.epoch} → ${rebooted.epoch} on juju-reboot`)
       assert.ok(rebooted.epoch >= rebootAt - 1, `the machine booted again after juju-reboot (${rebootAt}), at ${rebooted.epoch}`)
     }
-    await until('the old workload to die with the machine', () => processAlive(workload), alive => !alive, 30_000)
+    await until('the old workload to die with the machine', () => processAlive(workload), alive => !alive)
     await untilUnit(reader, 'the unit idle again', s => s.agent === 'idle')
 
     // juju-reboot --now: the hook is killed at once and runs again after the reboot, then start.

@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cantrip, removeHome } from './support/cli-process.ts'
+import { cantrip, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { ensureDist } from './support/dist.ts'
 import { parse, stringify } from 'yaml'
-import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { processAlive } from './support/processes.ts'
 
 const runMsMax = 240_000
 
@@ -117,11 +117,8 @@ test('npm start deploys the example charms through the CLI and leaves them runni
     assert.not.ok(existsSync(dir), 'the controller directory is gone')
     assert.equal(Object.keys((parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as { controllers: object }).controllers), [])
   } finally {
-    if (existsSync(dir)) {
-      cantrip(home, ['destroy-controller', 'demo', '--no-prompt'])
-      const machines = join(dir, 'machines')
-      if (existsSync(machines)) for (const d of readdirSync(machines)) killUnitWorkloads(join(machines, d, 'agent'))
-    }
+    // Left only by a failure: its agents' and units' logs are kept with the home.
+    destroyLeftoverController(home, join(dir, 'machines'), 'demo')
     removeHome(root)
   }
 })

@@ -49,20 +49,21 @@ export function cantripOk (home: string, ...args: string[]): string {
 }
 
 /**
- * A test's clean-up: destroys controller "local" in `home` if the test left it running,
- * then kills any workload its machine agents' units left behind (by pid). A controller is
- * left only when the test failed before its own destroy-controller, so its directory
- * (agent, unit and workload logs) is copied into `home` first, for removeHome to keep.
+ * A test's clean-up: destroys controller `controller` (default "local") in `home` if the
+ * test left it running, then kills any workload its machine agents' units left behind (by
+ * pid). A controller is left only when the test failed before its own destroy-controller,
+ * so its directory (agent, unit and workload logs) is copied into `home` first, for
+ * removeHome to keep.
  */
-export function destroyLeftoverController (home: string, machinesDir: string): void {
-  const dir = join(home, 'controllers', 'local')
+export function destroyLeftoverController (home: string, machinesDir: string, controller = 'local'): void {
+  const dir = join(home, 'controllers', controller)
   if (!existsSync(dir)) return
   try {
-    cpSync(dir, join(home, 'leftover-controller-local'), { recursive: true, filter: source => !lstatSync(source).isSocket() })
+    cpSync(dir, join(home, `leftover-controller-${controller}`), { recursive: true, filter: source => !lstatSync(source).isSocket() })
   } catch (error) {
     process.stderr.write(`cli process: could not copy ${dir}: ${error instanceof Error ? error.message : String(error)}\n`)
   }
-  cantrip(home, ['destroy-controller', 'local', '--no-prompt'])
+  cantrip(home, ['destroy-controller', controller, '--no-prompt'])
   if (existsSync(machinesDir)) for (const d of readdirSync(machinesDir)) killUnitWorkloads(join(machinesDir, d, 'agent'))
 }
 

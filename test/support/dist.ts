@@ -5,29 +5,19 @@
  * newer than the bundle, so no test runs yesterday's code.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { distFresh } from '../../scripts/dist-fresh.ts'
 
 export const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
-/** The directories the bundle is built from, and the manifest it reads its version from. */
-const sources = ['bin', 'agent', 'runtime', 'actors', 'providers', 'sim', 'package.json']
 const buildTimeoutMs = 120_000
-
-function newestMtimeMs (path: string): number {
-  const stat = statSync(path)
-  if (!stat.isDirectory()) return stat.mtimeMs
-  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtimeMs(join(path, name))), stat.mtimeMs)
-}
 
 let checked = false
 
 /** dist/ built from the sources as they are now. */
 export function ensureDist (): void {
   if (checked) return
-  const bundle = join(repoRoot, 'dist', 'cantrip.mjs')
-  const fresh = existsSync(bundle) && statSync(bundle).mtimeMs >= Math.max(...sources.map(s => newestMtimeMs(join(repoRoot, s))))
-  if (!fresh) {
+  if (!distFresh(repoRoot)) {
     const run = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'build.ts'), '--quiet'], { cwd: repoRoot, encoding: 'utf8', timeout: buildTimeoutMs })
     if (run.status !== 0) throw new Error(`test: expected scripts/build.ts to build dist/, got exit ${String(run.status)}: ${run.stderr}`)
   }

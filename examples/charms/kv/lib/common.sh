@@ -93,15 +93,34 @@ EOF
 
 # proc_running PIDFILE NEEDLE: the pid in PIDFILE is alive (zombies count as dead) and
 # its command line contains NEEDLE, so a stale pid file never matches a stranger.
+# Bash builtins only (read, mapfile): hooks call this in loops and per /proc entry, and
+# a fork per look (cat, sed, tr) cost a deployment's hooks seconds of CPU.
 proc_running() {
-  local pid state cmd
+  local pid cmd
   [ -s "$1" ] || return 1
-  pid="$(cat "$1")"
+  IFS= read -r pid <"$1" || [ -n "$pid" ] || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  state="$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" || return 1
-  case "$state" in ''|Z|X) return 1 ;; esac
-  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  proc_alive "$pid" || return 1
+  cmd_line "/proc/$pid/cmdline" || return 1
   [[ "$cmd" == *"$2"* ]]
+}
+
+# proc_alive PID: the process lives and is not a zombie.
+proc_alive() {
+  local stat state
+  IFS= read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  # The state follows the command name in parentheses (which may hold spaces and ")").
+  state="${stat##*) }"
+  state="${state%% *}"
+  case "$state" in ''|Z|X) return 1 ;; esac
+}
+
+# cmd_line FILE: sets cmd to a /proc cmdline file's arguments joined by spaces.
+cmd_line() {
+  local -a args
+  mapfile -d '' args 2>/dev/null <"$1" || return 1
+  local IFS=' '
+  cmd="${args[*]}"
 }
 
 # A workload started by a hook that was killed before it wrote the pid file still
@@ -110,8 +129,8 @@ adopt_orphan() {
   local dir cmd
   server_running && return 0
   for dir in /proc/[0-9]*; do
-    cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
-    if [[ "$cmd" == *"$CONF_FILE"* ]] && [[ "$cmd" == *"$(basename "$SERVER")"* ]]; then
+    cmd_line "$dir/cmdline" || continue
+    if [[ "$cmd" == *"$CONF_FILE"* ]] && [[ "$cmd" == *"${SERVER##*/}"* ]]; then
       echo "${dir#/proc/}" | write_file "$PID_FILE"
       if server_running; then log "adopted running workload (pid ${dir#/proc/})"; return 0; fi
     fi
@@ -124,7 +143,19 @@ server_running() { proc_running "$PID_FILE" "$CONF_FILE"; }
 
 server_url() { echo "http://127.0.0.1:$(conf_value port)"; }
 
-server_healthy() { KV_TIMEOUT_MS=1000 node "$CLIENT" "$(server_url)" health >/dev/null 2>&1; }
+# http_ok PORT PATH: GET http://127.0.0.1:PORT/PATH answers 200 within a second. Bash's
+# /dev/tcp rather than a node start per look: the start loop looks every 0.2 s, and a
+# node start is ~0.1 CPU-s (more on a busy host).
+http_ok() {
+  local fd status=''
+  { exec {fd}<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$2" >&"$fd" 2>/dev/null || true
+  IFS= read -r -t 1 status <&"$fd" || true
+  exec {fd}>&-
+  [[ "$status" =~ ^HTTP/1\.[01]\ 200\  ]]
+}
+
+server_healthy() { http_ok "$(conf_value port)" /health; }
 
 # Starts kv-server in its own session (it must outlive the hook) unless it runs already,
 # then waits at most START_WAIT_SECONDS for /health.
@@ -138,9 +169,12 @@ start_server() {
     echo "$!" | write_file "$PID_FILE"
     conf_value port | write_file "$RUNNING_PORT_FILE"
   fi
-  local deadline=$((SECONDS + START_WAIT_SECONDS))
+  local pid deadline=$((SECONDS + START_WAIT_SECONDS))
+  IFS= read -r pid <"$PID_FILE" || true
   until server_healthy; do
-    if ! server_running; then
+    # Its pid, not its command line: a process started a moment ago may still be this
+    # hook's shell, not yet exec'd into node, and would look like a stranger.
+    if ! proc_alive "$pid"; then
       juju-log -l ERROR "kv-server exited before answering on port $(conf_value port) (a port taken shows as EADDRINUSE): $(last_server_lines)"
       return 1
     fi

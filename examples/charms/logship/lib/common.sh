@@ -82,15 +82,34 @@ EOF2
 
 # proc_running PIDFILE NEEDLE: the pid in PIDFILE is alive (zombies count as dead) and
 # its command line contains NEEDLE, so a stale pid file never matches a stranger.
+# Bash builtins only (read, mapfile): hooks call this in loops and per /proc entry, and
+# a fork per look (cat, sed, tr) cost a deployment's hooks seconds of CPU.
 proc_running() {
-  local pid state cmd
+  local pid cmd
   [ -s "$1" ] || return 1
-  pid="$(cat "$1")"
+  IFS= read -r pid <"$1" || [ -n "$pid" ] || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  state="$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" || return 1
-  case "$state" in ''|Z|X) return 1 ;; esac
-  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  proc_alive "$pid" || return 1
+  cmd_line "/proc/$pid/cmdline" || return 1
   [[ "$cmd" == *"$2"* ]]
+}
+
+# proc_alive PID: the process lives and is not a zombie.
+proc_alive() {
+  local stat state
+  IFS= read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  # The state follows the command name in parentheses (which may hold spaces and ")").
+  state="${stat##*) }"
+  state="${state%% *}"
+  case "$state" in ''|Z|X) return 1 ;; esac
+}
+
+# cmd_line FILE: sets cmd to a /proc cmdline file's arguments joined by spaces.
+cmd_line() {
+  local -a args
+  mapfile -d '' args 2>/dev/null <"$1" || return 1
+  local IFS=' '
+  cmd="${args[*]}"
 }
 
 # A workload started by a hook that was killed before it wrote the pid file still
@@ -99,8 +118,8 @@ adopt_orphan() {
   local dir cmd
   shipper_running && return 0
   for dir in /proc/[0-9]*; do
-    cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
-    if [[ "$cmd" == *"$CONF_FILE"* ]] && [[ "$cmd" == *"$(basename "$SHIPPER")"* ]]; then
+    cmd_line "$dir/cmdline" || continue
+    if [[ "$cmd" == *"$CONF_FILE"* ]] && [[ "$cmd" == *"${SHIPPER##*/}"* ]]; then
       echo "${dir#/proc/}" | write_file "$PID_FILE"
       if shipper_running; then log "adopted running workload (pid ${dir#/proc/})"; return 0; fi
     fi
@@ -123,9 +142,12 @@ start_shipper() {
   rm -f "$READY_FILE"
   setsid nohup node "$SHIPPER" "$CONF_FILE" >>"$SHIPPER_OUT" 2>&1 </dev/null &
   echo "$!" | write_file "$PID_FILE"
-  local deadline=$((SECONDS + START_WAIT_SECONDS))
+  local pid deadline=$((SECONDS + START_WAIT_SECONDS))
+  IFS= read -r pid <"$PID_FILE" || true
   until [ -f "$READY_FILE" ]; do
-    if ! shipper_running || [ "$SECONDS" -ge "$deadline" ]; then
+    # Its pid, not its command line: a process started a moment ago may still be this
+    # hook's shell, not yet exec'd into node, and would look like a stranger.
+    if ! proc_alive "$pid" || [ "$SECONDS" -ge "$deadline" ]; then
       juju-log -l ERROR "shipper did not start: $(tail -n 3 "$SHIPPER_OUT" 2>/dev/null | tr '\n' ' ')"
       return 1
     fi
