@@ -14,6 +14,7 @@ import * as assert from 'uvu/assert'
 import { apiOperations, isInvalid } from '../actors/controller/api-operations.ts'
 import type { MachineModelReply } from '../actors/controller/api-requests.ts'
 import { MachineWatches } from '../actors/controller/machine-watches.ts'
+import { WatchLeaderGuard } from '../actors/controller/watch-leader-guard.ts'
 import type { Clock, TimerHandle } from '../runtime/clock.ts'
 import { limits } from '../runtime/limits.ts'
 import { machineModelView, sameViewContent } from '../runtime/model/machine-view.ts'
@@ -157,6 +158,44 @@ test('a controller behind the agent holds its watch until it catches up, and ref
   clock.advance(limits.machineWatchHoldMs)
   await flush()
   assert.equal(answer, { ok: false, error: `controller api: cannot watch machine ${JSON.stringify(machine)}: this controller is at revision ${agentAt}, behind the agent's ${agentAt + 5}` })
+})
+
+test('a controller without a leader for the grace ends its held watches with one line and refuses new ones until a leader is back', async () => {
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context })
+  const graceMs = 1_800
+  const guard = new WatchLeaderGuard({ clock, graceMs, refuse: reason => { watches.refuse(reason) } })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  const view = await watches.watch(machine, undefined, 0)
+  assert.ok(view.ok && 'model' in view, 'the first watch is answered whole')
+  let answer: MachineModelReply | undefined
+  void watches.watch(machine, view.model.revision, view.model.revision).then(reply => { answer = reply })
+  guard.known('')
+  clock.advance(graceMs - 1)
+  await flush()
+  assert.is(answer, undefined, 'an election shorter than the grace ends nothing')
+  assert.is(watches.held, 1)
+  clock.advance(1)
+  await flush()
+  const refusal = `controller api: cannot watch machine ${JSON.stringify(machine)}: this controller has had no leader for ${graceMs} ms`
+  assert.equal(answer, { ok: false, error: refusal }, 'the held watch ended')
+  assert.is(watches.held, 0)
+  assert.equal(await watches.watch(machine, view.model.revision, view.model.revision), { ok: false, error: refusal }, 'a new one refused')
+  guard.known('c1')
+  const later: MachineModelReply[] = []
+  void watches.watch(machine, view.model.revision, view.model.revision).then(reply => { later.push(reply) })
+  await flush()
+  assert.is(watches.held, 1, 'held again once a leader is known')
+  // A leader found again within the grace cancels it.
+  guard.known('')
+  clock.advance(graceMs - 1)
+  guard.known('c2')
+  clock.advance(graceMs * 2)
+  await flush()
+  assert.equal(later, [], 'still held: not refused')
+  assert.is(watches.held, 1)
+  guard.stop()
 })
 
 test('watches past the maximum are refused with one line; a newer watch of a machine replaces the older', async () => {
