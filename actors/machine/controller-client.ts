@@ -153,14 +153,19 @@ export class ControllerClient {
       this.#unsubscribe = undefined
       return
     }
-    this.#unsubscribe = this.#o.transport.subscribe(changeTopic(this.#o.modelUuid), message => {
-      const notice = parseChangeNotice(message.data)
-      if (notice === undefined) return
-      this.counters.notices++
-      this.#noticed = Math.max(this.#noticed, notice.revision)
-      // A live watch brings the change itself (or moves on when its controller is behind).
-      if (notice.revision > this.#model.revision && !this.watch.healthy) void this.#refresh()
-    })
+    try {
+      this.#unsubscribe = this.#o.transport.subscribe(changeTopic(this.#o.modelUuid), message => {
+        const notice = parseChangeNotice(message.data)
+        if (notice === undefined) return
+        this.counters.notices++
+        this.#noticed = Math.max(this.#noticed, notice.revision)
+        // A live watch brings the change itself (or moves on when its controller is behind).
+        if (notice.revision > this.#model.revision && !this.watch.healthy) void this.#refresh()
+      })
+    } catch (error) {
+      // The agent's transport stopped (the process is going down): its watch failing is what called here.
+      if (!(error instanceof Error && error.name === 'TransportStoppedError')) throw error
+    }
   }
 
   /** Resolves once the first view has arrived. */
