@@ -163,7 +163,7 @@ export async function measureCantripPropagation (agents: number, changes: number
  * Starts every machine agent, at most agentsStartingMax at once, each counted started at
  * its first view; answers one agent's start time (spawn to first view) and its CPU then.
  */
-async function startAgents (cluster: CantripdCluster, deadline: number): Promise<CantripPropagation['agentStart']> {
+export async function startAgents (cluster: CantripdCluster, deadline: number): Promise<CantripPropagation['agentStart']> {
   const waits: number[] = []
   const cpu: number[] = []
   let next = 0
@@ -187,7 +187,7 @@ async function startAgents (cluster: CantripdCluster, deadline: number): Promise
  * Time a process's threads have run on a CPU, in ms, from /proc/PID/task/TID/schedstat
  * (nanoseconds, where /proc/PID/stat counts 10 ms ticks: too coarse for a few ms per change).
  */
-function onCpuMs (pid: number): number {
+export function onCpuMs (pid: number): number {
   let ns = 0
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -210,7 +210,7 @@ function cpuMs (pid: number): number {
  * id across attempts, to the leader or else each controller in turn, until one commits
  * it or submitWithinMs passes (a loaded machine can hold an election up).
  */
-async function submit (cluster: CantripdCluster): Promise<CommandResult> {
+export async function submit (cluster: CantripdCluster): Promise<CommandResult> {
   const requestId = `bench-propagation-${++submitted}`
   let last = 'no controller answered'
   const until = performance.now() + submitWithinMs
