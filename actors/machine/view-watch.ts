@@ -31,7 +31,7 @@ const component = 'controller client'
 export type WatchOutcome = 'moved' | 'same' | 'stale' | 'useless'
 
 export interface ViewWatchOptions {
-  transport: Transport
+  transport: Pick<Transport, 'request'>
   clock: Clock
   machine: string
   controllers: readonly NodeId[]
