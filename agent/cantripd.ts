@@ -360,6 +360,8 @@ async function main (): Promise<void> {
     }
   }
   let machineRole: MachineRole | undefined
+  // The logging-config text last applied to the shipper (onView parses only a new one).
+  let loggingConfigText: unknown
   let upgrader: AgentUpgrader | undefined
   if (machineId !== undefined) {
     const hostClock = hostClockNotice(machineId, process.env)
@@ -378,12 +380,19 @@ async function main (): Promise<void> {
           // Timing a change's way to this agent (bench/notice-stages.ts); unset in a deployment.
           ...stageTrace(),
           onView: revision => {
-            // The model's logging-config applies to this agent's loggers at once (Juju's logger worker).
-            if (machineRole !== undefined) shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
+            // The model's logging-config applies to this agent's loggers at once (Juju's logger
+            // worker); parsed only when its text changed, not for every view (a profile of 10
+            // agents over 40 changes had 2 % of their samples parsing the same text).
+            const text = machineRole?.agent.client.model().config['logging-config']
+            if (machineRole !== undefined && text !== loggingConfigText) {
+              loggingConfigText = text
+              shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
+            }
             say({ event: 'model', revision, at: performance.timeOrigin + performance.now() })
             void upgrader?.check()
           }
         })
+        loggingConfigText = machineRole.agent.client.model().config['logging-config']
         shipper.setLoggingConfig(modelLoggingConfig(machineRole.agent.client.model().config))
         say({ event: 'machine-started', machine: machineId })
         // The agent reports the version it runs; a machine-only agent (started by its launcher) also upgrades itself.

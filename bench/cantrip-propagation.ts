@@ -23,6 +23,7 @@ import { latencySummary, pollUntil, quantile, sleep, wallMs, type LatencySummary
  * With `trace`, every process records the change's steps (bench/notice-stages.ts) and
  * each hop's p50/p99 is reported too:
  *   node --import tsx bench/cantrip-propagation.ts AGENTS CHANGES [detect] [trace]
+ * With CANTRIP_PROF_DIR set, every machine agent writes a V8 CPU profile there as it stops.
  * Detection: kill -9 of one machine agent, and the time until the leader's presence table
  * (the `members` API) says it failed (presence defaults: suspect after 5 s of silence,
  * failed 5 s later).
@@ -82,6 +83,12 @@ export async function measureCantripPropagation (agents: number, changes: number
     // libp2p's per-host inbound pacing would queue behind each other.
     const everyone = [...cluster.controllers, ...cluster.machines]
     cluster.hostOf = agent => `127.0.1.${everyone.indexOf(agent) + 1}`
+    // CANTRIP_PROF_DIR: the machine agents run under --cpu-prof into it (node refuses it in
+    // NODE_OPTIONS; a shell in front adds it and execs node, same pid), as bench/process-cost.ts.
+    const profDir = process.env['CANTRIP_PROF_DIR']
+    if (profDir !== undefined) {
+      cluster.launcher = agent => agent.role === 'controller' ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" --cpu-prof --cpu-prof-dir=${profDir} "$@"`, 'bench']
+    }
     const started = performance.now()
     for (const c of cluster.controllers) cluster.start(c)
     await cluster.connectClient()
@@ -163,7 +170,7 @@ export async function measureCantripPropagation (agents: number, changes: number
  * Starts every machine agent, at most agentsStartingMax at once, each counted started at
  * its first view; answers one agent's start time (spawn to first view) and its CPU then.
  */
-async function startAgents (cluster: CantripdCluster, deadline: number): Promise<CantripPropagation['agentStart']> {
+export async function startAgents (cluster: CantripdCluster, deadline: number): Promise<CantripPropagation['agentStart']> {
   const waits: number[] = []
   const cpu: number[] = []
   let next = 0
@@ -187,7 +194,7 @@ async function startAgents (cluster: CantripdCluster, deadline: number): Promise
  * Time a process's threads have run on a CPU, in ms, from /proc/PID/task/TID/schedstat
  * (nanoseconds, where /proc/PID/stat counts 10 ms ticks: too coarse for a few ms per change).
  */
-function onCpuMs (pid: number): number {
+export function onCpuMs (pid: number): number {
   let ns = 0
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -210,7 +217,7 @@ function cpuMs (pid: number): number {
  * id across attempts, to the leader or else each controller in turn, until one commits
  * it or submitWithinMs passes (a loaded machine can hold an election up).
  */
-async function submit (cluster: CantripdCluster): Promise<CommandResult> {
+export async function submit (cluster: CantripdCluster): Promise<CommandResult> {
   const requestId = `bench-propagation-${++submitted}`
   let last = 'no controller answered'
   const until = performance.now() + submitWithinMs

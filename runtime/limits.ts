@@ -672,6 +672,15 @@ export const limits = {
   queryLengthMax: 4_096,
   /** How deep a query's parentheses, operators and lambdas may nest: bounds the parser's and evaluator's recursion. */
   queryDepthMax: 64,
+  /**
+   * A controller that has had no leader for this many election timeouts ends the machine
+   * watches it holds and refuses new ones until it hears a leader again
+   * (actors/controller/watch-leader-guard.ts), so its agents move to a controller that is
+   * not falling behind. etcd cancels its `WithRequireLeader` watches after 3 (its v3rpc
+   * monitorLeader, maxNoLeaderCnt): an ordinary election ends well within that, and
+   * moving every agent's watch during one would only add work.
+   */
+  machineWatchLeaderlessElectionTimeouts: 3,
   /** A machine agent whose watch failed (controller down, refused, behind) watches again after this. */
   machineWatchRetryMs: 250,
   /** Commands in one batched `controller/propose/1` request (Juju's bulk API calls): a machine agent's unit agents share round trips. */

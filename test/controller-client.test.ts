@@ -22,6 +22,7 @@ import { remoteStateFor } from '../runtime/model/remote-state-view.ts'
 import type { RemoteState } from '../runtime/unit-remote-state.ts'
 import { decode, encode } from '../runtime/codec.ts'
 import type { Entity, ModelCommand } from '../runtime/model/model-types.ts'
+import type { Transport } from '../runtime/transport.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
 
@@ -74,20 +75,25 @@ function watchMachine (group: SimControllerGroup, machine: string, onChange: (un
   return client
 }
 
-test('a change reaches the units of a machine through its watch, the notice after it; a partition is caught up', async () => {
+test('a change reaches the units of a machine through its watch, and no notice while it is healthy; a partition is caught up', async () => {
   const { group, submit } = await setup()
   const seen = new Map<string, string>()
   const watcher = watchMachine(group, '0', (unit, state) => { seen.set(unit, state?.configHash ?? 'gone') }, 5_000)
   assert.ok(await group.runUntil(() => seen.size === 2, 1_000), 'the initial view')
   assert.equal([...seen.keys()].sort(), ['web/0', 'web/1'], 'only the units of machine 0')
   const before = seen.get('web/0')!
+  // A watch is known to be up once answered: at the end of its first hold at the latest.
+  assert.ok(await group.runUntil(() => watcher.watch.healthy, limits.machineWatchHoldMs + 1_000), 'the watch is up')
   const fetches = watcher.counters.fetches
   const notices = watcher.counters.notices
+  const published = group.leaderNode()!.noticesPublished
   await submit({ type: 'set-config', application: 'web', config: { title: 'y' } })
   assert.ok(await group.runUntil(() => seen.get('web/0') !== before && seen.get('web/1') !== before, 500), 'the change arrived well before the catch-up')
-  // The notice goes out limits.changeNoticeDelayMs after the change, so as not to race
-  // the watch answer that already brought it; it still arrives.
-  assert.ok(await group.runUntil(() => watcher.counters.notices > notices, limits.changeNoticeDelayMs + 500), 'the notice arrived')
+  // The leader still announces the change, limits.changeNoticeDelayMs after it, but an
+  // agent whose watch is healthy does not listen: the watch brought it already.
+  assert.ok(await group.runUntil(() => group.leaderNode()!.noticesPublished > published, limits.changeNoticeDelayMs + 500), 'the notice was published')
+  await group.runFor(500)
+  assert.is(watcher.counters.notices, notices, 'no notice taken while the watch is healthy')
   assert.ok(watcher.counters.fetches - fetches <= 2, `fetches after one change: ${watcher.counters.fetches - fetches}`)
 
   // Cut off while the next change commits: no notice arrives; the catch-up fetch brings it.
@@ -99,6 +105,64 @@ test('a change reaches the units of a machine through its watch, the notice afte
   group.network.heal()
   assert.ok(await group.runUntil(() => seen.get('web/0') !== mid, 6_000), 'caught up after the partition healed')
   watcher.stop()
+  await group.stop()
+})
+
+test('a watch held by a controller cut off from its group ends once it has no leader, and the agent moves on to a live one', async () => {
+  const { group, submit } = await setup()
+  const seen = new Map<string, string>()
+  // No periodic catch-up within the test: only the watch (or a notice while it is down) can bring the change.
+  const watcher = watchMachine(group, '0', (unit, state) => { seen.set(unit, state?.configHash ?? 'gone') }, 600_000)
+  assert.ok(await group.runUntil(() => watcher.watch.healthy && seen.size === 2, limits.machineWatchHoldMs + 1_000), 'the watch is up with the initial view')
+  const holder = group.ids[firstControllerIndex('0', group.ids.length)]!
+  const others = group.ids.filter(id => id !== holder)
+  // The holder keeps its link to the agent and loses the group: it applies nothing more,
+  // and the agent, which hears no notice while its watch is healthy, would not know.
+  group.network.bridge(others, [holder], 'machine-0')
+  assert.ok(await group.runUntil(() => group.leaderNode() !== undefined && group.leaderNode()!.id !== holder, 5_000), 'the others lead without the holder')
+  const failures = watcher.watch.counters.failures
+  const before = seen.get('web/0')!
+  await submit({ type: 'set-config', application: 'web', config: { title: 'cut-off' } })
+  const graceMs = limits.machineWatchLeaderlessElectionTimeouts * 10 * 10
+  // Well inside the watch's hold (limits.machineWatchHoldMs), which alone would end it otherwise.
+  assert.ok(await group.runUntil(() => seen.get('web/0') !== before, 2 * graceMs + limits.machineWatchRetryMs + 1_000), 'the change arrived through another controller')
+  assert.ok(watcher.watch.counters.failures > failures, 'the cut-off controller ended the watch')
+  assert.ok(await group.runUntil(() => watcher.watch.healthy, 1_000), 'the watch is up again, elsewhere')
+  watcher.stop()
+  await group.stop()
+})
+
+test('an agent whose watch is down listens to the notices, and a notice makes it fetch', async () => {
+  const { group, submit } = await setup()
+  // Every controller's watch fails for this agent (its requests never get there); fetches still do.
+  const inner = group.network.transport('machine-0')
+  const transport: Transport = {
+    peerId: inner.peerId,
+    subscribe: (topic, onMessage) => inner.subscribe(topic, onMessage),
+    setTopicValidator: (topic, validator) => { inner.setTopicValidator(topic, validator) },
+    publish: async (topic, data) => { await inner.publish(topic, data) },
+    handle: (protocol, handler) => { inner.handle(protocol, handler) },
+    unhandle: protocol => { inner.unhandle(protocol) },
+    request: async (to, protocol, data, options) => {
+      if ((decode(data, 'test') as { op?: unknown }).op === 'machine-watch') throw new Error('test: machine-watch dropped')
+      return await inner.request(to, protocol, data, options)
+    },
+    connectedPeers: () => inner.connectedPeers(),
+    counters: () => inner.counters(),
+    stop: async () => { await inner.stop() }
+  }
+  const client = new ControllerClient({ transport, clock: group.sim.clock, modelUuid, machine: '0', controllers: group.ids, catchUpMs: 600_000 })
+  client.start()
+  assert.ok(await group.runUntil(() => client.model().revision > 0, 1_000), 'the first view, fetched')
+  await group.runFor(1_000)
+  assert.not.ok(client.watch.healthy, 'the watch is down')
+  const fetches = client.counters.fetches
+  await submit({ type: 'set-config', application: 'web', config: { title: 'noticed' } })
+  const target = group.leaderNode()!.host.state().revision
+  assert.ok(await group.runUntil(() => client.model().revision >= target, limits.changeNoticeDelayMs + 1_000), 'the change arrived long before the catch-up')
+  assert.ok(client.counters.notices > 0, 'by a notice')
+  assert.ok(client.counters.fetches > fetches, 'and a fetch')
+  client.stop()
   await group.stop()
 })
 

@@ -14,6 +14,10 @@ import * as assert from 'uvu/assert'
 import { apiOperations, isInvalid } from '../actors/controller/api-operations.ts'
 import type { MachineModelReply } from '../actors/controller/api-requests.ts'
 import { MachineWatches } from '../actors/controller/machine-watches.ts'
+import { WatchLeaderGuard } from '../actors/controller/watch-leader-guard.ts'
+import { firstControllerIndex, ViewWatch } from '../actors/machine/view-watch.ts'
+import { encode } from '../runtime/codec.ts'
+import type { Transport } from '../runtime/transport.ts'
 import type { Clock, TimerHandle } from '../runtime/clock.ts'
 import { limits } from '../runtime/limits.ts'
 import { machineModelView, sameViewContent } from '../runtime/model/machine-view.ts'
@@ -157,6 +161,76 @@ test('a controller behind the agent holds its watch until it catches up, and ref
   clock.advance(limits.machineWatchHoldMs)
   await flush()
   assert.equal(answer, { ok: false, error: `controller api: cannot watch machine ${JSON.stringify(machine)}: this controller is at revision ${agentAt}, behind the agent's ${agentAt + 5}` })
+})
+
+test('a controller without a leader for the grace ends its held watches with one line and refuses new ones until a leader is back', async () => {
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context })
+  const graceMs = 1_800
+  const guard = new WatchLeaderGuard({ clock, graceMs, refuse: reason => { watches.refuse(reason) } })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  const view = await watches.watch(machine, undefined, 0)
+  assert.ok(view.ok && 'model' in view, 'the first watch is answered whole')
+  let answer: MachineModelReply | undefined
+  void watches.watch(machine, view.model.revision, view.model.revision).then(reply => { answer = reply })
+  guard.known('')
+  clock.advance(graceMs - 1)
+  await flush()
+  assert.is(answer, undefined, 'an election shorter than the grace ends nothing')
+  assert.is(watches.held, 1)
+  clock.advance(1)
+  await flush()
+  const refusal = `controller api: cannot watch machine ${JSON.stringify(machine)}: this controller has had no leader for ${graceMs} ms`
+  assert.equal(answer, { ok: false, error: refusal }, 'the held watch ended')
+  assert.is(watches.held, 0)
+  assert.equal(await watches.watch(machine, view.model.revision, view.model.revision), { ok: false, error: refusal }, 'a new one refused')
+  guard.known('c1')
+  const later: MachineModelReply[] = []
+  void watches.watch(machine, view.model.revision, view.model.revision).then(reply => { later.push(reply) })
+  await flush()
+  assert.is(watches.held, 1, 'held again once a leader is known')
+  // A leader found again within the grace cancels it.
+  guard.known('')
+  clock.advance(graceMs - 1)
+  guard.known('c2')
+  clock.advance(graceMs * 2)
+  await flush()
+  assert.equal(later, [], 'still held: not refused')
+  assert.is(watches.held, 1)
+  guard.stop()
+})
+
+test('an agent answered below a revision it already knows of (a catch-up fetch went further) watches at the next controller', async () => {
+  const clock = new ManualClock()
+  const asked: string[] = []
+  // Every controller answers `unchanged`: c0 at revision 5, the others at 9.
+  const transport: Pick<Transport, 'request'> = {
+    request: async (peer: string): Promise<Uint8Array> => {
+      asked.push(peer)
+      await flush()
+      return encode({ ok: true, unchanged: true, revision: peer === 'c0' ? 5 : 9, term: 1 }, 'test')
+    }
+  }
+  let known = 5
+  const controllers = ['c0', 'c1', 'c2']
+  // Machine "m" starts at whichever controller its id hashes to; put c0 there.
+  const rotated = [...controllers.slice(3 - firstControllerIndex('m', 3)), ...controllers.slice(0, 3 - firstControllerIndex('m', 3))]
+  const watch = new ViewWatch({
+    transport, clock, machine: 'm', controllers: rotated, requestTimeoutMs: 1_000,
+    position: () => ({ since: 5, revision: known }),
+    accept: reply => ('unchanged' in reply && reply.revision > known) ? 'moved' : 'same',
+    behind: revision => known > revision
+  })
+  watch.start()
+  for (let i = 0; i < 5; i++) await flush()
+  assert.ok(asked.length >= 3 && asked.every(peer => peer === 'c0'), `c0 kept while it is not behind: ${asked.join(' ')}`)
+  // A fetch through the leader brought revision 9: c0's next answer (5) is behind it.
+  known = 9
+  const before = asked.length
+  for (let i = 0; i < 5; i++) await flush()
+  watch.stop()
+  assert.ok(asked.slice(before).some(peer => peer !== 'c0'), `moved on from c0: ${asked.slice(before).join(' ')}`)
 })
 
 test('watches past the maximum are refused with one line; a newer watch of a machine replaces the older', async () => {

@@ -2,8 +2,10 @@
  * Change notices (DESIGN.md §5): the leading controller tells the model's agents, by
  * gossip, that the desired state moved to a new revision. A notice says only *that*
  * something changed and up to which revision. Machine agents learn of changes from their
- * view watches first (machine-watches.ts); a notice makes an agent fetch only while its
- * watch is down, and tells it that the controller holding its watch has fallen behind.
+ * view watches (machine-watches.ts) and listen to notices only while their watch is down
+ * (actors/machine/controller-client.ts), when a notice makes them fetch; a controller
+ * that loses its leader ends the watches it holds (watch-leader-guard.ts) rather than
+ * leave its agents to notices.
  * Gossip is a hint: a lost notice is made good by the next one or by the agent's
  * periodic catch-up.
  *

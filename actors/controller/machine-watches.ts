@@ -70,6 +70,8 @@ export class MachineWatches {
   readonly #look = new Set<string>()
   #arrived = 0
   #stopped = false
+  /** Why watches are refused for now (this controller has lost its leader: watch-leader-guard.ts), or undefined. */
+  #refusal: string | undefined
   /** Watches answered with a change (whole or delta), for tests and the bench. */
   answered = 0
 
@@ -86,6 +88,7 @@ export class MachineWatches {
   /** The answer to `machine`'s watch: now if its view moved on, else after a change or the hold. */
   async watch (machine: string, since: number | undefined, revision: number): Promise<MachineModelReply> {
     if (this.#stopped) return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: this controller is stopping` }
+    if (this.#refusal !== undefined) return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: ${this.#refusal}` }
     this.#release(machine, `${component}: watch of machine ${JSON.stringify(machine)} replaced by a newer one`)
     const heldMax = this.#o.heldMax ?? limits.machineWatchesHeldMax
     if (this.#held.size >= heldMax) {
@@ -111,6 +114,17 @@ export class MachineWatches {
       this.#flush = undefined
       this.#check()
     }, 0)
+  }
+
+  /**
+   * With a reason: answers every held watch with a refusal, and refuses new ones, until
+   * called again without one (watch-leader-guard.ts: a controller without a leader may
+   * be falling behind, and its agents would not know).
+   */
+  refuse (reason: string | undefined): void {
+    this.#refusal = reason
+    if (reason === undefined) return
+    for (const machine of [...this.#held.keys()]) this.#release(machine, `${component}: cannot watch machine ${JSON.stringify(machine)}: ${reason}`)
   }
 
   /** Answers every held watch with a refusal, so their agents watch elsewhere. */

@@ -17,6 +17,7 @@ import { ChangeNotifier } from './change-notices.ts'
 import { LeaderWait } from './leader-wait.ts'
 import { LeaseClaimGate } from './lease-claim-gate.ts'
 import { MachineWatches, type MachineWatchStage } from './machine-watches.ts'
+import { WatchLeaderGuard } from './watch-leader-guard.ts'
 import { ModelWatches } from './model-watches.ts'
 import type { LogRing } from '../../runtime/logs/log-ring.ts'
 import { controllerApiProtocol, serveApiRequest, type ApiExtras, type CharmArchives, type IdentifyPeer, type MachinePresence } from './controller-api.ts'
@@ -127,8 +128,10 @@ export class ModelReplica {
   readonly #claims = new LeaseClaimGate(() => this.host.state())
   /** Clients' writes that arrived during an election, waiting for its leader (leader-wait.ts). */
   readonly #leaderWait: LeaderWait
+  /** Ends the machine watches while this controller has no leader (watch-leader-guard.ts). */
+  readonly #watchGuard: WatchLeaderGuard
 
-  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches, modelWatches: ModelWatches) {
+  private constructor (options: ModelReplicaOptions, host: ModelRaftHost, actor: ControllerActor, notifier: ChangeNotifier | undefined, watches: MachineWatches, modelWatches: ModelWatches, watchGuard: WatchLeaderGuard) {
     this.id = options.id
     this.#options = options
     this.host = host
@@ -136,6 +139,7 @@ export class ModelReplica {
     this.#notifier = notifier
     this.watches = watches
     this.modelWatches = modelWatches
+    this.#watchGuard = watchGuard
     this.#leaderWait = new LeaderWait(options.clock, limits.controllerClientWritesAwaitingLeaderMax)
   }
 
@@ -161,6 +165,11 @@ export class ModelReplica {
       })
     const watches = new MachineWatches({ clock: options.clock, model: () => node!.host.state(), ...(options.onStage === undefined ? {} : { onStage: options.onStage }) })
     const modelWatches = new ModelWatches({ clock: options.clock, revision: () => node?.host.state().revision ?? 0 })
+    const watchGuard = new WatchLeaderGuard({
+      clock: options.clock,
+      graceMs: limits.machineWatchLeaderlessElectionTimeouts * options.electionTicks * options.tickMs,
+      refuse: reason => { watches.refuse(reason) }
+    })
     const host = await RaftHost.start({
       ...options,
       stateMachine: new ModelStateMachine(options.id),
@@ -175,6 +184,7 @@ export class ModelReplica {
         modelWatches.applied()
       },
       onRoleChange: change => {
+        watchGuard.known(change.leader)
         if (node === undefined) early.push(change)
         else {
           node.actor.send({ type: 'raft.role', ...change })
@@ -203,7 +213,9 @@ export class ModelReplica {
         claimRetryMs: Math.max(options.tickMs * options.electionTicks, Math.floor(leaseDurationMs / 10))
       }
     })
-    node = new ModelReplica(options, host, actor, notifier, watches, modelWatches)
+    node = new ModelReplica(options, host, actor, notifier, watches, modelWatches, watchGuard)
+    // A controller starts without a leader until it hears one: the grace runs from here.
+    watchGuard.known(host.leader)
     actor.start()
     for (const change of early) actor.send({ type: 'raft.role', ...change })
     options.transport.handle(controllerProposeProtocol, async request => await node.#serveForwarded(request.from, request.data))
@@ -280,6 +292,7 @@ export class ModelReplica {
   async stop (): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
+    this.#watchGuard.stop()
     this.actor.stop()
     this.#unhandle()
     await this.host.stop()
@@ -288,6 +301,7 @@ export class ModelReplica {
   /** Power cut: see RaftHost.crash. */
   crash (): void {
     this.#stopped = true
+    this.#watchGuard.stop()
     this.actor.stop()
     this.#unhandle()
     this.host.crash()

@@ -30,7 +30,7 @@ import { changeNoticeValidator, changeTopic, parseChangeNotice } from '../contro
 import { controllerApiProtocol, type ApplicationStatusReply, type MachineModelReply } from '../controller/controller-api.ts'
 import { encodeApiRequest, requestApi, type ApiRequests, type GoalStateReply, type SecretContentReply, type StoreSelector } from '../controller/api-requests.ts'
 import { controllerProposeProtocol, invalidBatchName, type BatchReply, type BatchRequest, type ForwardReply } from '../controller/model-replica.ts'
-import { firstControllerIndex, ViewWatch, type WatchOutcome } from './view-watch.ts'
+import { firstControllerIndex, replyRevision, ViewWatch, type WatchOutcome } from './view-watch.ts'
 
 const component = 'controller client'
 
@@ -116,7 +116,8 @@ export class ControllerClient {
         options.onStage?.('watch-reply', replyRevision(reply))
         return this.#accept(reply)
       },
-      behind: () => this.#noticed > this.#model.revision,
+      behind: revision => Math.max(this.#noticed, this.#model.revision) > revision,
+      onHealthChange: healthy => { this.#listen(!healthy) },
       requestTimeoutMs: this.#timeoutMs(),
       ...(options.watchHoldMs === undefined ? {} : { holdMs: options.watchHoldMs })
     })
@@ -128,15 +129,43 @@ export class ControllerClient {
   start (): void {
     const topic = changeTopic(this.#o.modelUuid)
     this.#o.transport.setTopicValidator(topic, changeNoticeValidator(() => new Set(this.#o.controllers)))
-    this.#unsubscribe = this.#o.transport.subscribe(topic, message => {
-      const notice = parseChangeNotice(message.data)
-      if (notice === undefined) return
-      this.counters.notices++
-      this.#noticed = Math.max(this.#noticed, notice.revision)
-      // A live watch brings the change itself (or moves on when its controller is behind).
-      if (notice.revision > this.#model.revision && !this.watch.healthy) void this.#refresh()
-    })
+    // No watch yet: the notices are what tells this agent of a change until one is up.
+    this.#listen(true)
     void this.#refresh()
+  }
+
+  /**
+   * Listens to the change notices only while the watch is down. Each notice cost every
+   * agent about a millisecond of CPU (verified, signature-checked and forwarded to its
+   * mesh peers by gossipsub) that a healthy watch made useless: the watch had brought the
+   * change already (issue 28: 50 agents on 2 cores). An unsubscribed peer costs the
+   * others nothing per notice: gossipsub forwards, floods and gossips IHAVEs only to peers
+   * subscribed to the topic, and the leader's flood publish reaches a resubscribed agent
+   * directly. The other reason to hear notices, a watch held by a controller that fell
+   * behind, is that controller's to tell: without a leader it ends its watches
+   * (actors/controller/watch-leader-guard.ts); and a watch answered below a revision this
+   * agent learnt from a fetch (the periodic catch-up reads through the leader) moves on.
+   */
+  #listen (on: boolean): void {
+    if (this.#stopped || on === (this.#unsubscribe !== undefined)) return
+    if (!on) {
+      this.#unsubscribe!()
+      this.#unsubscribe = undefined
+      return
+    }
+    try {
+      this.#unsubscribe = this.#o.transport.subscribe(changeTopic(this.#o.modelUuid), message => {
+        const notice = parseChangeNotice(message.data)
+        if (notice === undefined) return
+        this.counters.notices++
+        this.#noticed = Math.max(this.#noticed, notice.revision)
+        // A live watch brings the change itself (or moves on when its controller is behind).
+        if (notice.revision > this.#model.revision && !this.watch.healthy) void this.#refresh()
+      })
+    } catch (error) {
+      // The agent's transport stopped (the process is going down): its watch failing is what called here.
+      if (!(error instanceof Error && error.name === 'TransportStoppedError')) throw error
+    }
   }
 
   /** Resolves once the first view has arrived. */
@@ -148,6 +177,7 @@ export class ControllerClient {
     this.#stopped = true
     this.watch.stop()
     this.#unsubscribe?.()
+    this.#unsubscribe = undefined
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
   }
 
@@ -496,12 +526,6 @@ export class ControllerClient {
   #timeoutMs (): number {
     return this.#o.requestTimeoutMs ?? 2_000
   }
-}
-
-/** The revision an answer brings the view to. */
-function replyRevision (reply: Extract<MachineModelReply, { ok: true }>): number {
-  if ('unchanged' in reply) return reply.revision
-  return 'changed' in reply ? reply.changed.revision : reply.model.revision
 }
 
 /** The shape of an application-status reply, checked before a hook tool prints it. */

@@ -8,9 +8,11 @@
  * channels, which keep one libp2p stream per controller for all of it.
  *
  * Agents spread over the controllers (each starts at one chosen by its machine id) and
- * move to the next when theirs fails, refuses, or has fallen behind what the leader's
- * change notices announced. The controller never answers below the revision the agent
- * names, so moving never takes an agent back in time.
+ * move to the next when theirs fails, refuses (a controller without a leader ends its
+ * watches: actors/controller/watch-leader-guard.ts), or answers below a revision the agent
+ * already knows of (from a fetch, or a change notice heard while the watch was down). The
+ * controller never answers below the revision the agent names, so moving never takes an
+ * agent back in time.
  */
 import type { Clock } from '../../runtime/clock.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -29,15 +31,20 @@ const component = 'controller client'
 export type WatchOutcome = 'moved' | 'same' | 'stale' | 'useless'
 
 export interface ViewWatchOptions {
-  transport: Transport
+  transport: Pick<Transport, 'request'>
   clock: Clock
   machine: string
   controllers: readonly NodeId[]
   /** The revision of the view held (its content) and the revision reached. */
   position: () => { since: number, revision: number }
   accept: (reply: Extract<MachineModelReply, { ok: true }>) => WatchOutcome
-  /** Whether change notices announced a revision beyond the one reached. */
-  behind: () => boolean
+  /**
+   * Whether the agent knows of a revision beyond `revision`, the one the controller
+   * holding the watch answered with (from change notices, or a fetch that went further).
+   */
+  behind: (revision: number) => boolean
+  /** Called when the watch becomes healthy (answered) or stops being so (failed, refused, stopped). */
+  onHealthChange?: (healthy: boolean) => void
   requestTimeoutMs: number
   holdMs?: number
 }
@@ -49,6 +56,8 @@ export class ViewWatch {
   #running = false
   /** Whether the last watch was answered (the agent can rely on it for changes). */
   #healthy = false
+  /** The revision the last answer brought. */
+  #answered = 0
   /** Answers taken, and failed or refused watches. */
   readonly counters = { answers: 0, failures: 0 }
 
@@ -69,19 +78,25 @@ export class ViewWatch {
 
   stop (): void {
     this.#stopped = true
-    this.#healthy = false
+    this.#setHealthy(false)
+  }
+
+  #setHealthy (healthy: boolean): void {
+    if (this.#healthy === healthy) return
+    this.#healthy = healthy
+    this.#o.onHealthChange?.(healthy)
   }
 
   async #run (): Promise<void> {
     while (!this.#stopped) {
       const outcome = await this.#once()
       if (this.#stopped) return
-      if (outcome === 'same' && !this.#o.behind()) continue
+      if (outcome === 'same' && !this.#o.behind(this.#answered)) continue
       if (outcome === 'moved' || outcome === 'stale') continue
       // Failed, refused, of no use, or held by a controller that missed what notices announced.
       this.#index++
       if (outcome !== 'same') {
-        this.#healthy = false
+        this.#setHealthy(false)
         this.counters.failures++
         await new Promise<void>(resolve => { this.#o.clock.setTimeout(resolve, limits.machineWatchRetryMs) })
       }
@@ -100,9 +115,16 @@ export class ViewWatch {
     }
     if (!reply.ok || this.#stopped) return 'useless'
     this.counters.answers++
-    this.#healthy = true
+    this.#answered = replyRevision(reply)
+    this.#setHealthy(true)
     return this.#o.accept(reply)
   }
+}
+
+/** The revision an answer brings the view to. */
+export function replyRevision (reply: Extract<MachineModelReply, { ok: true }>): number {
+  if ('unchanged' in reply) return reply.revision
+  return 'changed' in reply ? reply.changed.revision : reply.model.revision
 }
 
 /**
