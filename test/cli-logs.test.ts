@@ -148,10 +148,12 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
   writeMarkerCharm(charm)
   let reader: StatusReader | undefined
   try {
-    // Hook output is logged at DEBUG, which Juju's default logging-config (<root>=INFO) leaves out.
-    ok(home, 'model-config', 'logging-config=<root>=INFO;unit=DEBUG')
     ok(home, 'deploy', charm)
     ok(home, 'wait-for', 'application', 'marker', '--status', 'active', '--timeout', '4m')
+    // Hook output is logged at DEBUG, which Juju's default logging-config (<root>=INFO) leaves
+    // out. Set once the unit's agent runs, so the stop and remove hooks' DEBUG lines below show
+    // the running agent applied the new config (Juju's logger worker), not only its first one.
+    ok(home, 'model-config', 'logging-config=<root>=INFO;unit=DEBUG')
     // Waited on in this process (a `cantrip status` per look cost ~0.5 CPU-s each).
     reader = await StatusReader.open(home)
     ok(home, 'remove-unit', 'marker/0')
