@@ -254,6 +254,17 @@ export const limits = {
    * answers (runtime/raft/held-answers.ts); an older one past this is answered empty.
    */
   raftHeldAnswersPerPeerMax: 8,
+  /**
+   * Raft: the longest a leader holds a commit-only append while writes stream in, so the
+   * next message to that follower carries it (runtime/raft/commit-hold.ts; it holds for
+   * the time between the last two writes, up to this). What the controllers run with;
+   * the host's default is 0, never.
+   */
+  raftCommitHoldMsMax: 20,
+  /** Raft: writes count as streaming (commits held) while groups of proposals come at most this far apart. */
+  raftCommitHoldStreamGapMsMax: 25,
+  /** Raft: commit-only appends held for one peer at once; one more sends them all. */
+  raftCommitHoldMessagesPerPeerMax: 8,
   /** Raft: outgoing messages queued between two Readies; more are dropped (Raft tolerates loss) and counted. */
   raftMessagesPerReadyMax: 100_000,
   /**

@@ -28,6 +28,7 @@ import type { Entity } from '../../runtime/model/model-types.ts'
 import { tableValues } from '../../runtime/model/table.ts'
 import type { PresenceAgent } from '../../runtime/presence/presence-agent.ts'
 import { SeededRandom } from '../../runtime/random.ts'
+import { limits } from '../../runtime/limits.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
@@ -146,6 +147,8 @@ export class HostedModel {
         // 600–1200 ms election timeouts (PreVote and CheckQuorum keep a loaded follower from deposing a live leader): a new leader serves well within 2 s.
         electionTicks: 6,
         heartbeatTicks: 1,
+        // While writes stream in, a commit rides on the next append (runtime/raft/commit-hold.ts).
+        commitHoldMs: limits.raftCommitHoldMsMax,
         // Timing the write path (bench/write-stages.ts); unset in a deployment.
         ...stageTrace(),
         // Elections, votes, step-downs and refusals, one line each: as etcd logs its raft at

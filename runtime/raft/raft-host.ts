@@ -4,6 +4,7 @@ import { decode, encode } from '../codec.ts'
 import { CantripError } from '../errors.ts'
 import { limits } from '../limits.ts'
 import { applyConfigChange } from './cluster-config.ts'
+import { CommitHold } from './commit-hold.ts'
 import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
@@ -85,6 +86,11 @@ export interface RaftHostOptions<Command, Result, State> {
    * an index as RaftHostStage says. Unset, it costs one comparison per step.
    */
   onStage?: (stage: RaftHostStage, detail: number) => void
+  /**
+   * The longest a leader may hold a commit-only append while writes stream in, for the
+   * next message to that peer to carry (commit-hold.ts); default 0, never.
+   */
+  commitHoldMs?: number
 }
 
 /**
@@ -158,6 +164,8 @@ export class RaftHost<Command, Result, State> {
   #readiesTaken = 0
   /** The waiting answers to each peer's requests, oldest first, which carry our next messages to it. */
   readonly #replies: HeldAnswers
+  /** Commit-only appends waiting to share a frame with the next message to their peer. */
+  readonly #commitHold: CommitHold
   /** RaftSnapshots arriving in chunks (snapshot-transfer.ts). */
   readonly #snapshotChunks = new SnapshotAssembler()
   /** The latest snapshot transfer to each peer: an older one still sending stops. */
@@ -193,6 +201,7 @@ export class RaftHost<Command, Result, State> {
     })
     this.#reads = new PendingReads(options.clock, options.electionTicks)
     this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax, limits.raftHeldAnswersPerPeerMax)
+    this.#commitHold = new CommitHold(options.clock, options.commitHoldMs ?? 0, limits.raftCommitHoldStreamGapMsMax)
     this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
       this.#catchUp()
       this.#kick()
@@ -401,7 +410,10 @@ export class RaftHost<Command, Result, State> {
         })
       }
     }
-    if (last !== undefined) this.#groupsInFlight.push(last)
+    if (last !== undefined) {
+      this.#groupsInFlight.push(last)
+      this.#commitHold.appended()
+    }
   }
 
   /** Proposals wait and fewer than limits.raftProposalGroupsInFlightMax groups appended from the queue are still on their way. */
@@ -467,6 +479,7 @@ export class RaftHost<Command, Result, State> {
     }
     this.#reads.rejectAll(new HostStoppedError(this.id))
     this.#replies.release(Infinity)
+    this.#commitHold.clear()
   }
 
   /**
@@ -636,39 +649,44 @@ export class RaftHost<Command, Result, State> {
       if (list === undefined) byPeer.set(message.to, [message])
       else list.push(message)
     }
-    const timeoutMs = this.#sendTimeoutMs()
     for (const [peer, list] of byPeer) {
-      this.#options.onSend?.(peer, list)
-      const hasSnapshot = list.some(message => message.type === 'snapshot')
-      const rest = hasSnapshot ? list.filter(message => message.type !== 'snapshot') : list
-      if (hasSnapshot) for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
-      if (rest.length === 0) continue
-      if (this.#replies.answer(peer, () => encode(rest, component))) {
-        this.#options.onStage?.('sent-answer', rest.length)
-        continue
-      }
-      this.#options.onStage?.('sent-request', rest.length)
-      let sent: Promise<Uint8Array>
-      try {
-        sent = this.#options.transport.request(peer, raftProtocol, encode(rest, component), { timeoutMs })
-      } catch (error) {
-        sent = Promise.reject(error)
-      }
-      // Raft retries on its own; a failure only tells it the peer is away. The answer may
-      // carry the peer's messages to us.
-      sent.then(
-        answer => {
-          if (this.#stopped || answer.byteLength === 0) return
-          this.#stepAnswer(peer, answer)
-          this.#kick()
-        },
-        () => {
-          if (this.#stopped) return
-          this.#catchUp()
-          this.#node.reportUnreachable(peer)
-          this.#kick()
-        })
+      const now = this.#commitHold.take(peer, list, this.#role === 'leader', (to, held) => { if (!this.#stopped) this.#sendTo(to, held) })
+      if (now.length > 0) this.#sendTo(peer, now)
     }
+  }
+
+  #sendTo (peer: NodeId, list: Message[]): void {
+    const timeoutMs = this.#sendTimeoutMs()
+    this.#options.onSend?.(peer, list)
+    const hasSnapshot = list.some(message => message.type === 'snapshot')
+    const rest = hasSnapshot ? list.filter(message => message.type !== 'snapshot') : list
+    if (hasSnapshot) for (const message of list) if (message.type === 'snapshot') this.#sendSnapshot(peer, message, timeoutMs)
+    if (rest.length === 0) return
+    if (this.#replies.answer(peer, () => encode(rest, component))) {
+      this.#options.onStage?.('sent-answer', rest.length)
+      return
+    }
+    this.#options.onStage?.('sent-request', rest.length)
+    let sent: Promise<Uint8Array>
+    try {
+      sent = this.#options.transport.request(peer, raftProtocol, encode(rest, component), { timeoutMs })
+    } catch (error) {
+      sent = Promise.reject(error)
+    }
+    // Raft retries on its own; a failure only tells it the peer is away. The answer may
+    // carry the peer's messages to us.
+    sent.then(
+      answer => {
+        if (this.#stopped || answer.byteLength === 0) return
+        this.#stepAnswer(peer, answer)
+        this.#kick()
+      },
+      () => {
+        if (this.#stopped) return
+        this.#catchUp()
+        this.#node.reportUnreachable(peer)
+        this.#kick()
+      })
   }
 
   #sendTimeoutMs (): number {
