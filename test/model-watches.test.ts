@@ -101,6 +101,26 @@ test('past heldMax a watch is refused in one line; stop refuses every held watch
   assert.is(clock.pending, 0)
 })
 
+test('refuse: held watches end with the reason, new ones are refused until the refusal is lifted', async () => {
+  const clock = new ManualClock()
+  let revision = 3
+  const watches = new ModelWatches({ clock, revision: () => revision })
+  const held = settled(watches.watch(3))
+  watches.refuse('this controller has had no leader for 1800 ms')
+  await tick()
+  const refused = { ok: false, error: 'controller api: cannot watch the model: this controller has had no leader for 1800 ms' }
+  assert.equal(held.reply, refused)
+  assert.equal(await watches.watch(3), refused)
+  assert.is(watches.held, 0)
+  assert.is(clock.pending, 0)
+  watches.refuse(undefined)
+  const again = settled(watches.watch(3))
+  revision = 4
+  watches.applied()
+  await tick()
+  assert.equal(again.reply, { ok: true, revision: 4 })
+})
+
 test('the CLI loop: waits for its first read, calls back once per revision passed, watches again from there', async () => {
   const asked: Array<{ peer: string, since: number, timeoutMs: number }> = []
   const replies: Array<(reply: ModelWatchReply) => void> = []

@@ -168,7 +168,10 @@ export class ModelReplica {
     const watchGuard = new WatchLeaderGuard({
       clock: options.clock,
       graceMs: limits.machineWatchLeaderlessElectionTimeouts * options.electionTicks * options.tickMs,
-      refuse: reason => { watches.refuse(reason) }
+      refuse: reason => {
+        watches.refuse(reason)
+        modelWatches.refuse(reason)
+      }
     })
     const host = await RaftHost.start({
       ...options,

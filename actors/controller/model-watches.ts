@@ -37,6 +37,8 @@ export class ModelWatches {
   readonly #o: ModelWatchesOptions
   readonly #held = new Set<Held>()
   #stopped = false
+  /** Why watches are refused for now (this controller has lost its leader: watch-leader-guard.ts), or undefined. */
+  #refusal: string | undefined
 
   constructor (options: ModelWatchesOptions) {
     this.#o = options
@@ -49,6 +51,7 @@ export class ModelWatches {
   /** Answers once the applied revision is past `since`, or with the current one when the hold runs out. */
   async watch (since: number): Promise<ModelWatchReply> {
     if (this.#stopped) return { ok: false, error: `${component}: cannot watch the model: this controller is stopping` }
+    if (this.#refusal !== undefined) return { ok: false, error: `${component}: cannot watch the model: ${this.#refusal}` }
     const revision = this.#o.revision()
     if (revision > since) return { ok: true, revision }
     const heldMax = this.#o.heldMax ?? limits.modelWatchesHeldMax
@@ -68,6 +71,17 @@ export class ModelWatches {
     if (this.#held.size === 0) return
     const revision = this.#o.revision()
     for (const held of [...this.#held]) if (revision > held.since) this.#settle(held, { ok: true, revision })
+  }
+
+  /**
+   * With a reason: answers every held watch with a refusal and refuses new ones, until
+   * called again without one (watch-leader-guard.ts: a controller without a leader may be
+   * falling behind, and a CLI waiting on it would wait out the whole hold for nothing).
+   */
+  refuse (reason: string | undefined): void {
+    this.#refusal = reason
+    if (reason === undefined) return
+    for (const held of [...this.#held]) this.#settle(held, { ok: false, error: `${component}: cannot watch the model: ${reason}` })
   }
 
   /** Answers every held watch with a refusal, so their callers watch elsewhere. */

@@ -1,5 +1,6 @@
 /**
- * Ends the machine watches of a controller that has lost its leader. A watch is served
+ * Ends the machine watches (and the CLI's model watches) of a controller that has lost
+ * its leader. A watch is served
  * from the state this controller applied (machine-watches.ts), so a controller cut off
  * from its leader would hold its agents' watches with nothing to tell them, and they
  * would not know: machine agents do not listen to the change notices while their watch
