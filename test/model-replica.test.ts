@@ -96,6 +96,34 @@ test('a client\'s write reaching a survivor during an election waits for the new
   await g.stop()
 })
 
+test('a client\'s write forwarded to a leader cut off from the group goes to the new leader once elected, not after the forward\'s timeout', async () => {
+  const g = await group(7)
+  const old = g.leaderNode()!
+  const follower = g.nodes().find(node => node !== old)!
+  assert.ok(await g.runUntil(() => g.nodes().every(node => node.host.leader === old.id), 3_000), 'every controller knows the leader')
+  // The leader is partitioned (alive, unreachable both ways): the follower still names it.
+  for (const node of g.nodes()) {
+    if (node === old) continue
+    g.network.setLoss(1, { from: old.id, to: node.id })
+    g.network.setLoss(1, { from: node.id, to: old.id })
+  }
+  assert.is(follower.host.leader, old.id)
+  const sentAt = g.sim.clock.now()
+  const write = clientWrite(g, follower.id, 'old-leader-cut-off')
+  assert.ok(await g.runUntil(() => write.reply !== undefined, 5_000), 'answered')
+  assert.ok(write.reply!.ok, JSON.stringify(write.reply))
+  // The group's election timeout is 100 ms (10 ticks of 10 ms): the survivors elect within
+  // a few; a forward's own timeout is 21 of them (2,100 ms), which it must not wait out.
+  const heldMs = write.at! - sentAt
+  assert.ok(heldMs < 1_000, `held ${heldMs} ms`)
+  // The old leader may not have stepped down yet (CheckQuorum takes an election timeout).
+  const leader = g.nodes().find(node => node !== old && node.host.role === 'leader')
+  assert.ok(leader !== undefined, 'a survivor leads')
+  const model = await settle(g, leader.read())
+  assert.is(model.machines.size, 1, 'applied once')
+  await g.stop()
+})
+
 test('a client\'s write to a controller that cannot learn a leader is refused after two election timeouts, not held longer', async () => {
   const g = await group(6)
   const leader = g.leaderNode()!

@@ -14,6 +14,8 @@ export class LeaderWait {
   readonly #clock: Clock
   readonly #waitersMax: number
   readonly #waiters = new Set<{ resolve: (leader: NodeId | '') => void, timer: TimerHandle }>()
+  /** Forwards in flight to a leader, each waiting to hear that another one took over. */
+  readonly #forwards = new Set<{ from: NodeId, resolve: (leader: NodeId | '') => void }>()
 
   constructor (clock: Clock, waitersMax: number) {
     this.#clock = clock
@@ -39,15 +41,39 @@ export class LeaderWait {
     })
   }
 
+  /**
+   * Settles with the next leader other than `from` ('' when this controller stops): a
+   * write forwarded to `from` is then moot, since `from` either is cut off (partitioned, so
+   * its transport answers only at the forward's timeout of some twenty election timeouts)
+   * or has stepped down. `cancel` once the forward is answered. Past `waitersMax` forwards
+   * nothing is watched and the forward's own timeout bounds it, as before.
+   */
+  movedFrom (from: NodeId): { moved: Promise<NodeId | ''>, cancel: () => void } {
+    if (this.#forwards.size >= this.#waitersMax) return { moved: new Promise(() => {}), cancel: () => {} }
+    let forward: { from: NodeId, resolve: (leader: NodeId | '') => void } | undefined
+    const moved = new Promise<NodeId | ''>(resolve => {
+      forward = { from, resolve }
+      this.#forwards.add(forward)
+    })
+    return { moved, cancel: () => { this.#forwards.delete(forward!) } }
+  }
+
   /** The Raft host's view changed: every waiter learns a leader as soon as there is one. */
   known (leader: NodeId | ''): void {
     if (leader === '') return
     this.#release(leader)
+    for (const forward of this.#forwards) {
+      if (forward.from === leader) continue
+      this.#forwards.delete(forward)
+      forward.resolve(leader)
+    }
   }
 
   /** The controller stops: nobody waits any more (each then sees no leader). */
   stop (): void {
     this.#release('')
+    for (const forward of this.#forwards) forward.resolve('')
+    this.#forwards.clear()
   }
 
   #release (leader: NodeId | ''): void {

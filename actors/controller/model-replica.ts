@@ -375,7 +375,11 @@ export class ModelReplica {
    * draws), rather than being refused with 'leader unknown', on which a client can only
    * sleep and guess. When this controller becomes the leader, it proposes the write itself.
    * A leader that does not answer at all may be the dead one this follower still names (a
-   * failover): the write goes once more to the leader known then, if another.
+   * failover): the write goes once more to the leader known then, if another. So does a
+   * write whose leader was cut off (partitioned, not dead): it is sent again as soon as this
+   * follower hears of another leader, not after the forward's timeout of 21 election
+   * timeouts (etcd likewise drops a proposal's wait when its member sees the leader change).
+   * Sending it twice is safe: a command is applied once per request id.
    */
   async #serveClientWrite (command: ModelCommand): Promise<ForwardReply> {
     const o = this.#options
@@ -386,12 +390,20 @@ export class ModelReplica {
       if (leader === '' || leader === this.id || this.stopped) return await this.#proposeOne(command)
       if (leader === tried) break
       tried = leader
+      const away = this.#leaderWait.movedFrom(leader)
       try {
-        return { ok: true, result: await this.#forward(leader, command) }
+        const forwarded = this.#forward(leader, command)
+        // Once the leader moved its answer is moot, and must not surface as unhandled.
+        forwarded.catch(() => {})
+        const outcome = await Promise.race([forwarded.then(result => ({ result })), away.moved.then(next => ({ next }))])
+        if ('result' in outcome) return { ok: true, result: outcome.result }
+        last = forwardError(new NotLeaderError(leader, outcome.next))
       } catch (error) {
         // The leader's own refusal goes back as it was given (its name and its hint).
         if (error instanceof ForwardedError) return { ok: false, name: error.remoteName, message: error.message, leader: error.leader }
         last = forwardError(error)
+      } finally {
+        away.cancel()
       }
     }
     return last ?? forwardError(new NotLeaderError(this.id, this.host.leader))
