@@ -3,7 +3,6 @@ import { describeValue } from '../errors.ts'
 import { isMachineId, isUnitName } from '../ids.ts'
 import { isPlainRecord } from './charm-summary.ts'
 import { ModelDraft, recallRequest, rememberRequest } from './model-draft.ts'
-import type { TableOwned } from './table.ts'
 import type { ApplyMeta, ApplyOutcome, CommandResult, Delta, Entity, ModelCommand, ModelCommandType, ModelContext } from './model-types.ts'
 import { applicationCommands } from './apply/application-commands.ts'
 import { applyBatchCommands, batchCommands, batchProblem } from './apply/batch-commands.ts'
@@ -102,16 +101,13 @@ export function applyCommand (context: ModelContext, command: ModelCommand, meta
   if (isPlainRecord(command) && command.type === 'apply-batch' && envelopeProblem(command) === undefined) {
     const problem = batchProblem(command)
     if (problem !== undefined) return { context: { ...context, revision: at.index, term }, deltas: [], result: { ok: false, index: at.index, error: problem }, duplicate: false }
-    // The contexts between a batch's commands are never committed nor seen: the arrays one
-    // command's tables copied, the next may change in place (TableDraft.finish).
-    const owned: TableOwned = new Set()
-    return applyBatchCommands(context, command, at, (before, one, meta) => applyOne(before, one, meta, owned))
+    return applyBatchCommands(context, command, at, applyOne)
   }
   return applyOne(context, command, at)
 }
 
 /** One command at `at`, which may equal the context's revision when it is not the first of its entry. */
-function applyOne (context: ModelContext, command: ModelCommand, at: Required<ApplyMeta>, owned?: TableOwned): ApplyOutcome {
+function applyOne (context: ModelContext, command: ModelCommand, at: Required<ApplyMeta>): ApplyOutcome {
   const { index, term } = at
   const advanced = (): ModelContext => ({ ...context, revision: index, term })
 
@@ -138,7 +134,7 @@ function applyOne (context: ModelContext, command: ModelCommand, at: Required<Ap
     const handler = handlers[command.type] as Handler<ModelCommandType>
     const value = handler(draft, command)
     result = { ok: true, index, ...value }
-    const finished = draft.finish(term, owned)
+    const finished = draft.finish(term)
     next = finished.context
     deltas = finished.deltas
   } catch (error) {
@@ -146,7 +142,7 @@ function applyOne (context: ModelContext, command: ModelCommand, at: Required<Ap
     result = { ok: false, index, error: error.message }
     next = advanced()
   }
-  next = { ...next, requests: rememberRequest(next.requests, requestKey, { type: command.type, result }, owned) }
+  next = { ...next, requests: rememberRequest(next.requests, requestKey, { type: command.type, result }) }
   return { context: next, deltas, result, duplicate: false }
 }
 

@@ -2,7 +2,7 @@ import { limits } from '../limits.ts'
 import type { ApplicationName, MachineId, RelationId, UnitName } from '../ids.ts'
 import type { AgentBinaryRecord } from './agent-binaries.ts'
 import { listAppend, type ChunkedList } from './chunked-list.ts'
-import { TableDraft, emptyTable, tableGet, tableHas, type TableOwned } from './table.ts'
+import { TableDraft, emptyTable, tableGet, tableHas } from './table.ts'
 import type {
   ActionRecord, ApplicationRecord, CharmRecord, ControllerLeaseRecord, Delta, KeyScope, LeaseRecord, MachineRecord, ModelContext,
   ModelCounters, ModelRegistryRecord, RelationRecord, RequestRecord, SettingsRecord, Tombstone, UnitRecord
@@ -153,16 +153,13 @@ export class ModelDraft implements ModelReader {
   }
 
   /** Agent binaries only once there are any (model-types.ts: a model without them stays the value it was). */
-  #agentBinaries (owned: TableOwned | undefined): Pick<ModelContext, 'agentBinaries'> {
-    const table = this.agentBinaries.finish(owned)
+  #agentBinaries (): Pick<ModelContext, 'agentBinaries'> {
+    const table = this.agentBinaries.finish()
     return table.size === 0 && this.base.agentBinaries === undefined ? {} : { agentBinaries: table }
   }
 
-  /**
-   * The new context (without request bookkeeping) and the deltas of this command. `owned`:
-   * the arrays earlier commands of this batch created, changed in place (TableDraft.finish).
-   */
-  finish (term: number, owned?: TableOwned): { context: ModelContext, deltas: Delta[] } {
+  /** The new context (without request bookkeeping) and the deltas of this command. */
+  finish (term: number): { context: ModelContext, deltas: Delta[] } {
     const deltas: Delta[] = []
     const revisions = new TableDraft(this.base.keyRevisions)
     const removed: Tombstone[] = []
@@ -185,22 +182,22 @@ export class ModelDraft implements ModelReader {
       revision: this.revision,
       term,
       counters: this.counters,
-      charms: this.charms.finish(owned),
-      applications: this.applications.finish(owned),
-      units: this.units.finish(owned),
-      machines: this.machines.finish(owned),
-      relations: this.relations.finish(owned),
-      settings: this.settingsTable.finish(owned),
-      leases: this.leases.finish(owned),
-      controllerLeases: this.controllerLeases.finish(owned),
-      actions: this.actions.finish(owned),
-      models: this.models.finish(owned),
-      ...this.#agentBinaries(owned),
-      secrets: this.secrets.finish(owned),
+      charms: this.charms.finish(),
+      applications: this.applications.finish(),
+      units: this.units.finish(),
+      machines: this.machines.finish(),
+      relations: this.relations.finish(),
+      settings: this.settingsTable.finish(),
+      leases: this.leases.finish(),
+      controllerLeases: this.controllerLeases.finish(),
+      actions: this.actions.finish(),
+      models: this.models.finish(),
+      ...this.#agentBinaries(),
+      secrets: this.secrets.finish(),
       uuid: this.uuid,
       config: this.config,
       finishedActions: this.finishedActions,
-      keyRevisions: revisions.finish(owned),
+      keyRevisions: revisions.finish(),
       tombstones,
       tombstoneFloor
     }
@@ -210,7 +207,7 @@ export class ModelDraft implements ModelReader {
 
 /** Records a request's result, rotating generations so at most `modelRequestIdsMax` are kept. */
 export function rememberRequest (
-  requests: ModelContext['requests'], key: string, record: RequestRecord, owned?: TableOwned
+  requests: ModelContext['requests'], key: string, record: RequestRecord
 ): ModelContext['requests'] {
   let { current, previous } = requests
   if (current.size >= limits.modelRequestIdsMax / 2) {
@@ -219,7 +216,7 @@ export function rememberRequest (
   }
   const draft = new TableDraft(current)
   draft.set(key, record)
-  return { current: draft.finish(owned), previous }
+  return { current: draft.finish(), previous }
 }
 
 export function recallRequest (requests: ModelContext['requests'], key: string): RequestRecord | undefined {

@@ -151,12 +151,6 @@ function defineEntry<T> (target: Record<string, T>, key: string, value: T): void
 }
 
 /**
- * The bucket arrays one batch of commands created (model-apply.ts): arrays no committed
- * context holds, which a later command of the same batch may change in place.
- */
-export type TableOwned = Set<ReadonlyArray<unknown>>
-
-/**
  * Copy-on-write changes to one table within one command: the first write to a leaf
  * copies it, later writes change the copy. `finish()` returns the new table; the base
  * table is never modified.
@@ -218,38 +212,21 @@ export class TableDraft<T> {
     return true
   }
 
-  /**
-   * The new table. With `owned`, the bucket arrays of earlier commands of the same batch
-   * (which no committed context holds yet) are changed in place instead of copied, and
-   * the arrays this copies are added to it: a batch of N commands then copies each
-   * 64-slot array it touches once, not N times. Only a command's last, successful finish
-   * may pass it: a refused command must leave the previous context as it was.
-   */
-  finish (owned?: TableOwned): Table<T> {
+  finish (): Table<T> {
     if (this.#copied.size === 0) return this.#base
-    // Without a batch's set, this finish's own: each array is still copied once at most.
-    const mine = owned ?? new Set<ReadonlyArray<unknown>>()
-    const base = this.#base.buckets
-    const buckets = mine.has(base) ? base as Array<ReadonlyArray<Readonly<Record<string, T>> | null> | null> : base.slice()
-    mine.add(buckets)
-    let emptied: Set<number> | undefined
+    const buckets = this.#base.buckets.slice()
+    const copiedOuter = new Set<number>()
     for (const [id, leaf] of this.#copied) {
       const outer = Math.floor(id / tableFanout)
       const inner = id % tableFanout
-      let middle = buckets[outer] as Array<Readonly<Record<string, T>> | null> | null
-      if (middle === null || !mine.has(middle)) {
-        middle = middle?.slice() ?? emptyBuckets()
-        buckets[outer] = middle
-        mine.add(middle)
+      if (!copiedOuter.has(outer)) {
+        buckets[outer] = buckets[outer]?.slice() ?? emptyBuckets()
+        copiedOuter.add(outer)
       }
-      if (hasEntries(leaf)) middle[inner] = leaf
-      else {
-        middle[inner] = null
-        ;(emptied ??= new Set()).add(outer)
-      }
+      const middle = buckets[outer] as Array<Readonly<Record<string, T>> | null>
+      middle[inner] = hasEntries(leaf) ? leaf : null
     }
-    // Only a bucket that lost a leaf can have become empty.
-    for (const outer of emptied ?? []) if (buckets[outer]!.every(leaf => leaf === null)) buckets[outer] = null
+    for (const outer of copiedOuter) if (buckets[outer]!.every(leaf => leaf === null)) buckets[outer] = null
     return { size: this.#size, buckets }
   }
 }
