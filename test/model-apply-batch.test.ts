@@ -5,7 +5,8 @@ import { limits } from '../runtime/limits.ts'
 import { applyCommand, emptyModel } from '../runtime/model/model-store.ts'
 import { ModelStateMachine } from '../runtime/model/model-state-machine.ts'
 import type { CommandResult, Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
-import { tableGet, tableKeys } from '../runtime/model/table.ts'
+import { forEachChangedKey, tableGet, tableKeys } from '../runtime/model/table.ts'
+import { snapshotModel } from '../runtime/model/model-snapshot.ts'
 import { entryRuns } from '../runtime/raft/proposal-queue.ts'
 import { encode } from '../runtime/codec.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
@@ -60,6 +61,37 @@ test('each command of a batch is deduplicated by its own request id: within the 
   assert.equal(last.result, { ok: true, index: 3, machines: ['1'] }, 'a single command retried after its batch: the batch\'s result')
   assert.equal([...tableKeys(last.context.machines)].sort(), ['0', '1', '2'])
   assert.is(tableGet(last.context.requests.current, 'controller-1 c1/batch'), undefined, 'the batch\'s own id is not remembered')
+})
+
+test('a batch changes in place only what its own commands copied: the context it started from keeps every byte, and the result is whole', () => {
+  // 31 machines first, so the batch's writes land in buckets the committed context holds.
+  let base = emptyModel()
+  for (let i = 0; i < 31; i++) base = apply(base, addMachine(`m${i}`), i + 1).context
+  const before = encode(snapshotModel(base))
+  // A full batch: new machines (many keys share outer buckets), refusals and repeats between them.
+  const commands: ModelCommand[] = []
+  for (let i = 0; i < limits.modelEntryCommandsMax; i++) {
+    commands.push(i % 8 === 3 ? removeMachine(`r${i}`, '999') : i % 8 === 5 ? addMachine(`m${i - 1}`) : addMachine(`n${i}`))
+  }
+  const first = apply(base, batch(commands), 100)
+  const second = apply(base, batch(commands), 100)
+  assert.equal(encode(snapshotModel(base)), before, 'the committed context is unchanged, however its buckets were shared')
+  assert.equal(encode(snapshotModel(first.context)), encode(snapshotModel(second.context)), 'the same batch on the same context: the same bytes')
+  const ok = results(first.result).filter(r => r.ok).length
+  assert.is(ok, limits.modelEntryCommandsMax - 4, 'every command but the four refusals applied')
+  assert.is(first.context.machines.size, 31 + limits.modelEntryCommandsMax - 8, 'new machines: not the refusals, not the repeats')
+  let counted = 0
+  for (const middle of first.context.machines.buckets) {
+    if (middle === null) continue
+    assert.ok(middle.some(leaf => leaf !== null), 'no empty bucket is kept')
+    for (const leaf of middle) counted += leaf === null ? 0 : Object.keys(leaf).length
+  }
+  assert.is(counted, first.context.machines.size, 'the size counts the entries in the buckets')
+  // What watchers read: the keys changed since the committed context, and only those.
+  const changed: string[] = []
+  forEachChangedKey(base.keyRevisions, first.context.keyRevisions, key => { changed.push(key) })
+  assert.equal(changed.sort(), [...new Set(first.deltas)].sort())
+  for (let i = 0; i < 31; i++) assert.is(tableGet(first.context.requests.current, `user-admin m${i}`)?.type, 'add-machine', 'earlier requests are still remembered')
 })
 
 test('a batch from anyone but a controller, empty, too long or inside a batch is refused, one line each', () => {
