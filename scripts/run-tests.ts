@@ -72,9 +72,12 @@ const lanesMax = 8
  * 4 lanes 719 s, 3 lanes 652 s (2026-11-27): the CPU a real-process job's detached
  * daemons burn was not counted in its demand, so a fourth lane starved the swarms. Jobs
  * now run in cgroups (scripts/job-cgroup.ts) and test-timings.json holds that CPU, so
- * the admission rule sees it; 4 lanes have not been measured again on an idle machine.
+ * the admission rule sees it. Clean-clone `.ci/run`s on the quiet 2-core machine since
+ * (2026-11-27/28): 3 lanes 358-418 s of npm test (five runs, 614-745 CPU-s; 373 s and
+ * 675 CPU-s at ff9a427), 4 lanes 346 s (670 CPU-s) and 321 s (623 CPU-s at ff9a427,
+ * minutes after the 3-lane run of the same clone), so a fourth lane now pays.
  */
-const lanesBeyondCores = 1
+const lanesBeyondCores = 2
 const cores = availableParallelism()
 interface Options { pattern: string, lanes: number, sleeperLanes: number, writeTimings: boolean, plan: boolean }
 interface JobResult { job: Job, output: string, total: number, passed: number, skipped: number, ok: boolean, seconds: number, cpuSeconds: number | undefined, fileSeconds: Map<string, Timing> }
