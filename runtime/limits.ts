@@ -651,6 +651,10 @@ export const limits = {
    * controller can serve it after a failover.
    */
   charmReplicationTimeoutMs: 120_000,
+  /** Charm backfill: how often a controller looks for archives the model names that its store lacks, and asks its peers for them (agent/controller/charm-backfill.ts). */
+  charmBackfillIntervalMs: 10_000,
+  /** Charm backfill: archives looked at in one pass; the rest wait for the next. */
+  charmBackfillPerPassMax: 1_024,
   /** Provisioner: a pass over the model and the provider's instances at least this often, besides every model change. */
   provisionerReconcileIntervalMs: 5_000,
   /** Provisioner: passes caused by changes of the machines come at most this often (each looks at every machine). */

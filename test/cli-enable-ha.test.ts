@@ -113,6 +113,16 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     const secret = cantrip(home, ['add-secret', 'ha-token', `token=${haToken}`])
     assert.is(secret.status, 0, secret.stderr)
 
+    // A charm deployed while c0 is the only controller: only c0 holds its archive until the
+    // joined controllers copy it (agent/controller/charm-backfill.ts), as Juju's new
+    // controllers take the blob store with the database.
+    const early = join(home, 'early')
+    mkdirSync(join(early, 'hooks'), { recursive: true })
+    writeFileSync(join(early, 'metadata.yaml'), 'name: early\nsummary: s\ndescription: d\n')
+    writeFileSync(join(early, 'hooks', 'start'), '#!/bin/bash\nstatus-set active up\n', { mode: 0o755 })
+    const earlyDeployed = cantrip(home, ['deploy', early, '--to', '0'])
+    assert.is(earlyDeployed.status, 0, earlyDeployed.stderr)
+
     const started = Date.now()
     // The two new controllers run from a second release of cantrip (the same tree stamped
     // with another version), started by that release's own client.
@@ -185,6 +195,11 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.is(added.status, 0, added.stderr)
     const active = cantrip(home, ['wait-for', 'unit', 'tiny/1', '--status', 'active', '--timeout', '4m'])
     assert.is(active.status, 0, active.stderr)
+    // So does the charm deployed before enable-ha, which only the killed controller had then.
+    const addedEarly = cantrip(home, ['add-unit', 'early', '--to', '1'])
+    assert.is(addedEarly.status, 0, addedEarly.stderr)
+    const earlyActive = cantrip(home, ['wait-for', 'unit', 'early/1', '--status', 'active', '--timeout', '4m'])
+    assert.is(earlyActive.status, 0, earlyActive.stderr)
     // The joined controllers open what c0 sealed: the key was handed over (agent/secret-key-store.ts).
     const revealed = await eventually('a survivor to reveal the secret c0 sealed', 60_000, () => {
       const run = cantrip(home, ['show-secret', 'ha-token', '--reveal'])

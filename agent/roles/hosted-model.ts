@@ -32,6 +32,7 @@ import { limits } from '../../runtime/limits.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
+import { CharmBackfill } from '../controller/charm-backfill.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
 import { writeStageTraceFromEnvironment } from '../write-stage-trace.ts'
@@ -81,15 +82,16 @@ export class HostedModel {
   readonly node: ModelReplica
   readonly #storage: LevelStorage
   readonly #transport: Transport
-  readonly #unsubscribeLogs: () => void
+  /** Ends what runs beside the replica: the log receiver and the charm backfill. */
+  readonly #stopBackground: () => void
   #stopping: Promise<void> | undefined
 
-  private constructor (model: ModelName, node: ModelReplica, storage: LevelStorage, transport: Transport, unsubscribeLogs: () => void) {
+  private constructor (model: ModelName, node: ModelReplica, storage: LevelStorage, transport: Transport, stopBackground: () => void) {
     this.model = model
     this.node = node
     this.#storage = storage
     this.#transport = transport
-    this.#unsubscribeLogs = unsubscribeLogs
+    this.#stopBackground = stopBackground
   }
 
   static async start (options: HostedModelOptions): Promise<HostedModel> {
@@ -125,9 +127,13 @@ export class HostedModel {
     }
     // What the API shows and what the provisioner's machine actors are fed, from one table.
     const clock = new SystemClock()
+    const charmStore = new CharmStore(storage)
     const { presenceOf, heard } = machineLiveness({ self: id, peerOf: peerOfMachine, member: peer => presence.member(peer), now: () => clock.now() })
     const modelListeners = new Set<() => void>()
     const logger = options.logger.child(model)
+    // An archive put into any controller is fetched from it by the others on first use, and
+    // copied to each controller that lacks one the model names (charm-backfill.ts).
+    const charms = new ReplicatedCharmStore({ store: charmStore, transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs })
     const raftLogger = logger.child('raft')
     const logs = options.logs ?? new LogRing()
     let node: ModelReplica
@@ -164,8 +170,7 @@ export class HostedModel {
         agents: {
           modelUuid: model,
           identify,
-          // An archive put into any controller is fetched from it by the others on first use.
-          charms: new ReplicatedCharmStore({ store: new CharmStore(storage), transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs }),
+          charms,
           presenceOf,
           extras: {
             // Agent bundles are kept, replicated and fetched exactly as charm archives are.
@@ -182,13 +187,33 @@ export class HostedModel {
       throw error
     }
     nodeRef = node
+    const backfill = new CharmBackfill({
+      clock,
+      hashes: () => [...tableValues(node.host.state().charms)].map(charm => charm.hash),
+      held: async hash => await charmStore.manifest(hash) !== undefined,
+      fetch: async hash => await charms.manifest(hash) !== undefined,
+      logger
+    })
+    backfill.start()
+    // Tables are replaced, never changed in place: a new charms table is a change of charms.
+    let charmsSeen = node.host.state().charms
+    modelListeners.add(() => {
+      const now = node.host.state().charms
+      if (now === charmsSeen) return
+      charmsSeen = now
+      backfill.changed()
+    })
     const unsubscribeLogs = receiveLogs(transport, model, logs, identify, unit => readerOf(node.host.state()).unit(unit)?.machine)
-    return new HostedModel(model, node, storage, transport, unsubscribeLogs)
+    const stopBackground = (): void => {
+      unsubscribeLogs()
+      backfill.stop()
+    }
+    return new HostedModel(model, node, storage, transport, stopBackground)
   }
 
   async stop (): Promise<void> {
     this.#stopping ??= (async () => {
-      this.#unsubscribeLogs()
+      this.#stopBackground()
       await this.node.stop()
       await this.#storage.close()
       // The scoped view only (the mesh goes on serving the other models); never the mesh itself.
