@@ -7,33 +7,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { CharmBackfill } from '../agent/controller/charm-backfill.ts'
-import type { Clock } from '../runtime/clock.ts'
+import { ManualClock } from './support/manual-clock.ts'
 import type { Logger } from '../runtime/logger.ts'
-
-/** Timers fired only by `advance`. */
-class ManualClock implements Clock {
-  #now = 0
-  #timers = new Map<number, { at: number, callback: () => void }>()
-  #next = 0
-  now (): number { return this.#now }
-  setTimeout (callback: () => void, delayMs: number): number {
-    this.#timers.set(++this.#next, { at: this.#now + delayMs, callback })
-    return this.#next
-  }
-
-  clearTimeout (handle: unknown): void { this.#timers.delete(handle as number) }
-  advance (ms: number): void {
-    this.#now += ms
-    for (const [id, timer] of [...this.#timers]) {
-      if (timer.at <= this.#now) {
-        this.#timers.delete(id)
-        timer.callback()
-      }
-    }
-  }
-
-  get pending (): number { return this.#timers.size }
-}
 
 const settle = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise(resolve => setImmediate(resolve)) }
 

@@ -77,6 +77,15 @@ function machineAgentPids (home: string): number[] {
   return pids.filter(pid => Number.isSafeInteger(pid) && pid > 1)
 }
 
+/** A charm whose start hook sets the unit active, written under `home`; its directory. */
+function writeActiveCharm (home: string, name: string): string {
+  const dir = join(home, name)
+  mkdirSync(join(dir, 'hooks'), { recursive: true })
+  writeFileSync(join(dir, 'metadata.yaml'), `name: ${name}\nsummary: s\ndescription: d\n`)
+  writeFileSync(join(dir, 'hooks', 'start'), '#!/bin/bash\nstatus-set active up\n', { mode: 0o755 })
+  return dir
+}
+
 test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leader; skew is warned about', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-'))
   const skewedTree = stampedTree(skewed)
@@ -116,10 +125,7 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     // A charm deployed while c0 is the only controller: only c0 holds its archive until the
     // joined controllers copy it (agent/controller/charm-backfill.ts), as Juju's new
     // controllers take the blob store with the database.
-    const early = join(home, 'early')
-    mkdirSync(join(early, 'hooks'), { recursive: true })
-    writeFileSync(join(early, 'metadata.yaml'), 'name: early\nsummary: s\ndescription: d\n')
-    writeFileSync(join(early, 'hooks', 'start'), '#!/bin/bash\nstatus-set active up\n', { mode: 0o755 })
+    const early = writeActiveCharm(home, 'early')
     const earlyDeployed = cantrip(home, ['deploy', early, '--to', '0'])
     assert.is(earlyDeployed.status, 0, earlyDeployed.stderr)
 
@@ -173,10 +179,7 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     await eventually('machine-0 to learn c1 and c2', 120_000, () => existsSync(agentLog) && readFileSync(agentLog, 'utf8').split('learned controller').length - 1 >= 2 ? true : undefined)
 
     // A charm uploaded now is on a majority before deploy returns (replicated-charm-store.ts).
-    const tiny = join(home, 'tiny')
-    mkdirSync(join(tiny, 'hooks'), { recursive: true })
-    writeFileSync(join(tiny, 'metadata.yaml'), 'name: tiny\nsummary: s\ndescription: d\n')
-    writeFileSync(join(tiny, 'hooks', 'start'), '#!/bin/bash\nstatus-set active up\n', { mode: 0o755 })
+    const tiny = writeActiveCharm(home, 'tiny')
     const deployed = cantrip(home, ['deploy', tiny, '--to', '0'])
     assert.is(deployed.status, 0, deployed.stderr)
 

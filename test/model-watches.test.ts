@@ -10,34 +10,9 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ModelWatches } from '../actors/controller/model-watches.ts'
 import type { ModelWatchReply } from '../actors/controller/api-requests.ts'
-import type { Clock } from '../runtime/clock.ts'
+import { ManualClock } from './support/manual-clock.ts'
 import { limits } from '../runtime/limits.ts'
 import { watchModel } from '../agent/cli/model-watcher.ts'
-
-/** Timers fired only by `advance`: the watches' every transition is driven by the test. */
-class ManualClock implements Clock {
-  #now = 0
-  #timers = new Map<number, { at: number, callback: () => void }>()
-  #next = 0
-  now (): number { return this.#now }
-  setTimeout (callback: () => void, delayMs: number): number {
-    this.#timers.set(++this.#next, { at: this.#now + delayMs, callback })
-    return this.#next
-  }
-
-  clearTimeout (handle: unknown): void { this.#timers.delete(handle as number) }
-  advance (ms: number): void {
-    this.#now += ms
-    for (const [id, timer] of [...this.#timers]) {
-      if (timer.at <= this.#now) {
-        this.#timers.delete(id)
-        timer.callback()
-      }
-    }
-  }
-
-  get pending (): number { return this.#timers.size }
-}
 
 function settled (promise: Promise<ModelWatchReply>): { reply: ModelWatchReply | undefined } {
   const box: { reply: ModelWatchReply | undefined } = { reply: undefined }
