@@ -651,9 +651,9 @@ export const limits = {
    * controller can serve it after a failover.
    */
   charmReplicationTimeoutMs: 120_000,
-  /** Charm backfill: how often a controller looks for archives the model names that its store lacks, and asks its peers for them (agent/controller/charm-backfill.ts). */
+  /** Charm backfill: how often a controller missing an archive the model names asks its peers for it again (agent/controller/charm-backfill.ts). */
   charmBackfillIntervalMs: 10_000,
-  /** Charm backfill: archives looked at in one pass; the rest wait for the next. */
+  /** Charm backfill: archives looked up in one pass; the rest wait for the pass that follows at once. */
   charmBackfillPerPassMax: 1_024,
   /** Provisioner: a pass over the model and the provider's instances at least this often, besides every model change. */
   provisionerReconcileIntervalMs: 5_000,

@@ -12,16 +12,20 @@ import type { Logger } from '../runtime/logger.ts'
 
 const settle = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise(resolve => setImmediate(resolve)) }
 
-function world (model: string[], heldAtStart: string[], peersHave: Set<string>): { backfill: CharmBackfill, clock: ManualClock, store: Set<string>, fetched: string[], lines: string[] } {
+function world (model: string[], heldAtStart: string[], peersHave: Set<string>): { backfill: CharmBackfill, clock: ManualClock, store: Set<string>, fetched: string[], looked: string[], lines: string[] } {
   const clock = new ManualClock()
   const store = new Set(heldAtStart)
   const fetched: string[] = []
+  const looked: string[] = []
   const lines: string[] = []
   const logger: Logger = { module: 'test', log: (level, message) => { lines.push(`${level} ${message}`) }, child: () => logger }
   const backfill = new CharmBackfill({
     clock,
     hashes: () => model,
-    held: async hash => store.has(hash),
+    held: async hash => {
+      looked.push(hash)
+      return store.has(hash)
+    },
     fetch: async hash => {
       fetched.push(hash)
       if (hash === 'broken') throw new Error('peer "c0": unreachable')
@@ -32,7 +36,7 @@ function world (model: string[], heldAtStart: string[], peersHave: Set<string>):
     logger,
     intervalMs: 10_000
   })
-  return { backfill, clock, store, fetched, lines }
+  return { backfill, clock, store, fetched, looked, lines }
 }
 
 test('a pass copies what the store lacks, asks nothing for what it holds, and names what no peer had', async () => {
@@ -69,9 +73,15 @@ test('start: a pass at once, then one every interval, so an archive named later 
   await settle()
   assert.equal(w.fetched, ['a', 'a', 'b'])
   assert.ok(w.store.has('a') && w.store.has('b'))
-  w.clock.advance(10_000)
+  assert.is(w.clock.pending, 0, 'nothing missing: no further pass until the charms change')
+  const lookups = w.looked.length
+  model.push('c')
+  peersHave.add('c')
+  w.backfill.changed()
+  w.clock.advance(0)
   await settle()
-  assert.equal(w.fetched, ['a', 'a', 'b'], 'held archives are not asked for again')
+  assert.equal(w.fetched, ['a', 'a', 'b', 'c'], 'held archives are not asked for again')
+  assert.equal(w.looked.slice(lookups), ['c'], 'nor looked up in the store again')
   w.backfill.stop()
   assert.is(w.clock.pending, 0)
 })
