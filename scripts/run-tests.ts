@@ -283,7 +283,7 @@ async function runJob (job: Job): Promise<JobResult> {
     timedOut = true
     try { process.kill(-child.pid!, 'SIGKILL') } catch { /* already gone */ }
   }, jobSecondsMax * 1000)
-  const code = await new Promise<number | null>(resolve => { child.on('close', resolve) })
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>(resolve => { child.on('close', (exitCode, exitSignal) => { resolve([exitCode, exitSignal]) }) })
   clearTimeout(timer)
   clearInterval(sampler)
   running.delete(child.pid!)
@@ -300,7 +300,7 @@ async function runJob (job: Job): Promise<JobResult> {
   const total = summaryNumber(output, 'Total')
   const passed = summaryNumber(output, 'Passed')
   const skipped = summaryNumber(output, 'Skipped') ?? 0
-  if (total === undefined || passed === undefined) output += `\nrun-tests: ${job.files.join(', ')}: no uvu summary (exit ${String(code)})\n`
+  if (total === undefined || passed === undefined) output += `\nrun-tests: ${job.files.join(', ')}: no uvu summary (${code !== null ? `exit ${code}` : `killed by ${String(signal)}`})\n`
   return {
     job,
     output,

@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
-import { processAlive } from './support/processes.ts'
+import { killProcessGroup, processAlive } from './support/processes.ts'
 import { writeSlowCharm } from './support/slow-charm.ts'
 
 test('3 controllers + 3 machine agents in real processes deploy related charms (3 units each) over the mesh', async () => {
@@ -79,14 +79,14 @@ test('3 controllers + 3 machine agents in real processes deploy related charms (
     // kill -9 of machine 1's agent in the middle of slow/0's first install.
     assert.ok((await cluster.submit({ type: 'deploy', application: 'slow', charm: 'local:slow-0', config: {}, constraints: {}, numUnits: 1, placement: ['1'] }))?.ok)
     await waitFor('the first install to be running', () => existsSync(join(marks, 'first')), describe)
+    const orphan = Number(readFileSync(join(marks, 'first'), 'utf8'))
     const machine = cluster.machines[1]!
     machine.process!.kill('SIGKILL')
     await new Promise(resolve => machine.process!.once('exit', resolve))
     machine.process = undefined
     // The hook was not killed with the agent (it leads its own process group, as in Juju);
     // end it here, group and all (its `sleep` too).
-    const orphan = Number(readFileSync(join(marks, 'first'), 'utf8'))
-    process.kill(-orphan, 'SIGKILL')
+    killProcessGroup(orphan)
     await waitFor('the orphaned hook to be gone', () => !processAlive(orphan))
     const onMachine1 = ['kv/1', 'web/1', 'slow/0']
     await waitFor('the agents of machine 1\'s units to show lost', async () => {

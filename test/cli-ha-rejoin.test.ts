@@ -50,7 +50,7 @@ import { parse } from 'yaml'
 import { controllerMemberName } from '../agent/cli/cli-home.ts'
 import { cantrip, cantripOk as ok, destroyLeftoverController, removeHome } from './support/cli-process.ts'
 import { GroupReader } from './support/group-reader.ts'
-import { processAlive } from './support/processes.ts'
+import { killProcessGroup, processAlive } from './support/processes.ts'
 import { timeNamespaceUnavailable } from '../agent/time-namespace-boot-clock.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-rejoin-'))
@@ -333,7 +333,7 @@ test('with every controller down, start-agent brings a machine agent back', asyn
   const old = agentPid('0')!
   const bootClock = (): string | undefined => timeNamespaceUnavailable() === undefined ? readFileSync(join(machinesDir, 'machine-0', 'agent', 'boot-clock'), 'utf8') : undefined
   const booted = bootClock()
-  process.kill(-old, 'SIGKILL')
+  killProcessGroup(old)
   await eventually('machine 0\'s agent to die', 60_000, () => processAlive(old) ? undefined : true)
   const run = cantrip(home, ['start-agent', '0'])
   assert.is(run.status, 0, run.stderr)

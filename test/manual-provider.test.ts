@@ -19,6 +19,7 @@ import { manualMachineUnit, shellQuote } from '../providers/manual-provider.ts'
 import { encodeBootstrapData } from '../runtime/bootstrap-data.ts'
 import { ProviderError, type InstanceSpec, type StartProgress } from '../providers/provider-contract.ts'
 import { providerCompliance } from './compliance/provider-compliance.ts'
+import { killProcessGroup } from './support/processes.ts'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const sshdPath = '/usr/sbin/sshd'
@@ -270,7 +271,7 @@ if (reason !== undefined) {
     assert.equal(all.map(i => [i.instanceId, i.machineId, i.token, i.status]), [[`manual:${user}@127.0.0.1:${sshd.port}/machine-1`, '1', 'token-1', 'running']])
     const dir = join(work, 'host-root', 'machine-1')
     const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
-    process.kill(-pid, 'SIGKILL') // the agent and its children, as a crash of the host's session would
+    killProcessGroup(pid) // the agent and its children, as a crash of the host's session would
     for (let i = 0; i < 50 && alive(pid); i++) await sleep(20)
     all = await provider.allInstances()
     assert.equal(all.map(i => i.status), ['failed'])
@@ -399,7 +400,7 @@ if (reason !== undefined) {
     const dir = join(work, 'host-root', 'machine-13')
     const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
     assert.equal(await provider.restartMachine(placement, '13'), { pid, already: true })
-    process.kill(-pid, 'SIGKILL')
+    killProcessGroup(pid)
     for (let i = 0; i < 50 && alive(pid); i++) await sleep(20)
     const again = await provider.restartMachine(placement, '13', sshd.clientKey)
     assert.is(again.already, false)

@@ -26,6 +26,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createHosts, destroyHosts, hostPids, netnsUnavailable, type NetnsHost, type NetnsHosts } from '../scripts/netns-hosts.ts'
 import { cantripOnHost, untilHostStatus, type CliRun } from './support/netns-cli.ts'
+import { killProcessGroup } from './support/processes.ts'
 
 const test = suite('multi-host')
 const unavailable = netnsUnavailable()
@@ -104,7 +105,7 @@ test('a machine on another host, added over ssh, runs a unit at its own address'
   // Juju users run `juju ssh 0 sudo systemctl start jujud-machine-0` (juju/juju
   // service/systemd/service.go), and its unit is idle again.
   const agentPid = Number(readFileSync(join(h2.home, '.cantrip', 'machine-0', 'pid'), 'utf8'))
-  process.kill(-agentPid, 'SIGKILL')
+  killProcessGroup(agentPid)
   const restarted = onOk(h1, 'start-agent', '0')
   assert.match(restarted, new RegExp(`^started machine 0 on root@${h2.address.replaceAll('.', '\\.')} \\(pid \\d+\\)\n$`))
   const newPid = Number(/pid (\d+)/.exec(restarted)![1])

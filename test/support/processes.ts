@@ -20,6 +20,22 @@ export function processAlive (pid: number): boolean {
 }
 
 /**
+ * Kills a process group with SIGKILL, by its leader's pid. Anything but a real pid throws:
+ * `process.kill(-0)` signals the caller's own group and `-1` every process it may signal,
+ * so a pid misread from a file (an empty one reads as 0) must never reach the kill.
+ * Returns false when the group was already gone.
+ */
+export function killProcessGroup (pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 1) throw new Error(`killProcessGroup: expected a process group leader's pid (an integer above 1), got ${String(pid)}`)
+  try {
+    process.kill(-pid, 'SIGKILL')
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
  * Kills whatever the charms of a machine's units left running, by the pid files in the
  * state dir of each unit under `<dataDir>/agents`: workloads outlive their agents (as in
  * Juju), so a test ends them here, by pid, never by name.
