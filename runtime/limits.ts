@@ -725,7 +725,13 @@ export const limits = {
   transportHandshakesWatchedMax: 4_096,
   /**
    * libp2p transport: time for a new connection's peer to send its network nonce
-   * (agent/mesh/network-handshake.ts); @libp2p/pnet's own bound, which older peers keep.
+   * (agent/mesh/network-handshake.ts). @libp2p/pnet's default is 1 s; a host with ten
+   * processes starting at once on loaded cores missed it (a clean-clone CI beside another
+   * failed libp2p-transport's burst case: "0 bytes" after 1,000 ms), and a process whose
+   * event loop stalled longer than the bound runs the timer before it reads the socket that
+   * holds the nonce. 5 s stays well inside libp2p's whole inbound upgrade bound (10 s); a
+   * silent peer is held no longer than that, and transportHandshakesWatchedMax and the
+   * per-host connection rate bound how many.
    */
-  transportNetworkHandshakeTimeoutMs: 1_000
+  transportNetworkHandshakeTimeoutMs: 5_000
 } as const
