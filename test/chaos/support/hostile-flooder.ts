@@ -2,7 +2,8 @@
  * An insider flooding a topic from its own process (so its signing and sending do not
  * slow the peers under test, which share the test's event loop): a libp2p peer with the
  * network key dials the victim, subscribes, prints "ready", then on "go" on stdin
- * publishes `burst` notices every `intervalMs` until stdin closes or "stop" arrives.
+ * publishes `burst` notices every `intervalMs` until stdin closes or "stop" arrives,
+ * printing "sent N" after each burst.
  *
  *   node --import tsx test/chaos/support/hostile-flooder.ts <network key hex> <victim multiaddr> <topic> <burst> <intervalMs>
  */
@@ -34,7 +35,11 @@ const closed = new Promise<void>(resolve => { process.stdin.once('end', resolve)
 let done = false
 void closed.then(() => { done = true })
 while (!done) {
-  if (flooding) for (let i = 0; i < burst; i++) await flooder.publish(topic, new TextEncoder().encode(`flood ${sent++}`)).catch(() => {})
+  if (flooding) {
+    for (let i = 0; i < burst; i++) await flooder.publish(topic, new TextEncoder().encode(`flood ${sent++}`)).catch(() => {})
+    // Progress after every burst: the test keeps the flood going until it is big enough, whatever the machine's load.
+    process.stdout.write(`sent ${sent}\n`)
+  }
   await new Promise(resolve => setTimeout(resolve, intervalMs))
   if (!flooding && sent > 0) process.stdout.write(`sent ${sent}\n`)
 }
