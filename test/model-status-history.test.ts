@@ -44,7 +44,9 @@ history('a new unit starts with its first workload and agent statuses; changes a
   model.ok('set-unit-status', { unit: 'kv/0', status: 'maintenance', message: 'installing', now: 11 }, kv0)
   model.ok('set-unit-status', { unit: 'kv/0', status: 'active', message: 'serving', now: 12 }, kv0)
   model.ok('set-agent-status', { unit: 'kv/0', status: 'idle', message: '', now: 13 }, machine0)
+  // The agent's first report also ends "waiting for machine", as Juju's uniter init does (uniter.go).
   assert.equal(model.history('kv/0').slice(2), [
+    { type: 'workload', status: 'waiting', message: 'agent initialising', since: 10 },
     { type: 'juju-unit', status: 'executing', message: 'running install hook', since: 10 },
     { type: 'workload', status: 'maintenance', message: 'installing', since: 11 },
     { type: 'workload', status: 'active', message: 'serving', since: 12 },

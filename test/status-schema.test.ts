@@ -113,15 +113,17 @@ test('tabular: every §8 section and header, the model line, Scale ready/total, 
   // Apps: natural order; Scale is ready/total while web/2 allocates (applicationScale); Channel empty (local charms).
   const apps = sections[1]!.slice(1)
   assert.equal(apps.map(line => cells(line)[0]), ['db', 'logging', 'web'])
-  // web's status derived by severity (§8): waiting (web/1, web/2) outranks active (web/0).
-  assert.match(apps[2]!, /^web +waiting +2\/3 +web +7 +yes +waiting for machine$/)
-  assert.match(apps[1]!, /^logging +waiting +2\/3 +logging +1 +no +waiting for machine$/, 'a subordinate\'s scale counts its units under the principals')
+  // web's status derived by severity (§8): waiting (web/1, web/2) outranks active (web/0). web/1's
+  // agent has reported, so its "waiting for machine" became "agent initialising" (Juju's uniter init).
+  assert.match(apps[2]!, /^web +waiting +2\/3 +web +7 +yes +agent initialising$/)
+  assert.match(apps[1]!, /^logging +waiting +2\/3 +logging +1 +no +agent initialising$/, 'a subordinate\'s scale counts its units under the principals')
   assert.match(apps[0]!, new RegExp(`^db +active +1 +db +2 +no +${'x'.repeat(117)}\\.\\.\\.$`), 'a message over 120 characters truncated as Juju does')
   assert.is(truncateMessage('y'.repeat(120)), 'y'.repeat(120))
   // Units: leader starred, subordinates indented two spaces under their principal, ports, address.
   const units = sections[2]!.slice(1)
   assert.equal(units.map(line => /^\s*\S+/.exec(line)![0]), ['db/0', 'web/0', '  logging/0', 'web/1*', '  logging/1', 'web/2', '  logging/2'])
   assert.match(units[1]!, /^web\/0 +active +idle +0 +10\.0\.0\.0 +80\/tcp +serving$/)
+  assert.match(units[3]!, /^web\/1\* +waiting +idle +1 +10\.0\.0\.1 +agent initialising$/)
   assert.match(units[5]!, /^web\/2 +waiting +allocating +2 +10\.0\.0\.2 +waiting for machine$/)
   // Machines: State (agent), Address, Inst id, Base as ubuntu@22.04, AZ empty, Message the instance's.
   const machines = sections[3]!.slice(1)

@@ -26,6 +26,22 @@ function workloadStatusOf (d: ModelDraft, c: CommandOf<'set-unit-status'> | Comm
   return { name, unit, status: { status: c.status, message, since: clockReading(c, c.now), data: null } }
 }
 
+/** Juju's MessageInitializingAgent. */
+const agentInitialisingMessage = 'agent initialising'
+
+/**
+ * The uniter's first report (its agent leaves `allocating`) while the workload still says
+ * what the model set before any agent ran: Juju's uniter sets `waiting` "agent
+ * initialising" in its init when it finds "waiting for machine" or "installing agent"
+ * (worker/uniter/uniter.go). Folded into that first report rather than sent as a command
+ * of its own, so a unit whose charm takes a while to fetch does not claim to wait for a
+ * machine that is up and running its agent.
+ */
+function uniterStarting (unit: UnitRecord, next: string): boolean {
+  return unit.agent.status === 'allocating' && next !== 'allocating' && unit.workload.status === 'waiting' &&
+    (unit.workload.message === 'waiting for machine' || unit.workload.message === 'installing agent')
+}
+
 export const statusCommands: HandlerTable<'set-unit-status' | 'set-agent-status' | 'set-application-status' | 'set-workload-version'> = {
   'set-unit-status': (d, c) => {
     const { name, unit, status } = workloadStatusOf(d, c)
@@ -51,7 +67,15 @@ export const statusCommands: HandlerTable<'set-unit-status' | 'set-agent-status'
       data = sortedRecord(c.data)
     }
     const agent = { status: c.status, message, since: now, data }
-    d.units.set(name, { ...unit, agent, statusHistory: withStatusChange(unit.statusHistory, 'juju-unit', agent) })
+    let statusHistory = unit.statusHistory
+    let workload = unit.workload
+    if (uniterStarting(unit, c.status)) {
+      // Before the agent's own change, as init comes before the uniter's first operation.
+      workload = { status: 'waiting', message: agentInitialisingMessage, since: now, data: null }
+      statusHistory = withStatusChange(statusHistory, 'workload', workload)
+    }
+    statusHistory = withStatusChange(statusHistory, 'juju-unit', agent)
+    d.units.set(name, { ...unit, agent, workload, statusHistory })
     d.touch(keys.unitStatus(name))
     return {}
   },
