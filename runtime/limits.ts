@@ -76,6 +76,14 @@ export const limits = {
   hookRetryFactor: 2,
   /** Jitter applied to the hook retry delay: ± this fraction. */
   hookRetryJitterFraction: 0.2,
+  /**
+   * A uniter whose loop failed (its charm could not be fetched) runs again after this,
+   * times the factor per failure in a row, at most the max: Juju's agent dependency engine
+   * (ErrorDelay 3 s, BackoffFactor 1.2, MaxDelay 2 min).
+   */
+  uniterRestartDelayMs: 3_000,
+  uniterRestartBackoffFactor: 1.2,
+  uniterRestartDelayMsMax: 120_000,
   /** update-status-hook-interval default (model config). */
   updateStatusIntervalMs: 300_000,
   /**

@@ -103,6 +103,8 @@ export class UnitWorld {
   readonly #held: HeldHook[] = []
   readonly #hookRules: HookRule[] = []
   readonly #attempts = new Map<string, number>()
+  /** Units whose next charm deploys fail (a charm no controller could send), and how many more. */
+  readonly #deployFailures = new Map<UnitName, number>()
   readonly #errors: unknown[] = []
   readonly #options: Required<Omit<UnitWorldOptions, 'simulation'>>
   #progress = 0
@@ -150,6 +152,12 @@ export class UnitWorld {
       failures++
       return { kind: 'failed', exitCode: 1, reason: `exit status 1` }
     })
+  }
+
+  /** Make `unit`'s next `times` charm deploys fail, as a fetch from controllers that lack the archive does. */
+  failDeploy (unit: UnitName, times = 1): this {
+    this.#deployFailures.set(unit, times)
+    return this
   }
 
   /** Hold `unit`'s next hook named `name` until `releaseHook` is called. */
@@ -202,7 +210,12 @@ export class UnitWorld {
       persistLocalState: async ({ unit, local }) => { await world.#persist(unit, local, machine) },
       acquireHookLock: (unit, acquired) => lock.acquire(unit, acquired),
       runHook: async ({ unit, hook }, signal) => await world.#runHook(unit, hook, machine, signal),
-      deployCharm: async (): Promise<DeployOutcome> => ({ kind: 'deployed' }),
+      deployCharm: async ({ unit }): Promise<DeployOutcome> => {
+        const failures = world.#deployFailures.get(unit) ?? 0
+        if (failures === 0) return { kind: 'deployed' }
+        world.#deployFailures.set(unit, failures - 1)
+        return { kind: 'failed', reason: `charm fetch: archive not in the controller's store` }
+      },
       runAction: async ({ action }): Promise<ActionOutcome> => ({ status: 'completed', results: { name: action.name } }),
       runCommand: async ({ unit, command }) => {
         world.commands.push({ unit, commands: command.commands })

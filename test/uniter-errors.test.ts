@@ -1,7 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { UnitWorld } from '../sim/unit-world.ts'
-import { hookRetryDelayMs } from '../actors/unit/retry-backoff.ts'
+import { hookRetryDelayMs, loopRestartDelayMs } from '../actors/unit/retry-backoff.ts'
+import { readerOf } from '../runtime/model/model-draft.ts'
 import { expectHooks, startupHooks } from './support/hook-order.ts'
 
 const errors = suite('uniter: hook errors and resolved (§6)')
@@ -189,6 +190,33 @@ errors('a dying unit in error waits for resolution, then the failed hook, then t
   await world.settle()
   assert.equal(world.hooksSince('kv/0', mark), ['config-changed', 'start', 'stop', 'remove'])
   assert.ok(world.model.removedUnits.includes('kv/0'))
+})
+
+// Juju's uniter ends its loop on an error that is not a hook's or a deploy conflict (a charm
+// download that failed) with agent status `failed` "resolver loop error" (uniter.go,
+// reportAgentError; TestUniterStartupStatus), and its agent's dependency engine starts it
+// again after 3 s, 1.2 times longer per failure in a row: the download is tried again with
+// no `resolved`. A conflict ("upgrade failed") is the one deploy error that waits for resolved.
+errors('a charm that cannot be fetched: agent failed "resolver loop error", tried again after the restart delay, then installs', async () => {
+  const world = new UnitWorld()
+  world.failDeploy('kv/0', 2)
+  world.model.deploy({ name: 'kv' }, 1)
+  await world.settle()
+  assert.equal(world.hooks('kv/0'), [], 'no hook runs without the charm')
+  const failed = readerOf(world.model.context).unit('kv/0')!
+  assert.equal([failed.agent.status, failed.agent.message], ['failed', 'resolver loop error'])
+  assert.equal([failed.workload.status, failed.workload.message], ['waiting', 'agent initialising'], 'the agent reported: no longer waiting for a machine')
+  assert.equal(world.emitted.filter(e => e.unit === 'kv/0' && e.event.type === 'uniter.loopError').length, 1, 'the reason, for the unit host to log')
+  await world.advance(loopRestartDelayMs(0) - 1)
+  assert.equal(world.emitted.filter(e => e.unit === 'kv/0' && e.event.type === 'uniter.loopError').length, 1, 'not tried again before the delay')
+  await world.advance(1)
+  assert.equal(world.emitted.filter(e => e.unit === 'kv/0' && e.event.type === 'uniter.loopError').length, 2, 'tried again after 3 s, failed again')
+  await world.advance(loopRestartDelayMs(1))
+  expectHooks(world.hooks('kv/0'), startupHooks(true))
+  const running = readerOf(world.model.context).unit('kv/0')!
+  assert.equal(running.agent.status, 'idle')
+  assert.ok(running.statusHistory.some(e => e.type === 'juju-unit' && e.status === 'failed' && e.message === 'resolver loop error'), 'show-status-log keeps the failure')
+  assert.equal([loopRestartDelayMs(0), loopRestartDelayMs(1), loopRestartDelayMs(100)], [3_000, 3_600, 120_000])
 })
 
 errors.run()

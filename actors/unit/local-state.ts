@@ -96,6 +96,8 @@ export interface UniterMemory {
   completedCommands: string[]
   /** The last charm upgrade could not be deployed; wait for resolved or a forced refresh. */
   conflicted: boolean
+  /** The last deploy could not fetch or unpack the charm: the loop waits for its restart (unit-machine.ts `loopRestart`). */
+  loopFailed: boolean
   /** A charm upgrade was just committed: rebuild the loop before anything else. */
   restart: boolean
   /** The machine rebooted since the agent last ran: one `start` is owed. */
@@ -130,6 +132,7 @@ export function initialMemory (rebooted: boolean): UniterMemory {
     completedActions: [],
     completedCommands: [],
     conflicted: false,
+    loopFailed: false,
     restart: false,
     rebootPending: rebooted,
     resolvedConsumed: false

@@ -45,7 +45,7 @@ export interface StepResult {
 
 export type ExecuteResult = StepResult & {
   /** commit: go on; error: the hook failed (state stays pending); requeued: stop, run it again later; conflict: wait. */
-  next: 'commit' | 'error' | 'requeued' | 'conflict'
+  next: 'commit' | 'error' | 'requeued' | 'conflict' | 'loop-error'
 }
 
 /** Completed action and command ids remembered in memory, to not run them twice. */
@@ -161,6 +161,10 @@ export function afterExecute (state: StepState, current: CurrentOperation, resul
     case 'deploy': {
       assert(op.kind === 'deploy', `unit "${state.unit}": deploy outcome for ${op.kind}`)
       if (result.outcome.kind === 'conflicted') return { local, memory: { ...memory, conflicted: true }, emitted, next: 'conflict' }
+      if (result.outcome.kind === 'failed') {
+        emitted.push({ type: 'uniter.loopError', reason: result.outcome.reason })
+        return { local, memory: { ...memory, loopFailed: true }, emitted, next: 'loop-error' }
+      }
       return done({ ...local.operation, step: 'done' })
     }
     case 'action': {

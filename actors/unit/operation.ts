@@ -46,7 +46,13 @@ export type HookOutcome =
 
 export type DeployOutcome =
   | { kind: 'deployed' }
+  /** The new charm's files could not be merged with the unit's (Juju's deploy conflict): "upgrade failed" until resolved. */
   | { kind: 'conflicted', reason: string }
+  /**
+   * The charm could not be fetched or unpacked: Juju's uniter ends its loop with
+   * "resolver loop error" and its agent restarts it after a delay, which tries again.
+   */
+  | { kind: 'failed', reason: string }
 
 export interface ActionOutcome {
   status: 'completed' | 'failed'

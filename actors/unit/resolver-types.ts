@@ -38,6 +38,8 @@ export type ResolverEffect =
   | { type: 'clear-resolved' }
   | { type: 'start-retry-timer' }
   | { type: 'stop-retry-timer' }
+  /** The loop failed (a charm that could not be fetched): restart it after the agent's error delay. */
+  | { type: 'start-restart-timer' }
   /** A subordinate with no alive container-scoped relation to its principal destroys itself. */
   | { type: 'destroy-unit' }
   /** Dying storage whose -storage-attached never committed: the attachment goes without a hook. */

@@ -19,6 +19,9 @@ export function nextOp (input: ResolverInput): Resolution {
   return { decision, effects }
 }
 
+/** The agent status message of a uniter whose loop failed (Juju's reportAgentError). */
+export const loopErrorMessage = 'resolver loop error'
+
 function run (op: Operation): Decision {
   return { kind: 'run', op }
 }
@@ -89,6 +92,11 @@ function resumeDeploy (input: ResolverInput, effects: ResolverEffect[]): Decisio
   const op = local.operation
   const charm = op.charm ?? remoteCharm(remote)
   const mode = op.kind === 'install' ? 'install' : 'upgrade'
+  // Juju's uniter exits on a download error ("resolver loop error") and is restarted after a delay.
+  if (memory.loopFailed) {
+    effects.push({ type: 'start-restart-timer' })
+    return { kind: 'waiting', reason: loopErrorMessage }
+  }
   if (!memory.conflicted) return run({ kind: 'deploy', mode, charm })
   if (resolvedMode(input) !== 'none') {
     effects.push({ type: 'clear-resolved' })

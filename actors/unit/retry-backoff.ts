@@ -13,6 +13,15 @@ export function hookRetryDelayMs (attempt: number, rngState: number): number {
   return Math.round(base * jitter)
 }
 
+/**
+ * The delay before a uniter whose loop failed (a charm it could not fetch) runs again:
+ * Juju's agent restarts a failed worker after 3 s, 1.2 times longer after each failure in
+ * a row, at most 2 min (its dependency engine's ErrorDelay, BackoffFactor, MaxDelay).
+ */
+export function loopRestartDelayMs (restarts: number): number {
+  return Math.round(Math.min(limits.uniterRestartDelayMsMax, limits.uniterRestartDelayMs * limits.uniterRestartBackoffFactor ** Math.min(restarts, 64)))
+}
+
 export function advanceRng (rngState: number): number {
   return nextUnit(rngState)[1]
 }

@@ -24,6 +24,8 @@ export type UnitEmitted =
   | { type: 'uniter.waiting', reason: string }
   | { type: 'hook.committed', hook: HookInfo, ran: boolean }
   | { type: 'hook.failed', hook: HookInfo, reason: string }
+  /** A deploy could not fetch or unpack the charm: why, logged by the unit host (Juju logs "resolver loop error: …"). */
+  | { type: 'uniter.loopError', reason: string }
   | { type: 'hook.requeued', hook: HookInfo }
   | { type: 'relation.enterScope', relationId: RelationId }
   | { type: 'relation.leaveScope', relationId: RelationId }

@@ -253,6 +253,7 @@ export class UnitHost {
     // As Juju's uniter logs it: `hook "install" failed: exit status 1`.
     if (event.type === 'hook.failed') this.#o.logger.log('error', `hook ${JSON.stringify(hookName(event.hook))} failed: ${event.reason}`)
     if (event.type === 'uniter.waiting') this.#o.logger.log('info', `${event.reason} before install`)
+    if (event.type === 'uniter.loopError') this.#o.logger.log('error', `resolver loop error: ${event.reason}`)
     const body = commandForEmitted(this.unit, event, Math.floor(this.#o.clock.now()))
     if (body === undefined) return
     // Once dead the unit leaves the model, and the controllers stop taking its machine's

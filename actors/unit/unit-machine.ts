@@ -9,12 +9,12 @@ import { initialLocalState, initialMemory, type DeployedCharm, type LocalState, 
 import { needsHookLock, type ActionOutcome, type CommandOutcome, type DeployOutcome, type ExecuteOutcome, type HookOutcome } from './operation.ts'
 import { afterExecute, captureRemote, commit, prepare, type CurrentOperation, type StepResult } from './operation-steps.ts'
 import type { RemoteAction, RemoteCommand, RemoteState } from './remote-state.ts'
-import { nextOp } from './resolver.ts'
+import { loopErrorMessage, nextOp } from './resolver.ts'
 import type { Decision, RemoteSnapshot } from './resolver-types.ts'
-import { advanceRng, hookRetryDelayMs } from './retry-backoff.ts'
+import { advanceRng, hookRetryDelayMs, loopRestartDelayMs } from './retry-backoff.ts'
 import type { UnitEmitted, UnitStatus, WorkloadStatus } from './unit-effects.ts'
 import { bindUnitPorts, unitPortsOf, type UnitPorts } from './unit-ports.ts'
-import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnOperationStart, statusOnUpgradeConflict, statusOnWaitingForInstall, uniterSetWorkload } from './unit-status.ts'
+import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnLoopError, statusOnOperationStart, statusOnUpgradeConflict, statusOnWaitingForInstall, uniterSetWorkload } from './unit-status.ts'
 
 /**
  * The uniter of one unit as a statechart (juju-semantics §1): load local state, then loop
@@ -52,9 +52,11 @@ export interface UnitContext {
   current: CurrentOperation | undefined
   outcome: ExecuteOutcome | undefined
   /** Where the operation goes after its execute step was recorded. */
-  afterExecute: 'commit' | 'error' | 'requeued' | 'conflict' | undefined
+  afterExecute: 'commit' | 'error' | 'requeued' | 'conflict' | 'loop-error' | undefined
   status: UnitStatus
   retry: { armed: boolean, attempt: number, rng: number }
+  /** Loop restarts after failed deploys in a row: the delay grows with them (restart-backoff.ts). */
+  loopRestarts: number
   config: UnitConfig
   stopRequested: boolean
   destroyRequested: boolean
@@ -73,6 +75,7 @@ export type UnitEvent =
   | { type: 'lock.acquired' }
   | { type: 'timers.fired' }
   | { type: 'retryTimer.start' }
+  | { type: 'restartTimer.start' }
   | { type: 'retryTimer.stop' }
   /** The model's configuration changed (model-config): applied at once, no restart. */
   | { type: 'config.changed', config: UnitConfig }
@@ -141,7 +144,8 @@ export const unitMachine = setup({
   },
   delays: {
     updateStatusInterval: ({ context }) => context.config.updateStatusIntervalMs,
-    hookRetryDelay: ({ context }) => hookRetryDelayMs(context.retry.attempt, context.retry.rng)
+    hookRetryDelay: ({ context }) => hookRetryDelayMs(context.retry.attempt, context.retry.rng),
+    loopRestartDelay: ({ context }) => loopRestartDelayMs(context.loopRestarts)
   },
   guards: {
     stopRequested: ({ context }) => context.stopRequested,
@@ -195,6 +199,7 @@ export const unitMachine = setup({
             break
           case 'start-retry-timer': enqueue.raise({ type: 'retryTimer.start' }); break
           case 'stop-retry-timer': enqueue.raise({ type: 'retryTimer.stop' }); break
+          case 'start-restart-timer': enqueue.raise({ type: 'restartTimer.start' }); break
           case 'storage-detached': enqueue.emit({ type: 'storage.detached', storageId: effect.storageId }); break
           case 'destroy-unit':
             if (!context.destroyRequested) {
@@ -248,6 +253,8 @@ export const unitMachine = setup({
       const current = context.current!
       const step = commit(context, current)
       const changes: Partial<UnitContext> = { ...applyStep(context, step, enqueue), status: statusOnCommit(context.status, current.op, step.local), current: undefined, outcome: undefined, afterExecute: undefined }
+      // A charm deployed: the next loop error waits the shortest delay again.
+      if (current.op.kind === 'deploy' && context.loopRestarts !== 0) changes.loopRestarts = 0
       const status = changes.status!
       const workload = uniterSetWorkload(context.status, status)
       if (workload !== undefined) enqueue.emit({ type: 'unit.workloadStatus', workload })
@@ -306,6 +313,7 @@ export const unitMachine = setup({
       const decision = context.decision
       const storageWait = decision.kind === 'waiting' && !context.local.installed && decision.reason.startsWith('waiting for storage')
       let status = context.memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
+      if (context.memory.loopFailed) status = statusOnLoopError(context.status, loopErrorMessage)
       if (storageWait) status = statusOnWaitingForInstall(context.status)
       if (status === context.status) {
         if (context.operationsWithoutIdle !== 0) enqueue.assign({ operationsWithoutIdle: 0 })
@@ -373,6 +381,7 @@ export const unitMachine = setup({
     bumpUpdateStatus: assign(({ context }) => ({
       remote: { ...context.remote, updateStatusVersion: context.remote.updateStatusVersion + 1 }
     })),
+    restartAfterLoopError: assign(({ context }) => ({ memory: { ...context.memory, loopFailed: false }, loopRestarts: context.loopRestarts + 1 })),
     armRetry: assign(({ context }) => ({ retry: { ...context.retry, armed: true } })),
     fireRetry: assign(({ context }) => ({
       remote: { ...context.remote, retryHookVersion: context.remote.retryHookVersion + 1 },
@@ -413,6 +422,7 @@ export const unitMachine = setup({
     afterExecute: undefined,
     status: initialUnitStatus,
     retry: { armed: false, attempt: 0, rng: input.seed >>> 0 },
+    loopRestarts: 0,
     config: {
       updateStatusIntervalMs: input.updateStatusIntervalMs ?? limits.updateStatusIntervalMs,
       automaticallyRetryHooks: input.automaticallyRetryHooks ?? true
@@ -551,7 +561,8 @@ export const unitMachine = setup({
                               return { unit: context.unit, charm: op.charm, mode: op.mode }
                             },
                             onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: { kind: 'conflicted' as const, reason: errorText(event.error) } }) }) }
+                            // A deployer that throws could not fetch or unpack the charm: not a conflict of files.
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: { kind: 'failed' as const, reason: errorText(event.error) } }) }) }
                           }
                         },
                         action: {
@@ -641,6 +652,18 @@ export const unitMachine = setup({
                     hookRetryDelay: { target: 'disarmed', actions: ['fireRetry', 'wake'] }
                   },
                   on: { 'retryTimer.stop': { target: 'disarmed', actions: 'resetRetry' } }
+                }
+              }
+            },
+            /** Juju's agent restarting a uniter whose loop failed, after its error delay (restart-backoff.ts). */
+            loopRestart: {
+              initial: 'disarmed',
+              states: {
+                disarmed: { on: { 'restartTimer.start': 'armed' } },
+                armed: {
+                  after: {
+                    loopRestartDelay: { target: 'disarmed', actions: ['restartAfterLoopError', 'wake'] }
+                  }
                 }
               }
             }

@@ -89,6 +89,15 @@ export function statusOnWaitingForInstall (status: UnitStatus): UnitStatus {
   return agent === status.agent && workload === status.workload ? status : { agent, workload }
 }
 
+/**
+ * The uniter's loop failed (a charm it could not fetch): Juju's agent status `failed`
+ * "resolver loop error" (uniter.go, reportAgentError) until its restart runs the deploy
+ * again; the workload keeps what it showed.
+ */
+export function statusOnLoopError (status: UnitStatus, message: string): UnitStatus {
+  return status.agent.status === 'failed' && status.agent.message === message ? status : { ...status, agent: { status: 'failed', message } }
+}
+
 export function statusOnUpgradeConflict (status: UnitStatus): UnitStatus {
   return { agent: { status: 'idle', message: '' }, workload: { status: 'error', message: 'upgrade failed' } }
 }

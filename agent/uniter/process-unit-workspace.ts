@@ -132,7 +132,8 @@ export class ProcessUnitWorkspace implements UnitWorkspace {
       await this.#o.fetchCharm(url, this.#charmDir)
       return { kind: 'deployed' }
     } catch (error) {
-      return { kind: 'conflicted', reason: error instanceof Error ? error.message : String(error) }
+      // Not a conflict of files (the new charm replaces the directory whole): the fetch or unpack failed, retried after a restart delay.
+      return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
     }
   }
 

@@ -121,6 +121,12 @@ export function uniterPath (snapshot: UnitSnapshot): string {
   return parts.join('.')
 }
 
+/** The loop-restart timer (a deploy that could not fetch its charm) is running. */
+function loopRestartArmed (snapshot: UnitSnapshot): boolean {
+  const value = snapshot.value as unknown
+  return typeof value === 'object' && (value as { running: { timers: { loopRestart: string } } }).running.timers.loopRestart === 'armed'
+}
+
 function hookRetryArmed (snapshot: UnitSnapshot): boolean {
   const value = snapshot.value as unknown
   return typeof value === 'object' && (value as { running: { timers: { hookRetry: string } } }).running.timers.hookRetry === 'armed'
@@ -148,7 +154,8 @@ const ids = {
   action: invokeIdOf('unit.running.uniter.executing.locked.executing.action'),
   command: invokeIdOf('unit.running.uniter.executing.locked.executing.command'),
   updateStatusTick: afterEventOf('unit.running.timers.updateStatus.ticking'),
-  retryTick: afterEventOf('unit.running.timers.hookRetry.armed')
+  retryTick: afterEventOf('unit.running.timers.hookRetry.armed'),
+  loopRestartTick: afterEventOf('unit.running.timers.loopRestart.armed')
 }
 
 /** Events carry a label for `serializeEvent`; kept beside the event, not in it. */
@@ -361,6 +368,7 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       stop()
       events.push(labelled('tick', { type: ids.updateStatusTick }))
       if (hookRetryArmed(snapshot)) events.push(labelled('retry', { type: ids.retryTick }))
+      if (loopRestartArmed(snapshot)) events.push(labelled('loop-restart', { type: ids.loopRestartTick }))
       // model-config in hook error: retries toggled and a new update-status interval (re-armed).
       if (path === 'hookError') {
         const config = { automaticallyRetryHooks: !c.config.automaticallyRetryHooks, updateStatusIntervalMs: c.config.updateStatusIntervalMs === 10_000 ? 300_000 : 10_000 }
@@ -389,7 +397,8 @@ export function modelEvents (snapshot: UnitSnapshot, options: ModelOptions = sma
       busy(true)
       break
     case 'executing.locked.executing.deploy':
-      events.push(done(ids.deploy, 'deployed', { kind: 'deployed' }), done(ids.deploy, 'conflicted', { kind: 'conflicted', reason: 'merge failed' }), failure(ids.deploy))
+      events.push(done(ids.deploy, 'deployed', { kind: 'deployed' }), done(ids.deploy, 'conflicted', { kind: 'conflicted', reason: 'merge failed' }),
+        done(ids.deploy, 'fetch-failed', { kind: 'failed', reason: 'archive not in the controller\'s store' }), failure(ids.deploy))
       busy(false)
       break
     case 'executing.locked.executing.action':
@@ -458,10 +467,10 @@ export function serializeModelState (snapshot: UnitSnapshot, detail: ModelOption
   const op = l.operation
   const flags = (pairs: Array<[string, boolean]>): string => pairs.filter(([, on]) => on).map(([name]) => name).join('')
   return [
-    uniterPath(snapshot) + (hookRetryArmed(snapshot) ? '+retry' : ''),
+    uniterPath(snapshot) + (hookRetryArmed(snapshot) ? '+retry' : '') + (loopRestartArmed(snapshot) ? '+restart' : ''),
     flags([['I', l.installed], ['S', l.started], ['T', l.stopped], ['R', l.removed], ['L', l.leader], ['C', l.charm !== undefined]]),
     `${op.kind}/${op.step}/${op.hook === undefined ? '' : describeHook(op.hook)}/${op.actionId ?? ''}`,
-    flags([['x', m.conflicted], ['r', m.restart], ['b', m.rebootPending], ['c', m.resolvedConsumed],
+    flags([['x', m.conflicted], ['F', m.loopFailed], ['r', m.restart], ['b', m.rebootPending], ['c', m.resolvedConsumed],
       ['l', m.leaderSettingsVersion !== r.leaderSettingsVersion], ['u', m.updateStatusVersion !== r.updateStatusVersion],
       ['t', m.retryHookVersion !== r.retryHookVersion], ['a', c.retry.attempt > 0]]),
     `${r.life}/${r.resolvedMode}/${r.leader ? 'leader' : ''}`,
@@ -493,10 +502,10 @@ function coarseState (snapshot: UnitSnapshot): string {
   const remoteRel = r.relations['1']
   const bit = (on: boolean, name: string): string => on ? name : ''
   return [
-    uniterPath(snapshot) + bit(hookRetryArmed(snapshot), '+retry'),
+    uniterPath(snapshot) + bit(hookRetryArmed(snapshot), '+retry') + bit(loopRestartArmed(snapshot), '+restart'),
     bit(l.installed, 'I') + bit(l.started, 'S') + bit(l.stopped, 'T') + bit(l.removed, 'R') + bit(l.leader, 'L') + bit(l.charm !== undefined, 'C'),
     `${op.kind}/${op.step}${op.step === 'queued' ? `/${op.hook?.kind ?? ''}` : ''}`,
-    bit(c.memory.conflicted, 'x') + bit(!l.installed && r.storage['data/0']?.attached !== true, 'w') +
+    bit(c.memory.conflicted, 'x') + bit(c.memory.loopFailed, 'F') + bit(!l.installed && r.storage['data/0']?.attached !== true, 'w') +
       // What the resolver's chain looks at next: leadership, leader settings, config.
       // (none of which matters once the unit is dying).
       (r.life === 'alive' ? bit(r.leader !== l.leader, 'l') + bit(!r.leader && c.memory.leaderSettingsVersion !== r.leaderSettingsVersion, 'v') + bit(l.configHash !== r.configHash, 'k') : ''),
