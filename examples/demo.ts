@@ -160,8 +160,10 @@ async function main (): Promise<void> {
   const { reused } = await ensureController()
   const { entry } = controllerEntry(controllerName)
   // A reused deployment keeps its ports; a new one moves off ports something else holds.
-  const bundle = reused ? { path: bundlePath, moved: [] } : await bundleWithFreePorts(bundlePath, join(entry.dir, 'demo-bundle.yaml'))
-  if (bundle.moved.length > 0) say(`Note: the bundle's ports are taken here, so the demo deploys a copy with free ones (${bundle.moved.join(', ')}): ${bundle.path}`)
+  // CANTRIP_DEMO_FREE_PORTS=1: free ports whatever the bundle's (several demos started at once on one host).
+  const always = process.env['CANTRIP_DEMO_FREE_PORTS'] === '1'
+  const bundle = reused ? { path: bundlePath, moved: [] } : await bundleWithFreePorts(bundlePath, join(entry.dir, 'demo-bundle.yaml'), always)
+  if (bundle.moved.length > 0) say(`Note: ${always ? 'CANTRIP_DEMO_FREE_PORTS=1' : 'the bundle\'s ports are taken here'}, so the demo deploys a copy with free ones (${bundle.moved.join(', ')}): ${bundle.path}`)
   await cantrip(repoRoot, ['deploy', bundle.path, '-c', controllerName], say)
   const before = await readModelOnce(entry)
   if (readerOf(before.model).application('cluster') === undefined) {

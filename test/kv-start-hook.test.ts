@@ -5,7 +5,7 @@
  * workload's own EADDRINUSE line — so a failure under load can be told from a slow start.
  * (A failed start hook is retried by the uniter, as Juju's does: worker/uniter/.)
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -80,6 +80,29 @@ test('start with its port taken: fails, and its log names the port and the workl
   } finally {
     killServer(unit.state)
     await new Promise(resolve => taken.close(resolve))
+  }
+})
+
+// Two deployments on one host (two demos, one per clone) once shared kv's ports: the second
+// kv-server could not listen, but its start hook's /health look was answered by the first
+// one's server and it reported active, until the first deployment went away.
+test('start with its port held by another kv-server that answers /health: fails, not active', async () => {
+  const port = await freePortRun(1)
+  // In a process of its own: the hook runs under spawnSync, which blocks this one.
+  const stranger = spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{"status":"ok"}\\n') }).listen(${port}, '0.0.0.0', () => console.log('ready'))`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const unit = unitDir('stranger', port)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      stranger.stdout.once('data', () => { resolve() })
+      stranger.once('exit', code => { reject(new Error(`the stranger exited (${String(code)}) before listening`)) })
+    })
+    assert.is(runStart(unit), 1)
+    const calls = readFileSync(unit.calls, 'utf8').split('\n')
+    assert.ok(calls.some(c => c.startsWith(`juju-log -l ERROR kv-server exited before answering on port ${port}`) && c.includes('EADDRINUSE')), calls.join('\n'))
+    assert.not.ok(calls.some(c => c.startsWith('open-port') || c.startsWith('status-set active')), 'no port opened, not active')
+  } finally {
+    killServer(unit.state)
+    stranger.kill('SIGKILL')
   }
 })
 

@@ -24,7 +24,9 @@ interface Run { code: number | null, stdout: string, stderr: string }
 
 async function runStart (home: string): Promise<Run> {
   ensureDist() // what `npm start` builds before it runs the demo
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], { env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Free ports whatever the bundle's: another clone's npm test may run its own demo at the
+  // same moment, and both would find 18400 free before either kv listens there.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], { env: { ...process.env, CANTRIP_HOME: home, NO_COLOR: '1', CANTRIP_DEMO_FREE_PORTS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })

@@ -25,12 +25,14 @@ function pinnedPorts (bundle: BundleFile): Array<{ app: string, base: number, co
 /**
  * The bundle to deploy: `bundlePath` itself when its ports are free, else a copy with
  * free port bases and absolute charm paths at `copyPath`; `moved` says what changed.
+ * `always` moves every pinned port: demos started together on one host (tests of two
+ * clones at once) each look before any of them listens, so "free now" is not enough.
  */
-export async function bundleWithFreePorts (bundlePath: string, copyPath: string): Promise<{ path: string, moved: string[] }> {
+export async function bundleWithFreePorts (bundlePath: string, copyPath: string, always = false): Promise<{ path: string, moved: string[] }> {
   const bundle = parse(readFileSync(bundlePath, 'utf8')) as BundleFile
   const moved: string[] = []
   for (const { app, base, count } of pinnedPorts(bundle)) {
-    let free = true
+    let free = !always
     for (let i = 0; i < count && free; i++) free = await portFree(base + i, anyAddress)
     if (free) continue
     const next = await freePortRun(count, anyAddress)

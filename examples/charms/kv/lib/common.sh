@@ -146,16 +146,35 @@ server_url() { echo "http://127.0.0.1:$(conf_value port)"; }
 # http_ok PORT PATH: GET http://127.0.0.1:PORT/PATH answers 200 within a second. Bash's
 # /dev/tcp rather than a node start per look: the start loop looks every 0.2 s, and a
 # node start is ~0.1 CPU-s (more on a busy host).
+# With PID, the answer must also carry `X-Workload-Pid: PID`: our own workload answered,
+# not whatever else listens on the port (another deployment's, which a second demo on
+# the same host once passed for ours until it went away).
 http_ok() {
-  local fd status=''
+  local fd status='' line mine=''
   { exec {fd}<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
   printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$2" >&"$fd" 2>/dev/null || true
   IFS= read -r -t 1 status <&"$fd" || true
+  if [ -z "${3:-}" ]; then
+    mine=yes
+  else
+    local i
+    for ((i = 0; i < 32; i++)); do
+      IFS= read -r -t 1 line <&"$fd" || break
+      line="${line%$'\r'}"
+      [ -z "$line" ] && break
+      if [ "${line,,}" = "x-workload-pid: $3" ]; then mine=yes; break; fi
+    done
+  fi
   exec {fd}>&-
-  [[ "$status" =~ ^HTTP/1\.[01]\ 200\  ]]
+  [[ "$status" =~ ^HTTP/1\.[01]\ 200\  ]] && [ -n "$mine" ]
 }
 
-server_healthy() { http_ok "$(conf_value port)" /health; }
+# Our kv-server (the pid we started or adopted) answers /health.
+server_healthy() {
+  local pid
+  IFS= read -r pid <"$PID_FILE" 2>/dev/null || return 1
+  http_ok "$(conf_value port)" /health "$pid"
+}
 
 # Starts kv-server in its own session (it must outlive the hook) unless it runs already,
 # then waits at most START_WAIT_SECONDS for /health.

@@ -114,6 +114,9 @@ const server = createServer((req, res) => {
   if (url.pathname === '/health') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'method not allowed\n')
     const body = JSON.stringify({ status: 'ok', unit: config.unit ?? '', peers: readPeers(), keys: Object.keys(data).length })
+    // Which process answered: the charm's health check asks for its own server's pid, so a
+    // stranger on the port (another deployment's kv-server) never passes for it.
+    res.setHeader('X-Workload-Pid', String(process.pid))
     return reply(res, 200, body + '\n', 'application/json')
   }
   if (!url.pathname.startsWith('/kv/')) return reply(res, 404, 'not found\n')

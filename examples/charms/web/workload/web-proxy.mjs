@@ -148,6 +148,9 @@ async function proxy (req, res, body) {
 const server = createServer((req, res) => {
   const path = (req.url ?? '/').split('?')[0]
   if (path === '/backends' && (req.method === 'GET' || req.method === 'HEAD')) {
+    // Which process answered: the charm's health check asks for its own proxy's pid (a
+    // stranger on the port, e.g. another deployment's proxy, never passes for it).
+    res.setHeader('X-Workload-Pid', String(process.pid))
     return reply(res, 200, JSON.stringify({ backends: readBackends() }) + '\n', 'application/json')
   }
   if (!['GET', 'HEAD', 'PUT'].includes(req.method ?? '')) return reply(res, 405, 'method not allowed\n')
