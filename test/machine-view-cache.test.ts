@@ -14,12 +14,24 @@ import { readerOf } from '../runtime/model/model-draft.ts'
 import { tableGet } from '../runtime/model/table.ts'
 import { MemoryController } from './support/model-controller.ts'
 
-function world (): { c: MemoryController, machine: string } {
+/** web/0 deployed; with `started`, its agent has made its first report (which moves its workload: see below). */
+function world (started = true): { c: MemoryController, machine: string } {
   const c = new MemoryController()
   c.run('add-charm', { url: 'local:web-0', hash: 'a'.repeat(16), metadata: { name: 'web' } })
   c.run('deploy', { application: 'web', charm: 'local:web-0', config: {}, constraints: {}, numUnits: 1 })
+  if (started) c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: 'installing charm', now: 4 })
   return { c, machine: readerOf(c.context).unit('web/0')!.machine }
 }
+
+// The agent's first report also ends "waiting for machine" with "agent initialising" (Juju's
+// uniter init, status-commands.ts): a workload change, so that one is in the view.
+test('the first agent report changes the view: its workload leaves "waiting for machine"', () => {
+  const { c, machine } = world(false)
+  const before = c.context
+  c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: 'installing charm', now: 4 })
+  assert.not.ok(sameViewSources(before, c.context, machine))
+  assert.equal(tableGet(machineModelView(c.context, machine).units, 'web/0')!.workload.message, 'agent initialising')
+})
 
 test('the view held is answered unchanged until something the machine sees changes', () => {
   const { c, machine } = world()

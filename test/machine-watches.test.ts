@@ -77,6 +77,8 @@ function take (held: ModelContext | undefined, reply: MachineModelReply): ModelC
 
 test('a held watch is answered by the first commit that changes its view, not by one that does not', async () => {
   const c = world()
+  // The agent's first report moves its workload too ("agent initialising"): made before the watch.
+  c.runAs('web/0', 'set-agent-status', { unit: 'web/0', status: 'executing', message: 'installing charm', now: 4 })
   const clock = new ManualClock()
   const watches = new MachineWatches({ clock, model: () => c.context })
   const machine = readerOf(c.context).unit('web/0')!.machine
