@@ -154,6 +154,12 @@ function changedInSlot<T> (a: TableSlot<T> | undefined, b: TableSlot<T> | undefi
     }
     return
   }
+  // The usual change, one entry replaced by another: no maps.
+  if (a !== undefined && b !== undefined && isTableEntry(a) && isTableEntry(b)) {
+    if (a[0] !== b[0]) visit(a[0])
+    if (a[0] !== b[0] || a[1] !== b[1]) visit(b[0])
+    return
+  }
   // An entry against a node (keys pushed down or pulled up), two entries, or collision
   // lists: compare what each side holds, which is a few entries.
   const was = new Map<string, T>()
