@@ -5,7 +5,7 @@ import { limits } from '../runtime/limits.ts'
 import { applyCommand, emptyModel } from '../runtime/model/model-store.ts'
 import { ModelStateMachine } from '../runtime/model/model-state-machine.ts'
 import type { CommandResult, Entity, ModelCommand, ModelContext } from '../runtime/model/model-types.ts'
-import { forEachChangedKey, tableGet, tableKeys } from '../runtime/model/table.ts'
+import { forEachChangedKey, tableEntries, tableFrom, tableGet, tableKeys, tableShapeProblem } from '../runtime/model/table.ts'
 import { snapshotModel } from '../runtime/model/model-snapshot.ts'
 import { entryRuns } from '../runtime/raft/proposal-queue.ts'
 import { encode } from '../runtime/codec.ts'
@@ -64,29 +64,24 @@ test('each command of a batch is deduplicated by its own request id: within the 
 })
 
 test('a batch changes in place only what its own commands copied: the context it started from keeps every byte, and the result is whole', () => {
-  // 31 machines first, so the batch's writes land in buckets the committed context holds.
+  // 31 machines first, so the batch's writes land in nodes the committed context holds.
   let base = emptyModel()
   for (let i = 0; i < 31; i++) base = apply(base, addMachine(`m${i}`), i + 1).context
   const before = encode(snapshotModel(base))
-  // A full batch: new machines (many keys share outer buckets), refusals and repeats between them.
+  // A full batch: new machines (many keys share upper nodes), refusals and repeats between them.
   const commands: ModelCommand[] = []
   for (let i = 0; i < limits.modelEntryCommandsMax; i++) {
     commands.push(i % 8 === 3 ? removeMachine(`r${i}`, '999') : i % 8 === 5 ? addMachine(`m${i - 1}`) : addMachine(`n${i}`))
   }
   const first = apply(base, batch(commands), 100)
   const second = apply(base, batch(commands), 100)
-  assert.equal(encode(snapshotModel(base)), before, 'the committed context is unchanged, however its buckets were shared')
+  assert.equal(encode(snapshotModel(base)), before, 'the committed context is unchanged, however its nodes were shared')
   assert.equal(encode(snapshotModel(first.context)), encode(snapshotModel(second.context)), 'the same batch on the same context: the same bytes')
   const ok = results(first.result).filter(r => r.ok).length
   assert.is(ok, limits.modelEntryCommandsMax - 4, 'every command but the four refusals applied')
   assert.is(first.context.machines.size, 31 + limits.modelEntryCommandsMax - 8, 'new machines: not the refusals, not the repeats')
-  let counted = 0
-  for (const middle of first.context.machines.buckets) {
-    if (middle === null) continue
-    assert.ok(middle.some(leaf => leaf !== null), 'no empty bucket is kept')
-    for (const leaf of middle) counted += leaf === null ? 0 : Object.keys(leaf).length
-  }
-  assert.is(counted, first.context.machines.size, 'the size counts the entries in the buckets')
+  assert.is(tableShapeProblem(first.context.machines), undefined, 'every key where its hash puts it, and the size counts the entries')
+  assert.equal(encode(first.context.machines), encode(tableFrom(tableEntries(first.context.machines))), 'no empty node is kept: the shape inserting the keys afresh gives')
   // What watchers read: the keys changed since the committed context, and only those.
   const changed: string[] = []
   forEachChangedKey(base.keyRevisions, first.context.keyRevisions, key => { changed.push(key) })

@@ -9,8 +9,8 @@ import { restoreModel, snapshotModel } from '../runtime/model/model-snapshot.ts'
 import type {
   ApplyOutcome, CharmSummaryInput, CommandOf, CommandResult, Entity, ModelCommand, ModelCommandType, ModelContext, RelationRecord
 } from '../runtime/model/model-types.ts'
-import { tableEntries, tableFrom, tableGet, tableKeys, tableValues } from '../runtime/model/table.ts'
-import { SeededRandom } from '../runtime/random.ts'
+import { TableDraft, emptyTable, tableEntries, tableFrom, tableGet, tableKeys, tableValues, type Table } from '../runtime/model/table.ts'
+import { SeededRandom, hashString32 } from '../runtime/random.ts'
 import { createActor } from 'xstate'
 
 const admin: Entity = { kind: 'user', name: 'admin' }
@@ -935,10 +935,47 @@ determinism('snapshotModel / restoreModel round-trip through the codec; garbage 
   for (const [key, relation] of tableEntries(departing.relations)) {
     assert.equal(tableGet(upgraded.relations, key)!.departed, [...relation.departed].sort(naturalCompare))
   }
-  assert.throws(() => restoreModel({ format: 'cantrip-model', version: 2 }), /expected snapshot version 1/)
+  assert.throws(() => restoreModel({ format: 'cantrip-model', version: 3 }), /expected snapshot version 2, or 1 with tables of fan-out 64/)
   assert.throws(() => restoreModel({ ...snapshotModel(context), context: { ...context, units: { size: 1, buckets: [] } } }), /expected a table in "units"/)
   assert.throws(() => restoreModel('junk'), /model snapshot: expected a cantrip model snapshot/)
 })
+
+determinism('a version 1 snapshot (tables as 64 × 64 buckets) restores to the same context', () => {
+  // A controller upgraded in place restores the snapshot its old release wrote.
+  const { context } = departureHistory(5, 300).model
+  assert.ok(tableValues(context.relations).some(relation => relation.members.size > 0), 'relations with members')
+  const restored = restoreModel(decode(encode(legacySnapshot(context), 'test'), 'test'))
+  assert.equal(restored, context)
+  const broken = legacySnapshot(context) as unknown as { context: Record<string, unknown> }
+  broken.context.units = { size: 1, buckets: [] }
+  assert.throws(() => restoreModel(broken), /expected a table of 64 buckets in "units"/)
+})
+
+/** `context` as release 0.1 snapshotted it: each table a 64 × 64 grid of records by hash. */
+function legacySnapshot (context: ModelContext): object {
+  const grid = <T>(table: Table<T>): object => {
+    const buckets: Array<Array<Record<string, T> | null> | null> = new Array(64).fill(null)
+    for (const [key, value] of tableEntries(table)) {
+      const hash = hashString32(key)
+      const middle = buckets[hash % 64] ??= new Array(64).fill(null)
+      const leaf = middle[(hash >>> 6) % 64] ??= {}
+      leaf[key] = value
+    }
+    return { size: table.size, buckets }
+  }
+  const relations = new TableDraft<unknown>(emptyTable())
+  for (const [id, relation] of tableEntries(context.relations)) relations.set(id, { ...relation, members: grid(relation.members) })
+  const tables: Record<string, object> = {}
+  for (const name of ['charms', 'applications', 'units', 'machines', 'settings', 'leases', 'controllerLeases', 'actions', 'keyRevisions', 'models'] as const) tables[name] = grid<unknown>(context[name])
+  if (context.agentBinaries !== undefined) tables.agentBinaries = grid(context.agentBinaries)
+  if (context.secrets !== undefined) tables.secrets = grid(context.secrets)
+  return {
+    format: 'cantrip-model',
+    version: 1,
+    tableFanout: 64,
+    context: { ...context, ...tables, relations: grid(relations.finish()), requests: { current: grid(context.requests.current), previous: grid(context.requests.previous) } }
+  }
+}
 
 determinism('10k commands apply in time linear in their number (no timing assertion: it prints)', () => {
   const model = standard()

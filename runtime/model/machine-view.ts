@@ -270,7 +270,7 @@ export function sameViewContent (a: ModelContext, b: ModelContext): boolean {
 }
 
 function isTable (value: unknown): value is Table<unknown> {
-  return typeof value === 'object' && value !== null && 'buckets' in value && 'size' in value
+  return typeof value === 'object' && value !== null && 'root' in value && 'size' in value
 }
 
 /** Same keys, and under each the same record (identical, or equal as plain data). */

@@ -2,7 +2,8 @@ import { InvalidInputError } from '../errors.ts'
 import { isPlainRecord } from './charm-summary.ts'
 import { naturalCompare, type UnitName } from '../ids.ts'
 import type { ApplicationRecord, ModelContext, RelationRecord, UnitRecord } from './model-types.ts'
-import { TableDraft, emptyTable, tableEntries, tableFanout, type Table } from './table.ts'
+import { TableDraft, emptyTable, tableEntries, tableLevels, tableShapeProblem, type Table } from './table.ts'
+import { fromLegacyTable, legacyTableFanout } from './legacy-bucket-table.ts'
 
 /**
  * The model as RaftSnapshot data: the context is plain data already, so the snapshot is
@@ -12,13 +13,14 @@ import { TableDraft, emptyTable, tableEntries, tableFanout, type Table } from '.
  */
 export interface ModelSnapshotData {
   readonly format: 'cantrip-model'
-  readonly version: 1
-  readonly tableFanout: number
+  /** 2: tables are tries (table.ts); 1, still read: a fixed grid of buckets (legacy-bucket-table.ts). */
+  readonly version: 2
+  readonly tableLevels: number
   readonly context: ModelContext
 }
 
 export function snapshotModel (context: ModelContext): ModelSnapshotData {
-  return { format: 'cantrip-model', version: 1, tableFanout, context }
+  return { format: 'cantrip-model', version: 2, tableLevels, context }
 }
 
 const tableNames = ['charms', 'applications', 'units', 'machines', 'relations', 'settings', 'leases', 'controllerLeases', 'actions', 'keyRevisions'] as const
@@ -28,8 +30,9 @@ export function restoreModel (data: unknown): ModelContext {
   const fail = (expected: string, got: unknown): never => { throw new InvalidInputError('model snapshot', expected, got) }
   if (!isPlainRecord(data) || data.format !== 'cantrip-model') fail('a cantrip model snapshot', data)
   const envelope = data as Record<string, unknown>
-  if (envelope.version !== 1) fail('snapshot version 1', envelope.version)
-  if (envelope.tableFanout !== tableFanout) fail(`tables of fan-out ${tableFanout}`, envelope.tableFanout)
+  const legacy = envelope.version === 1
+  if (legacy ? envelope.tableFanout !== legacyTableFanout : envelope.version !== 2) fail('snapshot version 2, or 1 with tables of fan-out 64', envelope.version)
+  if (!legacy && envelope.tableLevels !== tableLevels) fail(`tables of ${tableLevels} levels`, envelope.tableLevels)
   const context = envelope.context
   if (!isPlainRecord(context) || context.format !== 1) fail('a model context of format 1', context)
   const ctx = context as Record<string, unknown>
@@ -43,27 +46,18 @@ export function restoreModel (data: unknown): ModelContext {
   }
   const cleanFrom = (ctx.counters as Record<string, unknown>)['cleanMachineFrom']
   if (cleanFrom !== undefined && (!Number.isSafeInteger(cleanFrom) || (cleanFrom as number) < 0)) fail('a whole number in counters.cleanMachineFrom', cleanFrom)
+  if (legacy) upgradeLegacyTables(ctx, fail)
   const checkTable = (name: string, table: unknown): void => {
-    const buckets = isPlainRecord(table) ? table.buckets : undefined
-    if (!isPlainRecord(table) || !Number.isSafeInteger(table.size) || !Array.isArray(buckets) || buckets.length !== tableFanout) fail(`a table in "${name}"`, table)
-    let size = 0
-    for (const middle of buckets as unknown[]) {
-      if (middle === null) continue
-      if (!Array.isArray(middle) || middle.length !== tableFanout) fail(`buckets of "${name}"`, middle)
-      for (const leaf of middle as unknown[]) {
-        if (leaf === null) continue
-        if (!isPlainRecord(leaf)) fail(`buckets of "${name}"`, leaf)
-        size += Object.keys(leaf as object).length
-      }
-    }
-    if (size !== (table as { size: number }).size) fail(`"${name}" to hold ${String((table as { size: number }).size)} entries`, size)
+    const problem = tableShapeProblem(table)
+    if (problem !== undefined) fail(`a table in "${name}" (${problem})`, table)
   }
   for (const name of tableNames) checkTable(name, ctx[name])
   // Snapshots from before the model registry have no "models" table: an empty one.
   if (ctx.models === undefined) ctx.models = emptyTable()
   checkTable('models', ctx.models)
-  // Agent binaries are absent until the first is added (model-types.ts).
+  // Agent binaries and secrets are absent until the first is added (model-types.ts).
   if (ctx.agentBinaries !== undefined) checkTable('agentBinaries', ctx.agentBinaries)
+  if (ctx.secrets !== undefined) checkTable('secrets', ctx.secrets)
   // Snapshots from before models had a UUID: none yet (a controller sets one).
   if (ctx.uuid === undefined) ctx.uuid = ''
   if (typeof ctx.uuid !== 'string') fail('a string "uuid"', ctx.uuid)
@@ -78,6 +72,28 @@ export function restoreModel (data: unknown): ModelContext {
     if (!Array.isArray(list) || !list.every(chunk => Array.isArray(chunk))) fail(`a chunked list in "${name}"`, list)
   }
   return withHookChangeFields(context as unknown as ModelContext)
+}
+
+/**
+ * A version 1 context's tables, each rebuilt as a trie in place (the context was decoded
+ * for this restore alone): the model's own, the request generations and each relation's
+ * members, the only table inside a record.
+ */
+function upgradeLegacyTables (ctx: Record<string, unknown>, fail: (expected: string, got: unknown) => never): void {
+  const upgrade = (name: string, value: unknown): Table<unknown> => fromLegacyTable(value, (expected, got) => fail(`${expected} in "${name}"`, got))
+  for (const name of [...tableNames, 'models', 'agentBinaries', 'secrets'] as const) {
+    if (ctx[name] !== undefined) ctx[name] = upgrade(name, ctx[name])
+  }
+  if (isPlainRecord(ctx.requests)) {
+    ctx.requests = { ...ctx.requests, current: upgrade('requests.current', ctx.requests.current), previous: upgrade('requests.previous', ctx.requests.previous) }
+  }
+  const relations = new TableDraft(ctx.relations as Table<unknown>)
+  for (const [id, relation] of tableEntries(ctx.relations as Table<unknown>)) {
+    if (!isPlainRecord(relation)) fail(`a relation record in "relations"`, relation)
+    const record = relation as Record<string, unknown>
+    relations.set(id, { ...record, members: upgrade(`relations.${id}.members`, record.members) })
+  }
+  ctx.relations = relations.finish()
 }
 
 /**
