@@ -1,9 +1,9 @@
 /**
  * The write path's stages as this process sees them (RaftHost's `onStage`), for timing one
  * write end to end across the controller processes: with CANTRIP_WRITE_TRACE=FILE every
- * controller appends `<pid> <epoch ms, µs resolution> <stage> <detail> <run µs> <queued µs>`
- * lines to FILE, which bench/write-stages.ts lines up with its client's own send and
- * receive times. The last two are the process's CPU time so far (getrusage: every thread,
+ * controller appends `<pid> <epoch ms, µs resolution> <stage> <detail>` lines to FILE,
+ * which bench/write-stages.ts lines up with its client's own send and receive times. With
+ * CANTRIP_WRITE_TRACE_SCHED=1 each line adds `<run µs> <queued µs>`: the process's CPU time so far (getrusage: every thread,
  * the thread pool's LevelDB writes included) and its main thread's time waiting in the
  * run queue for a core (/proc/thread-self/schedstat), so a leg of one process splits into
  * running, waiting for a core (a loaded machine) and waiting for anything else (the disk,
@@ -27,6 +27,8 @@ export type StageRecorder = (stage: RaftHostStage | string, detail: number) => v
 export function writeStageTrace (file: string | undefined): StageRecorder | undefined {
   if (file === undefined || file === '') return undefined
   const lines: string[] = []
+  // Opt-in: the two reads cost ~10 µs a line, ~10 % of a leader's CPU in a sequential write.
+  const sched = process.env['CANTRIP_WRITE_TRACE_SCHED'] === '1'
   const flush = (): void => {
     if (lines.length === 0) return
     try {
@@ -39,8 +41,13 @@ export function writeStageTrace (file: string | undefined): StageRecorder | unde
   setInterval(flush, flushMs).unref()
   process.on('exit', flush)
   const record: StageRecorder = (stage, detail) => {
+    const at = (performance.timeOrigin + performance.now()).toFixed(3)
+    if (!sched) {
+      lines.push(`${process.pid} ${at} ${stage} ${detail}`)
+      return
+    }
     const { runUs, queuedUs } = schedUs()
-    lines.push(`${process.pid} ${(performance.timeOrigin + performance.now()).toFixed(3)} ${stage} ${detail} ${runUs} ${queuedUs}`)
+    lines.push(`${process.pid} ${at} ${stage} ${detail} ${runUs} ${queuedUs}`)
     if (lines.length >= flushLines) flush()
   }
   probeSockets(record)

@@ -27,8 +27,12 @@ import { probeSockets, schedUs } from '../agent/write-stage-trace.ts'
  * splits into the sender's own stack, the kernel and scheduler between, and the
  * receiver's stack; the socket writes per write say how many messages one write costs,
  * and the CPU each process burns per write (idle CPU printed beside it) what it costs.
- * CANTRIP_WRITE_STAGES_DUMP=1 prints one write's events in order;
- * CANTRIP_BENCH_CPU_PROF=DIR has the controllers write V8 CPU profiles there.
+ * CANTRIP_WRITE_TRACE_SCHED=1 splits each leg of one process into running, waiting for a
+ * core and waiting for anything else (each trace line then costs ~10 µs more, which the
+ * legs' times include); CANTRIP_WRITE_STAGES_DUMP=1 prints one write's events in order;
+ * CANTRIP_BENCH_CPU_PROF=DIR has the controllers write V8 CPU profiles there, sampled every
+ * CANTRIP_BENCH_CPU_PROF_INTERVAL_US (default 1,000; 100 gives a sequential write's few
+ * hundred µs in a process enough samples).
  */
 const warmup = 20
 const idleSampleMs = 3_000
@@ -67,7 +71,7 @@ export async function measureWriteStages (writes: number): Promise<WriteStages> 
     const execPath = process.execPath
     if (profileDir !== undefined) {
       process.execPath = join(root, 'node-cpu-prof')
-      writeFileSync(process.execPath, `#!/bin/sh\nexec ${JSON.stringify(execPath)} --cpu-prof --cpu-prof-dir=${JSON.stringify(profileDir)} "$@"\n`, { mode: 0o755 })
+      writeFileSync(process.execPath, `#!/bin/sh\nexec ${JSON.stringify(execPath)} --cpu-prof --cpu-prof-interval=${process.env['CANTRIP_BENCH_CPU_PROF_INTERVAL_US'] ?? 1000} --cpu-prof-dir=${JSON.stringify(profileDir)} "$@"\n`, { mode: 0o755 })
     }
     for (const c of cluster.controllers) cluster.start(c)
     process.execPath = execPath
@@ -130,6 +134,7 @@ function parseTrace (text: string): Event[] {
 
 /** One of this client's own events, stamped as the controllers stamp theirs. */
 function clientEvent (stage: string, detail: number): Event {
+  if (process.env['CANTRIP_WRITE_TRACE_SCHED'] !== '1') return event(process.pid, wallMs(), stage, detail)
   const { runUs, queuedUs } = schedUs()
   return event(process.pid, wallMs(), stage, detail, runUs, queuedUs)
 }
