@@ -216,6 +216,7 @@ function summarise (events: readonly Event[], self: number, leader: number, skip
       add('  follower socket read → its Ready', followerRead, follower.ready)
       const followerWrite = socket(follower.pid, 'socket-write', follower.sent.at)
       add('  follower sent → its socket write', follower.sent, followerWrite)
+      add('  follower Ready → its acknowledgement\'s socket write', follower.ready, followerWrite)
       const ackRead = socket(leader, 'socket-read', followerWrite?.at, followerWrite?.connection)
       const received = socket(leader, 'received-answer', ackRead?.at)
       add('  follower socket write → leader socket read', followerWrite, ackRead)
