@@ -8,7 +8,7 @@ import { admin, CantripdCluster } from '../test/support/cantripd-cluster.ts'
 import { quantile, round, wallMs } from './stats.ts'
 import { deployBenchApplication } from './writes.ts'
 import { cpuMs } from './child-processes.ts'
-import { probeSockets } from '../agent/write-stage-trace.ts'
+import { probeSockets, schedUs } from '../agent/write-stage-trace.ts'
 
 /**
  * Where one sequential write's time goes (issue 28): three `cantripd` controllers started
@@ -27,13 +27,22 @@ import { probeSockets } from '../agent/write-stage-trace.ts'
  * splits into the sender's own stack, the kernel and scheduler between, and the
  * receiver's stack; the socket writes per write say how many messages one write costs,
  * and the CPU each process burns per write (idle CPU printed beside it) what it costs.
- * CANTRIP_WRITE_STAGES_DUMP=1 prints one write's events in order;
- * CANTRIP_BENCH_CPU_PROF=DIR has the controllers write V8 CPU profiles there.
+ * CANTRIP_WRITE_TRACE_SCHED=1 splits each leg of one process into running, waiting for a
+ * core and waiting for anything else (each trace line then costs ~10 µs more, which the
+ * legs' times include); CANTRIP_WRITE_STAGES_DUMP=1 prints one write's events in order;
+ * CANTRIP_BENCH_CPU_PROF=DIR has the controllers write V8 CPU profiles there, sampled every
+ * CANTRIP_BENCH_CPU_PROF_INTERVAL_US (default 1,000; 100 gives a sequential write's few
+ * hundred µs in a process enough samples).
  */
 const warmup = 20
 const idleSampleMs = 3_000
 
-interface Event { at: number, pid: number, stage: string, detail: number, connection?: string }
+/**
+ * `run` and `queued`: the process's main thread's µs on a CPU and in the run queue so far
+ * (write-stage-trace.ts), so a leg within one process splits into running, waiting for a
+ * core and waiting for anything else.
+ */
+interface Event { at: number, pid: number, stage: string, detail: number, connection?: string, run?: number, queued?: number }
 
 export type StageMedians = Record<string, number>
 
@@ -62,7 +71,7 @@ export async function measureWriteStages (writes: number): Promise<WriteStages> 
     const execPath = process.execPath
     if (profileDir !== undefined) {
       process.execPath = join(root, 'node-cpu-prof')
-      writeFileSync(process.execPath, `#!/bin/sh\nexec ${JSON.stringify(execPath)} --cpu-prof --cpu-prof-dir=${JSON.stringify(profileDir)} "$@"\n`, { mode: 0o755 })
+      writeFileSync(process.execPath, `#!/bin/sh\nexec ${JSON.stringify(execPath)} --cpu-prof --cpu-prof-interval=${process.env['CANTRIP_BENCH_CPU_PROF_INTERVAL_US'] ?? 1000} --cpu-prof-dir=${JSON.stringify(profileDir)} "$@"\n`, { mode: 0o755 })
     }
     for (const c of cluster.controllers) cluster.start(c)
     process.execPath = execPath
@@ -77,13 +86,13 @@ export async function measureWriteStages (writes: number): Promise<WriteStages> 
       client: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000
     })
     let cpuBefore = cpu()
-    probeSockets((stage, detail) => { if (probing) client.push(event(process.pid, wallMs(), stage, detail)) })
+    probeSockets((stage, detail) => { if (probing) client.push(clientEvent(stage, detail)) })
     for (let i = 0; i < warmup + writes; i++) {
       const body = { type: 'set-config', application: 'bench', config: { v: `${i}:`.padEnd(200, 'v') }, requestId: `stages-${i}`, proposer: admin }
       if (i === warmup) cpuBefore = cpu()
-      client.push({ at: wallMs(), pid: process.pid, stage: 'client-send', detail: i })
+      client.push(clientEvent('client-send', i))
       const reply = decode(await cluster.client!.request(leader.id, controllerProposeProtocol, encode(body, 'bench'), { timeoutMs: 10_000 }), 'bench') as { ok?: boolean }
-      client.push({ at: wallMs(), pid: process.pid, stage: 'client-receive', detail: i })
+      client.push(clientEvent('client-receive', i))
       if (reply.ok !== true) throw new Error(`bench write stages: expected write ${i} committed, got ${JSON.stringify(reply).slice(0, 200)}`)
     }
     probing = false
@@ -118,84 +127,112 @@ export async function measureWriteStages (writes: number): Promise<WriteStages> 
 
 function parseTrace (text: string): Event[] {
   return text.split('\n').filter(line => line !== '').map(line => {
-    const [pid, at, stage, detail] = line.split(' ')
-    return event(Number(pid), Number(at), stage!, Number(detail))
+    const [pid, at, stage, detail, run, queued] = line.split(' ')
+    return event(Number(pid), Number(at), stage!, Number(detail), Number(run), Number(queued))
   })
 }
 
-/** An event; a socket's (`socket-read:<ports>`) names its connection apart. */
-function event (pid: number, at: number, stage: string, detail: number): Event {
-  const [name, connection] = stage.split(':')
-  return connection === undefined ? { pid, at, stage, detail } : { pid, at, stage: name!, detail, connection }
+/** One of this client's own events, stamped as the controllers stamp theirs. */
+function clientEvent (stage: string, detail: number): Event {
+  if (process.env['CANTRIP_WRITE_TRACE_SCHED'] !== '1') return event(process.pid, wallMs(), stage, detail)
+  const { runUs, queuedUs } = schedUs()
+  return event(process.pid, wallMs(), stage, detail, runUs, queuedUs)
 }
 
-/** The stage medians over every write after the warm-up. */
+/** An event; a socket's (`socket-read:<ports>`) names its connection apart. */
+function event (pid: number, at: number, stage: string, detail: number, run?: number, queued?: number): Event {
+  const [name, connection] = stage.split(':')
+  const e: Event = connection === undefined ? { pid, at, stage, detail } : { pid, at, stage: name!, detail, connection }
+  // Older traces and machines without /proc/thread-self/schedstat have none.
+  if (run !== undefined && queued !== undefined && Number.isFinite(run) && Number.isFinite(queued)) {
+    e.run = run
+    e.queued = queued
+  }
+  return e
+}
+
+/** A point of a leg: an event, or a plain number (a count measured from 0). */
+type Point = Event | number | undefined
+
+/**
+ * The stage medians over every write after the warm-up; a leg whose two ends are events
+ * of one process also gets `<leg> [run]` and `[queued]`: its main thread's time on a CPU
+ * and waiting for one over the leg; what the wall time has beyond both is waiting for
+ * something else (the disk through the thread pool, a timer, a peer).
+ */
 function summarise (events: readonly Event[], self: number, leader: number, skip: number): { medians: StageMedians, p50Ms: number, samples: number } {
   const stages = new Map<string, number[]>()
-  const add = (name: string, from: number | undefined, to: number | undefined): void => {
-    if (from === undefined || to === undefined) return
+  const push = (name: string, value: number): void => {
     const list = stages.get(name) ?? []
-    list.push(to - from)
+    list.push(value)
     stages.set(name, list)
+  }
+  const add = (name: string, from: Point, to: Point): void => {
+    if (from === undefined || to === undefined) return
+    push(name, (typeof to === 'number' ? to : to.at) - (typeof from === 'number' ? from : from.at))
+    if (typeof from === 'number' || typeof to === 'number' || from.pid !== to.pid) return
+    if (from.run === undefined || to.run === undefined || from.queued === undefined || to.queued === undefined) return
+    push(`${name} [run]`, (to.run - from.run) / 1000)
+    push(`${name} [queued]`, (to.queued - from.queued) / 1000)
   }
   const totals: number[] = []
   if (process.env['CANTRIP_WRITE_STAGES_DUMP'] !== undefined) {
     const sample = windows(events)[skip + 5]!
-    for (const e of sample) console.log(`${(e.at - sample[0]!.at).toFixed(2).padStart(8)} ${e.pid === self ? 'client' : e.pid === leader ? 'leader' : e.pid} ${e.stage} ${e.connection ?? ''} ${e.detail}`)
+    for (const e of sample) console.log(`${(e.at - sample[0]!.at).toFixed(2).padStart(8)} ${e.pid === self ? 'client' : e.pid === leader ? 'leader' : e.pid} ${e.stage} ${e.connection ?? ''} ${e.detail} ${e.run ?? ''} ${e.queued ?? ''}`)
   }
   for (const window of windows(events).slice(skip)) {
-    const start = window[0]!.at
-    const end = window[window.length - 1]!.at
-    totals.push(end - start)
+    const startEvent = window[0]!
+    const endEvent = window[window.length - 1]!
+    const start = startEvent.at
+    totals.push(endEvent.at - start)
     const first = (test: (e: Event) => boolean, after = start): Event | undefined => window.find(e => e.at >= after && test(e))
     const propose = first(e => e.pid === leader && e.stage === 'propose')
     const leaderReady = first(e => e.pid === leader && e.stage === 'ready' && e.detail > 0, propose?.at)
     const leaderSynced = first(e => e.pid === leader && e.stage === 'synced' && e.detail > 0, leaderReady?.at)
     const applied = first(e => e.pid === leader && e.stage === 'applied', leaderReady?.at)
     const follower = firstFollowerAnswer(window, leader, leaderReady?.at)
-    add('client → leader propose', start, propose?.at)
-    add('propose → leader Ready', propose?.at, leaderReady?.at)
-    add('leader Ready → synced (its fsync)', leaderReady?.at, leaderSynced?.at)
-    add('leader Ready → follower Ready (append in transit)', leaderReady?.at, follower?.ready)
+    add('client → leader propose', startEvent, propose)
+    add('propose → leader Ready', propose, leaderReady)
+    add('leader Ready → synced (its fsync)', leaderReady, leaderSynced)
+    add('leader Ready → follower Ready (append in transit)', leaderReady, follower?.ready)
     add('follower Ready → synced (its fsync)', follower?.ready, follower?.synced)
     add('follower synced → acknowledgement sent', follower?.synced, follower?.sent)
-    add('acknowledgement sent → leader applied (transit, commit, apply)', follower?.sent, applied?.at)
-    add('leader applied → client receive', applied?.at, end)
+    add('acknowledgement sent → leader applied (transit, commit, apply)', follower?.sent, applied)
+    add('leader applied → client receive', applied, endEvent)
     // The same path at the sockets: each process's own stack, and the kernel between.
     const socket = (pid: number, stage: string, after: number | undefined, on?: string): Event | undefined =>
       after === undefined ? undefined : first(e => e.pid === pid && e.stage === stage && (on === undefined || e.connection === on), after)
-    const at = (pid: number, stage: string, after: number | undefined, on?: string): number | undefined => socket(pid, stage, after, on)?.at
-    const clientWriteEvent = socket(self, 'socket-write', start)
-    const clientWrite = clientWriteEvent?.at
-    const clientConnection = clientWriteEvent?.connection
-    const leaderRead = at(leader, 'socket-read', clientWrite, clientConnection)
-    add('  client send → its socket write', start, clientWrite)
+    const clientWrite = socket(self, 'socket-write', start)
+    const clientConnection = clientWrite?.connection
+    const leaderRead = socket(leader, 'socket-read', clientWrite?.at, clientConnection)
+    add('  client send → its socket write', startEvent, clientWrite)
     add('  client socket write → leader socket read', clientWrite, leaderRead)
-    add('  leader socket read → propose', leaderRead, propose?.at)
+    add('  leader socket read → propose', leaderRead, propose)
     if (follower !== undefined) {
       const followerRead = socket(follower.pid, 'socket-read', leaderReady?.at)
-      const leaderWrite = at(leader, 'socket-write', leaderReady?.at, followerRead?.connection)
-      add('  leader Ready → its socket write', leaderReady?.at, leaderWrite)
-      add('  leader socket write → follower socket read', leaderWrite, followerRead?.at)
-      add('  follower socket read → its Ready', followerRead?.at, follower.ready)
-      const followerWriteEvent = socket(follower.pid, 'socket-write', follower.sent)
-      const followerWrite = followerWriteEvent?.at
+      const leaderWrite = socket(leader, 'socket-write', leaderReady?.at, followerRead?.connection)
+      add('  leader Ready → its socket write', leaderReady, leaderWrite)
+      add('  leader socket write → follower socket read', leaderWrite, followerRead)
+      add('  follower socket read → its Ready', followerRead, follower.ready)
+      const followerWrite = socket(follower.pid, 'socket-write', follower.sent.at)
       add('  follower sent → its socket write', follower.sent, followerWrite)
-      const ackRead = at(leader, 'socket-read', followerWrite, followerWriteEvent?.connection)
+      add('  follower Ready → its acknowledgement\'s socket write', follower.ready, followerWrite)
+      const ackRead = socket(leader, 'socket-read', followerWrite?.at, followerWrite?.connection)
+      const received = socket(leader, 'received-answer', ackRead?.at)
       add('  follower socket write → leader socket read', followerWrite, ackRead)
-      add('  leader socket read → received answer', ackRead, at(leader, 'received-answer', ackRead))
-      add('  leader received answer → applied', at(leader, 'received-answer', ackRead), applied?.at)
+      add('  leader socket read → received answer', ackRead, received)
+      add('  leader received answer → applied', received, applied)
     }
-    const answerWrite = at(leader, 'socket-write', applied?.at, clientConnection)
-    const clientRead = at(self, 'socket-read', answerWrite, clientConnection)
-    add('  leader applied → its socket write', applied?.at, answerWrite)
+    const answerWrite = socket(leader, 'socket-write', applied?.at, clientConnection)
+    const clientRead = socket(self, 'socket-read', answerWrite?.at, clientConnection)
+    add('  leader applied → its socket write', applied, answerWrite)
     if (applied !== undefined && answerWrite !== undefined) {
       // A count, not a time: what the leader put on the wire ahead of the client's answer.
-      const ahead = window.filter(e => e.pid === leader && e.stage === 'socket-write' && e.at >= applied.at && e.at < answerWrite).length
+      const ahead = window.filter(e => e.pid === leader && e.stage === 'socket-write' && e.at >= applied.at && e.at < answerWrite.at).length
       add('  leader socket writes between applied and the answer (count)', 0, ahead)
     }
     add('  leader socket write → client socket read', answerWrite, clientRead)
-    add('  client socket read → client receive', clientRead, end)
+    add('  client socket read → client receive', clientRead, endEvent)
   }
   const medians: StageMedians = {}
   for (const [name, values] of stages) medians[name] = round(quantile(values, 0.5), 2)
@@ -229,16 +266,16 @@ function windows (events: readonly Event[]): Event[][] {
   return result
 }
 
-/** The follower whose acknowledgement of the write's entry left first: its Ready, synced and sent times. */
-function firstFollowerAnswer (window: readonly Event[], leader: number, after: number | undefined): { pid: number, ready: number, synced: number, sent: number } | undefined {
+/** The follower whose acknowledgement of the write's entry left first: its Ready, synced and sent events. */
+function firstFollowerAnswer (window: readonly Event[], leader: number, after: number | undefined): { pid: number, ready: Event, synced: Event, sent: Event } | undefined {
   if (after === undefined) return undefined
-  let best: { pid: number, ready: number, synced: number, sent: number } | undefined
+  let best: { pid: number, ready: Event, synced: Event, sent: Event } | undefined
   const followers = new Set(window.filter(e => e.pid !== leader && e.pid !== window[0]!.pid).map(e => e.pid))
   for (const pid of followers) {
     const ready = window.find(e => e.pid === pid && e.at >= after && e.stage === 'ready' && e.detail > 0)
     const synced = ready === undefined ? undefined : window.find(e => e.pid === pid && e.at >= ready.at && e.stage === 'synced' && e.detail > 0)
     const sent = synced === undefined ? undefined : window.find(e => e.pid === pid && e.at >= synced.at && e.stage.startsWith('sent-'))
-    if (ready !== undefined && synced !== undefined && sent !== undefined && (best === undefined || sent.at < best.sent)) best = { pid, ready: ready.at, synced: synced.at, sent: sent.at }
+    if (ready !== undefined && synced !== undefined && sent !== undefined && (best === undefined || sent.at < best.sent.at)) best = { pid, ready, synced, sent }
   }
   return best
 }

@@ -155,6 +155,8 @@ export class HostedModel {
         heartbeatTicks: 1,
         // While writes stream in, a commit rides on the next append (runtime/raft/commit-hold.ts).
         commitHoldMs: limits.raftCommitHoldMsMax,
+        // A follower applies after its acknowledgement has reached its socket (runtime/raft/apply-timing.ts).
+        deferApply: apply => { setImmediate(apply) },
         // Timing the write path (bench/write-stages.ts); unset in a deployment.
         ...stageTrace(),
         // Elections, votes, step-downs and refusals, one line each: as etcd logs its raft at

@@ -5,6 +5,7 @@ import { CantripError } from '../errors.ts'
 import { limits } from '../limits.ts'
 import { applyConfigChange } from './cluster-config.ts'
 import { CommitHold } from './commit-hold.ts'
+import { ApplyTiming, type DeferApply } from './apply-timing.ts'
 import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { IncomingRequest, Transport } from '../transport.ts'
@@ -91,6 +92,8 @@ export interface RaftHostOptions<Command, Result, State> {
    * next message to that peer to carry (commit-hold.ts); default 0, never.
    */
   commitHoldMs?: number
+  /** Runs a follower's apply after its acknowledgement has gone (apply-timing.ts); default: in the Ready. */
+  deferApply?: DeferApply
 }
 
 /**
@@ -144,6 +147,7 @@ export class RaftHost<Command, Result, State> {
   #readsStarted = 0
   /** The index of the last entry (or RaftSnapshot) applied to the state machine. */
   #applied: number
+  readonly #applyTiming: ApplyTiming
   /** The membership as of the applied index: what a RaftSnapshot taken now records. */
   #appliedConfig: ClusterConfig
   #snapshotIndex: number
@@ -202,6 +206,11 @@ export class RaftHost<Command, Result, State> {
     this.#reads = new PendingReads(options.clock, options.electionTicks)
     this.#replies = new HeldAnswers(options.clock, this.#sendTimeoutMs() * limits.raftAnswerHoldShareOfSendTimeoutMax, limits.raftHeldAnswersPerPeerMax)
     this.#commitHold = new CommitHold(options.clock, options.commitHoldMs ?? 0, limits.raftCommitHoldStreamGapMsMax)
+    this.#applyTiming = new ApplyTiming(options.deferApply, entries => {
+      if (this.#stopped) return
+      this.#applyEntries(entries)
+      this.#reads.indexAndServe([], this.#applied, () => this.#machine.state())
+    })
     this.#schedule = new TickSchedule(options.clock, options.tickMs, () => {
       this.#catchUp()
       this.#kick()
@@ -710,19 +719,9 @@ export class RaftHost<Command, Result, State> {
       .then(sent => { if (sent) report('finished') }, () => { report('failed') })
   }
 
-  /**
-   * Applies (and answers) the committed entries below the first one this Ready writes
-   * while it is written: they are on this node's disk from earlier Readies and committed,
-   * so durable on a majority, and their answers need not wait for the disk (etcd applies
-   * in parallel with its WAL write too; a leader with more than one group in flight, or a
-   * follower sent a commit and the next append together, has both in one Ready). The rest,
-   * and a Ready that changes the role, the term or restores a RaftSnapshot, wait for it.
-   */
+  /** Applies (and answers) what this Ready may apply while it is written (apply-timing.ts). */
   #applyWhileWritten (ready: Ready): void {
-    if (ready.softState !== undefined || ready.snapshot !== undefined || (ready.hardState !== undefined && ready.hardState.term !== this.#term)) return
-    const firstWritten = ready.entries[0]?.index ?? Infinity
-    const durable = ready.committedEntries.filter(entry => entry.index < firstWritten)
-    if (durable.length > 0) this.#applyEntries(durable)
+    this.#applyEntries(this.#applyTiming.whileWritten(ready, this.#role, this.#term))
   }
 
   #apply (ready: Ready): void {
@@ -748,7 +747,7 @@ export class RaftHost<Command, Result, State> {
       this.#logBytesSinceSnapshot = 0
       this.#snapshotsReceived++
     }
-    this.#applyEntries(ready.committedEntries)
+    this.#applyTiming.afterWritten(ready, this.#role)
     this.#reads.indexAndServe(ready.readStates, this.#applied, () => this.#machine.state())
   }
 

@@ -87,5 +87,7 @@ export const raftLimits = {
    */
   raftCompactLogToSnapshotRatio: 1,
   /** Raft: RaftSnapshots a host assembles from chunks at once (one per sending leader); a new one drops the oldest. */
-  raftSnapshotAssembliesMax: 2
+  raftSnapshotAssembliesMax: 2,
+  /** Raft: committed entries a follower holds for its apply after its acknowledgement (apply-timing.ts); more apply at once. */
+  raftDeferredApplyEntriesMax: 4096
 } as const
