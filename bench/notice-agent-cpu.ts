@@ -37,6 +37,9 @@ export async function measureNoticeAgentCpu (agents: number, blocks: number): Pr
     await cluster.prepare(3, agents)
     const everyone = [...cluster.controllers, ...cluster.machines]
     cluster.hostOf = agent => `127.0.1.${everyone.indexOf(agent) + 1}`
+    // CANTRIP_AGENT_NODE_ARGS: node flags for the machine agents only (a V8 tier-up trial), added by a shell that execs node (same pid).
+    const agentArgs = process.env['CANTRIP_AGENT_NODE_ARGS']
+    if (agentArgs !== undefined) cluster.launcher = agent => agent.role === 'controller' ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" ${agentArgs} "$@"`, 'bench']
     for (const c of cluster.controllers) cluster.start(c)
     await cluster.connectClient()
     if (!await pollUntil(() => cluster.leader() !== undefined, startWithinMs, 50)) throw new Error(`${component}: expected a leader within ${startWithinMs} ms, got none`)
