@@ -20,6 +20,13 @@
  * view the agent names and the view now, so what waits for a subscriber is one delta,
  * however many commits went by. A view this controller no longer keeps (never sent from
  * here, or forgotten past limits.machineViewsCachedMax) is answered whole.
+ *
+ * A watch that asks for pushes, on a transport that carries them (IncomingRequest.push),
+ * is not answered by a change but sent it on the same request, and stays held naming the
+ * view sent (the request's stream is ordered, so that is the view the agent now holds):
+ * one message per change, as etcd's watch stream, instead of an answer and a new watch.
+ * Its hold still ends it (`unchanged`, or a refusal when behind), which is how the agent
+ * keeps proving it listens; a push that cannot be sent answers it instead.
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { limits } from '../../runtime/limits.ts'
