@@ -23,7 +23,8 @@ import { latencySummary, pollUntil, quantile, sleep, wallMs, type LatencySummary
  * With `trace`, every process records the change's steps (bench/notice-stages.ts) and
  * each hop's p50/p99 is reported too:
  *   node --import tsx bench/cantrip-propagation.ts AGENTS CHANGES [detect] [trace]
- * With CANTRIP_PROF_DIR set, every machine agent writes a V8 CPU profile there as it stops.
+ * With CANTRIP_PROF_DIR set, every machine agent writes a V8 CPU profile there as it stops
+ * (and every controller too with CANTRIP_PROF_CONTROLLERS set).
  * Detection: kill -9 of one machine agent, and the time until the leader's presence table
  * (the `members` API) says it failed (presence defaults: suspect after 5 s of silence,
  * failed 5 s later).
@@ -86,8 +87,10 @@ export async function measureCantripPropagation (agents: number, changes: number
     // CANTRIP_PROF_DIR: the machine agents run under --cpu-prof into it (node refuses it in
     // NODE_OPTIONS; a shell in front adds it and execs node, same pid), as bench/process-cost.ts.
     const profDir = process.env['CANTRIP_PROF_DIR']
+    // CANTRIP_PERF: every process with JIT symbols for `perf record` (node's own flag, same pid).
+    if (process.env['CANTRIP_PERF'] !== undefined) cluster.launcher = () => ['bash', '-c', 'node="$1"; shift; exec "$node" --perf-basic-prof "$@"', 'bench']
     if (profDir !== undefined) {
-      cluster.launcher = agent => agent.role === 'controller' ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" --cpu-prof --cpu-prof-dir=${profDir} "$@"`, 'bench']
+      cluster.launcher = agent => agent.role === 'controller' && process.env['CANTRIP_PROF_CONTROLLERS'] === undefined ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" --cpu-prof --cpu-prof-dir=${profDir} "$@"`, 'bench']
     }
     const started = performance.now()
     for (const c of cluster.controllers) cluster.start(c)

@@ -17,12 +17,20 @@ import { pollUntil, round } from './stats.ts'
  * cipher (the kernel's share). Sequential, 200-byte payloads, after a warm-up; each
  * end's user + system CPU from /proc. Sizes the "lean Raft channel" of issue 28 before
  * anyone builds it.
+ *
+ * `paced` and `push` size a watch's change (issue 28): `paced` is a request and its
+ * answer per message with a 1 ms pause after each (a long-poll watch: the answer, then
+ * the next watch), `push` one request on which the server pushes every message
+ * (IncomingRequest.push) with the same pause, as the controllers now send changes. The
+ * pause keeps each message its own frame, seal and wake-up, as changes apart in time are.
  */
 const payloadBytes = 200
 const warmup = 2_000
 const networkKey = '/key/swarm/psk/1.0.0/\n/base16/\n' + 'ab'.repeat(32)
 const key = Buffer.alloc(32, 7)
 const protocol = 'bench/trial/1'
+const gapMs = 1
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => { setTimeout(resolve, ms) }) }
 
 /** A sealed frame: u32 length, 12-byte nonce counter, ciphertext, 16-byte tag. */
 function sealer (): (plain: Uint8Array) => Buffer {
@@ -66,9 +74,19 @@ function plainFrame (body: Uint8Array): Buffer {
 }
 
 async function serve (mode: string): Promise<void> {
-  if (mode === 'libp2p') {
+  if (mode === 'libp2p' || mode === 'paced' || mode === 'push') {
     const server = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey })
-    server.handle(protocol, async request => request.data)
+    server.handle(protocol, async request => {
+      if (mode !== 'push') return request.data
+      // The body names how many to push; each waits for the writer when the bound says no.
+      const count = Number(new TextDecoder().decode(request.data))
+      const message = randomBytes(payloadBytes)
+      for (let i = 0; i < count; i++) {
+        while (!request.push!(message)) await sleep(0)
+        await sleep(gapMs)
+      }
+      return message
+    })
     console.log(JSON.stringify({ address: server.addresses()[0] }))
     return
   }
@@ -91,11 +109,29 @@ async function client (mode: string, rounds: number): Promise<{ clientUs: number
     const payload = randomBytes(payloadBytes)
     let once: () => Promise<void>
     let stop = async (): Promise<void> => {}
-    if (mode === 'libp2p') {
+    let measured = async (): Promise<void> => { for (let i = 0; i < rounds; i++) await once() }
+    if (mode === 'libp2p' || mode === 'paced' || mode === 'push') {
       const transport = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, bootstrap: [where.address!] })
       const peer = where.address!.split('/p2p/')[1]!
       await pollUntil(() => transport.connectedPeers().includes(peer), 10_000)
       once = async () => { await transport.request(peer, protocol, payload, { timeoutMs: 5_000 }) }
+      if (mode === 'paced') {
+        once = async () => {
+          await transport.request(peer, protocol, payload, { timeoutMs: 5_000 })
+          await sleep(gapMs)
+        }
+      }
+      if (mode === 'push') {
+        let pushed = 0
+        const pushes = async (count: number): Promise<void> => {
+          pushed = 0
+          await transport.request(peer, protocol, new TextEncoder().encode(String(count)), { timeoutMs: 600_000, onPush: () => { pushed++ } })
+          if (pushed !== count) throw new Error(`bench channel trial: expected ${count} pushes, got ${pushed}`)
+        }
+        // The warm-up below sends one push request per message; the measured run one for all.
+        once = async () => { await pushes(1) }
+        measured = async () => { await pushes(rounds) }
+      }
       stop = async () => { await transport.stop() }
     } else {
       const socket = connect(where.port!, '127.0.0.1')
@@ -111,7 +147,7 @@ async function client (mode: string, rounds: number): Promise<{ clientUs: number
     const c0 = process.cpuUsage()
     const s0 = cpuMs(child.pid!)
     const t0 = performance.now()
-    for (let i = 0; i < rounds; i++) await once()
+    await measured()
     const elapsed = performance.now() - t0
     const c1 = process.cpuUsage()
     const s1 = cpuMs(child.pid!)
@@ -134,7 +170,7 @@ if (command === 'serve') {
   const modes = arg === undefined ? ['libp2p', 'sealed', 'plain'] : [arg, ...more]
   for (const mode of modes) {
     const cost = await client(mode, rounds)
-    console.log(`${mode.padEnd(7)} CPU µs per round trip: client ${cost.clientUs}, server ${cost.serverUs}; wall ${cost.roundUs} µs`)
+    console.log(`${mode.padEnd(7)} CPU µs per ${mode === 'push' ? 'push' : 'round trip'}: client ${cost.clientUs}, server ${cost.serverUs}; wall ${cost.roundUs} µs`)
   }
   process.exit(0)
 }

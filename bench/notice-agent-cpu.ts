@@ -29,6 +29,9 @@ export interface NoticeAgentCpu {
   idleBlockMs: number[]
   busyBlockMs: number[]
   changesPerBlock: number[]
+  /** CPU-ms of the three controllers together per change, the median over blocks (same method). */
+  controllersPerChangeMs: number
+  controllerBlocks: number[]
 }
 
 export async function measureNoticeAgentCpu (agents: number, blocks: number): Promise<NoticeAgentCpu> {
@@ -37,6 +40,9 @@ export async function measureNoticeAgentCpu (agents: number, blocks: number): Pr
     await cluster.prepare(3, agents)
     const everyone = [...cluster.controllers, ...cluster.machines]
     cluster.hostOf = agent => `127.0.1.${everyone.indexOf(agent) + 1}`
+    // CANTRIP_AGENT_NODE_ARGS: node flags for the machine agents only (a V8 tier-up trial), added by a shell that execs node (same pid).
+    const agentArgs = process.env['CANTRIP_AGENT_NODE_ARGS']
+    if (agentArgs !== undefined) cluster.launcher = agent => agent.role === 'controller' ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" ${agentArgs} "$@"`, 'bench']
     for (const c of cluster.controllers) cluster.start(c)
     await cluster.connectClient()
     if (!await pollUntil(() => cluster.leader() !== undefined, startWithinMs, 50)) throw new Error(`${component}: expected a leader within ${startWithinMs} ms, got none`)
@@ -44,15 +50,21 @@ export async function measureNoticeAgentCpu (agents: number, blocks: number): Pr
     // Past start-up: grafts, first status reports, and every watch answered once (its hold).
     await sleep(12_000)
     const agentsCpu = (): number => cluster.machines.reduce((sum, m) => sum + onCpuMs(m.process!.pid!), 0)
+    const controllersCpu = (): number => cluster.controllers.reduce((sum, c) => sum + onCpuMs(c.process!.pid!), 0)
     const idle: number[] = []
     const busy: number[] = []
     const counts: number[] = []
+    const controllersIdle: number[] = []
+    const controllersBusy: number[] = []
     for (let b = 0; b < blocks; b++) {
       let from = agentsCpu()
+      let fromControllers = controllersCpu()
       let at = performance.now()
       await sleep(blockMs)
       idle.push((agentsCpu() - from) * blockMs / (performance.now() - at))
+      controllersIdle.push((controllersCpu() - fromControllers) * blockMs / (performance.now() - at))
       from = agentsCpu()
+      fromControllers = controllersCpu()
       at = performance.now()
       let changes = 0
       while (performance.now() - at < blockMs - gapMs) {
@@ -63,17 +75,22 @@ export async function measureNoticeAgentCpu (agents: number, blocks: number): Pr
         await sleep(gapMs)
       }
       busy.push((agentsCpu() - from) * blockMs / (performance.now() - at))
+      controllersBusy.push((controllersCpu() - fromControllers) * blockMs / (performance.now() - at))
       counts.push(changes)
     }
     const idleMedian = quantile(idle, 0.5)
     const perBlock = busy.map((cpu, i) => Number(((cpu - idleMedian) / counts[i]! / agents).toFixed(3)))
+    const controllersIdleMedian = quantile(controllersIdle, 0.5)
+    const controllerBlocks = controllersBusy.map((cpu, i) => Number(((cpu - controllersIdleMedian) / counts[i]!).toFixed(2)))
     return {
       agents,
       perAgentPerChangeMs: Number(quantile(perBlock, 0.5).toFixed(3)),
       blocks: perBlock,
       idleBlockMs: idle.map(Math.round),
       busyBlockMs: busy.map(Math.round),
-      changesPerBlock: counts
+      changesPerBlock: counts,
+      controllersPerChangeMs: Number(quantile(controllerBlocks, 0.5).toFixed(2)),
+      controllerBlocks
     }
   } finally {
     await cluster.close()

@@ -439,6 +439,13 @@ export const limits = {
    */
   transportChannelRequestsInFlightMax: 256,
   /**
+   * Pushes of one request (IncomingRequest.push) queued on its channel and not yet handed
+   * to yamux. A caller that stops reading would otherwise have a server queue one push per
+   * change for as long as the request lives; past this, push says no and the server
+   * answers instead (machine-watches.ts), which ends the request.
+   */
+  transportRequestPushesUnwrittenMax: 2,
+  /**
    * Time the rest of a request-channel frame may take to arrive once its first bytes
    * did. A caller writes each frame in one go, so only a stuck or hostile peer is this
    * slow; the channel is cut off, so half-sent frames do not pin memory.

@@ -31,12 +31,29 @@ export interface IncomingRequest {
   from: PeerId
   protocol: string
   data: Uint8Array
+  /**
+   * Present where the transport carries them (not every one does: a handler without it
+   * answers once, as always): sends `data` to the caller ahead of the answer, on the
+   * request's own stream, in order, to its RequestOptions.onPush. One long-lived request
+   * can so carry many messages the server chooses when to send (a watch's changes, as
+   * etcd's watch stream), one message each instead of an answer and a new request.
+   * False when nothing was sent: the request is answered, cancelled or its stream gone,
+   * the caller does not listen, or limits.transportRequestPushesUnwrittenMax pushes of
+   * this request are not yet written (a caller that stops reading gets its answer instead,
+   * never an unbounded queue). At most limits.transportMessageBytesMax bytes.
+   */
+  push?: (data: Uint8Array) => boolean
 }
 
 export type RequestHandler = (request: IncomingRequest) => Promise<Uint8Array>
 
 export interface RequestOptions {
   timeoutMs: number
+  /**
+   * Called with each message the handler pushes ahead of its answer (IncomingRequest.push),
+   * in order, until the request settles; never after. The timeout still bounds the request.
+   */
+  onPush?: (data: Uint8Array) => void
 }
 
 export interface TransportCounters {

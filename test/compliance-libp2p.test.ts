@@ -15,5 +15,6 @@ transportCompliance({
   deliveryMs: 150,
   propagationMs: 200,
   // A real Ed25519 peer id whose key is thrown away: well formed, and nobody has its addresses.
-  unknownPeer: peerIdOfKey(await generatePeerKey())
+  unknownPeer: peerIdOfKey(await generatePeerKey()),
+  pushes: true
 })

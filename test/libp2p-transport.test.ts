@@ -378,6 +378,31 @@ test('large requests both ways at once on the channels do not stall: yamux windo
   })
 })
 
+test(`a handler's pushes reach the caller in order ahead of its answer, at most ${limits.transportRequestPushesUnwrittenMax} unwritten, none after it`, async () => {
+  await withWorld(2, async (world, [a, b]) => {
+    const results: boolean[] = []
+    let late: (() => boolean) | undefined
+    b!.handle('pusher', async request => {
+      assert.ok(request.push !== undefined, 'libp2p requests carry pushes')
+      // Synchronously, so none is written yet: the bound says no to the one past it.
+      for (let i = 0; i <= limits.transportRequestPushesUnwrittenMax; i++) results.push(request.push!(text(`p${i}`)))
+      late = () => request.push!(text('late'))
+      return text('done')
+    })
+    const pushed: string[] = []
+    const answer = decodeText(await a!.request(b!.peerId, 'pusher', text('go'), { ...long, onPush: data => { pushed.push(decodeText(data)) } }))
+    assert.is(answer, 'done')
+    // All arrived before the answer resolved the request, in the order pushed.
+    const expected = Array.from({ length: limits.transportRequestPushesUnwrittenMax }, (_, i) => `p${i}`)
+    assert.equal(pushed, expected)
+    assert.equal(results, [...expected.map(() => true), false])
+    assert.is(late!(), false, 'a push after the answer is not sent')
+    // A caller that does not listen still gets its answer; the pushes are dropped on its side.
+    assert.is(decodeText(await a!.request(b!.peerId, 'pusher', text('go'), long)), 'done')
+    assert.equal(pushed, expected)
+  })
+})
+
 test('a channel whose connection drops fails its waiting requests; the next request opens a fresh one', async () => {
   await withWorld(2, async (world, [a, b]) => {
     b!.handle('hang', () => new Promise<Uint8Array>(() => {}))
@@ -719,7 +744,7 @@ test('channel frames: split and joined chunks, and every way a frame can be wron
   fails([106, 0, 0, 0], /a frame of 5 to 105 bytes/)
   fails([0xff, 0xff, 0xff, 0xff], /a header announcing 4294967295 bytes/)
   fails([4, 0, 0, 0], /a frame of 5 to 105 bytes/)
-  fails([5, 0, 0, 0, 9, 0, 0, 0, 0], /kind request, cancel or response/)
+  fails([5, 0, 0, 0, 9, 0, 0, 0, 0], /kind request, cancel, response or push/)
   assert.throws(() => encodeFrame('request', 1, new Uint8Array(101), 100), (error: Error) => error.name === 'FrameError' && /at most 100 bytes/.test(error.message))
   assert.throws(() => encodeFrame('request', -1, new Uint8Array(0), 100), (error: Error) => error.name === 'InvalidInputError')
 })

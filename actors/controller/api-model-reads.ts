@@ -4,6 +4,7 @@
  * typed and its caller admitted by the operation table (api-operations.ts); what is left
  * here is what needs the model.
  */
+import { encode } from '../../runtime/codec.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { leaderApplicationStatus, type ApplicationStatusReply } from '../../runtime/model/application-status.ts'
 import { goalStateOf } from '../../runtime/model/goal-state.ts'
@@ -92,8 +93,9 @@ export async function machineModel ({ node }: ApiContext, { machine, since }: Ap
  * A machine agent's watch of its view (machine-watches.ts): served from the state this
  * controller applied, without a read through the leader; the table admitted the caller.
  */
-export async function machineWatch ({ node }: ApiContext, { machine, since, revision }: ApiRequests['machine-watch']): Promise<MachineModelReply> {
-  return await node.watches.watch(machine, since, revision)
+export async function machineWatch ({ node, request }: ApiContext, { machine, since, revision, push }: ApiRequests['machine-watch']): Promise<MachineModelReply> {
+  const send = push === true ? request.push : undefined
+  return await node.watches.watch(machine, since, revision, send === undefined ? undefined : reply => send(encode(reply, component)))
 }
 
 /**

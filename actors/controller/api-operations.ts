@@ -81,8 +81,9 @@ export const apiOperations: { readonly [Op in ApiOp]: ApiOperation<Op> } = {
       if (typeof body.machine !== 'string') return { invalid: apiRefusal(component, 'machine-watch', peer, body.machine) }
       const bad = ['since', 'revision'].find(key => (key === 'revision' || body[key] !== undefined) && !isRevision(body[key]))
       if (bad !== undefined) return { invalid: `${component}: machine-watch: expected ${JSON.stringify(bad)} to be a revision (an integer >= 0), got ${describeValue(body[bad])}` }
+      if (body.push !== undefined && body.push !== true) return { invalid: `${component}: machine-watch: expected "push" to be true or absent, got ${describeValue(body.push)}` }
       const since = body.since === undefined ? {} : { since: body.since as number }
-      return { op: 'machine-watch', machine: body.machine, ...since, revision: body.revision as number }
+      return { op: 'machine-watch', machine: body.machine, ...since, revision: body.revision as number, ...(body.push === true ? { push: true as const } : {}) }
     },
     answer: machineWatch
   },

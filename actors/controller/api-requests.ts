@@ -33,9 +33,13 @@ export interface ApiRequests {
    * A watch of the machine's view (machine-watches.ts): answered, like `machine-model`,
    * once the view at this controller differs from the one of revision `since`, and never
    * at a revision below `revision`, the one the agent has reached; held until then, or
-   * answered `unchanged` after limits.machineWatchHoldMs.
+   * answered `unchanged` after limits.machineWatchHoldMs. With `push`, where the transport
+   * carries pushes (IncomingRequest.push), each later change of the view is pushed on the
+   * same request as it happens, and the answer comes only when the hold ends (or the watch
+   * is refused, replaced or cannot push): one message per change instead of an answer and
+   * a new watch. A controller that predates `push` ignores it and answers once.
    */
-  'machine-watch': { op: 'machine-watch', machine: string, since?: number, revision: number }
+  'machine-watch': { op: 'machine-watch', machine: string, since?: number, revision: number, push?: true }
   /**
    * `status-get --application` for `unit`, its application's leader: the application's
    * status and its units' (at most limits.applicationStatusReplyBytesMax of them).
@@ -253,6 +257,6 @@ export function decodeApiReply<Op extends ApiOp> (op: Op, bytes: Uint8Array, com
 export async function requestApi<Op extends ApiOp> (
   transport: Pick<Transport, 'request'>, peer: string, protocol: string, request: ApiRequests[Op] & { readonly op: Op }, options: RequestOptions & { component: string }
 ): Promise<ApiReplies[Op]> {
-  const data = await transport.request(peer, protocol, encodeApiRequest(request, options.component), { timeoutMs: options.timeoutMs })
+  const data = await transport.request(peer, protocol, encodeApiRequest(request, options.component), options.onPush === undefined ? { timeoutMs: options.timeoutMs } : { timeoutMs: options.timeoutMs, onPush: options.onPush })
   return decodeApiReply(request.op, data, options.component)
 }

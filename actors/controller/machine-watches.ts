@@ -20,6 +20,13 @@
  * view the agent names and the view now, so what waits for a subscriber is one delta,
  * however many commits went by. A view this controller no longer keeps (never sent from
  * here, or forgotten past limits.machineViewsCachedMax) is answered whole.
+ *
+ * A watch that asks for pushes, on a transport that carries them (IncomingRequest.push),
+ * is not answered by a change but sent it on the same request, and stays held naming the
+ * view sent (the request's stream is ordered, so that is the view the agent now holds):
+ * one message per change, as etcd's watch stream, instead of an answer and a new watch.
+ * Its hold still ends it (`unchanged`, or a refusal when behind), which is how the agent
+ * keeps proving it listens; a push that cannot be sent answers it instead.
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -31,9 +38,12 @@ const component = 'controller api'
 
 interface Held {
   readonly machine: string
-  readonly since: number | undefined
-  readonly revision: number
+  /** The view the agent holds, and the revision it reached: moved on by each change pushed. */
+  since: number | undefined
+  revision: number
   readonly resolve: (reply: MachineModelReply) => void
+  /** Sends a change on the held request, without answering it (false: could not; see watch()). */
+  readonly push: PushChange | undefined
   timer: TimerHandle | undefined
   /** Order of arrival: a check answers in it, as a look at every held watch in turn did (the simulator's trajectories depend on it). */
   readonly seq: number
@@ -53,6 +63,9 @@ export interface MachineWatchesOptions {
    */
   onStage?: (stage: MachineWatchStage, detail: number) => void
 }
+
+/** Sends one change of a view ahead of the watch's answer (IncomingRequest.push); false when it was not sent. */
+export type PushChange = (reply: Extract<MachineModelReply, { ok: true }>) => boolean
 
 /** The steps `onStage` reports (see MachineWatchesOptions.onStage). */
 export type MachineWatchStage = 'watch-applied' | 'watch-check' | 'watch-answered'
@@ -85,8 +98,15 @@ export class MachineWatches {
     return this.#held.size
   }
 
-  /** The answer to `machine`'s watch: now if its view moved on, else after a change or the hold. */
-  async watch (machine: string, since: number | undefined, revision: number): Promise<MachineModelReply> {
+  /**
+   * The answer to `machine`'s watch: now if its view moved on, else after a change or the
+   * hold. With `push`, a change while held is pushed and the watch stays held, naming the
+   * view pushed, until its hold ends (answered then as without push: the agent watches
+   * again, which also proves it still listens); a push that cannot be sent (the caller
+   * gone, or not reading: limits.transportRequestPushesUnwrittenMax) answers the watch with
+   * that change instead, as without push.
+   */
+  async watch (machine: string, since: number | undefined, revision: number, push?: PushChange): Promise<MachineModelReply> {
     if (this.#stopped) return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: this controller is stopping` }
     if (this.#refusal !== undefined) return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: ${this.#refusal}` }
     this.#release(machine, `${component}: watch of machine ${JSON.stringify(machine)} replaced by a newer one`)
@@ -95,7 +115,7 @@ export class MachineWatches {
       return { ok: false, error: `${component}: cannot watch machine ${JSON.stringify(machine)}: ${this.#held.size} watches held, the maximum is ${heldMax}` }
     }
     return await new Promise<MachineModelReply>(resolve => {
-      const held: Held = { machine, since, revision, resolve, timer: undefined, seq: ++this.#arrived }
+      const held: Held = { machine, since, revision, resolve, push, timer: undefined, seq: ++this.#arrived }
       const now = this.#answer(held, false)
       if (now !== undefined) {
         resolve(now)
@@ -161,7 +181,13 @@ export class MachineWatches {
     for (const held of concerned) {
       if (this.#held.get(held.machine) !== held) continue
       const reply = this.#answer(held, false)
-      if (reply !== undefined) this.#settle(held, reply)
+      if (reply === undefined) continue
+      if (reply.ok && held.push?.(reply) === true) {
+        // The agent now holds the view pushed (the stream is ordered): the next change is from it.
+        held.since = held.revision = 'changed' in reply ? reply.changed.revision : 'model' in reply ? reply.model.revision : held.revision
+        continue
+      }
+      this.#settle(held, reply)
     }
   }
 

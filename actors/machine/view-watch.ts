@@ -7,6 +7,16 @@
  * `Next` call blocks until its state watcher has a change) over the mesh's request
  * channels, which keep one libp2p stream per controller for all of it.
  *
+ * Where the transport carries pushes, the watch asks for them (`push`), and the
+ * controller sends each change on the held request as it happens, as etcd's watch
+ * stream does: one message per change, where an answer and a new watch were two, each
+ * with its own encoding, Noise seal, socket write and wake-up at both ends (issue 28: 50
+ * agents on 2 cores, where the per-change CPU is the notice tail). The answer then comes
+ * when the hold ends, and the next watch follows it as before. A pushed change that the
+ * agent cannot take (its view moved by a fetch meanwhile: `stale`) or that shows its
+ * controller behind ends the watch at once; the request left held is replaced by the
+ * next watch at that controller, or answered at its hold, and its pushes are ignored.
+ *
  * Agents spread over the controllers (each starts at one chosen by its machine id) and
  * move to the next when theirs fails, refuses (a controller without a leader ends its
  * watches: actors/controller/watch-leader-guard.ts), or answers below a revision the agent
@@ -19,7 +29,7 @@ import { limits } from '../../runtime/limits.ts'
 import { hashString32 } from '../../runtime/random.ts'
 import type { NodeId } from '../../runtime/raft/raft-types.ts'
 import type { Transport } from '../../runtime/transport.ts'
-import { requestApi, type MachineModelReply } from '../controller/api-requests.ts'
+import { decodeApiReply, requestApi, type MachineModelReply } from '../controller/api-requests.ts'
 import { controllerApiProtocol } from '../controller/controller-api.ts'
 
 const component = 'controller client'
@@ -58,8 +68,10 @@ export class ViewWatch {
   #healthy = false
   /** The revision the last answer brought. */
   #answered = 0
-  /** Answers taken, and failed or refused watches. */
+  /** Answers and pushes taken, and failed or refused watches. */
   readonly counters = { answers: 0, failures: 0 }
+  /** The watch whose pushes are taken: a push of an earlier one is ignored. */
+  #generation = 0
 
   constructor (options: ViewWatchOptions) {
     this.#o = options
@@ -107,12 +119,33 @@ export class ViewWatch {
     const target = this.#o.controllers[this.#index % this.#o.controllers.length]!
     const { since, revision } = this.#o.position()
     const holdMs = this.#o.holdMs ?? limits.machineWatchHoldMs
-    let reply: MachineModelReply
-    try {
-      reply = await requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'machine-watch', machine: this.#o.machine, since, revision }, { component, timeoutMs: holdMs + this.#o.requestTimeoutMs })
-    } catch {
-      return 'useless'
+    const generation = ++this.#generation
+    let end: (outcome: WatchOutcome) => void = () => {}
+    const ended = new Promise<WatchOutcome>(resolve => { end = resolve })
+    const onPush = (bytes: Uint8Array): void => {
+      if (generation !== this.#generation || this.#stopped) return
+      let reply: MachineModelReply
+      try {
+        reply = decodeApiReply('machine-watch', bytes, component)
+      } catch {
+        end('useless')
+        return
+      }
+      const outcome = this.#take(reply)
+      // Taken, or older than the view held from a controller that is not behind: keep listening.
+      if (outcome === 'moved' || (outcome === 'same' && !this.#o.behind(this.#answered))) return
+      end(outcome)
     }
+    const answered = requestApi(this.#o.transport, target, controllerApiProtocol, { op: 'machine-watch', machine: this.#o.machine, since, revision, push: true }, { component, timeoutMs: holdMs + this.#o.requestTimeoutMs, onPush })
+      .then(reply => generation === this.#generation ? this.#take(reply) : 'useless', () => 'useless' as const)
+    const outcome = await Promise.race([answered, ended])
+    // Pushes still arriving for this request (left held when a push ended it) are not ours to take.
+    if (generation === this.#generation) this.#generation++
+    return outcome
+  }
+
+  /** Takes an answer or a pushed change into the view. */
+  #take (reply: MachineModelReply): WatchOutcome {
     if (!reply.ok || this.#stopped) return 'useless'
     this.counters.answers++
     this.#answered = replyRevision(reply)

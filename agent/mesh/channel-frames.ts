@@ -5,8 +5,12 @@
  *   u32 LE n | u8 kind | u32 LE id | n - 5 bytes of body
  *
  * `request` (caller → server; body: a request envelope), `cancel` (caller → server; no
- * body: the caller gave up on that id) and `response` (server → caller; body: a response
- * envelope). Answers may come in any order.
+ * body: the caller gave up on that id), `response` (server → caller; body: a response
+ * envelope) and `push` (server → caller; body: the handler's bytes as they are, sent
+ * ahead of the response of that id: IncomingRequest.push). Answers may come in any
+ * order; a request's pushes come in order and before its response. A server pushes only
+ * on a request whose handler was asked for pushes by its caller (an application field),
+ * so a caller that predates the kind never sees one.
  *
  * The reader is incremental and bounded: it refuses a header announcing more than the
  * maximum, or less than the kind and id, before buffering any of the frame (yamux's
@@ -19,9 +23,9 @@ export const lengthBytes = 4
 /** Kind and id, inside the length. */
 export const frameHeadBytes = 5
 
-export const frameKinds = { request: 0, cancel: 1, response: 2 } as const
+export const frameKinds = { request: 0, cancel: 1, response: 2, push: 3 } as const
 export type FrameKind = keyof typeof frameKinds
-const kindNames: readonly FrameKind[] = ['request', 'cancel', 'response']
+const kindNames: readonly FrameKind[] = ['request', 'cancel', 'response', 'push']
 
 export interface ChannelFrame {
   kind: FrameKind
@@ -85,7 +89,7 @@ export class FrameReader {
       const bytes = this.#take(this.#length)
       this.#length = undefined
       const kind = kindNames[bytes[0]!]
-      if (kind === undefined) throw new FrameError(component, 'a frame of kind request, cancel or response', `kind ${bytes[0]!}`)
+      if (kind === undefined) throw new FrameError(component, 'a frame of kind request, cancel, response or push', `kind ${bytes[0]!}`)
       frames.push({ kind, id: readU32(bytes, 1), body: bytes.subarray(frameHeadBytes) })
     }
   }

@@ -346,11 +346,12 @@ export class Libp2pTransport implements Transport {
     this.#pending.add(pending)
     const send = (channel: RequestChannel): void => {
       if (settled) return
+      const onPush = options.onPush
       pending.cancel = channel.request(protocol, envelope, (error, body) => {
         pending.cancel = undefined
         if (error !== undefined) settle(error)
         else settle(...this.#response(peer, protocol, body!))
-      })
+      }, onPush === undefined ? undefined : body => { if (!settled) onPush(body) })
     }
     // The common case, an open channel, sends before returning.
     if (open !== undefined) {
@@ -628,7 +629,7 @@ export class Libp2pTransport implements Transport {
       return
     }
     const channel = new ServingChannel(stream, connection.remotePeer.toString(), {
-      serve: async (envelope, from) => await this.#answer(envelope, from),
+      serve: async (envelope, from, push) => await this.#answer(envelope, from, push),
       onBadFrame: () => { this.#refuse('requestFrame') },
       onClose: closed => { this.#serving.delete(closed) }
     })
@@ -636,7 +637,7 @@ export class Libp2pTransport implements Transport {
   }
 
   /** One request envelope's response envelope. Never throws. */
-  async #answer (payload: Uint8Array, from: PeerId): Promise<Uint8Array> {
+  async #answer (payload: Uint8Array, from: PeerId, push: (data: Uint8Array) => boolean): Promise<Uint8Array> {
     this.#capture?.('request', payload)
     let request: { protocol: string, data: Uint8Array }
     try {
@@ -645,16 +646,16 @@ export class Libp2pTransport implements Transport {
       this.#refuse('requestEnvelope')
       return encodeResponseEnvelope({ ok: false, error: `malformed request: ${describeError(error)}` })
     }
-    return encodeResponseEnvelope(await this.#run(request, from))
+    return encodeResponseEnvelope(await this.#run(request, from, push))
   }
 
-  async #run (request: { protocol: string, data: Uint8Array }, from: PeerId): Promise<ResponseEnvelope> {
+  async #run (request: { protocol: string, data: Uint8Array }, from: PeerId, push: (data: Uint8Array) => boolean): Promise<ResponseEnvelope> {
     const { protocol, data } = request
     const handler = this.#handlers.get(protocol)
     if (handler === undefined) return { ok: false, error: `no handler for protocol "${protocol}"` }
     let result: unknown
     try {
-      result = await handler({ from, protocol, data })
+      result = await handler({ from, protocol, data, push })
     } catch (error) {
       return { ok: false, error: error instanceof Error ? error.message : String(error) }
     }

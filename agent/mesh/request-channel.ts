@@ -28,6 +28,9 @@ export interface ChannelStream {
 /** Called once per request: with the response envelope's bytes, or with why none will come. */
 export type Answer = (error: Error | undefined, body?: Uint8Array) => void
 
+/** Called with each push frame's body of a request until it is answered (IncomingRequest.push). */
+export type OnPush = (body: Uint8Array) => void
+
 const noBody = new Uint8Array(0)
 
 export class RequestChannel {
@@ -36,6 +39,8 @@ export class RequestChannel {
   readonly #writer = new FrameWriter()
   readonly #reader = new FrameReader(envelopeBytesMax)
   readonly #pending = new Map<number, Answer>()
+  /** The requests that listen for pushes (a subset of #pending's ids). */
+  readonly #pushes = new Map<number, OnPush>()
   readonly #onClose: (channel: RequestChannel) => void
   /** Requests waiting for an answer, plus cancellations not yet written. */
   #occupied = 0
@@ -64,23 +69,24 @@ export class RequestChannel {
    * Sends a request envelope for `protocol`, refusing it first when the channel is closed
    * (its error) or full (TransportBusyError): what every transport's request does.
    */
-  request (protocol: string, envelope: Uint8Array, answer: Answer): () => void {
+  request (protocol: string, envelope: Uint8Array, answer: Answer, onPush?: OnPush): () => void {
     if (this.#closed !== undefined) throw this.#closed
     if (this.full) throw new TransportBusyError(this.peer, protocol, limits.transportChannelRequestsInFlightMax)
-    return this.send(envelope, answer)
+    return this.send(envelope, answer, onPush)
   }
 
   /**
    * Sends a request envelope; `answer` is called exactly once unless the returned cancel
    * runs first. The caller checks `closed` and `full` before (or calls `request`).
    */
-  send (envelope: Uint8Array, answer: Answer): () => void {
+  send (envelope: Uint8Array, answer: Answer, onPush?: OnPush): () => void {
     if (this.#closed !== undefined) throw this.#closed
     let id = this.#nextId
     while (this.#pending.has(id)) id = (id + 1) >>> 0
     this.#nextId = (id + 1) >>> 0
     const frame = encodeFrame('request', id, envelope, envelopeBytesMax)
     this.#pending.set(id, answer)
+    if (onPush !== undefined) this.#pushes.set(id, onPush)
     this.#occupied++
     this.#writer.write(frame)
     return () => { this.#cancel(id) }
@@ -94,11 +100,13 @@ export class RequestChannel {
     this.#stream.abort(error)
     const answers = [...this.#pending.values()]
     this.#pending.clear()
+    this.#pushes.clear()
     this.#onClose(this)
     for (const answer of answers) answer(error)
   }
 
   #cancel (id: number): void {
+    this.#pushes.delete(id)
     if (!this.#pending.delete(id) || this.#closed !== undefined) return
     this.#writer.write(encodeFrame('cancel', id, noBody, 0), () => { this.#occupied-- })
   }
@@ -107,11 +115,17 @@ export class RequestChannel {
     try {
       for await (const chunk of this.#stream.source) {
         for (const frame of this.#reader.push(chunk instanceof Uint8Array ? chunk : chunk.subarray())) {
-          if (frame.kind !== 'response') throw new FrameError('request channel', 'only response frames from the server', `a ${frame.kind} frame`)
+          if (frame.kind === 'push') {
+            // A push to a request answered or cancelled meanwhile: nobody listens any more.
+            this.#pushes.get(frame.id)?.(frame.body)
+            continue
+          }
+          if (frame.kind !== 'response') throw new FrameError('request channel', 'only response or push frames from the server', `a ${frame.kind} frame`)
           const answer = this.#pending.get(frame.id)
           // An answer to a request cancelled meanwhile: nobody waits for it.
           if (answer === undefined) continue
           this.#pending.delete(frame.id)
+          this.#pushes.delete(frame.id)
           this.#occupied--
           answer(undefined, frame.body)
         }

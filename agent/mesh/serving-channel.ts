@@ -17,8 +17,11 @@ import { FrameWriter } from './frame-writer.ts'
 import { envelopeBytesMax } from './mesh-envelopes.ts'
 import type { ChannelStream } from './request-channel.ts'
 
-/** Answers one request envelope with a response envelope; never rejects. */
-export type Serve = (envelope: Uint8Array, from: PeerId) => Promise<Uint8Array>
+/**
+ * Answers one request envelope with a response envelope; never rejects. `push` sends a
+ * push frame of that request ahead of its answer (IncomingRequest.push).
+ */
+export type Serve = (envelope: Uint8Array, from: PeerId, push: (body: Uint8Array) => boolean) => Promise<Uint8Array>
 
 export interface ServingChannelOptions {
   serve: Serve
@@ -27,7 +30,11 @@ export interface ServingChannelOptions {
   onClose: (channel: ServingChannel) => void
 }
 
-interface Active { answered: boolean }
+interface Active {
+  answered: boolean
+  /** Pushes handed to the writer and not yet written (limits.transportRequestPushesUnwrittenMax). */
+  pushesUnwritten: number
+}
 
 export class ServingChannel {
   readonly from: PeerId
@@ -94,9 +101,16 @@ export class ServingChannel {
     if (this.#active.size >= limits.transportChannelRequestsInFlightMax) {
       throw new FrameError('request channel', `at most ${limits.transportChannelRequestsInFlightMax} requests in flight`, 'one more')
     }
-    const active: Active = { answered: false }
+    const active: Active = { answered: false, pushesUnwritten: 0 }
     this.#active.set(id, active)
-    void this.#options.serve(envelope, this.from).then(response => {
+    const push = (body: Uint8Array): boolean => {
+      if (this.#closed || active.answered || this.#active.get(id) !== active) return false
+      if (active.pushesUnwritten >= limits.transportRequestPushesUnwrittenMax || body.byteLength > limits.transportMessageBytesMax) return false
+      active.pushesUnwritten++
+      this.#writer.write(encodeFrame('push', id, body, envelopeBytesMax), () => { active.pushesUnwritten-- })
+      return true
+    }
+    void this.#options.serve(envelope, this.from, push).then(response => {
       if (this.#closed || this.#active.get(id) !== active) return
       active.answered = true
       this.#writer.write(encodeFrame('response', id, response, envelopeBytesMax), () => {

@@ -28,6 +28,8 @@ export interface TransportHarness {
   propagationMs: number
   /** A well-formed peer id that no world ever has. */
   unknownPeer: PeerId
+  /** Whether a handler can push ahead of its answer (IncomingRequest.push): optional in the contract. */
+  pushes: boolean
 }
 
 /** Long enough that a request which should be answered never times out first. */
@@ -216,6 +218,31 @@ export function transportCompliance (harness: TransportHarness): void {
     assert.is(a!.counters().requestsSent, 1)
     assert.is(a!.counters().requestsFailed, 0)
     assert.is(b!.counters().requestsServed, 1)
+  }))
+
+  test(`pushes ${harness.pushes ? 'reach a listening caller in order, ahead of the answer' : 'are not carried: the handler has none and answers once'}`, withWorld(2, async (world, [a, b]) => {
+    let sent: boolean[] = []
+    let offered: boolean | undefined
+    b!.handle('pusher', async request => {
+      offered = request.push !== undefined
+      if (request.push !== undefined) sent = [request.push(text('one')), request.push(text('two'))]
+      return text('done')
+    })
+    await world.wait(propagationMs)
+    const pushed: string[] = []
+    let pushedBeforeAnswer = -1
+    const answer = track(a!.request(b!.peerId, 'pusher', text('go'), { timeoutMs: generousTimeoutMs, onPush: data => { pushed.push(decode(data)) } }).then(data => {
+      pushedBeforeAnswer = pushed.length
+      return data
+    }))
+    await world.wait(2 * deliveryMs)
+    assert.ok(answer.settled, 'no answer within two deliveries')
+    assert.is(answer.error, undefined, answer.error?.message)
+    assert.is(decode(answer.value!), 'done')
+    assert.is(offered, harness.pushes)
+    assert.equal(sent, harness.pushes ? [true, true] : [])
+    assert.equal(pushed, harness.pushes ? ['one', 'two'] : [])
+    assert.is(pushedBeforeAnswer, pushed.length, 'every push arrived before the answer')
   }))
 
   test('a handler that throws gives the caller a RemoteHandlerError with its message', withWorld(2, async (world, [a, b]) => {
