@@ -33,6 +33,19 @@ import { measureVersions } from './versions.ts'
  * versions, simscale (the default set), and sim, inspect, idle, mesh (extra, run only when named).
  */
 const resultsDir = new URL('./results/', import.meta.url)
+
+/**
+ * The simulator points simscale measures: 10, 100, 1,000 and 10,000 agents, or the list in
+ * CANTRIP_BENCH_SIM_POINTS (e.g. `10,100,1000`: the 10,000 point takes ~40 min of a quiet
+ * 2-core machine). Anything but positive integers is refused with one line.
+ */
+function simScalePoints (): number[] {
+  const text = process.env['CANTRIP_BENCH_SIM_POINTS']
+  if (text === undefined || text === '') return [10, 100, 1_000, 10_000]
+  const points = text.split(',').map(Number)
+  if (points.some(n => !Number.isSafeInteger(n) || n <= 0)) throw new Error(`bench: CANTRIP_BENCH_SIM_POINTS: expected agent counts separated by commas (e.g. 10,100,1000), got ${JSON.stringify(text)}`)
+  return points
+}
 type Results = Record<string, unknown>
 
 const say = (line: string): void => { process.stdout.write(line + '\n') }
@@ -212,7 +225,7 @@ const benches: Record<string, Bench> = {
   simscale: {
     owns: ['sim.'],
     async run (results) {
-      for (const agents of [10, 100, 1_000, 10_000]) {
+      for (const agents of simScalePoints()) {
         say(`bench: the whole system on the simulator, 3 controllers and ${agents} machine agents × 5 units…`)
         const p = await measureSimPoint(agents)
         put(results, `sim.n${agents}`, { simToWall: p.simToWall, convergeWallS: p.convergeWallS, peakRssMb: p.point?.peakRssMb ?? null, ...(p.reason === undefined ? {} : { reason: p.reason }), ...(p.point === undefined ? {} : { point: p.point }) })
