@@ -127,11 +127,18 @@ const benches: Record<string, Bench> = {
           const w = await measure()
           if (w.writes === null) throw new Error(`bench writes: expected the ${store} write loads measured, got none`)
           put(results, `writes.${store}`, { ...w.writes, ...(w.retriedWrites === undefined ? {} : { retriedWrites: w.retriedWrites }) })
-          put(results, `failover.${store}`, { ...w.failover, ...(w.probeReplies === undefined ? {} : { probeReplies: w.probeReplies }) })
+          if (w.failover === null) throw new Error(`bench writes: expected the ${store} kill -9 failover measured, got none`)
+          put(results, `failover.${store}`, {
+            ...w.failover,
+            ...(w.probeReplies === undefined ? {} : { probeReplies: w.probeReplies }),
+            ...(w.silentFailover === null ? {} : { silent: w.silentFailover })
+          })
           const f = w.failover
+          const s = w.silentFailover
           const loads = w.writes
           say(`  ${(['seq', 'c16', 'c64', 'seqWarm'] as const).map(l => `${l} ${loads[l].opsPerSec}/s p50 ${loads[l].p50Ms} p99 ${loads[l].p99Ms} ms, ${loads[l].serverCpuMsPerWrite} CPU-ms/write`).join('; ')}`)
           say(`  failover over ${f.trials} kills: p50 ${f.p50Ms ?? 'n/a'} p90 ${f.p90Ms ?? 'n/a'} max ${f.maxMs ?? 'n/a'} ms, ${f.unrecovered} not recovered; medians from the kill: pre-candidate ${f.parts.preCandidateMs ?? 'n/a'}, candidate ${f.parts.candidateMs ?? 'n/a'}, leader ${f.parts.leaderMs ?? 'n/a'} ms, then ${f.parts.afterLeaderMs ?? 'n/a'} ms to the first committed probe`)
+          if (s !== null) say(`  failover over ${s.trials} SIGSTOPs (nothing closes): p50 ${s.p50Ms ?? 'n/a'} p90 ${s.p90Ms ?? 'n/a'} max ${s.maxMs ?? 'n/a'} ms, ${s.unrecovered} not recovered; medians from the stop: pre-candidate ${s.parts.preCandidateMs ?? 'n/a'}, leader ${s.parts.leaderMs ?? 'n/a'} ms`)
         } catch (error) {
           markFailed(results, [`writes.${store}.`, `failover.${store}.`], message(error))
           say(`  ${store} failed: ${message(error)}`)

@@ -50,7 +50,9 @@ export interface WriteFigures { seq: CaseFigures, c16: CaseFigures, c64: CaseFig
 export interface StoreWrites {
   /** null when only the failover was asked for (`writes.ts failover`). */
   writes: WriteFigures | null
-  failover: FailoverFigures
+  failover: FailoverFigures | null
+  /** The same trials with SIGSTOP of the leader (nothing closes); null when not asked for. */
+  silentFailover: FailoverFigures | null
   /** cantrip: writes that needed more than one attempt (a change of leader under load). */
   retriedWrites?: number
   /** cantrip: what the failover probes were answered, by kind, over every trial. */
@@ -86,9 +88,16 @@ async function loadCases (write: (i: number) => Promise<void>, pids: readonly nu
   return { seq, c16, c64, seqWarm: await measured(writeCases.seq) }
 }
 
-/** What a run measures: the write loads (skipped to study failover alone), and how many failover trials. */
-export interface WriteScope { loads: boolean, trials: number }
-const everything: WriteScope = { loads: true, trials: failoverTrials }
+/** What a run measures: the write loads (skipped to study failover alone), and how many failover trials of each kind (0: none). */
+export interface WriteScope { loads: boolean, trials: number, silentTrials: number }
+const everything: WriteScope = { loads: true, trials: failoverTrials, silentTrials: failoverTrials }
+
+/** Both kinds of failover trials the scope asks for, kill -9 first. */
+async function failovers (subject: FailoverSubject, scope: WriteScope): Promise<Pick<StoreWrites, 'failover' | 'silentFailover'>> {
+  const failover = scope.trials > 0 ? await runFailoverTrials(subject, sharedTiming.electionTimeoutMs, scope.trials, 'kill') : null
+  const silentFailover = scope.silentTrials > 0 ? await runFailoverTrials(subject, sharedTiming.electionTimeoutMs, scope.silentTrials, 'stop') : null
+  return { failover, silentFailover }
+}
 
 export async function measureEtcdWrites (scope = everything): Promise<StoreWrites> {
   const etcd = new EtcdGroup()
@@ -97,8 +106,7 @@ export async function measureEtcdWrites (scope = everything): Promise<StoreWrite
     const leader = await etcd.leader()
     if (leader === undefined) throw new Error('bench etcd: expected a leader after start, got none')
     const writes = scope.loads ? await loadCases(async i => { await etcd.put(leader, `bench/${String(i).padStart(26, '0')}`, value(i)) }, etcd.members.map(m => m.process.pid!)) : null
-    const failover = await runFailoverTrials(etcdFailover(etcd), sharedTiming.electionTimeoutMs, scope.trials)
-    return { writes, failover }
+    return { writes, ...await failovers(etcdFailover(etcd), scope) }
   } finally {
     await etcd.close()
   }
@@ -109,21 +117,23 @@ function etcdFailover (etcd: EtcdGroup): FailoverSubject {
   let killed: EtcdMember | undefined
   let trial = 0
   return {
-    killLeader: async () => {
+    killLeader: async fault => {
       let leader: EtcdMember | undefined
       await pollUntil(async () => (leader = await etcd.leader()) !== undefined, rejoinWithinMs)
       if (leader === undefined) throw new Error(`bench etcd: expected a leader before failover trial ${trial + 1}, got none within ${rejoinWithinMs} ms`)
       killed = leader
       trial++
-      etcd.killNow(leader)
+      if (fault === 'kill') etcd.killNow(leader)
+      else leader.process.kill('SIGSTOP')
     },
     probe: async n => {
       const survivors = etcd.members.filter(m => m !== killed)
       return await etcd.tryPut(survivors[n % survivors.length]!, `failover/${trial}/${n}`, 'x', 3_000)
     },
-    restore: async () => {
+    restore: async fault => {
       const member = killed!
-      await etcd.restart(member)
+      if (fault === 'kill') await etcd.restart(member)
+      else member.process.kill('SIGCONT')
       // A put to the restarted member commits only once it has rejoined and knows the leader.
       const back = await pollUntil(async () => await etcd.tryPut(member, `failover/${trial}/rejoined`, 'x', 3_000), rejoinWithinMs, 50)
       if (!back) throw new Error(`bench etcd: expected ${member.name} to rejoin within ${rejoinWithinMs} ms of its restart, got no committed put`)
@@ -234,8 +244,8 @@ export async function measureCantripWrites (scope = everything): Promise<StoreWr
       await waitFor('the profiled leader back as a follower', () => leader.raftRole === 'follower')
     }
     const replies: ProbeReplies = { committed: 0, noLeader: 0, notLeaderAsk: 0, otherRefusal: 0, noAnswer: 0 }
-    const failover = await runFailoverTrials(cantripFailover(cluster, attempt, body, proposeRetrying, replies), sharedTiming.electionTimeoutMs, scope.trials)
-    return { writes, failover, retriedWrites: retried.writes, probeReplies: replies }
+    const both = await failovers(cantripFailover(cluster, attempt, body, proposeRetrying, replies), scope)
+    return { writes, ...both, retriedWrites: retried.writes, probeReplies: replies }
   } finally {
     process.execPath = execPath
     await cluster.close()
@@ -254,9 +264,13 @@ function cantripFailover (cluster: CantripdCluster, attempt: (target: Agent, com
   let killed: Agent | undefined
   let probes = 2_000_000
   return {
-    killLeader: async () => {
+    killLeader: async fault => {
       await waitFor('a leader', () => cluster.leader() !== undefined)
       killed = cluster.leader()!
+      if (fault === 'stop') {
+        killed.process!.kill('SIGSTOP')
+        return
+      }
       killed.process!.kill('SIGKILL')
       killed.process = undefined
     },
@@ -274,9 +288,10 @@ function cantripFailover (cluster: CantripdCluster, attempt: (target: Agent, com
       else replies.otherRefusal++
       return reply?.ok === true && reply.result.ok
     },
-    restore: async () => {
+    restore: async fault => {
       const member = killed!
-      cluster.start(member)
+      if (fault === 'kill') cluster.start(member)
+      else member.process!.kill('SIGCONT')
       await waitFor(`${member.id.slice(-6)} back as a follower of the new leader`, () => member.raftRole === 'follower' && member.term === cluster.leader()?.term)
       await proposeRetrying(probes++)
     },
@@ -287,11 +302,16 @@ function cantripFailover (cluster: CantripdCluster, attempt: (target: Agent, com
   }
 }
 
-// `writes.ts [both|etcd|cantrip] [failover [TRIALS]]`: with `failover`, the failover trials
-// alone (no write loads), TRIALS of them per store.
+// `writes.ts [both|etcd|cantrip] [failover|silent|failovers [TRIALS]]`: the failover trials
+// alone (no write loads), TRIALS of them per store: `failover` kill -9 only, `silent` SIGSTOP
+// only, `failovers` both.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const which = process.argv[2] ?? 'both'
-  const scope: WriteScope = process.argv[3] === 'failover' ? { loads: false, trials: Number(process.argv[4] ?? failoverTrials) } : everything
+  const leg = process.argv[3]
+  const trials = Number(process.argv[4] ?? failoverTrials)
+  const scope: WriteScope = leg === 'failover' ? { loads: false, trials, silentTrials: 0 }
+    : leg === 'silent' ? { loads: false, trials: 0, silentTrials: trials }
+      : leg === 'failovers' ? { loads: false, trials, silentTrials: trials } : everything
   if (which !== 'cantrip') console.log('etcd', JSON.stringify(await measureEtcdWrites(scope)))
   if (which !== 'etcd') console.log('cantrip', JSON.stringify(await measureCantripWrites(scope)))
   process.exit(0)

@@ -96,6 +96,14 @@ export interface Transport {
   request (peer: PeerId, protocol: string, data: Uint8Array, options: RequestOptions): Promise<Uint8Array>
   /** Peers this one can currently reach directly. */
   connectedPeers (): PeerId[]
+  /**
+   * Calls `listener` each time this peer's last connection to another closes, as when that
+   * process dies (its kernel closes its sockets) or stops; a partition or a hung process
+   * closes nothing, so only a timeout tells those. Not a liveness verdict: the connection
+   * may be redialled. Returns the unsubscribe. Optional: a transport that cannot tell
+   * (a test double) leaves it out, and its users wait for their timeouts.
+   */
+  onPeerDisconnected? (listener: (peer: PeerId) => void): () => void
   counters (): TransportCounters
   stop (): Promise<void>
 }

@@ -320,6 +320,11 @@ export class SimControllerGroup {
       },
       connectedPeers: () => inner.connectedPeers(),
       counters: () => inner.counters(),
+      // A paused process reads the close its kernel saw only once it runs again.
+      onPeerDisconnected: listener => inner.onPeerDisconnected(peer => {
+        if (seat.held === undefined) listener(peer)
+        else seat.held.push(() => { listener(peer) })
+      }),
       stop: async () => { await inner.stop() }
     }
   }

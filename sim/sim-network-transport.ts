@@ -63,6 +63,8 @@ export class SimTransport implements Transport {
   readonly #validators = new Map<string, TopicValidator>()
   readonly #handlers = new RequestHandlerTable(component)
   readonly #pending = new Map<string, PendingRequest>()
+  /** Who hears of closed connections (Transport.onPeerDisconnected). */
+  readonly #disconnectListeners = new Set<(peer: PeerId) => void>()
   readonly #counters: TransportCounters = {
     published: 0, delivered: 0, rejected: 0, ignored: 0, requestsSent: 0, requestsServed: 0, requestsFailed: 0
   }
@@ -166,6 +168,12 @@ export class SimTransport implements Transport {
     return { ...this.#counters }
   }
 
+  onPeerDisconnected (listener: (peer: PeerId) => void): () => void {
+    this.#assertRunning()
+    this.#disconnectListeners.add(listener)
+    return () => { this.#disconnectListeners.delete(listener) }
+  }
+
   async stop (): Promise<void> {
     this.crash()
   }
@@ -180,6 +188,7 @@ export class SimTransport implements Transport {
     this.#subscriptions.clear()
     this.#validators.clear()
     this.#handlers.clear()
+    this.#disconnectListeners.clear()
     const pending = [...this.#pending.values()]
     this.#pending.clear()
     for (const request of pending) {
@@ -192,6 +201,17 @@ export class SimTransport implements Transport {
 
   // -------------------------------------------------------------------------------
   // Called by SimNetwork when a message arrives; not part of the Transport contract.
+
+  /** Whether anyone here listens for closed connections: the network tells only those peers of a crash. */
+  get hearsCloses (): boolean {
+    return !this.#stopped && this.#disconnectListeners.size > 0
+  }
+
+  /** The connection to `peer` closed (it crashed or stopped): tells this peer's listeners. */
+  connectionClosed (peer: PeerId): void {
+    if (this.#stopped) return
+    for (const listener of [...this.#disconnectListeners]) listener(peer)
+  }
 
   isSubscribed (topic: string): boolean {
     return !this.#stopped && this.#subscriptions.has(topic)

@@ -23,6 +23,10 @@
  * - A request to a peer id the network never saw fails at once with
  *   PeerUnreachableError; a request to a known peer that is stopped, restarted or cut
  *   off just gets no answer and times out, as on a real network.
+ * - A peer that crashes or stops closes its connections: each running peer it could reach
+ *   that listens for closes (Transport.onPeerDisconnected) gets a `closed` leg on the link
+ *   from it, behind whatever it sent before, as a kernel's FIN or RST follows the data. A
+ *   partition, a cut or a paused peer closes nothing.
  * - Request handlers are async. The answer leaves the server when the handler's
  *   promise settles, at the clock's time of that moment; a driver that wants answers
  *   to leave at the exact simulated time runs the clock one timer at a time and lets
@@ -94,6 +98,7 @@ type Leg =
   | { kind: 'topic', message: TopicMessage }
   | { kind: 'request', protocol: string, id: string, data: Uint8Array, caller: SimTransport }
   | { kind: 'response', protocol: string, id: string, response: SimResponse }
+  | { kind: 'closed' }
 
 interface Envelope {
   readonly from: PeerId
@@ -169,6 +174,7 @@ export class SimNetwork {
     stopped: transport => {
       this.#subscribersByTopic.clear()
       this.#event(() => `stop ${transport.peerId} incarnation ${transport.incarnation}`)
+      this.#closeConnections(transport.peerId)
     },
     subscriptionsChanged: (_transport, topic) => { this.#subscribersByTopic.delete(topic) }
   }
@@ -308,6 +314,20 @@ export class SimNetwork {
     this.#event(() => `cut ${from}->${to}`)
   }
 
+  /**
+   * The connection between two running peers is reset (a middlebox or a flapping interface
+   * drops it) although both live: each end hears of the close, as after a crash, and the
+   * next message between them goes through as on a redialled connection.
+   */
+  resetConnection (a: PeerId, b: PeerId): void {
+    checkLink({ from: a, to: b })
+    this.#event(() => `reset connection ${a}<->${b}`)
+    for (const [from, to] of [[a, b], [b, a]] as const) {
+      const target = this.#transports.get(to)
+      if (this.isRunning(from) && target?.hearsCloses === true) this.#send({ from, to: target, leg: { kind: 'closed' }, duplicate: false })
+    }
+  }
+
   /** `peer` can neither send nor receive, whatever the partition says. */
   isolate (peer: PeerId): void {
     checkPeerId(peer)
@@ -358,6 +378,13 @@ export class SimNetwork {
 
   // -------------------------------------------------------------------------------
   // Moving messages
+
+  /** `peer` stopped: its connections close at the peers that listen for it (see the model above). */
+  #closeConnections (peer: PeerId): void {
+    for (const [id, transport] of this.#transports) {
+      if (id !== peer && transport.hearsCloses) this.#send({ from: peer, to: transport, leg: { kind: 'closed' }, duplicate: false })
+    }
+  }
 
   #connectedPeers (peer: PeerId): PeerId[] {
     const reachable: PeerId[] = []
@@ -467,7 +494,12 @@ export class SimNetwork {
         if (!to.receiveResponse(leg.id, leg.response)) return this.#drop(envelope, 'stale')
         this.#stats.delivered++
         this.#event(() => `deliver ${describeEnvelope(envelope)} ${leg.response.ok ? 'ok' : 'error'}`)
+        return
       }
+      case 'closed':
+        this.#stats.delivered++
+        this.#event(() => `deliver ${describeEnvelope(envelope)}`)
+        to.connectionClosed(envelope.from)
     }
   }
 
@@ -519,6 +551,7 @@ const onLink = (link: Link | undefined): string => link === undefined ? '' : ` $
 const describeGroup = (group: readonly PeerId[]): string => `{${group.join(' ')}}`
 
 function describeEnvelope ({ from, to, leg, duplicate }: Envelope): string {
+  if (leg.kind === 'closed') return `closed ${from}->${to.peerId}${duplicate ? ' dup' : ''}`
   const what = leg.kind === 'topic' ? `topic ${leg.message.topic}` : `${leg.kind} ${leg.protocol}`
   const id = leg.kind === 'topic' ? leg.message.id : leg.id
   return `${what} ${from}->${to.peerId} ${id}${duplicate ? ' dup' : ''}`

@@ -5,6 +5,7 @@
  * the identity, network key, frame and envelope helpers under agent/mesh/.
  */
 import '../runtime/polyfill.ts'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { createServer, type AddressInfo } from 'node:net'
@@ -72,6 +73,60 @@ const rawPubsub = (transport: Libp2pTransport) => transport.node.services.pubsub
 
 // -------------------------------------------------------------------------------------
 // The private network
+
+// -------------------------------------------------------------------------------------
+// Closed connections (Transport.onPeerDisconnected: how Raft learns its leader died)
+
+/** A peer in a child process (support/libp2p-peer-child.ts) and the address it listens on. */
+async function childPeer (privateKey: Uint8Array, networkKey: Uint8Array): Promise<{ child: ChildProcess, address: string }> {
+  const base64 = (key: Uint8Array): string => Buffer.from(key).toString('base64')
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./support/libp2p-peer-child.ts', import.meta.url).pathname, base64(privateKey), base64(networkKey)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const address = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    const timer = setTimeout(() => { reject(new Error('child peer: no address within 30 s')) }, 30_000)
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes('\n')) { clearTimeout(timer); resolve(out.split('\n')[0]!) }
+    })
+    child.once('exit', code => { clearTimeout(timer); reject(new Error(`child peer: exited with ${String(code)} before listening`)) })
+  })
+  return { child, address }
+}
+
+for (const how of ['SIGKILL', 'SIGTERM'] as const) {
+  test(`a peer whose process ends by ${how} is reported disconnected once, soon, and redials to it do not report it again`, async () => {
+    const networkKey = generateNetworkKey()
+    const childKey = await generatePeerKey()
+    const { child, address } = await childPeer(childKey, networkKey)
+    // The child is a bootstrap seed, so the watcher redials it with back-off after the close.
+    const watcher = await Libp2pTransport.create({ privateKey: await generatePeerKey(), networkKey, bootstrap: [address], heartbeatIntervalMs })
+    const closes: Array<{ peer: string, atMs: number }> = []
+    const unsubscribe = watcher.onPeerDisconnected(peer => { closes.push({ peer, atMs: performance.now() }) })
+    try {
+      const childId = peerIdOfKey(childKey)
+      const deadline = performance.now() + 10_000
+      while (!watcher.connectedPeers().includes(childId)) {
+        assert.ok(performance.now() < deadline, 'connected to the child within 10 s')
+        await sleep(20)
+      }
+      const killedAt = performance.now()
+      child.kill(how)
+      while (closes.length === 0) {
+        assert.ok(performance.now() < killedAt + 10_000, `the close reported within 10 s of ${how}`)
+        await sleep(5)
+      }
+      assert.equal(closes.map(c => c.peer), [childId])
+      // Redials of the dead seed (limits.transportSeedRedial*) fail to connect: nothing more is reported.
+      await sleep(3_000)
+      assert.is(closes.length, 1, `closes reported after ${how}: ${closes.length}`)
+      process.stderr.write(`libp2p close after ${how}: reported ${(closes[0]!.atMs - killedAt).toFixed(1)} ms after the signal\n`)
+    } finally {
+      unsubscribe()
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await watcher.stop()
+    }
+  })
+}
 
 test('a peer with another network key cannot connect, gossip or request', async () => {
   await withWorld(2, async (world, [a, b]) => {

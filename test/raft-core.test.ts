@@ -608,4 +608,34 @@ test('election backoff: none without PreVote, where a lagging candidate restarts
   assert.ok(status.electionTimeoutTicks < 20, `timeout ${status.electionTimeoutTicks} ticks`)
 })
 
+// ---------------------------------------------------------------------------------
+// A closed connection to the leader
+
+test('connection closed: only a follower of that leader campaigns, after a random fraction of a heartbeat', () => {
+  const env = clusterWithLeader(3, 'heartbeat=4')
+  env.run('stabilize')
+  assert.is(nodeOf(env, '1').connectionClosed('2'), undefined, 'a leader ignores a follower\'s close')
+  assert.is(nodeOf(env, '2').connectionClosed('3'), undefined, 'a follower ignores a close that is not its leader\'s')
+  assert.is(nodeOf(env, '2').status().leader, '1')
+  const delays: number[] = []
+  for (let i = 0; i < 50; i++) {
+    const delay = nodeOf(env, '2').connectionClosed('1')
+    assert.ok(delay !== undefined && delay >= 0 && delay < 4, `delay ${String(delay)} ticks is within [0, heartbeatTicks)`)
+    delays.push(delay)
+    assert.is(nodeOf(env, '2').status().leader, '', 'the lease on the leader is given up')
+    assert.is(nodeOf(env, '2').connectionClosed('1'), undefined, 'a second close of the same leader asks for nothing more')
+    env.run('tick-heartbeat 1')
+    env.run('stabilize')
+    nodeOf(env, '2').campaignAfterClose()
+    assert.is(nodeOf(env, '2').status().role, 'follower', 'a heartbeat before the delay passed cancels the campaign')
+    assert.is(nodeOf(env, '2').status().leader, '1')
+  }
+  assert.ok(new Set(delays).size > 40, 'the delays are drawn, not fixed')
+  nodeOf(env, '2').connectionClosed('1')
+  nodeOf(env, '2').campaignAfterClose()
+  assert.is(nodeOf(env, '2').status().role, 'pre-candidate', 'with no leader heard since, the delay passing starts PreVote')
+  assert.is(nodeOf(env, '2').status().term, nodeOf(env, '1').status().term, 'PreVote moves no term')
+  assert.equal(env.violations, [])
+})
+
 test.run()

@@ -74,6 +74,10 @@ class ModelScopedTransport implements Transport {
     return this.#inner.counters()
   }
 
+  onPeerDisconnected (listener: (peer: PeerId) => void): () => void {
+    return this.#inner.onPeerDisconnected?.(listener) ?? (() => {})
+  }
+
   async stop (): Promise<void> {
     for (const protocol of this.#handled) this.#inner.unhandle(protocol)
     this.#handled.clear()

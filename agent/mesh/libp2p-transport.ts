@@ -190,9 +190,14 @@ export class Libp2pTransport implements Transport {
   readonly #onGossipMessage = (event: CustomEvent<Message>): void => { this.#deliver(event.detail) }
   /** Bootstrap seeds by peer id, each with its redial back-off. */
   readonly #seeds: Map<PeerId, Seed>
+  /** Who hears of closed connections (Transport.onPeerDisconnected). */
+  readonly #disconnectListeners = new Set<(peer: PeerId) => void>()
+  /** libp2p says this once the last connection to a peer closed (a killed peer's kernel closes them at once), not per failed redial. */
   readonly #onPeerDisconnect = (event: CustomEvent<Libp2pPeerId>): void => {
-    const seed = this.#seeds.get(event.detail.toString())
+    const peer = event.detail.toString()
+    const seed = this.#seeds.get(peer)
     if (seed !== undefined) this.#scheduleSeed(seed)
+    for (const listener of [...this.#disconnectListeners]) listener(peer)
   }
   /**
    * A channel whose caller ended its side waits for its answers before it ends ours; when
@@ -371,6 +376,12 @@ export class Libp2pTransport implements Transport {
     return { ...this.#counters }
   }
 
+  onPeerDisconnected (listener: (peer: PeerId) => void): () => void {
+    this.#assertRunning()
+    this.#disconnectListeners.add(listener)
+    return () => { this.#disconnectListeners.delete(listener) }
+  }
+
   /** What this peer refused from others, by kind (refusal-counters.ts); beyond the Transport contract. */
   refusals (): RefusalCounters {
     return { ...this.#refusals, handshake: this.#handshakes.failed() }
@@ -386,6 +397,7 @@ export class Libp2pTransport implements Transport {
     this.#gossip.removeEventListener('message', this.#onGossipMessage)
     this.node.removeEventListener('peer:disconnect', this.#onPeerDisconnect)
     this.node.removeEventListener('connection:close', this.#onConnectionClose)
+    this.#disconnectListeners.clear()
     for (const seed of this.#seeds.values()) clearTimeout(seed.timer)
     const error = new TransportStoppedError(this.peerId)
     for (const pending of [...this.#pending]) pending.fail(error)

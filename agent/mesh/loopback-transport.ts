@@ -97,6 +97,10 @@ export class LoopbackTransport implements Transport {
     return this.#inner.counters()
   }
 
+  onPeerDisconnected (listener: (peer: string) => void): () => void {
+    return this.#inner.onPeerDisconnected?.(listener) ?? (() => {})
+  }
+
   async stop (): Promise<void> {
     await this.#inner.stop()
   }

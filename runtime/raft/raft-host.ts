@@ -17,6 +17,8 @@ import type { CommitRule } from './commit-rule.ts'
 import { RawNode } from './raw-node.ts'
 import { raftSnapshotProtocol, sendSnapshotInChunks, SnapshotAssembler } from './snapshot-transfer.ts'
 import { TickSchedule } from './tick-schedule.ts'
+import { watchLeaderCloses } from './leader-close-watch.ts'
+import { sendTimeoutElectionTimeouts } from './send-timeout.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 import { ProposalQueue } from './proposal-queue.ts'
 import { PendingReads } from './pending-reads.ts'
@@ -26,16 +28,6 @@ import { HostStoppedError, MembershipChangeRefusedError, NotLeaderError, Proposa
 export const raftProtocol = 'raft/1'
 
 const component = 'raft host'
-
-/**
- * How long a send waits for its answer, in election timeouts. The answer carries the
- * peer's reply (a vote, an acknowledgement; see #receive), so a sender that stops waiting
- * loses it: at one election timeout, a starved machine whose vote round trip took longer
- * lost every grant, and no candidate could win. Four covers the round trips measured at
- * load 35 on 2 cores (1-2.3 s against 600 ms), and a peer that cannot be reached fails
- * its sends at once, not by this timeout.
- */
-const sendTimeoutElectionTimeouts = 4
 
 export interface RaftHostOptions<Command, Result, State> {
   id: NodeId
@@ -178,6 +170,8 @@ export class RaftHost<Command, Result, State> {
   #stopped = false
   #failure: Error | undefined
   #role: RaftRole = 'follower'
+  /** Stops handing closed connections to the core (leader-close-watch.ts). */
+  #unwatchCloses: (() => void) | undefined
 
   private constructor (options: RaftHostOptions<Command, Result, State>, durable: DurableRaftStorage) {
     this.id = options.id
@@ -230,6 +224,13 @@ export class RaftHost<Command, Result, State> {
     const host = new RaftHost(options, durable)
     options.transport.handle(raftProtocol, async request => host.#receive(request))
     options.transport.handle(raftSnapshotProtocol, async request => host.#receiveSnapshotChunk(request))
+    // A closed connection is an input like a message: due ticks first, then the step, then its Readies.
+    host.#unwatchCloses = watchLeaderCloses(options.transport, options.clock, options.tickMs, host.#node, step => {
+      if (host.#stopped) return
+      host.#catchUp()
+      step()
+      host.#kick()
+    })
     host.#kick()
     return host
   }
@@ -475,6 +476,7 @@ export class RaftHost<Command, Result, State> {
   #halt (): void {
     this.#stopped = true
     this.#schedule.stop()
+    this.#unwatchCloses?.()
     for (const protocol of [raftProtocol, raftSnapshotProtocol]) {
       try {
         this.#options.transport.unhandle(protocol)

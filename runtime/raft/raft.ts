@@ -63,6 +63,11 @@ export class Raft {
    * kept refusing could hold off forever a rival that only it can help win.
    */
   preCampaignsSinceLeader = 0
+  /**
+   * The connection to our leader closed and a campaign is due (connectionClosed): spent by
+   * campaignAfterClose, dropped as soon as a leader is heard from or an election starts.
+   */
+  closeCampaignPending = false
   leadTransferee: NodeId | '' = ''
   /** Payload bytes this leader appended that are not yet committed and handed out. */
   uncommittedBytes = 0
@@ -167,6 +172,41 @@ export class Raft {
     if (pr.match === this.log.lastIndex()) this.send({ type: 'timeout-now', to })
     else sendAppend(this, to, true)
     return { status: 'accepted', to }
+  }
+
+  /**
+   * The host saw its connection to `peer` close. A process that crashes, is killed or stops
+   * closes its sockets, and its peers' kernels report it at once (FIN or RST), so a follower
+   * whose leader's connection closes need not sit out an election timeout of silence:
+   * ZooKeeper's followers look for a new leader the moment the leader's socket breaks
+   * (Follower.followLeader). The lease on that leader is given up (pre-votes are no longer
+   * ignored for its sake) and a PreVote campaign is due in the returned number of ticks, a
+   * random fraction of a heartbeat interval so that two survivors seldom ask at once (when
+   * they do, the first-round tie-break settles it); the host then calls campaignAfterClose.
+   * undefined: nothing to do (not our leader, or we are not following one).
+   *
+   * Safety is untouched: only when a campaign starts changes, and PreVote still needs a
+   * majority whose logs allow it. A close that was not a death (a reset connection to a live
+   * leader) costs at most one election: the other followers, still in their lease, ignore
+   * our pre-votes, and the leader's next heartbeat makes us its follower again; only if a
+   * majority saw the close at once does one of them win a new term. A partition closes
+   * nothing, so it still waits for the election timeout.
+   */
+  connectionClosed (peer: NodeId): number | undefined {
+    if (this.role !== 'follower' || this.lead !== peer || peer === this.id) return undefined
+    this.trace(`connection to leader ${peer} closed at term ${this.term}: its lease is given up`)
+    this.lead = ''
+    this.closeCampaignPending = true
+    return this.#random.next() * this.settings.heartbeatTicks
+  }
+
+  /** The delay connectionClosed asked for has passed: campaign, unless a leader was heard from or an election started meanwhile. */
+  campaignAfterClose (): void {
+    if (!this.closeCampaignPending) return
+    this.closeCampaignPending = false
+    if (this.role !== 'follower' || this.lead !== '') return
+    this.trace(`campaigning at term ${this.term}: the connection to the leader closed`)
+    hup(this, false)
   }
 
   /** The host could not reach `to`: stop streaming to it until it answers again. */
@@ -275,6 +315,7 @@ export class Raft {
     // disturb anyone, which is the point of PreVote.
     this.votes.clear()
     this.lead = ''
+    this.closeCampaignPending = false
     this.role = 'pre-candidate'
     // Counted to 2 at most: only whether this is the first matters.
     this.preCampaignsSinceLeader = Math.min(this.preCampaignsSinceLeader + 1, 2)
@@ -318,6 +359,7 @@ export class Raft {
       this.vote = ''
     }
     this.lead = ''
+    this.closeCampaignPending = false
     this.electionElapsed = 0
     this.heartbeatElapsed = 0
     this.#drawElectionTimeout()
@@ -404,6 +446,7 @@ export class Raft {
   /** A leader is known (or we lead): elections go back to the configured timeout, and the next PreVote round is a first one. */
   #leaderHeard (): void {
     this.preCampaignsSinceLeader = 0
+    this.closeCampaignPending = false
     if (this.electionBackoff === 0) return
     this.electionBackoff = 0
     this.#drawElectionTimeout()

@@ -21,7 +21,7 @@ interface Outstanding {
 /**
  * The Raft core as the host drives it, shaped like etcd's RawNode. Inputs: `tick()`,
  * `step(message)`, `propose`, `proposeConfigChange`, `readIndex`, `campaign`,
- * `transferLeadership`, and the `report*` calls. Output: a `Ready`, which the host
+ * `transferLeadership`, the `report*` calls and `connectionClosed`. Output: a `Ready`, which the host
  * handles in this order before calling `advance()`:
  *
  *   1. persist `snapshot` (if any), then `entries`, then `hardState`, durably (fsync)
@@ -107,6 +107,20 @@ export class RawNode {
 
   transferLeadership (to: NodeId): TransferResult {
     return this.#raft.transferLeadership(to)
+  }
+
+  /**
+   * The transport saw the connection to `peer` close (Raft.connectionClosed): when it was
+   * our leader's, the ticks (a fraction of a heartbeat) after which to call
+   * `campaignAfterClose()`; otherwise undefined.
+   */
+  connectionClosed (peer: NodeId): number | undefined {
+    return this.#raft.connectionClosed(peer)
+  }
+
+  /** The delay `connectionClosed` returned has passed: campaign unless a leader has been heard from since. */
+  campaignAfterClose (): void {
+    this.#raft.campaignAfterClose()
   }
 
   /** The transport could not deliver to `to`. */

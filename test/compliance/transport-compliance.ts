@@ -344,6 +344,21 @@ export function transportCompliance (harness: TransportHarness): void {
     assert.is(liveBox.messages.length, 1)
   }))
 
+  test('a peer that stops is reported disconnected, once, to the peers that listen; unsubscribed listeners hear nothing', withWorld(3, async (world, [a, b, c]) => {
+    const heard: PeerId[] = []
+    const unheard: PeerId[] = []
+    assert.ok(a!.onPeerDisconnected !== undefined && c!.onPeerDisconnected !== undefined, 'the transport reports closed connections')
+    a!.onPeerDisconnected(peer => { heard.push(peer) })
+    c!.onPeerDisconnected(peer => { unheard.push(peer) })()
+    await world.wait(propagationMs)
+    await b!.stop()
+    await world.wait(propagationMs + deliveryMs)
+    assert.equal(heard, [b!.peerId])
+    assert.equal(unheard, [])
+    await world.wait(propagationMs)
+    assert.equal(heard, [b!.peerId], 'reported once')
+  }))
+
   test.run()
 }
 

@@ -39,6 +39,9 @@
  *                                  stored RaftSnapshot, as if it were kept in memory only)
  *   compact ID INDEX               take a RaftSnapshot at INDEX and compact the log
  *   report-snapshot ID TO ok|failed / report-unreachable ID TO
+ *   connection-closed ID PEER      the host saw its connection to PEER close; prints the
+ *                                  campaign delay the core asked for (ticks), if any
+ *   campaign-after-close ID        that delay has passed
  *   status ID | raft-log ID | raft-state | log-level info|none|silent
  *
  * The world checks Raft's safety properties as it goes (one leader per term, applied
@@ -137,6 +140,11 @@ export class RaftInteractionEnv {
     compact: c => this.#compact(this.#node(c), Number(arg(c, 1))),
     'report-snapshot': c => this.#withNode(c, n => n.reportSnapshot(arg(c, 1), arg(c, 2) === 'ok' ? 'finished' : 'failed')),
     'report-unreachable': c => this.#withNode(c, n => n.reportUnreachable(arg(c, 1))),
+    'connection-closed': c => this.#withNode(c, n => {
+      const afterTicks = n.connectionClosed(arg(c, 1))
+      this.#print(afterTicks === undefined ? 'no campaign' : `campaign after ${afterTicks.toFixed(3)} ticks`)
+    }),
+    'campaign-after-close': c => this.#withNode(c, n => n.campaignAfterClose()),
     status: c => this.#status(this.#node(c)),
     'raft-log': c => this.#raftLog(this.#node(c)),
     'raft-state': () => this.#raftState(),
