@@ -5,7 +5,7 @@
  */
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
+import type { CommandResult } from '../runtime/model/model-types.ts'
 import { tableHas } from '../runtime/model/table.ts'
 import { DurableRaftStorage, raftLogKey } from '../runtime/raft/durable-raft-storage.ts'
 import { limits } from '../runtime/limits.ts'
@@ -13,46 +13,10 @@ import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
 import { Simulation } from '../sim/simulation.ts'
+import { addCharm, deploy, proposeAcked, settle } from './support/raft-model-commands.ts'
 
 const test = suite('raft host')
 
-const admin = { kind: 'user', name: 'admin' } as const
-
-const addCharm: ModelCommand = {
-  type: 'add-charm', requestId: 'charm', proposer: admin, url: 'local:web-0', hash: 'ab'.repeat(8),
-  metadata: { name: 'web', provides: { website: 'http' } }
-}
-
-function deploy (name: string): ModelCommand {
-  return { type: 'deploy', requestId: `deploy-${name}`, proposer: admin, application: name, charm: 'local:web-0', config: {}, constraints: {}, numUnits: 1 }
-}
-
-/** Drives the group until `promise` settles (or `ms` pass); returns how it settled. */
-async function settle<T> (group: SimControllerGroup, promise: Promise<T>, ms: number): Promise<{ ok: true, value: T } | { ok: false, error: unknown }> {
-  let outcome: { ok: true, value: T } | { ok: false, error: unknown } | undefined
-  promise.then(value => { outcome = { ok: true, value } }, (error: unknown) => { outcome = { ok: false, error } })
-  await group.runUntil(() => outcome !== undefined, ms, 5)
-  return outcome ?? { ok: false, error: new Error('still pending') }
-}
-
-/**
- * Proposes through whoever leads, retrying with the same request id (the model applies
- * a request id once) until it is acknowledged or the budget runs out.
- */
-async function proposeAcked (group: SimControllerGroup, command: ModelCommand, budgetMs: number): Promise<CommandResult | undefined> {
-  const until = group.sim.clock.now() + budgetMs
-  while (group.sim.clock.now() < until) {
-    const leader = group.leader()
-    if (leader === undefined) {
-      await group.runFor(20)
-      continue
-    }
-    const outcome = await settle(group, leader.propose(command), until - group.sim.clock.now())
-    if (outcome.ok) return outcome.value
-    await group.runFor(10)
-  }
-  return undefined
-}
 
 function leaders (group: SimControllerGroup): ModelRaftHost[] {
   return group.hosts().filter(host => host.status().role === 'leader')

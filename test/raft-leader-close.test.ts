@@ -8,10 +8,10 @@
  */
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { CommandResult, ModelCommand } from '../runtime/model/model-types.ts'
 import { tableHas } from '../runtime/model/table.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
+import { addCharm, deploy, proposeAcked } from './support/raft-model-commands.ts'
 
 const test = suite('raft leader close')
 
@@ -19,16 +19,6 @@ const test = suite('raft leader close')
 const timing = { tickMs: 100, electionTicks: 6, heartbeatTicks: 1 } as const
 const electionTimeoutMs = timing.tickMs * timing.electionTicks
 const seeds = [1, 2, 3, 4, 5]
-
-const admin = { kind: 'user', name: 'admin' } as const
-const addCharm: ModelCommand = {
-  type: 'add-charm', requestId: 'charm', proposer: admin, url: 'local:web-0', hash: 'ab'.repeat(8),
-  metadata: { name: 'web', provides: { website: 'http' } }
-}
-
-function deploy (name: string): ModelCommand {
-  return { type: 'deploy', requestId: `deploy-${name}`, proposer: admin, application: name, charm: 'local:web-0', config: {}, constraints: {}, numUnits: 1 }
-}
 
 async function startGroup (seed: number): Promise<SimControllerGroup> {
   const group = await SimControllerGroup.create(new Simulation({ seed }), { size: 3, ...timing })
@@ -47,24 +37,6 @@ async function msUntilNewLeader (group: SimControllerGroup, oldId: string, oldTe
   }, ms, 5)
   assert.ok(elected, `no new leader within ${ms} ms`)
   return group.sim.clock.now() - from
-}
-
-/** Proposes through whoever leads, retrying with the same request id (applied once by the model) until acknowledged. */
-async function proposeAcked (group: SimControllerGroup, command: ModelCommand, budgetMs: number): Promise<CommandResult | undefined> {
-  const until = group.sim.clock.now() + budgetMs
-  while (group.sim.clock.now() < until) {
-    const leader = group.leader()
-    if (leader === undefined) {
-      await group.runFor(20)
-      continue
-    }
-    let outcome: { ok: true, value: CommandResult } | { ok: false } | undefined
-    leader.propose(command).then(value => { outcome = { ok: true, value } }, () => { outcome = { ok: false } })
-    await group.runUntil(() => outcome !== undefined, until - group.sim.clock.now(), 5)
-    if (outcome?.ok === true) return outcome.value
-    await group.runFor(10)
-  }
-  return undefined
 }
 
 test('a new leader within a fraction of the election timeout after the leader crashes (3 controllers, leader crash)', async () => {
