@@ -86,6 +86,21 @@ function writeActiveCharm (home: string, name: string): string {
   return dir
 }
 
+/**
+ * A charm whose start hook goes active only once `resource-get` hands it the file the
+ * operator supplied: a unit on a machine added after the uploading controller died shows
+ * whether a survivor holds the resource (agent/controller/model-backfills.ts).
+ */
+function writeResourceCharm (home: string, name: string, content: string): { dir: string, resource: string } {
+  const dir = join(home, name)
+  mkdirSync(join(dir, 'hooks'), { recursive: true })
+  writeFileSync(join(dir, 'metadata.yaml'), `name: ${name}\nsummary: s\ndescription: d\nresources:\n  data:\n    type: file\n    filename: data.txt\n`)
+  writeFileSync(join(dir, 'hooks', 'start'), `#!/bin/bash\nset -e\npath=$(resource-get data)\n[ "$(cat "$path")" = "${content}" ]\nstatus-set active up\n`, { mode: 0o755 })
+  const resource = join(home, `${name}-data.txt`)
+  writeFileSync(resource, content)
+  return { dir, resource }
+}
+
 test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leader; skew is warned about', async () => {
   const home = mkdtempSync(join(tmpdir(), 'cantrip-ha-'))
   const skewedTree = stampedTree(skewed)
@@ -125,8 +140,9 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     // A charm deployed while c0 is the only controller: only c0 holds its archive until the
     // joined controllers copy it (agent/controller/charm-backfill.ts), as Juju's new
     // controllers take the blob store with the database.
-    const early = writeActiveCharm(home, 'early')
-    const earlyDeployed = cantrip(home, ['deploy', early, '--to', '0'])
+    // Its resource file, likewise, only c0 holds until they copy it.
+    const early = writeResourceCharm(home, 'early', 'early-resource')
+    const earlyDeployed = cantrip(home, ['deploy', early.dir, '--resource', `data=${early.resource}`, '--to', '0'])
     assert.is(earlyDeployed.status, 0, earlyDeployed.stderr)
 
     const started = Date.now()
@@ -198,7 +214,8 @@ test('enable-ha -n 3 grows a running group; it survives kill -9 of the old leade
     assert.is(added.status, 0, added.stderr)
     const active = cantrip(home, ['wait-for', 'unit', 'tiny/1', '--status', 'active', '--timeout', '4m'])
     assert.is(active.status, 0, active.stderr)
-    // So does the charm deployed before enable-ha, which only the killed controller had then.
+    // So does the charm deployed before enable-ha, which only the killed controller had then,
+    // and its start hook's resource-get finds the resource file c0 alone had then.
     const addedEarly = cantrip(home, ['add-unit', 'early', '--to', '1'])
     assert.is(addedEarly.status, 0, addedEarly.stderr)
     const earlyActive = cantrip(home, ['wait-for', 'unit', 'early/1', '--status', 'active', '--timeout', '4m'])

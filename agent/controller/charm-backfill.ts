@@ -26,6 +26,8 @@ export interface CharmBackfillOptions {
   fetch: (hash: string) => Promise<boolean>
   logger?: Logger
   intervalMs?: number
+  /** What the store keeps, for the log line of a failed copy (default "charm archive"). */
+  content?: string
 }
 
 export class CharmBackfill {
@@ -95,7 +97,7 @@ export class CharmBackfill {
       // The store logs each copy with the peer it came from (replicated-charm-store.ts).
       return await this.#o.fetch(hash)
     } catch (error) {
-      this.#o.logger?.log('warning', `cannot copy charm archive "${hash}" from a peer controller: ${error instanceof Error ? error.message : String(error)}`, { hash })
+      this.#o.logger?.log('warning', `cannot copy ${this.#o.content ?? 'charm archive'} "${hash}" from a peer controller: ${error instanceof Error ? error.message : String(error)}`, { hash })
       return false
     }
   }

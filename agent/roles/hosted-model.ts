@@ -32,7 +32,7 @@ import { limits } from '../../runtime/limits.ts'
 import type { Transport } from '../../runtime/transport.ts'
 import { CharmStore } from '../controller/charm-store.ts'
 import { ReplicatedCharmStore } from '../controller/replicated-charm-store.ts'
-import { CharmBackfill } from '../controller/charm-backfill.ts'
+import { ModelBackfills } from '../controller/model-backfills.ts'
 import { LevelStorage } from '../level-storage.ts'
 import { SystemClock } from '../system-clock.ts'
 import { writeStageTraceFromEnvironment } from '../write-stage-trace.ts'
@@ -132,8 +132,11 @@ export class HostedModel {
     const modelListeners = new Set<() => void>()
     const logger = options.logger.child(model)
     // An archive put into any controller is fetched from it by the others on first use, and
-    // copied to each controller that lacks one the model names (charm-backfill.ts).
+    // copied to each controller that lacks one the model names (model-backfills.ts).
     const charms = new ReplicatedCharmStore({ store: charmStore, transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs })
+    // Agent bundles are kept, replicated, fetched and copied exactly as charm archives are.
+    const agentStore = new CharmStore(storage, 'agent')
+    const agentBinaries = new ReplicatedCharmStore({ store: agentStore, kind: 'agent', transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs })
     const raftLogger = logger.child('raft')
     const logs = options.logs ?? new LogRing()
     let node: ModelReplica
@@ -175,8 +178,7 @@ export class HostedModel {
           charms,
           presenceOf,
           extras: {
-            // Agent bundles are kept, replicated and fetched exactly as charm archives are.
-            agentBinaries: new ReplicatedCharmStore({ store: new CharmStore(storage, 'agent'), kind: 'agent', transport, self: id, peers: controllerPeers, logger, timeoutMs: charmFetchPeerTimeoutMs }),
+            agentBinaries,
             ...(options.version === undefined ? {} : { version: options.version }),
             presenceTable: () => presenceTable(presence, id, options.version),
             ...(options.controllerAddresses === undefined ? {} : { controllerAddresses: options.controllerAddresses })
@@ -189,22 +191,15 @@ export class HostedModel {
       throw error
     }
     nodeRef = node
-    const backfill = new CharmBackfill({
+    const backfill = new ModelBackfills({
       clock,
-      hashes: () => [...tableValues(node.host.state().charms)].map(charm => charm.hash),
-      held: async hash => await charmStore.manifest(hash) !== undefined,
-      fetch: async hash => await charms.manifest(hash) !== undefined,
+      model: () => node.host.state(),
+      charms: { held: async hash => await charmStore.manifest(hash) !== undefined, fetch: async hash => await charms.manifest(hash) !== undefined },
+      agentBinaries: { held: async hash => await agentStore.manifest(hash) !== undefined, fetch: async hash => await agentBinaries.manifest(hash) !== undefined },
       logger
     })
     backfill.start()
-    // Tables are replaced, never changed in place: a new charms table is a change of charms.
-    let charmsSeen = node.host.state().charms
-    modelListeners.add(() => {
-      const now = node.host.state().charms
-      if (now === charmsSeen) return
-      charmsSeen = now
-      backfill.changed()
-    })
+    modelListeners.add(() => { backfill.applied() })
     const unsubscribeLogs = receiveLogs(transport, model, logs, identify, unit => readerOf(node.host.state()).unit(unit)?.machine)
     const stopBackground = (): void => {
       unsubscribeLogs()
