@@ -15,6 +15,7 @@ import type { StorageOperation, WriteOptions } from '../runtime/storage.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
 import { SimStorageWrapper } from './support/sim-storage-wrapper.ts'
+import type { DeferLeaderWrite } from '../runtime/raft/leader-write-timing.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 const addMachine = (requestId: string): ModelCommand => ({ type: 'add-machine', requestId, proposer: admin })
@@ -49,7 +50,7 @@ const writesLogEntry = (operations: readonly StorageOperation[]): boolean => ope
 
 interface Sent { from: NodeId, message: Message }
 
-async function group (sendTimeoutMs?: number): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
+async function group (sendTimeoutMs?: number, deferLeaderWrite?: DeferLeaderWrite): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
   const stores = new Map<NodeId, HoldableStorage>()
   const sent: Sent[] = []
   const g = await SimControllerGroup.create(new Simulation({ seed: 3 }), {
@@ -57,7 +58,7 @@ async function group (sendTimeoutMs?: number): Promise<{ g: SimControllerGroup, 
     hostOptions: id => {
       const store = new HoldableStorage()
       stores.set(id, store)
-      return { storage: store, ...(sendTimeoutMs === undefined ? {} : { sendTimeoutMs }) }
+      return { storage: store, ...(sendTimeoutMs === undefined ? {} : { sendTimeoutMs }), ...(deferLeaderWrite === undefined ? {} : { deferLeaderWrite }) }
     },
     onRaftSend: (from, messages) => { for (const message of messages) sent.push({ from, message }) }
   })
@@ -94,6 +95,37 @@ test('a leader sends its appends while its own log write is under way, but does 
   store.release()
   const after = await settled(g, proposal)
   assert.ok(after.done && after.result?.ok === true, `applied once the write finished: ${String(after.error)}`)
+  await g.stop()
+})
+
+test('a leader given deferLeaderWrite starts its own write only when the deferral runs, after its appends went out, and commits only after that write', async () => {
+  // The deferral is in the test's hands: a start waits here until the test runs it.
+  const starts: Array<() => void> = []
+  let deferring = false
+  const { g, stores, sent, leader } = await group(undefined, start => { if (deferring) starts.push(start); else start() })
+  const store = stores.get(leader.id)!
+  let leaderLogWrites = 0
+  store.holdNext((operations, options) => { if (options.sync && writesLogEntry(operations)) leaderLogWrites++; return false })
+  deferring = true
+  const before = sent.length
+  const outcome = { done: false }
+  const proposal = leader.propose(addMachine('deferred-at-leader'))
+  proposal.then(() => { outcome.done = true }, () => { outcome.done = true })
+  assert.ok(await g.runUntil(() => starts.length > 0, 100, 1), 'the leader deferred a write')
+  await g.runFor(20)
+  const appends = sent.slice(before).filter(s => s.from === leader.id && s.message.type === 'append' && (s.message.entries?.length ?? 0) > 0)
+  assert.is(appends.length >= 2, true, `appends to both followers before the leader's write started: ${appends.length}`)
+  const acks = sent.slice(before).filter(s => s.from !== leader.id && s.message.type === 'append-response' && s.message.reject !== true)
+  assert.is(acks.length >= 2, true, 'both followers acknowledged')
+  assert.is(leaderLogWrites, 0, 'the leader\'s log write has not started')
+  assert.is(outcome.done, false, 'not answered before the leader\'s own write started and finished')
+  deferring = false
+  // Only the leader's one Ready with entries waits; whatever else it writes runs at once.
+  assert.is(starts.length, 1, 'one deferred write')
+  starts.shift()!()
+  const after = await settled(g, proposal)
+  assert.ok(after.done && after.result?.ok === true, `applied once the write finished: ${String(after.error)}`)
+  assert.is(leaderLogWrites, 1, 'the leader wrote the entry when the deferral ran')
   await g.stop()
 })
 

@@ -160,6 +160,8 @@ export class HostedModel {
         commitHoldMs: limits.raftCommitHoldMsMax,
         // A follower applies after its acknowledgement has reached its socket (runtime/raft/apply-timing.ts).
         deferApply: apply => { setImmediate(apply) },
+        // A leader's own synced write starts once its appends have reached their sockets (runtime/raft/leader-write-timing.ts).
+        deferLeaderWrite: start => { setImmediate(start) },
         // Timing the write path (bench/write-stages.ts); unset in a deployment.
         ...stageTrace(),
         // Elections, votes, step-downs and refusals, one line each: as etcd logs its raft at
