@@ -19,6 +19,8 @@ export interface TraceEvent { pid: number, at: number, stage: string, detail: nu
 
 export interface NoticeChange {
   revision: number
+  /** When the bench's client sent the command, and when it had the acknowledgement. */
+  sentAt: number
   ackedAt: number
   /** Per agent: its pid and the time its view reached the revision. */
   views: ReadonlyArray<{ pid: number, at: number }>
