@@ -170,6 +170,46 @@ test('the trace hook reports each applied commit, each look at the held watches 
   assert.equal(steps, [`watch-applied ${r}`, `watch-check ${r}`, `watch-answered ${r}`])
 })
 
+test('given defer, the look after an applied batch runs when deferred, on no timer, once per batch, and not after stop', async () => {
+  // cantripd defers it with setImmediate: a zero-delay timer waited at least 1 ms at every controller on every notice.
+  const c = world()
+  const clock = new ManualClock()
+  const deferred: Array<() => void> = []
+  const steps: string[] = []
+  const watches = new MachineWatches({ clock, model: () => c.context, defer: check => { deferred.push(check) }, onStage: (stage, detail) => { steps.push(`${stage} ${detail}`) } })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  const view = take(undefined, await watches.watch(machine, undefined, 0))
+  let answer: MachineModelReply | undefined
+  void watches.watch(machine, view.revision, view.revision).then(reply => { answer = reply })
+  await flush()
+  steps.length = 0
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  watches.applied()
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'still ready', now: 7 })
+  watches.applied()
+  // One look for the batch, and nothing on the clock.
+  assert.is(deferred.length, 1)
+  clock.advance(limits.machineWatchHoldMs - 1)
+  await flush()
+  assert.is(answer, undefined)
+  deferred.shift()!()
+  await flush()
+  const r = c.context.revision
+  assert.equal(steps, [`watch-applied ${r - 1}`, `watch-applied ${r}`, `watch-check ${r}`, `watch-answered ${r}`])
+  assert.ok(answer?.ok === true && 'changed' in answer && answer.changed.revision === r, JSON.stringify(answer))
+  // A look deferred past stop() answers nothing more: stop() refused the watch already.
+  let last: MachineModelReply | undefined
+  void watches.watch(machine, r, r).then(reply => { last = reply })
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready again', now: 8 })
+  watches.applied()
+  watches.stop()
+  await flush()
+  assert.ok(last?.ok === false && last.error.includes('stopping'), JSON.stringify(last))
+  const stops = steps.length
+  for (const check of deferred.splice(0)) check()
+  assert.is(steps.length, stops)
+})
+
 test('a watch nothing changes is answered unchanged at the controller\'s revision when its hold runs out', async () => {
   const c = world()
   const clock = new ManualClock()

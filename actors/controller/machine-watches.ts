@@ -56,6 +56,15 @@ export interface MachineWatchesOptions {
   holdMs?: number
   heldMax?: number
   /**
+   * Runs the check of the held watches after an applied batch, once the code running now
+   * and its microtasks are done (cantripd: setImmediate, as RaftHostOptions.deferApply).
+   * Unset (the simulator), the clock's zero-delay timer, so no trajectory moves. Node
+   * runs a zero-delay timer after at least 1 ms and only in the loop's timers phase: on a
+   * real controller that was 1-2 ms between applying a commit and pushing it, at every
+   * controller, on every notice (issue 28).
+   */
+  defer?: (check: () => void) => void
+  /**
    * Timing a change's way to the agents (bench/notice-stages.ts): `watch-applied` as this
    * controller applies a commit, `watch-check` when the held watches are looked at after
    * an applied batch, `watch-answered` per watch answered with a change; `detail` is the
@@ -77,6 +86,8 @@ export class MachineWatches {
   /** Machine → its agent's held watch (one per machine: a new one answers the old). */
   readonly #held = new Map<string, Held>()
   #flush: TimerHandle | undefined
+  /** A check is scheduled (by the clock's timer, `#flush`, or by `defer`). */
+  #scheduled = false
   /** The model of the last check: every watch held since is unchanged at it, or in `#look`. */
   #checked: ModelContext | undefined
   /** Machines whose held watch the next check looks at whatever changed (waiting for a revision, or its kept view replaced). */
@@ -129,11 +140,16 @@ export class MachineWatches {
   /** This controller applied a commit: look at the held watches once the batch is applied. */
   applied (): void {
     this.#o.onStage?.('watch-applied', this.#o.model().revision)
-    if (this.#stopped || this.#flush !== undefined || this.#held.size === 0) return
-    this.#flush = this.#o.clock.setTimeout(() => {
+    if (this.#stopped || this.#scheduled || this.#held.size === 0) return
+    this.#scheduled = true
+    const check = (): void => {
+      this.#scheduled = false
       this.#flush = undefined
-      this.#check()
-    }, 0)
+      // A deferred check cannot be cancelled: stop() answered every watch already.
+      if (!this.#stopped) this.#check()
+    }
+    if (this.#o.defer !== undefined) this.#o.defer(check)
+    else this.#flush = this.#o.clock.setTimeout(check, 0)
   }
 
   /**
