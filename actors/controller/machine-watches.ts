@@ -194,11 +194,12 @@ export class MachineWatches {
       concerned.sort((a, b) => a.seq - b.seq)
     }
     this.#look.clear()
+    const deltas = new SharedDeltas()
     for (const held of concerned) {
       if (this.#held.get(held.machine) !== held) continue
       const reply = this.#answer(held, false)
       if (reply === undefined) continue
-      if (reply.ok && held.push?.(reply) === true) {
+      if (reply.ok && held.push?.(deltas.shared(reply)) === true) {
         // The agent now holds the view pushed (the stream is ordered): the next change is from it.
         held.since = held.revision = 'changed' in reply ? reply.changed.revision : 'model' in reply ? reply.model.revision : held.revision
         continue
@@ -241,5 +242,35 @@ export class MachineWatches {
   #release (machine: string, error: string): void {
     const held = this.#held.get(machine)
     if (held !== undefined) this.#settle(held, { ok: false, error })
+  }
+}
+
+type OkReply = Extract<MachineModelReply, { ok: true }>
+
+/**
+ * One object for the deltas of one look that say the same: from the same view (`since`)
+ * to the same revision and term, with the same parts, each the same object. A part views
+ * take whole from the model (its counters, config, uuid) is one object in every view, so
+ * a commit every machine sees only through such a part, as an added machine (the model's
+ * counters), gives every agent the same delta: its push encodes it once
+ * (api-model-reads.ts), where it was encoded again for each agent. A delta of anything a
+ * view builds for its own machine (its tables) is its own object and stays its own.
+ */
+class SharedDeltas {
+  /** `since revision term part,part,…` → the deltas seen with that shape (a few: one per distinct content). */
+  readonly #seen = new Map<string, Array<Extract<OkReply, { changed: unknown }>>>()
+
+  shared (reply: OkReply): OkReply {
+    if (!('changed' in reply)) return reply
+    const changed = reply.changed as Record<string, unknown>
+    const parts = Object.keys(changed)
+    const key = `${reply.since} ${reply.changed.revision} ${reply.changed.term} ${parts.join(',')}`
+    const same = this.#seen.get(key)
+    const found = same?.find(other => parts.every(part => (other.changed as Record<string, unknown>)[part] === changed[part]))
+    if (found !== undefined) return found
+    if (same === undefined) this.#seen.set(key, [reply])
+    // Bounded by the look's own watches (at most limits.machineWatchesHeldMax), each kept once.
+    else same.push(reply)
+    return reply
   }
 }
