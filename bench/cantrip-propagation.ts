@@ -1,5 +1,5 @@
 import '../runtime/polyfill.ts'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { MembersReply } from '../actors/controller/api-members.ts'
@@ -24,7 +24,8 @@ import { latencySummary, pollUntil, quantile, sleep, wallMs, type LatencySummary
  * each hop's p50/p99 is reported too:
  *   node --import tsx bench/cantrip-propagation.ts AGENTS CHANGES [detect] [trace]
  * With CANTRIP_PROF_DIR set, every machine agent writes a V8 CPU profile there as it stops
- * (and every controller too with CANTRIP_PROF_CONTROLLERS set).
+ * (and every controller too with CANTRIP_PROF_CONTROLLERS set), sampled every
+ * CANTRIP_PROF_INTERVAL_US µs if set.
  * Detection: kill -9 of one machine agent, and the time until the leader's presence table
  * (the `members` API) says it failed (presence defaults: suspect after 5 s of silence,
  * failed 5 s later).
@@ -49,6 +50,13 @@ export interface CantripPropagation {
   agents: number
   changes: number
   propagation: LatencySummary
+  /**
+   * The same notices timed from the client's send of the command instead of its
+   * acknowledgement, as the etcd watch anchor reports both (bench/etcd-watch.ts): its
+   * watchers often see a put before the writer's answer returns, so from the ack it
+   * clamps at 0.
+   */
+  fromSend: LatencySummary
   /** Notices that had not arrived within noticeWithinMs (counted at that bound in the percentiles). */
   missed: number
   detection?: { suspectMs: number | null, failedMs: number | null }
@@ -89,8 +97,10 @@ export async function measureCantripPropagation (agents: number, changes: number
     const profDir = process.env['CANTRIP_PROF_DIR']
     // CANTRIP_PERF: every process with JIT symbols for `perf record` (node's own flag, same pid).
     if (process.env['CANTRIP_PERF'] !== undefined) cluster.launcher = () => ['bash', '-c', 'node="$1"; shift; exec "$node" --perf-basic-prof "$@"', 'bench']
+    // CANTRIP_PROF_INTERVAL_US: a finer sampling interval (V8's default is 1,000 µs; one change costs an agent a few hundred).
+    const interval = process.env['CANTRIP_PROF_INTERVAL_US'] === undefined ? '' : ` --cpu-prof-interval=${Number(process.env['CANTRIP_PROF_INTERVAL_US'])}`
     if (profDir !== undefined) {
-      cluster.launcher = agent => agent.role === 'controller' && process.env['CANTRIP_PROF_CONTROLLERS'] === undefined ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" --cpu-prof --cpu-prof-dir=${profDir} "$@"`, 'bench']
+      cluster.launcher = agent => agent.role === 'controller' && process.env['CANTRIP_PROF_CONTROLLERS'] === undefined ? [] : ['bash', '-c', `node="$1"; shift; exec "$node" --cpu-prof${interval} --cpu-prof-dir=${profDir} "$@"`, 'bench']
     }
     const started = performance.now()
     for (const c of cluster.controllers) cluster.start(c)
@@ -110,9 +120,11 @@ export async function measureCantripPropagation (agents: number, changes: number
     })
     const changesFrom = cpuOf()
     const latencies: number[] = []
+    const fromSend: number[] = []
     const traced: NoticeChange[] = []
     let missed = 0
     for (let i = 0; i < changes; i++) {
+      const sentAt = wallMs()
       const result = await submit(cluster)
       const ackedAt = wallMs()
       if (!result.ok) throw new Error(`${component}: expected change ${i} committed, got ${JSON.stringify(result)}`)
@@ -123,8 +135,9 @@ export async function measureCantripPropagation (agents: number, changes: number
         const t = at(m)
         if (t === undefined) missed++
         latencies.push(t === undefined ? noticeWithinMs : Math.max(0, t - ackedAt))
+        fromSend.push(t === undefined ? noticeWithinMs : Math.max(0, t - sentAt))
       }
-      traced.push({ revision: result.index, ackedAt, views: cluster.machines.flatMap(m => { const t = at(m); return t === undefined ? [] : [{ pid: m.process!.pid!, at: t }] }) })
+      traced.push({ revision: result.index, sentAt, ackedAt, views: cluster.machines.flatMap(m => { const t = at(m); return t === undefined ? [] : [{ pid: m.process!.pid!, at: t }] }) })
       await sleep(changeGapMs)
     }
     const changesTo = cpuOf()
@@ -143,6 +156,7 @@ export async function measureCantripPropagation (agents: number, changes: number
       agents,
       changes,
       propagation: latencySummary(latencies),
+      fromSend: latencySummary(fromSend),
       missed,
       agentRssBytes: quantile(cluster.machines.map(m => rssBytes(m.process!.pid!)), 0.5),
       controllerRssBytes: quantile(cluster.controllers.map(c => rssBytes(c.process!.pid!)), 0.5),
@@ -156,7 +170,11 @@ export async function measureCantripPropagation (agents: number, changes: number
       // A graceful stop flushes every process's trace.
       await cluster.close()
       closed = true
-      figures.stages = noticeStages(parseTrace(readFileSync(trace.file, 'utf8')), traced, leader)
+      const text = readFileSync(trace.file, 'utf8')
+      // CANTRIP_NOTICE_TRACE_OUT: the raw trace and the changes kept for a closer look (bench/notice-stages.ts reads them).
+      const out = process.env['CANTRIP_NOTICE_TRACE_OUT']
+      if (out !== undefined) writeFileSync(out, JSON.stringify({ leader, changes: traced, machines: cluster.machines.map(m => ({ id: m.machineId, pid: m.process?.pid })), controllers: cluster.controllers.map(c => c.process?.pid) }) + '\n' + text)
+      figures.stages = noticeStages(parseTrace(text), traced, leader)
     }
     return figures
   } finally {

@@ -113,6 +113,15 @@ test('the table shows every pair with the anchor, the ratio and the goals', () =
   assert.is(row('change notice, 50 agents: p99 vs serf').goal, '≤ serf: MISSED')
   assert.is(row('change notice, 50 agents: p99 vs etcd watch').goal, '≤ etcd watch: met')
   assert.is(row('change notice, 50 agents: p50 vs etcd watch').ratio, '12×')
+  // The second clock, from the writer's send, for both systems; shown without a goal, n/a where a file lacks it.
+  assert.is(row('change notice, 50 agents, from the send: p99 vs etcd watch').goal, '')
+  assert.is(row('change notice, 50 agents, from the send: p99 vs etcd watch').cantrip, 'n/a')
+  const sent = complete()
+  const propagation = sent['propagation'] as Record<string, Record<string, Record<string, unknown>>>
+  propagation['cantrip']!['n50']!['fromSend'] = latency(0, 20, 40)
+  propagation['etcdWatch']!['n50']!['fromSend'] = latency(0, 8, 16)
+  const sentRow = tableRows(sent).find(r => r.measure === 'change notice, 50 agents, from the send: p99 vs etcd watch')
+  assert.is(sentRow?.ratio, '2.5×')
   assert.is(row('failure detection, 50 agents').ratio, '1.15×')
   assert.is(row('hook-tool call median vs bare spawn').goal, '< 5 ms: met')
   assert.is(row('memory per unit actor').goal, '< 50 KB: met')

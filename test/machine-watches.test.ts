@@ -151,6 +151,47 @@ test('with push, each change is pushed on the held watch, which stays held until
   assert.is(watches.held, 0)
 })
 
+test('one look hands the watches a change says the same to the same delta (encoded once), and each its own delta otherwise', async () => {
+  // An added machine reaches every view only through the model's counters, one object in every view.
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context })
+  const machines = [readerOf(c.context).unit('web/0')!.machine, readerOf(c.context).unit('mysql/0')!.machine]
+  assert.is(new Set(machines).size, 2)
+  const views = new Map<string, ModelContext>()
+  const pushed = new Map<string, MachineModelReply[]>()
+  for (const machine of machines) {
+    const view = take(undefined, await watches.watch(machine, undefined, 0))
+    views.set(machine, view)
+    pushed.set(machine, [])
+    void watches.watch(machine, view.revision, view.revision, reply => {
+      pushed.get(machine)!.push(reply)
+      views.set(machine, take(views.get(machine), reply))
+      return true
+    })
+  }
+  await flush()
+  c.run('add-machine', {})
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  const [a, b] = machines.map(machine => pushed.get(machine)!)
+  assert.is(a!.length, 1)
+  assert.is(b!.length, 1)
+  assert.ok(a![0] === b![0], 'the same delta object for both')
+  assert.equal(Object.keys((a![0] as { changed: object }).changed).sort(), ['counters', 'revision', 'term'])
+  // A change of one machine's own share is its own delta; each view still adds up to what a fetch gives.
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  c.run('add-machine', {})
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  assert.is(a!.length, 2)
+  assert.is(b!.length, 2)
+  assert.ok(a![1] !== b![1], 'different changes, different deltas')
+  for (const machine of machines) assert.ok(sameViewContent(views.get(machine)!, machineModelView(c.context, machine)), machine)
+})
+
 test('the trace hook reports each applied commit, each look at the held watches and each watch answered, with the revision', async () => {
   // What CANTRIP_WRITE_TRACE records for bench/notice-stages.ts, in the order a change takes.
   const c = world()
@@ -168,6 +209,46 @@ test('the trace hook reports each applied commit, each look at the held watches 
   await flush()
   const r = c.context.revision
   assert.equal(steps, [`watch-applied ${r}`, `watch-check ${r}`, `watch-answered ${r}`])
+})
+
+test('given defer, the look after an applied batch runs when deferred, on no timer, once per batch, and not after stop', async () => {
+  // cantripd defers it with setImmediate: a zero-delay timer waited at least 1 ms at every controller on every notice.
+  const c = world()
+  const clock = new ManualClock()
+  const deferred: Array<() => void> = []
+  const steps: string[] = []
+  const watches = new MachineWatches({ clock, model: () => c.context, defer: check => { deferred.push(check) }, onStage: (stage, detail) => { steps.push(`${stage} ${detail}`) } })
+  const machine = readerOf(c.context).unit('web/0')!.machine
+  const view = take(undefined, await watches.watch(machine, undefined, 0))
+  let answer: MachineModelReply | undefined
+  void watches.watch(machine, view.revision, view.revision).then(reply => { answer = reply })
+  await flush()
+  steps.length = 0
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  watches.applied()
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'still ready', now: 7 })
+  watches.applied()
+  // One look for the batch, and nothing on the clock.
+  assert.is(deferred.length, 1)
+  clock.advance(limits.machineWatchHoldMs - 1)
+  await flush()
+  assert.is(answer, undefined)
+  deferred.shift()!()
+  await flush()
+  const r = c.context.revision
+  assert.equal(steps, [`watch-applied ${r - 1}`, `watch-applied ${r}`, `watch-check ${r}`, `watch-answered ${r}`])
+  assert.ok(answer?.ok === true && 'changed' in answer && answer.changed.revision === r, JSON.stringify(answer))
+  // A look deferred past stop() answers nothing more: stop() refused the watch already.
+  let last: MachineModelReply | undefined
+  void watches.watch(machine, r, r).then(reply => { last = reply })
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready again', now: 8 })
+  watches.applied()
+  watches.stop()
+  await flush()
+  assert.ok(last?.ok === false && last.error.includes('stopping'), JSON.stringify(last))
+  const stops = steps.length
+  for (const check of deferred.splice(0)) check()
+  assert.is(steps.length, stops)
 })
 
 test('a watch nothing changes is answered unchanged at the controller\'s revision when its hold runs out', async () => {

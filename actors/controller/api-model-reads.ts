@@ -95,7 +95,22 @@ export async function machineModel ({ node }: ApiContext, { machine, since }: Ap
  */
 export async function machineWatch ({ node, request }: ApiContext, { machine, since, revision, push }: ApiRequests['machine-watch']): Promise<MachineModelReply> {
   const send = push === true ? request.push : undefined
-  return await node.watches.watch(machine, since, revision, send === undefined ? undefined : reply => send(encode(reply, component)))
+  return await node.watches.watch(machine, since, revision, send === undefined ? undefined : reply => send(encodedPush(reply)))
+}
+
+/**
+ * A pushed change's encoding, made once per reply object: one look at the held watches
+ * hands every agent whose change says the same the same object (machine-watches.ts), and
+ * the transport copies the bytes into each agent's frame. Kept only while the reply is.
+ */
+const encodedPushes = new WeakMap<object, Uint8Array>()
+function encodedPush (reply: MachineModelReply): Uint8Array {
+  let bytes = encodedPushes.get(reply)
+  if (bytes === undefined) {
+    bytes = encode(reply, component)
+    encodedPushes.set(reply, bytes)
+  }
+  return bytes
 }
 
 /**

@@ -56,6 +56,15 @@ export interface MachineWatchesOptions {
   holdMs?: number
   heldMax?: number
   /**
+   * Runs the check of the held watches after an applied batch, once the code running now
+   * and its microtasks are done (cantripd: setImmediate, as RaftHostOptions.deferApply).
+   * Unset (the simulator), the clock's zero-delay timer, so no trajectory moves. Node
+   * runs a zero-delay timer after at least 1 ms and only in the loop's timers phase: on a
+   * real controller that was 1-2 ms between applying a commit and pushing it, at every
+   * controller, on every notice (issue 28).
+   */
+  defer?: (check: () => void) => void
+  /**
    * Timing a change's way to the agents (bench/notice-stages.ts): `watch-applied` as this
    * controller applies a commit, `watch-check` when the held watches are looked at after
    * an applied batch, `watch-answered` per watch answered with a change; `detail` is the
@@ -77,6 +86,8 @@ export class MachineWatches {
   /** Machine → its agent's held watch (one per machine: a new one answers the old). */
   readonly #held = new Map<string, Held>()
   #flush: TimerHandle | undefined
+  /** A check is scheduled (by the clock's timer, `#flush`, or by `defer`). */
+  #scheduled = false
   /** The model of the last check: every watch held since is unchanged at it, or in `#look`. */
   #checked: ModelContext | undefined
   /** Machines whose held watch the next check looks at whatever changed (waiting for a revision, or its kept view replaced). */
@@ -129,11 +140,16 @@ export class MachineWatches {
   /** This controller applied a commit: look at the held watches once the batch is applied. */
   applied (): void {
     this.#o.onStage?.('watch-applied', this.#o.model().revision)
-    if (this.#stopped || this.#flush !== undefined || this.#held.size === 0) return
-    this.#flush = this.#o.clock.setTimeout(() => {
+    if (this.#stopped || this.#scheduled || this.#held.size === 0) return
+    this.#scheduled = true
+    const check = (): void => {
+      this.#scheduled = false
       this.#flush = undefined
-      this.#check()
-    }, 0)
+      // A deferred check cannot be cancelled: stop() answered every watch already.
+      if (!this.#stopped) this.#check()
+    }
+    if (this.#o.defer !== undefined) this.#o.defer(check)
+    else this.#flush = this.#o.clock.setTimeout(check, 0)
   }
 
   /**
@@ -178,11 +194,12 @@ export class MachineWatches {
       concerned.sort((a, b) => a.seq - b.seq)
     }
     this.#look.clear()
+    const deltas = new SharedDeltas()
     for (const held of concerned) {
       if (this.#held.get(held.machine) !== held) continue
       const reply = this.#answer(held, false)
       if (reply === undefined) continue
-      if (reply.ok && held.push?.(reply) === true) {
+      if (reply.ok && held.push?.(deltas.shared(reply)) === true) {
         // The agent now holds the view pushed (the stream is ordered): the next change is from it.
         held.since = held.revision = 'changed' in reply ? reply.changed.revision : 'model' in reply ? reply.model.revision : held.revision
         continue
@@ -225,5 +242,35 @@ export class MachineWatches {
   #release (machine: string, error: string): void {
     const held = this.#held.get(machine)
     if (held !== undefined) this.#settle(held, { ok: false, error })
+  }
+}
+
+type OkReply = Extract<MachineModelReply, { ok: true }>
+
+/**
+ * One object for the deltas of one look that say the same: from the same view (`since`)
+ * to the same revision and term, with the same parts, each the same object. A part views
+ * take whole from the model (its counters, config, uuid) is one object in every view, so
+ * a commit every machine sees only through such a part, as an added machine (the model's
+ * counters), gives every agent the same delta: its push encodes it once
+ * (api-model-reads.ts), where it was encoded again for each agent. A delta of anything a
+ * view builds for its own machine (its tables) is its own object and stays its own.
+ */
+class SharedDeltas {
+  /** `since revision term part,part,…` → the deltas seen with that shape (a few: one per distinct content). */
+  readonly #seen = new Map<string, Array<Extract<OkReply, { changed: unknown }>>>()
+
+  shared (reply: OkReply): OkReply {
+    if (!('changed' in reply)) return reply
+    const changed = reply.changed as Record<string, unknown>
+    const parts = Object.keys(changed)
+    const key = `${reply.since} ${reply.changed.revision} ${reply.changed.term} ${parts.join(',')}`
+    const same = this.#seen.get(key)
+    const found = same?.find(other => parts.every(part => (other.changed as Record<string, unknown>)[part] === changed[part]))
+    if (found !== undefined) return found
+    if (same === undefined) this.#seen.set(key, [reply])
+    // Bounded by the look's own watches (at most limits.machineWatchesHeldMax), each kept once.
+    else same.push(reply)
+    return reply
   }
 }

@@ -163,7 +163,13 @@ export class ModelReplica {
         noticeIntervalMs: options.agents.noticeIntervalMs ?? limits.changeNoticeIntervalMs,
         machines: () => node?.host.state().counters.machine ?? 0
       })
-    const watches = new MachineWatches({ clock: options.clock, model: () => node!.host.state(), ...(options.onStage === undefined ? {} : { onStage: options.onStage }) })
+    const watches = new MachineWatches({
+      clock: options.clock,
+      model: () => node!.host.state(),
+      // The same "after the code running now" as the host's deferred apply (cantripd: setImmediate; unset in the simulator).
+      ...(options.deferApply === undefined ? {} : { defer: options.deferApply }),
+      ...(options.onStage === undefined ? {} : { onStage: options.onStage })
+    })
     const modelWatches = new ModelWatches({ clock: options.clock, revision: () => node?.host.state().revision ?? 0 })
     const watchGuard = new WatchLeaderGuard({
       clock: options.clock,
