@@ -32,6 +32,10 @@
  * dist/ is built first (scripts/build.ts) unless it is newer than everything it is built
  * from (scripts/dist-fresh.ts): the real-process tests start the shipped bundles.
  *
+ * CANTRIP_TEST_BUNDLED=1 runs each job's files bundled by esbuild under plain node
+ * (scripts/test-bundle.ts) instead of under tsx, whose module hooks cost a job that loads
+ * libp2p about a CPU-second; off by default until whole runs have passed so.
+ *
  * A chaos run (CANTRIP_CHAOS=1 with a file under test/chaos/ selected: `npm run test:chaos`)
  * collects every suite's reported figures and each file's verdict, and writes them to
  * bench/results/<UTC time>-chaos.json (scripts/chaos-results.ts); `npm test` writes nothing there.
@@ -41,7 +45,7 @@
  * killed and counts as failed.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,6 +53,7 @@ import { buildDist } from './build.ts'
 import { distFresh } from './dist-fresh.ts'
 import { chaosRecordingWanted, startChaosRecording } from './chaos-results.ts'
 import { makeJobCgroup } from './job-cgroup.ts'
+import { bundleTests } from './test-bundle.ts'
 import { cpuBound, nextJobIndex, nextSleeperIndex, planJobs, simulateRun, type Job, type Timing } from './test-schedule.ts'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
@@ -238,6 +243,23 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   })
 }
 
+/**
+ * CANTRIP_TEST_BUNDLED=1: each job's files run bundled (scripts/test-bundle.ts) under plain
+ * node, through uvu's own runner, instead of under tsx; off by default until a whole run
+ * has passed so.
+ */
+const bundledJobs = process.env['CANTRIP_TEST_BUNDLED'] === '1'
+
+/** A bundled job's node arguments; if its files cannot be bundled, a node that says why and fails (the job fails, the run goes on). */
+async function bundledArgs (job: Job, dir: string): Promise<string[]> {
+  try {
+    return await bundleTests(testDir, job.files, dir)
+  } catch (error) {
+    const why = `run-tests: cannot bundle ${job.files.join(' ')}: ${error instanceof Error ? error.message : String(error)}\n`
+    return ['-e', `process.stderr.write(${JSON.stringify(why)}); process.exit(1)`]
+  }
+}
+
 async function runJob (job: Job): Promise<JobResult> {
   const pattern = `^(${job.files.map(escapeRegex).join('|')})$`
   const started = Date.now()
@@ -246,7 +268,10 @@ async function runJob (job: Job): Promise<JobResult> {
   // Where the machine allows, the job and all it starts run in a cgroup of their own: its CPU is then exact.
   const cgroup = makeJobCgroup(`cantrip-test-${jobId}`)
   if (cgroup !== undefined) cgroupJobs++
-  const uvu: [string, string[]] = [process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color']]
+  const bundleDir = bundledJobs ? join(root, '.cache', `test-job-${jobId}`) : undefined
+  const uvu: [string, string[]] = bundleDir === undefined
+    ? [process.execPath, ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern, '--no-color']]
+    : [process.execPath, await bundledArgs(job, bundleDir)]
   const [command, args] = cgroup?.wrap(...uvu) ?? uvu
   const child = spawn(command, args, {
     cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, [jobMarkerVariable]: jobId }
@@ -296,6 +321,7 @@ async function runJob (job: Job): Promise<JobResult> {
     lastCpu = cgroup.cpuSeconds()
     cgroup.remove()
   }
+  if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true })
   if (timedOut) output += `\nrun-tests: ${job.files.join(', ')}: killed after ${jobSecondsMax} s\n`
   const total = summaryNumber(output, 'Total')
   const passed = summaryNumber(output, 'Passed')

@@ -18,6 +18,7 @@ import { ToolContexts } from '../agent/hook-tools/transport/tool-contexts.ts'
 import { bindDirPrefix, callTool, ToolServer, type ToolCall, type ToolHandler, type ToolReply } from '../agent/hook-tools/transport/tool-server.ts'
 import { limits } from '../runtime/limits.ts'
 import { createMemoryLogger, type LogRecord } from '../runtime/logger.ts'
+import { bundledChild } from './support/bundled-child.ts'
 
 const test = suite('hook tool transport')
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
@@ -374,7 +375,7 @@ test('the agent going away mid-call ends the client with exit 1, not a hang', as
     "process.stdout.write('ready\\n')",
     'setInterval(() => {}, 1000)'
   ].join('\n'))
-  const agent = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] })
+  const agent = spawn(process.execPath, [bundledChild(script)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] })
   try {
     let output = ''
     agent.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
@@ -751,7 +752,7 @@ test('build: the cached binary is reused; concurrent builds in two processes agr
     `import { ensureToolClient } from ${JSON.stringify(join(repoRoot, 'agent/hook-tools/client/build-client.ts'))}`,
     `process.stdout.write(await ensureToolClient({ cacheDir: ${JSON.stringify(shared)} }))`
   ].join('\n'))
-  const builds = await Promise.all([1, 2].map(() => run(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, timeoutMs: 60_000 })))
+  const builds = await Promise.all([1, 2].map(() => run(process.execPath, [bundledChild(script)], { cwd: repoRoot, timeoutMs: 60_000 })))
   assert.equal(builds.map(b => [b.code, b.stderr.toString()]), [[0, ''], [0, '']])
   assert.is(builds[0]!.stdout.toString(), builds[1]!.stdout.toString())
   const built = builds[0]!.stdout.toString()

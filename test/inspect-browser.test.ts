@@ -13,7 +13,7 @@ import '../runtime/polyfill.ts'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { Browser } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { parse } from 'yaml'
@@ -24,6 +24,21 @@ import { cantrip, cantripOk, destroyLeftoverController, removeHome } from './sup
 import { agentsShown, ensureChromium, hookRows, launchChromium, startViewer, treeRows, untilPage, type ViewerProcess } from './support/inspect-browser.ts'
 import { processAlive } from './support/processes.ts'
 
+/**
+ * One chromium for the file, launched by the first test that needs it and closed after
+ * the last: each test has a page of its own in a context of its own (browser.newPage),
+ * closed at its end. A launch is a browser, its zygotes, GPU and network processes.
+ */
+let chromium: Promise<Browser> | undefined
+async function newPage (): Promise<Page> {
+  chromium ??= launchChromium()
+  return await (await chromium).newPage({ viewport: { width: 1600, height: 1000 } })
+}
+
+test.after(async () => {
+  await (await chromium?.catch(() => undefined))?.close()
+})
+
 test('cantrip inspect in chromium against bootstrap --inspect: every agent and unit, cantrip config live, time travel, a screenshot', async () => {
   ensureChromium()
   const home = mkdtempSync(join(tmpdir(), 'inspect-browser-home-'))
@@ -31,7 +46,7 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
   const machinesDir = join(home, 'controllers', 'local', 'machines')
   const pids: number[] = []
   let viewer: ViewerProcess | undefined
-  let browser: Browser | undefined
+  let opened: Page | undefined
   try {
     cantripOk(home, 'bootstrap', '--inspect')
     const entry = (parse(readFileSync(join(home, 'controllers.yaml'), 'utf8')) as ControllersFile).controllers['local']!
@@ -43,8 +58,7 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
     assert.equal(endpoints.map(e => e.agent).sort(), [controllerAgent, 'machine-0', 'machine-1'].sort())
 
     viewer = await startViewer([], { CANTRIP_HOME: home })
-    browser = await launchChromium()
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
+    const page = opened = await newPage()
     const pageErrors: string[] = []
     page.on('pageerror', error => { pageErrors.push(error.message) })
     // No CDN: the page loads everything from the viewer itself.
@@ -106,15 +120,15 @@ test('cantrip inspect in chromium against bootstrap --inspect: every agent and u
     assert.equal(requests.filter(url => new URL(url).host !== viewerHost), [], 'every request goes to the viewer')
     assert.ok(requests.some(url => url.endsWith('/elk.js')) && requests.some(url => url.endsWith('/app.js')))
 
-    await browser.close()
-    browser = undefined
+    // The page's connections to the viewer end with it, as they did with the whole browser.
+    await page.close()
     await viewer.stop()
     assert.ok(viewer.child.exitCode !== null || viewer.child.signalCode !== null, 'cantrip inspect ended on SIGTERM')
     const machinePids = readdirSync(machinesDir).map(d => Number(readFileSync(join(machinesDir, d, 'agent.pid'), 'utf8').split(/\s+/)[0]))
     cantripOk(home, 'destroy-controller', 'local', '--no-prompt')
     assert.ok(machinePids.every(pid => !processAlive(pid)), 'every machine agent stopped')
   } finally {
-    await browser?.close()
+    await opened?.close()
     await viewer?.stop()
     destroyLeftoverController(home, machinesDir)
     for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL')
@@ -127,13 +141,12 @@ test('cantrip inspect --sim: a simulated run\'s units, their failing installs, s
   ensureChromium()
   const dir = mkdtempSync(join(tmpdir(), 'inspect-browser-sim-'))
   let viewer: ViewerProcess | undefined
-  let browser: Browser | undefined
+  let opened: Page | undefined
   try {
     const run = cantrip(dir, ['sim', 'examples/sim/install-fails-twice.yaml', '--report', dir, '--inspect-log', '--quiet'])
     assert.is(run.status, 0, run.stderr + run.stdout)
     viewer = await startViewer(['--sim', join(dir, 'install-fails-twice-1.json')], { CANTRIP_HOME: dir })
-    browser = await launchChromium()
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
+    const page = opened = await newPage()
     await page.goto(viewer.url)
     const rows = await untilPage('the three simulated units', async () => await treeRows(page), r => r.filter(n => n.kind === 'unit').length === 3)
     const flaky0 = rows.find(n => n.name === 'unit-flaky-0')!
@@ -157,7 +170,7 @@ test('cantrip inspect --sim: a simulated run\'s units, their failing installs, s
     assert.match(state, /hookError/)
     await page.screenshot({ path: join(dir, 'inspect-sim.png') })
   } finally {
-    await browser?.close()
+    await opened?.close()
     await viewer?.stop()
     rmSync(dir, { recursive: true, force: true })
   }

@@ -41,6 +41,7 @@ import { encode } from '../runtime/codec.ts'
 import { limits } from '../runtime/limits.ts'
 import type { TopicMessage, Transport } from '../runtime/transport.ts'
 import { rejects } from './support/rejects.ts'
+import { bundledChild } from './support/bundled-child.ts'
 
 const test = suite('libp2p transport')
 
@@ -80,7 +81,7 @@ const rawPubsub = (transport: Libp2pTransport) => transport.node.services.pubsub
 /** A peer in a child process (support/libp2p-peer-child.ts) and the address it listens on. */
 async function childPeer (privateKey: Uint8Array, networkKey: Uint8Array): Promise<{ child: ChildProcess, address: string }> {
   const base64 = (key: Uint8Array): string => Buffer.from(key).toString('base64')
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./support/libp2p-peer-child.ts', import.meta.url).pathname, base64(privateKey), base64(networkKey)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [bundledChild(new URL('./support/libp2p-peer-child.ts', import.meta.url).pathname), base64(privateKey), base64(networkKey)], { stdio: ['ignore', 'pipe', 'inherit'] })
   const address = await new Promise<string>((resolve, reject) => {
     let out = ''
     const timer = setTimeout(() => { reject(new Error('child peer: no address within 30 s')) }, 30_000)

@@ -70,6 +70,7 @@ async function startSshd (): Promise<Sshd> {
     assert.is(made.status, 0, made.stderr)
   }
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client_key.pub')), { mode: 0o600 })
+  mkdirSync(join(dir, 'home'), { mode: 0o700 })
   const port = await sparePort()
   writeFileSync(join(dir, 'sshd_config'), [
     `Port ${port}`,
@@ -84,7 +85,12 @@ async function startSshd (): Promise<Sshd> {
     'UsePAM no',
     // The temp dir is world-readable under /tmp; sshd's ownership checks are for real homes.
     'StrictModes no',
-    'MaxStartups 100'
+    'MaxStartups 100',
+    // Each session's shell runs with a home of the test's own, as on a fresh host (and as
+    // scripts/netns-hosts.ts gives its hosts): not this machine's root's ~/.bashrc, which
+    // bash reads for every ssh command and which may start anything (pyenv init here:
+    // ~0.12 CPU-s a session, most of this file's CPU). Paths the provider uses are given.
+    `SetEnv HOME=${join(dir, 'home')}`
   ].join('\n') + '\n')
   // sshd's privilege separation directory (made by the package's service, which never ran).
   if (process.getuid?.() === 0) mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { bundledChild } from './support/bundled-child.ts'
 import { processAlive } from './support/processes.ts'
 import { createUnitStateStore } from '../actors/unit/unit-state-store.ts'
 import { LevelStorage } from '../agent/level-storage.ts'
 
-// Generous: the agent is a fresh tsx process, slow to start while the other test lane loads the machine.
+// Generous: the agent is a fresh process (test/support/bundled-child.ts), slow to start while the other test lanes load the machine.
 const waitMsMax = 60_000
 
 async function waitFor (what: string, condition: () => boolean): Promise<void> {
@@ -25,7 +26,7 @@ async function waitFor (what: string, condition: () => boolean): Promise<void> {
 }
 
 function startAgent (dataDir: string, charmDir: string): { child: ChildProcess, exited: Promise<number | null>, output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/unit-agent-process.ts', dataDir, charmDir], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [bundledChild('test/fixtures/unit-agent-process.ts'), dataDir, charmDir], { stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', chunk => { output += String(chunk) })
   child.stderr!.on('data', chunk => { output += String(chunk) })

@@ -27,6 +27,7 @@ import { encodeFrame } from '../../agent/mesh/channel-frames.ts'
 import { envelopeBytesMax } from '../../agent/mesh/mesh-envelopes.ts'
 import { encode } from '../../runtime/codec.ts'
 import { limits } from '../../runtime/limits.ts'
+import { bundledChild } from '../support/bundled-child.ts'
 import { chaosCount, chaosFraction, chaosFull, percentile, reportFigures } from './support/chaos-scale.ts'
 
 const test = suite('hostile peers against a real libp2p node')
@@ -194,7 +195,7 @@ test('gossip: bad signatures, malformed, oversized, replayed, wrong-topic and un
     raw(forger).publishConfig.privateKey = await generateKeyPair('Ed25519')
     for (let i = 0; i < 3; i++) await forger.publish(topic, text(`forged ${i}`))
     // The flood: an insider in its own process publishes well-formed notices the victim does not take from it, at ten times the honest rate, while the honest peer keeps its pace.
-    const flooder = spawn(process.execPath, ['--import', 'tsx', 'test/chaos/support/hostile-flooder.ts', Buffer.from(world.networkKey).toString('hex'), victim.addresses()[0]!, topic, '10', String(honestIntervalMs)], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const flooder = spawn(process.execPath, [bundledChild('test/chaos/support/hostile-flooder.ts'), Buffer.from(world.networkKey).toString('hex'), victim.addresses()[0]!, topic, '10', String(honestIntervalMs)], { stdio: ['pipe', 'pipe', 'pipe'] })
     let flooderOutput = ''
     flooder.stdout.setEncoding('utf8').on('data', (chunk: string) => { flooderOutput += chunk })
     flooder.stderr.setEncoding('utf8').on('data', (chunk: string) => { flooderOutput += chunk })

@@ -19,6 +19,7 @@ import { OneControllerFixture } from '../support/one-controller-fixture.ts'
 import { LevelStorage } from '../../agent/level-storage.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
 import { limits } from '../../runtime/limits.ts'
+import { bundledChild } from '../support/bundled-child.ts'
 import { processAlive } from '../support/processes.ts'
 import { chaosCount, reportFigures } from './support/chaos-scale.ts'
 import { hookRuns, lifecycleHooks, writeKillCharm } from './support/uniter-kill-charm.ts'
@@ -28,7 +29,7 @@ const trials = chaosCount(100, 1)
 const killsPerTrial = chaosCount(10, 5)
 /** Kills land up to this long after the agent reports it is up: the lifecycle hooks take about that long. */
 const killWindowMs = 1_500
-/** Generous: each start is a fresh tsx process on a shared, loaded machine. */
+/** Generous: each start is a fresh process (test/support/bundled-child.ts) on a shared, loaded machine. */
 const waitMsMax = 60_000
 /** A final round's wait for start to run again: past the first hook retry delay (5 s, up to 20 % jitter) and start's own run. */
 const finalRoundWaitMs = limits.hookRetryDelayMsMin * (1 + limits.hookRetryJitterFraction) + 10_000
@@ -57,7 +58,7 @@ async function waitFor (what: string, condition: () => boolean, output: () => st
 interface Agent { child: ChildProcess, exited: Promise<unknown>, output: () => string }
 
 function startAgent (root: string, charmDir: string, children: ChildProcess[]): Agent {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/unit-agent-process.ts', root, charmDir], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [bundledChild('test/fixtures/unit-agent-process.ts'), root, charmDir], { stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   let output = ''
   child.stdout!.on('data', chunk => { output += String(chunk) })
