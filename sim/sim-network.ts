@@ -33,7 +33,8 @@
  *   lost or dropped breaks the stream: what follows is dropped too (`broken`), so the
  *   caller never sees a gap, and times out as it does when an answer is lost.
  *   `resetConnection` breaks every stream between its two peers, and the requests waiting
- *   on them fail at once with PeerUnreachableError, as the mesh's channels do.
+ *   on them fail at once with PeerUnreachableError, as the mesh's channels do; a request
+ *   still on its way when its stream broke (reset, or its caller timed out) is dropped.
  * - Request handlers are async. The answer leaves the server when the handler's
  *   promise settles, at the clock's time of that moment; a driver that wants answers
  *   to leave at the exact simulated time runs the clock one timer at a time and lets
@@ -602,9 +603,9 @@ function streamOf (leg: Leg): SimStream | undefined {
   return leg.kind === 'request' || leg.kind === 'push' || leg.kind === 'response' ? leg.stream : undefined
 }
 
-/** Whether a push or answer travels on a stream already broken. */
+/** Whether a leg travels on a stream already broken (a request too: its caller has given up on it, or its connection was reset). */
 function brokenStream ({ leg }: Envelope): boolean {
-  return (leg.kind === 'push' || leg.kind === 'response') && leg.stream?.broken === true
+  return streamOf(leg)?.broken === true
 }
 
 function linkKey (link: Link): string {

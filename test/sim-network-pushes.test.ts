@@ -160,6 +160,18 @@ test('a reset connection fails the waiting request at once and drops its pushes 
   assert.is(again.value, 'done')
 })
 
+test('a request still on its way when its connection is reset never reaches the handler', async () => {
+  const w = pushWorld({ latency: fixed(50) })
+  let served = 0
+  w.b.handle('count', async () => { served++; return text('x') })
+  const answer = track(w.a.request('b', 'count', text('go'), { timeoutMs: 1_000 }))
+  await w.world.wait(20)
+  w.network.resetConnection('b', 'a')
+  await w.world.wait(100)
+  assert.is(answer.error?.name, 'PeerUnreachableError')
+  assert.is(served, 0)
+})
+
 test('a duplicated request is served twice, but only the original stream pushes', async () => {
   const w = pushWorld({ latency: fixed(10) })
   const handled: Array<(data: Uint8Array) => boolean> = []
