@@ -12,6 +12,13 @@
  * A crash and `stop()` are the same thing to the network: the object is dead for good,
  * and a restart is a new `SimTransport` for the same peer id (a new incarnation), so
  * messages still in flight to the old one are dropped, as on a broken connection.
+ *
+ * Handlers may push (IncomingRequest.push) as the mesh's serving channel lets them: each
+ * push is a leg of the request's own stream (SimStream), which the network keeps in order
+ * ahead of the answer and which a lost leg or a reset connection breaks for good, so a
+ * caller never sees a gap or an overtaking push. At most
+ * limits.transportRequestPushesUnwrittenMax pushes of one request are on the network at
+ * once (sent, not yet delivered or dropped): the simulator's "not yet written".
  */
 import { assert } from '../runtime/assert.ts'
 import type { TimerHandle } from '../runtime/clock.ts'
@@ -28,6 +35,25 @@ const component = 'sim-network'
 /** What travels back for a request: the handler's bytes, or why there are none. */
 export type SimResponse = { ok: true, data: Uint8Array } | { ok: false, message: string }
 
+/**
+ * One request's own stream, from the request leg to its answer: what the network needs to
+ * keep its pushes and answer in order (`tailAt`), to lose all of what follows a lost leg
+ * (`broken`), and to bound the pushes on their way (`unwritten`).
+ */
+export interface SimStream {
+  readonly id: string
+  readonly caller: SimTransport
+  readonly server: PeerId
+  /** Whether the caller passed RequestOptions.onPush. */
+  readonly listens: boolean
+  /** A leg of this stream was lost or dropped, its connection reset, or the caller gave up: nothing more goes on it. */
+  broken: boolean
+  /** Arrival time of the stream's last leg scheduled: none after it arrives before it. */
+  tailAt: number
+  /** Pushes sent and not yet delivered or dropped (limits.transportRequestPushesUnwrittenMax). */
+  unwritten: number
+}
+
 /** What a transport asks of its network; `SimNetwork` implements it. */
 export interface SimNetworkPort {
   /** A network-wide unique id for the next publication or request of `peer`. */
@@ -36,8 +62,12 @@ export interface SimNetworkPort {
   isKnown (peer: PeerId): boolean
   connectedPeers (peer: PeerId): PeerId[]
   publish (sender: SimTransport, message: TopicMessage): void
-  sendRequest (sender: SimTransport, to: PeerId, protocol: string, id: string, data: Uint8Array): void
-  sendResponse (server: SimTransport, caller: SimTransport, protocol: string, id: string, response: SimResponse): void
+  sendRequest (sender: SimTransport, to: PeerId, protocol: string, id: string, data: Uint8Array, listens: boolean): void
+  /** Sends a push of a request on its stream; false when the stream takes none (see SimStream). */
+  sendPush (server: SimTransport, caller: SimTransport, protocol: string, id: string, data: Uint8Array, stream: SimStream): boolean
+  sendResponse (server: SimTransport, caller: SimTransport, protocol: string, id: string, response: SimResponse, stream: SimStream | undefined): void
+  /** The caller stopped waiting for request `id` (its timeout): its stream takes nothing more. */
+  requestEnded (id: string): void
   stopped (transport: SimTransport): void
   /** A subscription of `transport` to `topic` came or went (the network indexes subscribers by topic). */
   subscriptionsChanged (transport: SimTransport, topic: string): void
@@ -48,6 +78,7 @@ interface PendingRequest {
   readonly peer: PeerId
   readonly protocol: string
   readonly timer: TimerHandle
+  readonly onPush: ((data: Uint8Array) => void) | undefined
   readonly resolve: (data: Uint8Array) => void
   readonly reject: (error: Error) => void
 }
@@ -141,13 +172,14 @@ export class SimTransport implements Transport {
     const answer = new Promise<Uint8Array>((resolve, reject) => {
       const timer = this.#clock.setTimeout(() => {
         if (!this.#pending.delete(id)) return
+        this.#port.requestEnded(id)
         this.#counters.requestsFailed++
         reject(new RequestTimeoutError(peer, protocol, timeoutMs))
       }, timeoutMs)
-      this.#pending.set(id, { peer, protocol, timer, resolve, reject })
+      this.#pending.set(id, { peer, protocol, timer, onPush: options.onPush, resolve, reject })
     })
     try {
-      this.#port.sendRequest(this, peer, protocol, id, data.slice())
+      this.#port.sendRequest(this, peer, protocol, id, data.slice(), options.onPush !== undefined)
     } catch (error) {
       // Only a network assertion gets here; forget the request so its timer cannot
       // later reject a promise nobody holds.
@@ -238,15 +270,23 @@ export class SimTransport implements Transport {
 
   /**
    * Runs the handler for an arriving request; the answer goes back through the network
-   * when the handler settles, from the simulated time of that moment.
+   * when the handler settles, from the simulated time of that moment. `stream` is the
+   * request's own (undefined for a duplicate, which nobody listens to): the handler's
+   * pushes go on it, and say false once the answer is on its way.
    */
-  serveRequest (caller: SimTransport, protocol: string, id: string, data: Uint8Array): void {
+  serveRequest (caller: SimTransport, protocol: string, id: string, data: Uint8Array, stream: SimStream | undefined): void {
     const handler = this.#handlers.get(protocol)
+    const respond = (response: SimResponse): void => { this.#port.sendResponse(this, caller, protocol, id, response, stream) }
     if (handler === undefined) {
-      this.#port.sendResponse(this, caller, protocol, id, { ok: false, message: `no handler for protocol "${protocol}"` })
+      respond({ ok: false, message: `no handler for protocol "${protocol}"` })
       return
     }
-    const request: IncomingRequest = { from: caller.peerId, protocol, data }
+    let answered = false
+    const push = (bytes: Uint8Array): boolean => {
+      if (this.#stopped || answered || stream === undefined || !(bytes instanceof Uint8Array) || bytes.length > limits.transportMessageBytesMax) return false
+      return this.#port.sendPush(this, caller, protocol, id, bytes.slice(), stream)
+    }
+    const request: IncomingRequest = { from: caller.peerId, protocol, data, push }
     let result: Promise<Uint8Array>
     try {
       // Called synchronously, so the handler starts at the arrival time.
@@ -255,20 +295,45 @@ export class SimTransport implements Transport {
       result = Promise.reject(error)
     }
     result.then(response => {
+      answered = true
       if (this.#stopped) return
       if (!(response instanceof Uint8Array)) {
-        this.#port.sendResponse(this, caller, protocol, id, { ok: false, message: `handler returned ${typeof response}, expected bytes` })
+        respond({ ok: false, message: `handler returned ${typeof response}, expected bytes` })
       } else if (response.length > limits.transportMessageBytesMax) {
-        this.#port.sendResponse(this, caller, protocol, id,
-          { ok: false, message: `response of ${response.length} bytes exceeds the maximum of ${limits.transportMessageBytesMax}` })
+        respond({ ok: false, message: `response of ${response.length} bytes exceeds the maximum of ${limits.transportMessageBytesMax}` })
       } else {
         this.#counters.requestsServed++
-        this.#port.sendResponse(this, caller, protocol, id, { ok: true, data: response.slice() })
+        respond({ ok: true, data: response.slice() })
       }
     }, (error: unknown) => {
+      answered = true
       if (this.#stopped) return
-      this.#port.sendResponse(this, caller, protocol, id, { ok: false, message: error instanceof Error ? error.message : String(error) })
+      respond({ ok: false, message: error instanceof Error ? error.message : String(error) })
     })
+  }
+
+  /** Hands a pushed message to the request waiting for it; false when none listens (answered, timed out, or no onPush). */
+  receivePush (id: string, data: Uint8Array): boolean {
+    const pending = this.#pending.get(id)
+    if (pending?.onPush === undefined || this.#stopped) return false
+    // A throwing listener is a bug in the code under test: it surfaces, as a subscriber's does.
+    pending.onPush(data)
+    return true
+  }
+
+  /**
+   * The connection to `peer` was reset: every request waiting on it fails at once, as the
+   * mesh's request channel fails what it carried when its stream breaks.
+   */
+  connectionReset (peer: PeerId): void {
+    if (this.#stopped) return
+    for (const [id, request] of [...this.#pending]) {
+      if (request.peer !== peer) continue
+      this.#pending.delete(id)
+      this.#clock.clearTimeout(request.timer)
+      this.#counters.requestsFailed++
+      request.reject(new PeerUnreachableError(peer, 'connection reset before the answer'))
+    }
   }
 
   /** Settles a waiting request; false when none waits (answered, timed out, or a duplicate). */

@@ -27,6 +27,14 @@
  *   that listens for closes (Transport.onPeerDisconnected) gets a `closed` leg on the link
  *   from it, behind whatever it sent before, as a kernel's FIN or RST follows the data. A
  *   partition, a cut or a paused peer closes nothing.
+ * - A request, its pushes (IncomingRequest.push) and its answer make one stream
+ *   (SimStream), ordered as a libp2p stream is: no leg of it arrives before an earlier
+ *   one, whatever the reorder fault draws, and pushes are never duplicated. A leg of it
+ *   lost or dropped breaks the stream: what follows is dropped too (`broken`), so the
+ *   caller never sees a gap, and times out as it does when an answer is lost.
+ *   `resetConnection` breaks every stream between its two peers, and the requests waiting
+ *   on them fail at once with PeerUnreachableError, as the mesh's channels do; a request
+ *   still on its way when its stream broke (reset, or its caller timed out) is dropped.
  * - Request handlers are async. The answer leaves the server when the handler's
  *   promise settles, at the clock's time of that moment; a driver that wants answers
  *   to leave at the exact simulated time runs the clock one timer at a time and lets
@@ -49,7 +57,7 @@ import {
   majorityMinorityGroups,
   SimNetworkReachability
 } from './sim-network-reachability.ts'
-import { SimTransport, type SimNetworkPort, type SimResponse } from './sim-network-transport.ts'
+import { SimTransport, type SimNetworkPort, type SimResponse, type SimStream } from './sim-network-transport.ts'
 
 export type { LatencyDistribution } from './sim-network-latency.ts'
 export { SimTransport } from './sim-network-transport.ts'
@@ -90,14 +98,17 @@ export interface SimNetworkStats {
   droppedStopped: number
   /** Topic messages that arrived after the receiver unsubscribed. */
   droppedUnsubscribed: number
-  /** Responses nobody waited for any more: duplicates and answers after a timeout. */
+  /** Responses and pushes nobody waited for any more: duplicates and answers after a timeout. */
   droppedStale: number
+  /** Pushes and answers behind a dropped leg of their request's stream, or after its connection was reset. */
+  droppedBroken: number
 }
 
 type Leg =
   | { kind: 'topic', message: TopicMessage }
-  | { kind: 'request', protocol: string, id: string, data: Uint8Array, caller: SimTransport }
-  | { kind: 'response', protocol: string, id: string, response: SimResponse }
+  | { kind: 'request', protocol: string, id: string, data: Uint8Array, caller: SimTransport, stream: SimStream }
+  | { kind: 'push', protocol: string, id: string, data: Uint8Array, stream: SimStream }
+  | { kind: 'response', protocol: string, id: string, response: SimResponse, stream: SimStream | undefined }
   | { kind: 'closed' }
 
 interface Envelope {
@@ -108,7 +119,7 @@ interface Envelope {
   readonly duplicate: boolean
 }
 
-type DropReason = 'lost' | 'unreachable' | 'stopped' | 'unsubscribed' | 'stale'
+type DropReason = 'lost' | 'unreachable' | 'stopped' | 'unsubscribed' | 'stale' | 'broken'
 
 export const defaultSimLatency: LatencyDistribution = { kind: 'uniform', minMs: 1, maxMs: 10 }
 
@@ -147,11 +158,13 @@ export class SimNetwork {
    * publication made presence alone grow with the square of the agents.
    */
   readonly #subscribersByTopic = new Map<string, SimTransport[]>()
+  /** Requests sent and not yet answered, by id: the streams a reset connection breaks. */
+  readonly #streams = new Map<string, SimStream>()
 
   #inFlight = 0
   readonly #stats: SimNetworkStats = {
     sent: 0, delivered: 0, duplicated: 0, held: 0, lost: 0,
-    droppedUnreachable: 0, droppedStopped: 0, droppedUnsubscribed: 0, droppedStale: 0
+    droppedUnreachable: 0, droppedStopped: 0, droppedUnsubscribed: 0, droppedStale: 0, droppedBroken: 0
   }
 
   readonly #port: SimNetworkPort = {
@@ -163,15 +176,30 @@ export class SimNetwork {
     isKnown: peer => this.#transports.has(peer),
     connectedPeers: peer => this.#connectedPeers(peer),
     publish: (sender, message) => { this.#publish(sender, message) },
-    sendRequest: (sender, to, protocol, id, data) => {
+    sendRequest: (sender, to, protocol, id, data, listens) => {
       const target = this.#transports.get(to)
       assert(target !== undefined, `sim-network: request "${id}" to unknown peer "${to}" got past the transport`)
-      this.#send({ from: sender.peerId, to: target, leg: { kind: 'request', protocol, id, data, caller: sender }, duplicate: false })
+      const stream: SimStream = { id, caller: sender, server: to, listens, broken: false, tailAt: 0, unwritten: 0 }
+      this.#streams.set(id, stream)
+      this.#send({ from: sender.peerId, to: target, leg: { kind: 'request', protocol, id, data, caller: sender, stream }, duplicate: false })
     },
-    sendResponse: (server, caller, protocol, id, response) => {
-      this.#send({ from: server.peerId, to: caller, leg: { kind: 'response', protocol, id, response }, duplicate: false })
+    sendPush: (server, caller, protocol, id, data, stream) => {
+      if (stream.broken || !stream.listens || stream.unwritten >= limits.transportRequestPushesUnwrittenMax) return false
+      stream.unwritten++
+      this.#send({ from: server.peerId, to: caller, leg: { kind: 'push', protocol, id, data, stream }, duplicate: false })
+      return true
+    },
+    sendResponse: (server, caller, protocol, id, response, stream) => {
+      this.#send({ from: server.peerId, to: caller, leg: { kind: 'response', protocol, id, response, stream }, duplicate: false })
+    },
+    requestEnded: id => {
+      const stream = this.#streams.get(id)
+      if (stream === undefined) return
+      stream.broken = true
+      this.#streams.delete(id)
     },
     stopped: transport => {
+      this.#forgetStreams(stream => stream.caller === transport || stream.server === transport.peerId)
       this.#subscribersByTopic.clear()
       this.#event(() => `stop ${transport.peerId} incarnation ${transport.incarnation}`)
       this.#closeConnections(transport.peerId)
@@ -322,6 +350,12 @@ export class SimNetwork {
   resetConnection (a: PeerId, b: PeerId): void {
     checkLink({ from: a, to: b })
     this.#event(() => `reset connection ${a}<->${b}`)
+    // What was on the connection is gone: undelivered pushes and answers, and the requests waiting for them.
+    this.#forgetStreams(({ caller, server }) => (caller.peerId === a && server === b) || (caller.peerId === b && server === a))
+    for (const [side, other] of [[a, b], [b, a]] as const) {
+      const transport = this.#transports.get(side)
+      if (transport !== undefined && !transport.stopped) transport.connectionReset(other)
+    }
     for (const [from, to] of [[a, b], [b, a]] as const) {
       const target = this.#transports.get(to)
       if (this.isRunning(from) && target?.hearsCloses === true) this.#send({ from, to: target, leg: { kind: 'closed' }, duplicate: false })
@@ -386,6 +420,15 @@ export class SimNetwork {
     }
   }
 
+  /** Breaks and forgets the open streams `which` picks, in the order they were opened. */
+  #forgetStreams (which: (stream: SimStream) => boolean): void {
+    for (const [id, stream] of this.#streams) {
+      if (!which(stream)) continue
+      stream.broken = true
+      this.#streams.delete(id)
+    }
+  }
+
   #connectedPeers (peer: PeerId): PeerId[] {
     const reachable: PeerId[] = []
     for (const [id, transport] of this.#transports) {
@@ -414,6 +457,7 @@ export class SimNetwork {
   #send (envelope: Envelope): void {
     this.#stats.sent++
     const { from, to } = envelope
+    if (brokenStream(envelope)) return this.#drop(envelope, 'broken')
     if (to.stopped) return this.#drop(envelope, 'stopped')
     if (!this.#reachability.canSend(from, to.peerId)) return this.#drop(envelope, 'unreachable')
     const key = this.#linkKey(from, to.peerId)
@@ -431,7 +475,15 @@ export class SimNetwork {
       arrivesAt = Math.max(arrivesAt, this.#linkTail.get(key) ?? arrivesAt)
       this.#linkTail.set(key, arrivesAt)
     }
+    const stream = streamOf(envelope.leg)
+    if (stream !== undefined && envelope.leg.kind !== 'request') {
+      // A stream's legs keep their order whatever the link does (a reordered one holds back those behind it).
+      arrivesAt = Math.max(arrivesAt, stream.tailAt)
+      stream.tailAt = arrivesAt
+    }
     this.#schedule(envelope, arrivesAt - now)
+    // A stream does not duplicate what it carries; a push twice would be a push out of order.
+    if (envelope.leg.kind === 'push') return
     const duplication = this.#linkDuplication.get(key) ?? this.#duplication
     if (duplication > 0 && this.#random.next() < duplication) {
       this.#stats.duplicated++
@@ -459,6 +511,7 @@ export class SimNetwork {
 
   #arrive (envelope: Envelope): void {
     const { from, to } = envelope
+    if (brokenStream(envelope)) return this.#drop(envelope, 'broken')
     if (to.stopped) return this.#drop(envelope, 'stopped')
     if (!this.#reachability.canSend(from, to.peerId)) return this.#drop(envelope, 'unreachable')
     const clogged = this.#clogged.get(this.#linkKey(from, to.peerId))
@@ -487,9 +540,17 @@ export class SimNetwork {
       case 'request':
         this.#stats.delivered++
         this.#event(() => `deliver ${describeEnvelope(envelope)}`)
-        to.serveRequest(leg.caller, leg.protocol, leg.id, leg.data.slice())
+        // A duplicate is served too, but nobody listens to its pushes.
+        to.serveRequest(leg.caller, leg.protocol, leg.id, leg.data.slice(), envelope.duplicate ? undefined : leg.stream)
+        return
+      case 'push':
+        leg.stream.unwritten--
+        if (!to.receivePush(leg.id, leg.data)) return this.#drop(envelope, 'stale')
+        this.#stats.delivered++
+        this.#event(() => `deliver ${describeEnvelope(envelope)}`)
         return
       case 'response': {
+        if (leg.stream !== undefined && !envelope.duplicate) this.#streams.delete(leg.id)
         // Only the first answer to a request counts; the caller may also have given up.
         if (!to.receiveResponse(leg.id, leg.response)) return this.#drop(envelope, 'stale')
         this.#stats.delivered++
@@ -518,6 +579,16 @@ export class SimNetwork {
       case 'stopped': this.#stats.droppedStopped++; break
       case 'unsubscribed': this.#stats.droppedUnsubscribed++; break
       case 'stale': this.#stats.droppedStale++; break
+      case 'broken': this.#stats.droppedBroken++; break
+    }
+    const { leg } = envelope
+    // A stale push was already taken off the stream when it was handed over.
+    if (leg.kind === 'push' && reason !== 'stale') leg.stream.unwritten--
+    const stream = streamOf(leg)
+    if (stream !== undefined && !envelope.duplicate && reason !== 'stale') {
+      // What follows a lost leg on its stream is lost too: a stream has no gaps.
+      stream.broken = true
+      if (leg.kind !== 'push') this.#streams.delete(stream.id)
     }
     this.#event(() => `drop ${reason} ${describeEnvelope(envelope)}`)
   }
@@ -526,6 +597,15 @@ export class SimNetwork {
   #event (line: () => string): void {
     if (this.#onEvent !== undefined) this.#onEvent(line())
   }
+}
+
+function streamOf (leg: Leg): SimStream | undefined {
+  return leg.kind === 'request' || leg.kind === 'push' || leg.kind === 'response' ? leg.stream : undefined
+}
+
+/** Whether a leg travels on a stream already broken (a request too: its caller has given up on it, or its connection was reset). */
+function brokenStream ({ leg }: Envelope): boolean {
+  return streamOf(leg)?.broken === true
 }
 
 function linkKey (link: Link): string {

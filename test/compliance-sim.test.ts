@@ -116,4 +116,4 @@ fileSystemCompliance({
   }
 })
 
-transportCompliance({ name: 'SimTransport', create: async count => new SimNetworkWorld({ seed: 7, peers: count }), deliveryMs: 20, propagationMs: 0, unknownPeer: 'peer-never-started', pushes: false })
+transportCompliance({ name: 'SimTransport', create: async count => new SimNetworkWorld({ seed: 7, peers: count }), deliveryMs: 20, propagationMs: 0, unknownPeer: 'peer-never-started', pushes: true })

@@ -47,7 +47,7 @@ if (only !== undefined) {
     assert.is(failed.length, 0, `${failed.length} seeds failed; first:\n${failed[0]?.failure ?? ''}`)
     // The faults the issue names were all injected, and their consequences happened.
     const faultKinds = new Set(results.flatMap(result => Object.keys(result.faults)))
-    for (const kind of ['crash', 'restart', 'pause', 'partition', 'majority-minority', 'isolate-leader', 'bridge', 'cut-one-way', 'loss', 'duplicate', 'reorder', 'add-voter', 'remove-voter']) {
+    for (const kind of ['crash', 'restart', 'pause', 'partition', 'majority-minority', 'isolate-leader', 'bridge', 'cut-one-way', 'reset-connection', 'loss', 'duplicate', 'reorder', 'add-voter', 'remove-voter']) {
       assert.ok(faultKinds.has(kind), `fault "${kind}" was never injected`)
     }
     const sum = (pick: (r: typeof results[number]) => number): number => results.reduce((total, r) => total + pick(r), 0)

@@ -149,7 +149,7 @@ const mistakes: Array<[string, string, string]> = [
   ['a hook fault on a hook the charm has not', 'name: x\ncharms: { kv: {} }\napplications: { kv: {} }\nfaults: [{ at: 1s, kind: hook-fail, unit: kv/0, hook: db-relation-joined }]\n',
     'sim: scenario examples/sim/x.yaml: faults[0].hook: expected a hook of charm kv, got "db-relation-joined"'],
   ['an unknown fault kind', 'name: x\ncharms: {}\nfaults: [{ at: 1s, kind: meteor }]\n',
-    'sim: scenario examples/sim/x.yaml: faults[0].kind: expected one of crash, restart, pause, resume, partition, heal, loss, duplicate, delay, reorder, clock-drift, disk-error, disk-full, provider-failure, hook-fail, hook-hang, got "meteor"'],
+    'sim: scenario examples/sim/x.yaml: faults[0].kind: expected one of crash, restart, pause, resume, partition, heal, reset-connection, loss, duplicate, delay, reorder, clock-drift, disk-error, disk-full, provider-failure, hook-fail, hook-hang, got "meteor"'],
   ['a probability above 1', 'name: x\ncharms: {}\nfaults: [{ at: 1s, kind: loss, probability: 2 }]\n',
     'sim: scenario examples/sim/x.yaml: faults[0].probability: expected a probability from 0 to 1, got 2'],
   ['a fault after the heal', 'name: x\ncharms: {}\nfaults-until: 5s\nfaults: [{ at: 6s, kind: heal }]\n',

@@ -387,6 +387,7 @@ const faultKeys: Record<FaultEvent['kind'], readonly string[]> = {
   resume: ['target'],
   partition: ['shape', 'target', 'minority', 'groups', 'bridge', 'from', 'to', 'machines', 'for'],
   heal: [],
+  'reset-connection': ['from', 'to'],
   loss: ['probability', 'for'],
   duplicate: ['probability', 'for'],
   delay: ['min', 'max', 'for'],
@@ -420,6 +421,7 @@ function parseFault (f: Fields, refs: References, value: Json, where: string): F
     case 'crash': case 'restart': case 'resume': return { at, kind, target: target() }
     case 'pause': return { at, kind, target: target(), ...forMs() }
     case 'heal': return { at, kind }
+    case 'reset-connection': return { at, kind, from: target('from'), to: target('to') }
     case 'loss': case 'duplicate': return { at, kind, probability: probability(), ...forMs() }
     case 'delay': {
       const [minMs, maxMs] = durationRange(f, [e['min'], e['max']], where)

@@ -38,6 +38,8 @@ export type FaultEvent =
   | { at: number, kind: 'resume', target: FaultTarget }
   | ({ at: number, kind: 'partition', forMs?: number } & PartitionShape)
   | { at: number, kind: 'heal' }
+  /** The connection between two running peers drops (both hear it closed; what it carried is lost): SimNetwork.resetConnection. */
+  | { at: number, kind: 'reset-connection', from: FaultTarget, to: FaultTarget }
   | { at: number, kind: 'loss', probability: number, forMs?: number }
   | { at: number, kind: 'duplicate', probability: number, forMs?: number }
   | { at: number, kind: 'delay', minMs: number, maxMs: number, forMs?: number }

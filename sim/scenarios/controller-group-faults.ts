@@ -5,8 +5,8 @@
  * workers) serve clients that write and linearizably read keys of one application's
  * config through any controller, while the fault schedule crashes controllers (losing
  * unsynced writes), pauses them, partitions the network every way (random split,
- * majority/minority, isolated leader, bridge, one-way cut), sets loss, duplication and
- * reordering, lets clocks drift, changes the membership (adds an empty server and
+ * majority/minority, isolated leader, bridge, one-way cut), resets connections, sets loss,
+ * duplication and reordering, lets clocks drift, changes the membership (adds an empty server and
  * removes voters, the leader included) and compacts logs often enough that lagging
  * servers are sent RaftSnapshots. RaftSafetyChecker runs after every step and on every
  * message sent.
@@ -85,6 +85,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
     replay: `CANTRIP_SEED=${options.seed} node --import tsx test/sim-controller-group.test.ts`
   })
   const faults = sim.random('faults')
+  const resets = sim.random('resets')
   const workload = sim.random('workload')
   const size = options.size ?? (faults.next() < 0.5 ? 3 : 5)
   let checker: RaftSafetyChecker | undefined
@@ -158,7 +159,7 @@ export async function runControllerGroupFaults (options: ControllerScenarioOptio
     // Fault phase.
     const faultUntil = sim.clock.now() + (options.faultPhaseMs ?? faultPhaseMsDefault)
     while (sim.clock.now() < faultUntil && firstViolation === undefined) {
-      const action = await injectFault(group, faults, stats)
+      const action = await injectFault(group, faults, resets, stats)
       counts[action.split(' ')[0]!] = (counts[action.split(' ')[0]!] ?? 0) + 1
       sim.trace(`fault: ${action}`)
       await group.runFor(faults.int(20, 250))
@@ -275,7 +276,7 @@ async function runClient (
 // ---------------------------------------------------------------------------------
 // Faults
 
-async function injectFault (group: SimControllerGroup, random: Random, stats: { membershipChanges: number }): Promise<string> {
+async function injectFault (group: SimControllerGroup, random: Random, resets: Random, stats: { membershipChanges: number }): Promise<string> {
   const n = group.ids.length
   const i = random.int(0, n - 1)
   const id = group.ids[i]!
@@ -348,6 +349,13 @@ async function injectFault (group: SimControllerGroup, random: Random, stats: { 
   }
   if (roll <= 92 && stats.membershipChanges < membershipChangesMax && leader !== undefined) {
     return await changeMembership(group, leader.id, random, stats)
+  }
+  if (roll >= 93 && roll <= 97) {
+    // A connection dropped between two live controllers: both hear the close, and what it carried is lost.
+    // Its peer comes from a stream of its own, so the other faults' draws stay as they were.
+    const j = resets.int(0, n - 1)
+    if (j !== i) group.network.resetConnection(id, group.ids[j]!)
+    return `reset-connection ${id}<->${group.ids[j]!}`
   }
   return 'quiet'
 }

@@ -125,7 +125,7 @@ function leaderLosesQuorum (random: Random, at: number, context: DrawContext, el
   ]
 }
 
-/** The network: partitions of every shape, loss, duplication, delay and reordering. */
+/** The network: partitions of every shape, reset connections, loss, duplication, delay and reordering. */
 const drawNetwork: Drawer = (random, at, context) => {
   const roll = random.int(1, 100)
   const forMs = random.int(300, 4_000)
@@ -151,7 +151,9 @@ const drawNetwork: Drawer = (random, at, context) => {
     return [{ at, kind: 'partition', shape: 'split', groups: [left, members.filter(m => !left.includes(m))].filter(g => g.length > 0), forMs }]
   }
   if (roll <= 90 && context.controllers >= 3) return [{ at, kind: 'partition', shape: 'bridge', bridge: controller(random, context), forMs }]
-  if (roll <= 96) return [{ at, kind: 'partition', shape: 'one-way', from: machine(random, context), to: 'leader', forMs }]
+  if (roll <= 93) return [{ at, kind: 'partition', shape: 'one-way', from: machine(random, context), to: 'leader', forMs }]
+  // A machine's connection to a controller drops: its held watch (and the changes pushed on it) with it.
+  if (roll <= 97) return [{ at, kind: 'reset-connection', from: machine(random, context), to: random.next() < 0.5 ? 'leader' : controller(random, context) }]
   return [{ at, kind: 'heal' }]
 }
 

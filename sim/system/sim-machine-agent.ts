@@ -369,8 +369,11 @@ export class SimMachineAgent implements SimMachineAgentApi {
       },
       unhandle: protocol => { inner.unhandle(protocol) },
       request: async (peer, protocol, data, options) => {
+        // A paused process reads what was pushed to it only once it runs again, in order, ahead of the answer.
+        const onPush = options.onPush
+        const held = onPush === undefined ? options : { ...options, onPush: (pushed: Uint8Array) => { this.#whenRunning(() => { onPush(pushed) }) } }
         try {
-          return await inner.request(peer, protocol, data, options)
+          return await inner.request(peer, protocol, data, held)
         } finally {
           await gate()
         }

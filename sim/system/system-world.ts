@@ -385,6 +385,14 @@ export class SystemWorld {
         this.group.network.heal()
         return { text: 'heal' }
       }
+      case 'reset-connection': {
+        const [from, to] = [this.#peerOf(fault.from), this.#peerOf(fault.to)]
+        const text = `reset-connection ${fault.from}<->${fault.to}`
+        if (from === undefined || to === undefined) return { text, skipped: `no ${from === undefined ? fault.from : fault.to}` }
+        if (from === to) return { text, skipped: 'the same peer' }
+        this.group.network.resetConnection(from, to)
+        return { text }
+      }
       case 'loss': return this.#networkSetting('loss', `loss ${fault.probability}`, fault.forMs,
         () => { this.group.network.setLoss(fault.probability) }, () => { this.group.network.setLoss(0) })
       case 'duplicate': return this.#networkSetting('duplicate', `duplicate ${fault.probability}`, fault.forMs,

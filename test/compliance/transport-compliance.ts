@@ -245,6 +245,25 @@ export function transportCompliance (harness: TransportHarness): void {
     assert.is(pushedBeforeAnswer, pushed.length, 'every push arrived before the answer')
   }))
 
+  if (harness.pushes) {
+    test('a push once the handler has answered is refused and never reaches the caller', withWorld(2, async (world, [a, b]) => {
+      let push: ((data: Uint8Array) => boolean) | undefined
+      b!.handle('answers', async request => {
+        push = request.push
+        return text('done')
+      })
+      await world.wait(propagationMs)
+      const pushed: string[] = []
+      const answer = track(a!.request(b!.peerId, 'answers', text('go'), { timeoutMs: generousTimeoutMs, onPush: data => { pushed.push(decode(data)) } }))
+      await world.wait(2 * deliveryMs)
+      assert.ok(answer.settled, 'no answer within two deliveries')
+      assert.is(decode(answer.value!), 'done')
+      assert.is(push?.(text('late')), false)
+      await world.wait(2 * deliveryMs)
+      assert.equal(pushed, [])
+    }))
+  }
+
   test('a handler that throws gives the caller a RemoteHandlerError with its message', withWorld(2, async (world, [a, b]) => {
     b!.handle('fails', async () => { throw new Error('disk on fire') })
     await world.wait(propagationMs)
