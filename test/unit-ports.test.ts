@@ -58,6 +58,39 @@ test('two unit actors share the one unit machine, and each one\'s effects reach 
   }
 })
 
+test('a unit actor stopped from outside (kill -9) while holding or waiting for the hook lock gives it back', async () => {
+  const lock = new HookLock('machine-0')
+  // web/0's install hook never ends: it holds the lock until its actor is stopped.
+  const held = { ...recordingPorts(lock), runHook: async (): Promise<HookOutcome> => await new Promise<HookOutcome>(() => {}) }
+  const waiting = recordingPorts(lock)
+  const other = recordingPorts(lock)
+  const web = createUnitActor(held, { input: { unit: 'web/0', remote: initialRemoteState('local:web-0'), seed: 1 } })
+  const db = createUnitActor(waiting, { input: { unit: 'db/0', remote: initialRemoteState('local:db-0'), seed: 2 } })
+  const kv = createUnitActor(other, { input: { unit: 'kv/0', remote: initialRemoteState('local:kv-0'), seed: 3 } })
+  try {
+    web.start()
+    for (let i = 0; i < 2_000 && lock.holder !== 'web/0'; i++) await new Promise(resolve => setImmediate(resolve))
+    assert.is(lock.holder, 'web/0')
+    db.start()
+    kv.start()
+    for (let i = 0; i < 2_000 && lock.waiting < 2; i++) await new Promise(resolve => setImmediate(resolve))
+    assert.is(lock.waiting, 2, 'db/0 and kv/0 wait for the lock')
+    // db/0 is killed while waiting: it leaves the queue; web/0 is killed while holding: kv/0 gets the lock.
+    db.stop()
+    assert.is(lock.waiting, 1)
+    web.stop()
+    await untilIdle([kv])
+    assert.is(lock.holder, undefined)
+    assert.is(lock.waiting, 0)
+    assert.ok(other.saved.get('kv/0')!.installed, 'kv/0 ran its hooks once the killed holder gave the lock back')
+    assert.equal(waiting.hooks, [])
+  } finally {
+    web.stop()
+    db.stop()
+    kv.stop()
+  }
+})
+
 test('units of a simulated world, restarted too, all run the shared unit machine', async () => {
   const world = new UnitWorld({ seed: 3 })
   world.model.deploy({ name: 'web', requires: { db: 'db', cache: 'cache', kv: 'kv' } }, 3, ['0', '0', '1'])

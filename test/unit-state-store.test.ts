@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createActor, fromCallback, fromPromise } from 'xstate'
+import { createActor, fromPromise } from 'xstate'
 import { LevelStorage } from '../agent/level-storage.ts'
 import { SimStorage } from '../sim/sim-storage.ts'
 import { createUnitStateStore, unitStateActors, unitStateKey } from '../actors/unit/unit-state-store.ts'
@@ -76,7 +76,6 @@ test('a unit actor whose state cannot be loaded stops in failed with the reason,
   const actor = createActor(unitMachine.provide({
     actors: {
       ...unitStateActors(createUnitStateStore(storage)),
-      hookLock: fromCallback(({ sendBack }) => { sendBack({ type: 'lock.acquired' }) }),
       runHook: fromPromise(async (): Promise<HookOutcome> => { hooks++; return { kind: 'succeeded' } })
     }
   }), { input: { unit: 'kv/0', remote: initialRemoteState('local:kv-0'), seed: 1 } }).start()

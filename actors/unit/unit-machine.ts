@@ -1,4 +1,4 @@
-import { assign, createActor, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type ActorOptions, type ActorRefFrom, type SnapshotFrom } from 'xstate'
+import { assign, createActor, emit, enqueueActions, fromPromise, raise, setup, type ActorOptions, type ActorRefFrom, type SnapshotFrom } from 'xstate'
 import { assert } from '../../runtime/assert.ts'
 import type { UnitName } from '../../runtime/ids.ts'
 import { limits } from '../../runtime/limits.ts'
@@ -13,7 +13,7 @@ import { loopErrorMessage, nextOp } from './resolver.ts'
 import type { Decision, RemoteSnapshot } from './resolver-types.ts'
 import { advanceRng, hookRetryDelayMs, loopRestartDelayMs } from './retry-backoff.ts'
 import type { UnitEmitted, UnitStatus, WorkloadStatus } from './unit-effects.ts'
-import { bindUnitPorts, unitPortsOf, type UnitPorts } from './unit-ports.ts'
+import { bindUnitPorts, holdHookLock, releaseHookLock, unitPortsOf, type UnitPorts } from './unit-ports.ts'
 import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, statusOnLoopError, statusOnOperationStart, statusOnUpgradeConflict, statusOnWaitingForInstall, uniterSetWorkload } from './unit-status.ts'
 
 /**
@@ -23,9 +23,10 @@ import { initialUnitStatus, statusOnCommit, statusOnHookError, statusOnIdle, sta
  * A parallel `timers` region keeps the update-status ticker and the hook-retry back-off,
  * as Juju's remote-state watcher does. Every side effect calls the unit's ports
  * (unit-ports.ts), bound by its host with `createUnitActor`; without them an effect fails
- * "not provided". The world's effects (load, hook lock, hook, deploy, action, command) are
+ * "not provided". The world's effects (load, hook, deploy, action, command) are
  * invoked actors; a persisted step is a state whose entry saves the local state
- * (`persistStep`) and which waits for the save's outcome.
+ * (`persistStep`) and which waits for the save's outcome; the machine's hook lock is
+ * asked for on entering `locked` and given back on leaving it.
  */
 
 export interface UnitInput {
@@ -135,8 +136,6 @@ export const unitMachine = setup({
     // may still replace them with provide().
     loadLocalState: fromPromise<LocalState | undefined, { unit: UnitName }>(async ({ input, system }) =>
       await unitPortsOf(system, 'loadLocalState').loadLocalState(input.unit)),
-    hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: UnitName }>(({ input, system, sendBack }) =>
-      unitPortsOf(system, 'acquireHookLock').acquireHookLock(input.unit, () => { sendBack({ type: 'lock.acquired' }) })),
     runHook: fromPromise<HookOutcome, RunHookInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'runHook').runHook(input, signal)),
     deployCharm: fromPromise<DeployOutcome, DeployCharmInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'deployCharm').deployCharm(input, signal)),
     runAction: fromPromise<ActionOutcome, RunActionInput>(async ({ input, system, signal }) => await unitPortsOf(system, 'runAction').runAction(input, signal)),
@@ -404,6 +403,15 @@ export const unitMachine = setup({
       const saving = (async () => { await unitPortsOf(system, 'persistLocalState').persistLocalState(input) })()
       saving.then(() => { self.send({ type: 'step.persisted' }) }, (error: unknown) => { self.send({ type: 'step.persistFailed', reason: errorText(error) }) })
     },
+    /**
+     * The machine's hook lock, asked for on entering `locked` and given back on leaving it
+     * (unit-ports.ts holdHookLock); an actor stopped from outside (kill -9 of the unit
+     * agent) gives it back too (createUnitActor).
+     */
+    acquireHookLock: ({ context, self, system }) => {
+      holdHookLock(system, context.unit, () => { self.send({ type: 'lock.acquired' }) })
+    },
+    releaseHookLock: ({ system }) => { releaseHookLock(system) },
     recordPersistFailure: assign(({ event }) => ({
       failure: `cannot persist local state: ${event.type === 'step.persistFailed' ? event.reason : event.type}`
     })),
@@ -514,7 +522,8 @@ export const unitMachine = setup({
                   }
                 },
                 locked: {
-                  invoke: { src: 'hookLock', input: ({ context }) => ({ unit: context.unit }) },
+                  entry: 'acquireHookLock',
+                  exit: 'releaseHookLock',
                   initial: 'acquiring',
                   states: {
                     acquiring: {
@@ -687,5 +696,8 @@ export type UnitSnapshot = SnapshotFrom<typeof unitMachine>
 export function createUnitActor (ports: UnitPorts, options: ActorOptions<typeof unitMachine> & { input: UnitInput }): UnitActorRef {
   const actor = createActor(unitMachine, options)
   bindUnitPorts(actor.system, ports)
+  // Stopped from outside, the actor runs no exit action: its hook lock goes back here.
+  const release = (): void => { releaseHookLock(actor.system) }
+  actor.subscribe({ complete: release, error: release })
   return actor
 }

@@ -1,3 +1,4 @@
+import { assert } from '../../runtime/assert.ts'
 import { NotProvidedError } from '../../runtime/errors.ts'
 import type { UnitName } from '../../runtime/ids.ts'
 import type { LocalState } from './local-state.ts'
@@ -30,6 +31,28 @@ const portsBySystem = new WeakMap<object, UnitPorts>()
 
 export function bindUnitPorts (system: object, ports: UnitPorts): void {
   portsBySystem.set(system, ports)
+}
+
+/**
+ * The release of the hook lock the unit actor in `system` holds or waits for, while it is
+ * in its `locked` state. The lock is taken by that state's entry action and given back by
+ * its exit action, not by an invoked actor: an actor per locked operation (created,
+ * started, its init event, stopped) cost more than the lock, five times per unit in a deploy.
+ */
+const heldLocks = new WeakMap<object, () => void>()
+
+/** Asks for the machine's hook lock for the unit actor in `system`; `acquired` is called once it is the unit's. */
+export function holdHookLock (system: object, unit: UnitName, acquired: () => void): void {
+  assert(!heldLocks.has(system), `unit "${unit}": asked for the hook lock while holding it`)
+  heldLocks.set(system, unitPortsOf(system, 'acquireHookLock').acquireHookLock(unit, acquired))
+}
+
+/** Gives back (or stops waiting for) the hook lock of the unit actor in `system`, if it has asked for it. */
+export function releaseHookLock (system: object): void {
+  const release = heldLocks.get(system)
+  if (release === undefined) return
+  heldLocks.delete(system)
+  release()
 }
 
 /** The ports of the unit actor running in `system`; a unit actor started without ports fails its first effect. */

@@ -1,4 +1,4 @@
-import { createEmptyActor, fromCallback, fromPromise, initialTransition, type ActorLogic, type AnyActorScope } from 'xstate'
+import { createEmptyActor, fromPromise, initialTransition, type ActorLogic, type AnyActorScope } from 'xstate'
 import { getAdjacencyMap, getStateNodes, type AnyStateNode, type AdjacencyMap } from 'xstate/graph'
 import { describeHook, type HookInfo, type HookKind } from '../../actors/unit/hook-info.ts'
 import { initialLocalState, type LocalState } from '../../actors/unit/local-state.ts'
@@ -34,7 +34,6 @@ import { HookOrderChecker as HookChecker, errorHookOf, formatViolations, type Vi
 export const stubbedUnitMachine = unitMachine.provide({
   actors: {
     loadLocalState: fromPromise(async (): Promise<LocalState | undefined> => undefined),
-    hookLock: fromCallback<{ type: 'lock.acquired' }, { unit: string }>(() => () => undefined),
     runHook: fromPromise(async (): Promise<HookOutcome> => ({ kind: 'succeeded' })),
     deployCharm: fromPromise(async (): Promise<DeployOutcome> => ({ kind: 'deployed' })),
     runAction: fromPromise(async (): Promise<ActionOutcome> => ({ status: 'completed', results: {} })),
