@@ -197,7 +197,21 @@ export class Raft {
     this.trace(`connection to leader ${peer} closed at term ${this.term}: its lease is given up`)
     this.lead = ''
     this.closeCampaignPending = true
-    return this.#random.next() * this.settings.heartbeatTicks
+    return (this.#closeCampaignRank(peer) + this.#random.next()) * this.settings.heartbeatTicks / 2
+  }
+
+  /**
+   * Survivors ask half a heartbeat apart, in the order the pre-vote tie-break favours
+   * (higher ids first; raft-election.ts). All drawn from one heartbeat, three or four
+   * survivors of five often asked within a round trip of each other, two gathered a
+   * majority of pre-votes, and the vote split: a doubled election timeout lost. The
+   * first-ranked survivor still asks within half a heartbeat; a later one asks only if it
+   * has granted nobody's pre-vote meanwhile.
+   */
+  #closeCampaignRank (closed: NodeId): number {
+    let rank = 0
+    for (const voter of this.configs.current().voters) if (voter !== closed && voter > this.id) rank++
+    return rank
   }
 
   /** The delay connectionClosed asked for has passed: campaign, unless a leader was heard from or an election started meanwhile. */
