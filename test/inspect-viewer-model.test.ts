@@ -45,8 +45,9 @@ async function recordedRun (): Promise<{ one: Array<Record<string, unknown>>, tw
       JSON.stringify((m.snapshot as { value?: unknown }).value).includes('"uniter":"idle"')))
   }
   // kv/1's config changes until the run crosses two of the log's checkpoints (a config
-  // change is a few dozen messages; the uniter's persisted steps start no actors of their own).
-  for (let i = 1; i <= 20 && one.recorded.length + two.recorded.length <= checkpointEvery * 2 + 100; i++) {
+  // change is a few dozen messages; the uniter's persisted steps and its hook lock start
+  // no actors of their own, so it takes more changes than it did: at most 60).
+  for (let i = 1; i <= 60 && one.recorded.length + two.recorded.length <= checkpointEvery * 2 + 100; i++) {
     const before = one.recorded.length
     one.changeConfig('kv/1', `k${i}`)
     await until(`kv/1 idle after config k${i}`, () => one.recorded.slice(before).some(m => m.type === '@xstate.snapshot' && m.name === 'unit-kv-1' &&
