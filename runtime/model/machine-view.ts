@@ -14,6 +14,11 @@
  * whole model; what other machines keep private (their units' charm state, their
  * actions, unrelated applications) is not in it.
  *
+ * Nor are the model's counters (ids are the controllers' to allocate), so an added
+ * machine, an action or a relation elsewhere reaches no other machine's agent. What
+ * reaches every agent is what every Juju agent watches: the model's config (the
+ * ModelWatcher facade every agent facade embeds), its uuid, agent binaries and secrets.
+ *
  * Nor are its units' agent statuses (`executing`, `idle`, …): only `status` shows them,
  * from the controllers' model, and nothing on an agent reads them back. Carried in the
  * view, each unit's own report before and after every hook — two thirds of all commits
@@ -128,7 +133,11 @@ export function machineModelView (context: ModelContext, machineId: string, read
     secrets: secretsInView(context, reader, units.map(([, unit]) => unit)),
     revision: context.revision,
     term: context.term,
-    counters: context.counters,
+    // Not the model's counters (the next machine, task, relation and storage numbers):
+    // only the controllers allocate ids, and nothing on an agent reads them. Carried in
+    // every view, each add-machine, action or relation moved every agent's view, so every
+    // agent in the model took a change (and the provisioner's follow-up commit) for
+    // another machine's business (issue 28). Views show emptyView's, one constant object.
     // Hooks see it as JUJU_MODEL_UUID.
     uuid: context.uuid,
     config: context.config,
