@@ -492,6 +492,7 @@ const step = fc.oneof(
   fc.record({ kind: fc.constant('agent' as const), unit: fc.nat(5) }),
   fc.record({ kind: fc.constant('add-unit' as const), machine: fc.nat(4) }),
   fc.record({ kind: fc.constant('config' as const), title: fc.constantFrom('x', 'y', 'z') }),
+  fc.record({ kind: fc.constant('model-config' as const), interval: fc.constantFrom('5m', '6m', '7m') }),
   fc.record({ kind: fc.constant('relate' as const) }),
   fc.record({ kind: fc.constant('scope' as const), unit: fc.nat(5) }),
   fc.record({ kind: fc.constant('settings' as const), unit: fc.nat(5), value: fc.constantFrom('1', '2') }),
@@ -513,6 +514,7 @@ function apply (c: MemoryController, s: Step): void {
       case 'agent': { const u = unit(s.unit); if (u !== undefined) c.runAs(u, 'set-agent-status', { unit: u, status: 'executing', message: String(c.index), now: c.index }); break }
       case 'add-unit': { const machines = tableKeys(c.context.machines); c.run('add-unit', { application: 'web', numUnits: 1, placement: [machines[s.machine % machines.length]!] }); break }
       case 'config': c.run('set-config', { application: 'web', config: { title: s.title } }); break
+      case 'model-config': c.run('set-model-config', { config: { 'update-status-hook-interval': s.interval } }); break
       case 'relate': c.run('integrate', { a: 'web:db', b: 'mysql:db' }); break
       case 'scope': { const u = unit(s.unit); if (u !== undefined && relation !== undefined) c.runAs(u, 'enter-scope', { unit: u, relationId: Number(relation) }); break }
       case 'settings': { const u = unit(s.unit); if (u !== undefined && relation !== undefined) c.runAs(u, 'relation-settings', { unit: u, relationId: Number(relation), settings: { v: s.value } }); break }

@@ -184,6 +184,38 @@ export function viewSourcesOf (model: ModelContext, machineId: string): ViewSour
 }
 
 /**
+ * The parts a view takes verbatim from the model (machineModelView: the same object), so
+ * that a view whose tables did not move needs only these replaced, not rebuilt.
+ * `agentBinaries` is among them only while the model has some (a view leaves the key out
+ * otherwise). Secrets are not: each view filters them for its own units.
+ */
+const verbatimParts = ['config', 'uuid', 'agentBinaries'] as const
+
+/**
+ * The changes of a view whose sources moved only in parts it takes verbatim (a
+ * model-config set, which every machine's view carries): each such part that differs
+ * from the view's, with the new revision and term. Undefined when anything else the view
+ * reads moved (a table, a unit, secrets) or agent binaries came or went: build the view.
+ * A controller so answers every held watch of a model-config change with one comparison
+ * per part instead of building and comparing a view per machine (issue 28).
+ */
+export function verbatimViewChanges (view: ModelContext, before: ViewSources, after: ModelContext): ViewChanges | undefined {
+  for (let i = 0; i < viewSources.length; i++) {
+    const part = viewSources[i]!
+    if (before.parts[i] !== after[part] && !(verbatimParts as readonly string[]).includes(part)) return undefined
+  }
+  if ((view.agentBinaries === undefined) !== (after.agentBinaries === undefined)) return undefined
+  for (let i = 0; i < before.unitNames.length; i++) {
+    const a = before.units[i]
+    const b = tableGet(after.units, before.unitNames[i]!)
+    if (a !== b && (a === undefined || b === undefined || !sameButAgentStatus(a, b))) return undefined
+  }
+  const changes: Record<string, unknown> = { revision: after.revision, term: after.term }
+  for (const part of verbatimParts) if (after[part] !== undefined && !samePart(view[part], after[part])) changes[part] = after[part]
+  return changes as ViewChanges
+}
+
+/**
  * Whether the view of `machineId` taken from `after` is the one taken from `before`,
  * decided without building it: every table the view reads is the same object (tables
  * are immutable values, so an apply that did not touch one hands it on as it was), and
