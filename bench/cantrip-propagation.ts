@@ -13,13 +13,21 @@ import { latencySummary, pollUntil, quantile, sleep, wallMs, type LatencySummary
 
 /**
  * Change propagation in real processes, the counterpart of the serf bench: 3 `cantripd`
- * controllers and N machine agents on loopback. Each change is an `add-machine` committed
- * as the admin; its notice at an agent is that agent holding a view of the model at that
+ * controllers and N machine agents on loopback. Each change is a `set-model-config`
+ * committed as the admin (`update-status-hook-interval`, a new value each time): the
+ * model's config is what every Juju agent watches (the ModelWatcher facade every agent
+ * facade embeds), so it truly reaches every agent, as each put reaches every watcher of
+ * the etcd anchor (bench/etcd-watch.ts). Until 2026-11-28 the change was an `add-machine`,
+ * which reached every agent only because every view carried the model's counters (no
+ * longer: runtime/model/machine-view.ts), and then a second time through the
+ * provisioner's commit for the new machine; results before then measured that change.
+ * A change's notice at an agent is that agent holding a view of the model at that
  * revision or later (pushed to the watch it holds at a controller, leader or follower,
- * as soon as that controller applied the commit: actors/controller/machine-watches.ts),
- * from the command's acknowledgement at the client (the clock starts when the client has
- * the leader's answer and stops at the agent's own stamp of its new view, taken when the
- * view is applied, before it prints the `model` line). p50/p99 over all agents and changes.
+ * as soon as that controller applied the commit: actors/controller/machine-watches.ts).
+ * Two clocks, both stopped at the agent's own stamp of its new view (taken when the view
+ * is applied, before it prints the `model` line): `propagation` from the command's
+ * acknowledgement at the client (the client has the leader's answer), `fromSend` from
+ * the client's send of the command. p50/p99 over all agents and changes.
  * With `trace`, every process records the change's steps (bench/notice-stages.ts) and
  * each hop's p50/p99 is reported too:
  *   node --import tsx bench/cantrip-propagation.ts AGENTS CHANGES [detect] [trace]
@@ -74,6 +82,8 @@ export interface CantripPropagation {
    * work, so unlike the wall-clock figures it compares across loads.
    */
   cpuPerChange: { controllersMs: number, agentsMs: number, idleWindowMs: number, changesWindowMs: number }
+  /** The command each change is (see above): what the figures are of. */
+  change: 'set-model-config'
 }
 
 export async function measureCantripPropagation (agents: number, changes: number, options: { detect?: boolean, trace?: boolean } = {}): Promise<CantripPropagation> {
@@ -162,7 +172,8 @@ export async function measureCantripPropagation (agents: number, changes: number
       controllerRssBytes: quantile(cluster.controllers.map(c => rssBytes(c.process!.pid!)), 0.5),
       startSeconds: Number(startSeconds.toFixed(1)),
       agentStart,
-      cpuPerChange: { controllersMs: busyPerChange('controllers'), agentsMs: busyPerChange('agents'), idleWindowMs: Math.round(idleTo.at - idleFrom.at), changesWindowMs: Math.round(changesWindowMs) }
+      cpuPerChange: { controllersMs: busyPerChange('controllers'), agentsMs: busyPerChange('agents'), idleWindowMs: Math.round(idleTo.at - idleFrom.at), changesWindowMs: Math.round(changesWindowMs) },
+      change: 'set-model-config'
     }
     if (options.detect === true) figures.detection = await detectFailure(cluster)
     if (trace !== undefined) {
@@ -234,18 +245,23 @@ function cpuMs (pid: number): number {
 }
 
 /**
- * Commits an add-machine as the admin, as the CLI does (agent/cli/connection.ts): one request
- * id across attempts, to the leader or else each controller in turn, until one commits
- * it or submitWithinMs passes (a loaded machine can hold an election up).
+ * Commits one change every agent sees, a model-config set, as the admin, as the CLI does
+ * (agent/cli/connection.ts): one request id across attempts, to the leader or else each
+ * controller in turn, until one commits it or submitWithinMs passes (a loaded machine can
+ * hold an election up). Each value differs from the last (5m0s, 5m1s, … 5m59s, round
+ * again), so every change changes every view; units would reschedule update-status, and
+ * the bench's machines have none.
  */
 export async function submit (cluster: CantripdCluster): Promise<CommandResult> {
-  const requestId = `bench-propagation-${++submitted}`
+  const n = ++submitted
+  const requestId = `bench-propagation-${n}`
+  const command = { type: 'set-model-config', config: { 'update-status-hook-interval': `5m${n % 60}s` }, requestId, proposer: admin }
   let last = 'no controller answered'
   const until = performance.now() + submitWithinMs
   for (let attempt = 0; performance.now() < until; attempt++) {
     const target = cluster.leader() ?? cluster.controllers[attempt % cluster.controllers.length]!
     try {
-      const reply = decode(await cluster.client!.request(target.id, controllerProposeProtocol, encode({ type: 'add-machine', requestId, proposer: admin }, 'bench'), { timeoutMs: 5_000 }), 'bench') as { ok: true, result: CommandResult } | { ok: false, message: string }
+      const reply = decode(await cluster.client!.request(target.id, controllerProposeProtocol, encode(command, 'bench'), { timeoutMs: 5_000 }), 'bench') as { ok: true, result: CommandResult } | { ok: false, message: string }
       if (reply.ok) return reply.result
       last = reply.message
     } catch (error) {
@@ -253,7 +269,7 @@ export async function submit (cluster: CantripdCluster): Promise<CommandResult> 
     }
     await sleep(200)
   }
-  throw new Error(`${component}: expected add-machine committed within ${submitWithinMs} ms, got ${last}`)
+  throw new Error(`${component}: expected set-model-config committed within ${submitWithinMs} ms, got ${last}`)
 }
 let submitted = 0
 

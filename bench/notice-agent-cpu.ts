@@ -11,7 +11,9 @@ import { pollUntil, quantile, sleep } from './stats.ts'
  * `blockMs` alternate, idle and with one change every `gapMs` (as the propagation bench
  * spaces them), `blocks` of each, CPU from /proc/PID/task/TID/schedstat of every agent;
  * per change = (median busy block − median idle block) / changes per block / agents.
- * Each change waits for every agent's view before the gap starts, as in the bench.
+ * Each change waits for every agent's view before the gap starts, as in the bench; the change is
+ * the bench's (`submit`: a model-config set, which every agent's view carries; an add-machine
+ * until 2026-11-28).
  *   node --import tsx bench/notice-agent-cpu.ts [AGENTS] [BLOCKS]
  */
 const component = 'bench notice agent cpu'

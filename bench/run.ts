@@ -188,7 +188,7 @@ const benches: Record<string, Bench> = {
         try {
           // Traced (bench/notice-stages.ts): each recorded run says which hop holds the tail.
           const p = await measureCantripPropagation(agents, 10, { detect: agents === 50, trace: true })
-          put(results, `propagation.cantrip.n${agents}`, { ...p.propagation, fromSend: p.fromSend, missed: p.missed, startSeconds: p.startSeconds, agentStart: p.agentStart, cpuPerChange: p.cpuPerChange, ...(p.stages === undefined ? {} : { stages: p.stages }) })
+          put(results, `propagation.cantrip.n${agents}`, { ...p.propagation, fromSend: p.fromSend, change: p.change, missed: p.missed, startSeconds: p.startSeconds, agentStart: p.agentStart, cpuPerChange: p.cpuPerChange, ...(p.stages === undefined ? {} : { stages: p.stages }) })
           if (agents === 10) { put(results, 'memory.agentRssBytes', p.agentRssBytes); put(results, 'memory.controllerRssBytes', p.controllerRssBytes) }
           if (p.detection !== undefined) put(results, 'detection.cantrip.n50', { ms: p.detection.failedMs, suspectMs: p.detection.suspectMs, ...(p.detection.failedMs === null ? { reason: 'not failed in the leader\'s presence table within 60 s' } : {}) })
           say(`  p50 ${p.propagation.p50Ms} ms, p99 ${p.propagation.p99Ms} ms (from the command's send: p50 ${p.fromSend.p50Ms}, p99 ${p.fromSend.p99Ms} ms; ${p.missed} missed); idle agent RSS ${Math.round(p.agentRssBytes / 1e6)} MB${p.detection === undefined ? '' : `; failed at the leader after ${p.detection.failedMs ?? 'n/a'} ms (suspect ${p.detection.suspectMs ?? 'n/a'} ms)`}`)

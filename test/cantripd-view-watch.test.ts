@@ -41,9 +41,12 @@ test('machine agents watch their views at the controllers, and move to a survivo
     let counts = new Map<Agent, number>()
     await waitFor('one watch per agent held at the controllers', async () => total(counts = await held(cluster.controllers)) === 2, () => JSON.stringify([...counts.values()]) + describe())
 
+    // A model-config set reaches every agent's view (an added machine reaches none: views
+    // carry no model counters, runtime/model/machine-view.ts).
+    let interval = 5
     const reached = async (what: string): Promise<void> => {
-      const result = await cluster.submit({ type: 'add-machine' })
-      if (result === undefined) throw new Error(`${what}: add-machine not committed`)
+      const result = await cluster.submit({ type: 'set-model-config', config: { 'update-status-hook-interval': `${++interval}m` } })
+      if (result === undefined) throw new Error(`${what}: set-model-config not committed`)
       assert.ok(result.ok, JSON.stringify(result))
       const index = result.index
       await waitFor(`${what}: both agents at revision ${index}`, () => cluster.machines.every(m => m.views.some(v => v.revision >= index)), describe)

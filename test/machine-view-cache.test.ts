@@ -70,6 +70,38 @@ test('an agent status report is seen to leave the view as it was without buildin
   assert.not.ok(sameViewSources(active, c.context, machine), 'so is a new unit on the machine')
 })
 
+test('a model-config change is answered with the config alone, and the view kept still follows every later change', () => {
+  const { c, machine } = world()
+  const cache = new MachineViewCache()
+  const first = cache.answer(c.context, machine, undefined)
+  assert.ok('model' in first)
+  let view = first.model
+  const step = (): ReturnType<MachineViewCache['answer']> => {
+    const reply = cache.answer(c.context, machine, view.revision)
+    if ('changed' in reply) view = { ...view, ...reply.changed }
+    if ('model' in reply) view = reply.model
+    assert.ok(sameViewContent(view, machineModelView(c.context, machine)), 'the view held is the one a fetch builds')
+    return reply
+  }
+  c.run('set-model-config', { config: { 'update-status-hook-interval': '6m' } })
+  const changed = step()
+  assert.ok('changed' in changed)
+  assert.equal(Object.keys(changed.changed).sort(), ['config', 'revision', 'term'])
+  assert.is(changed.changed.config, c.context.config, 'the model\'s own config object, as a built view holds')
+  // The same value again: a new config object with the same content changes nothing.
+  c.run('set-model-config', { config: { 'update-status-hook-interval': '6m' } })
+  assert.ok('unchanged' in step())
+  // The keys the view read are still known: a change of its unit names its machine, and reaches it.
+  const before = c.context
+  c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
+  const affected = cache.affected(before, c.context)
+  assert.ok(affected !== 'all' && affected.has(machine), 'the footprint kept names the machine')
+  const unit = step()
+  assert.ok('changed' in unit && Object.keys(unit.changed).includes('units'))
+  c.run('add-machine', {})
+  assert.ok('unchanged' in step(), 'another machine is not in the view')
+})
+
 test('a view kept at another revision, or by another cache, is never taken for the one held', () => {
   const { c, machine } = world()
   const cache = new MachineViewCache()

@@ -152,7 +152,7 @@ test('with push, each change is pushed on the held watch, which stays held until
 })
 
 test('one look hands the watches a change says the same to the same delta (encoded once), and each its own delta otherwise', async () => {
-  // An added machine reaches every view only through the model's counters, one object in every view.
+  // A model-config change reaches every view through the model's config, one object in every view.
   const c = world()
   const clock = new ManualClock()
   const watches = new MachineWatches({ clock, model: () => c.context })
@@ -171,7 +171,7 @@ test('one look hands the watches a change says the same to the same delta (encod
     })
   }
   await flush()
-  c.run('add-machine', {})
+  c.run('set-model-config', { config: { 'update-status-hook-interval': '6m' } })
   watches.applied()
   clock.advance(0)
   await flush()
@@ -179,10 +179,10 @@ test('one look hands the watches a change says the same to the same delta (encod
   assert.is(a!.length, 1)
   assert.is(b!.length, 1)
   assert.ok(a![0] === b![0], 'the same delta object for both')
-  assert.equal(Object.keys((a![0] as { changed: object }).changed).sort(), ['counters', 'revision', 'term'])
+  assert.equal(Object.keys((a![0] as { changed: object }).changed).sort(), ['config', 'revision', 'term'])
   // A change of one machine's own share is its own delta; each view still adds up to what a fetch gives.
   c.runAs('web/0', 'set-unit-status', { unit: 'web/0', status: 'active', message: 'ready', now: 6 })
-  c.run('add-machine', {})
+  c.run('set-model-config', { config: { 'update-status-hook-interval': '7m' } })
   watches.applied()
   clock.advance(0)
   await flush()
@@ -190,6 +190,44 @@ test('one look hands the watches a change says the same to the same delta (encod
   assert.is(b!.length, 2)
   assert.ok(a![1] !== b![1], 'different changes, different deltas')
   for (const machine of machines) assert.ok(sameViewContent(views.get(machine)!, machineModelView(c.context, machine)), machine)
+})
+
+test('another machine added or another unit\'s action numbered reaches no agent: views carry no model counters', async () => {
+  // Juju tells a machine agent nothing of other machines; every view read the model's
+  // counters, so each add-machine (and the provisioner's commit after it) moved every view.
+  const c = world()
+  const clock = new ManualClock()
+  const watches = new MachineWatches({ clock, model: () => c.context })
+  const machines = [readerOf(c.context).unit('web/0')!.machine, readerOf(c.context).unit('mysql/0')!.machine]
+  const pushed: MachineModelReply[] = []
+  for (const machine of machines) {
+    const view = take(undefined, await watches.watch(machine, undefined, 0))
+    void watches.watch(machine, view.revision, view.revision, reply => { pushed.push(reply); return true })
+  }
+  await flush()
+  const before = c.context.counters
+  c.run('add-machine', {})
+  c.run('add-machine', {})
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  assert.ok(c.context.counters !== before && c.context.counters.machine === before.machine + 2, 'the model numbered two machines')
+  assert.is(pushed.length, 0, 'no view moved')
+  for (const machine of machines) assert.equal(machineModelView(c.context, machine).counters, machineModelView(c.context, machines[0]!).counters)
+  assert.is.not(machineModelView(c.context, machines[0]!).counters.machine, c.context.counters.machine, 'not the model\'s')
+  // An action on web/0 takes a task number: web/0's machine sees the action, mysql/0's nothing.
+  c.run('enqueue-action', { unit: 'web/0', name: 'backup', parameters: {} })
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  assert.is(pushed.length, 1, 'only the machine of the unit with the action')
+  pushed.length = 0
+  // The config, which every agent watches, still reaches both.
+  c.run('set-model-config', { config: { 'automatically-retry-hooks': false } })
+  watches.applied()
+  clock.advance(0)
+  await flush()
+  assert.is(pushed.length, 2)
 })
 
 test('the trace hook reports each applied commit, each look at the held watches and each watch answered, with the revision', async () => {
@@ -454,6 +492,7 @@ const step = fc.oneof(
   fc.record({ kind: fc.constant('agent' as const), unit: fc.nat(5) }),
   fc.record({ kind: fc.constant('add-unit' as const), machine: fc.nat(4) }),
   fc.record({ kind: fc.constant('config' as const), title: fc.constantFrom('x', 'y', 'z') }),
+  fc.record({ kind: fc.constant('model-config' as const), interval: fc.constantFrom('5m', '6m', '7m') }),
   fc.record({ kind: fc.constant('relate' as const) }),
   fc.record({ kind: fc.constant('scope' as const), unit: fc.nat(5) }),
   fc.record({ kind: fc.constant('settings' as const), unit: fc.nat(5), value: fc.constantFrom('1', '2') }),
@@ -475,6 +514,7 @@ function apply (c: MemoryController, s: Step): void {
       case 'agent': { const u = unit(s.unit); if (u !== undefined) c.runAs(u, 'set-agent-status', { unit: u, status: 'executing', message: String(c.index), now: c.index }); break }
       case 'add-unit': { const machines = tableKeys(c.context.machines); c.run('add-unit', { application: 'web', numUnits: 1, placement: [machines[s.machine % machines.length]!] }); break }
       case 'config': c.run('set-config', { application: 'web', config: { title: s.title } }); break
+      case 'model-config': c.run('set-model-config', { config: { 'update-status-hook-interval': s.interval } }); break
       case 'relate': c.run('integrate', { a: 'web:db', b: 'mysql:db' }); break
       case 'scope': { const u = unit(s.unit); if (u !== undefined && relation !== undefined) c.runAs(u, 'enter-scope', { unit: u, relationId: Number(relation) }); break }
       case 'settings': { const u = unit(s.unit); if (u !== undefined && relation !== undefined) c.runAs(u, 'relation-settings', { unit: u, relationId: Number(relation), settings: { v: s.value } }); break }

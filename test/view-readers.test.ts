@@ -3,7 +3,7 @@
  * kept a view per machine and the keys each read (runtime/model/view-footprint.ts); after a
  * commit it looks again only at the machines whose view read a key the commit touched
  * (found by runtime/model/table.ts `forEachChangedKey`, which costs what changed), or at
- * all of them when a part every view reads whole (config, counters, …) moved.
+ * all of them when a part every view reads whole (config, uuid, …) moved.
  */
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'

@@ -16,7 +16,7 @@
  */
 
 import { limits } from '../../runtime/limits.ts'
-import { machineModelView, noViewChanges, sameViewSourcesAs, viewChanges, viewSourcesOf, type ViewSources } from '../../runtime/model/machine-view.ts'
+import { machineModelView, noViewChanges, sameViewSourcesAs, verbatimViewChanges, viewChanges, viewSourcesOf, type ViewSources } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import { readKey, ViewReaders } from './view-readers.ts'
 import type { MachineModelReply } from './api-requests.ts'
@@ -49,6 +49,15 @@ export class MachineViewCache {
     // The sources kept stand: every part is the same object, and a unit record that moved
     // only its agent status still compares as the same (sameButAgentStatus).
     if (held !== undefined && sameViewSourcesAs(held.sources, model)) return this.#unchanged(machine, held, model, held.sources)
+    // Only parts the view takes whole from the model moved (its config): the view is the
+    // kept one with those replaced, and it reads the same keys (issue 28: a model-config
+    // change built and compared a view per machine at every controller).
+    const verbatim = held === undefined ? undefined : verbatimViewChanges(held.view, held.sources, model)
+    if (held !== undefined && verbatim !== undefined) {
+      if (noViewChanges(verbatim)) return this.#unchanged(machine, held, model, viewSourcesOf(model, machine))
+      this.#keep(machine, { view: { ...held.view, ...verbatim }, sources: viewSourcesOf(model, machine) }, undefined)
+      return { ok: true, since: held.view.revision, changed: verbatim }
+    }
     const footprint: string[] = []
     const view = machineModelView(model, machine, (table, key) => { footprint.push(readKey(table, key)) })
     if (held !== undefined) {
@@ -73,9 +82,10 @@ export class MachineViewCache {
     return { ok: true, unchanged: true, revision: model.revision, term: model.term }
   }
 
-  #keep (machine: string, kept: Kept, footprint: string[]): void {
+  /** `footprint` undefined: the view read the same keys as the one it replaces. */
+  #keep (machine: string, kept: Kept, footprint: string[] | undefined): void {
     this.#views.set(machine, kept)
-    this.#readers.set(machine, footprint)
+    if (footprint !== undefined) this.#readers.set(machine, footprint)
     this.onReplaced?.(machine)
     if (this.#views.size > this.#max) {
       const oldest = this.#views.keys().next().value!

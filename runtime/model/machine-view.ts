@@ -14,6 +14,11 @@
  * whole model; what other machines keep private (their units' charm state, their
  * actions, unrelated applications) is not in it.
  *
+ * Nor are the model's counters (ids are the controllers' to allocate), so an added
+ * machine, an action or a relation elsewhere reaches no other machine's agent. What
+ * reaches every agent is what every Juju agent watches: the model's config (the
+ * ModelWatcher facade every agent facade embeds), its uuid, agent binaries and secrets.
+ *
  * Nor are its units' agent statuses (`executing`, `idle`, …): only `status` shows them,
  * from the controllers' model, and nothing on an agent reads them back. Carried in the
  * view, each unit's own report before and after every hook — two thirds of all commits
@@ -128,7 +133,11 @@ export function machineModelView (context: ModelContext, machineId: string, read
     secrets: secretsInView(context, reader, units.map(([, unit]) => unit)),
     revision: context.revision,
     term: context.term,
-    counters: context.counters,
+    // Not the model's counters (the next machine, task, relation and storage numbers):
+    // only the controllers allocate ids, and nothing on an agent reads them. Carried in
+    // every view, each add-machine, action or relation moved every agent's view, so every
+    // agent in the model took a change (and the provisioner's follow-up commit) for
+    // another machine's business (issue 28). Views show emptyView's, one constant object.
     // Hooks see it as JUJU_MODEL_UUID.
     uuid: context.uuid,
     config: context.config,
@@ -172,6 +181,38 @@ export function viewSourcesOf (model: ModelContext, machineId: string): ViewSour
     units: unitNames.map(name => tableGet(model.units, name)),
     unitNames
   }
+}
+
+/**
+ * The parts a view takes verbatim from the model (machineModelView: the same object), so
+ * that a view whose tables did not move needs only these replaced, not rebuilt.
+ * `agentBinaries` is among them only while the model has some (a view leaves the key out
+ * otherwise). Secrets are not: each view filters them for its own units.
+ */
+const verbatimParts = ['config', 'uuid', 'agentBinaries'] as const
+
+/**
+ * The changes of a view whose sources moved only in parts it takes verbatim (a
+ * model-config set, which every machine's view carries): each such part that differs
+ * from the view's, with the new revision and term. Undefined when anything else the view
+ * reads moved (a table, a unit, secrets) or agent binaries came or went: build the view.
+ * A controller so answers every held watch of a model-config change with one comparison
+ * per part instead of building and comparing a view per machine (issue 28).
+ */
+export function verbatimViewChanges (view: ModelContext, before: ViewSources, after: ModelContext): ViewChanges | undefined {
+  for (let i = 0; i < viewSources.length; i++) {
+    const part = viewSources[i]!
+    if (before.parts[i] !== after[part] && !(verbatimParts as readonly string[]).includes(part)) return undefined
+  }
+  if ((view.agentBinaries === undefined) !== (after.agentBinaries === undefined)) return undefined
+  for (let i = 0; i < before.unitNames.length; i++) {
+    const a = before.units[i]
+    const b = tableGet(after.units, before.unitNames[i]!)
+    if (a !== b && (a === undefined || b === undefined || !sameButAgentStatus(a, b))) return undefined
+  }
+  const changes: Record<string, unknown> = { revision: after.revision, term: after.term }
+  for (const part of verbatimParts) if (after[part] !== undefined && !samePart(view[part], after[part])) changes[part] = after[part]
+  return changes as ViewChanges
 }
 
 /**

@@ -15,7 +15,7 @@ import type { SecretRecord } from './secret-types.ts'
  */
 export const viewReadTables = ['machines', 'units', 'applications', 'relations', 'charms', 'leases', 'settings', 'actions'] as const
 export type ViewReadTable = typeof viewReadTables[number]
-export const viewWholeParts = ['config', 'uuid', 'counters', 'secrets', 'agentBinaries'] as const
+export const viewWholeParts = ['config', 'uuid', 'secrets', 'agentBinaries'] as const
 
 /** Told each (table, key) a view reads, found or not: a key that appears later changes the view too. */
 export type ViewReads = (table: ViewReadTable, key: string) => void
