@@ -11,13 +11,14 @@
  * view at revision R is the view the agent holds when it names R: a kept view answers
  * for any agent that names its revision, whichever controller that agent fetched from.
  * With it are kept the sources of the latest model it was found to be the view of (the
- * parts it reads and its machine's unit records, not the model): when they are still
+ * parts it reads whole and each record it read, not the model): when they are still
  * those (sameViewSourcesAs), the answer is `unchanged` without building a view at all.
  */
 
 import { limits } from '../../runtime/limits.ts'
 import { machineModelView, noViewChanges, sameViewSourcesAs, viewChanges, viewSourcesOf, type ViewSources } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { ViewReadTable } from '../../runtime/model/view-footprint.ts'
 import { readKey, ViewReaders } from './view-readers.ts'
 import type { MachineModelReply } from './api-requests.ts'
 
@@ -49,16 +50,17 @@ export class MachineViewCache {
     // The sources kept stand: every part is the same object, and a unit record that moved
     // only its agent status still compares as the same (sameButAgentStatus).
     if (held !== undefined && sameViewSourcesAs(held.sources, model)) return this.#unchanged(machine, held, model, held.sources)
-    const footprint: string[] = []
-    const view = machineModelView(model, machine, (table, key) => { footprint.push(readKey(table, key)) })
+    const reads: Array<readonly [ViewReadTable, string]> = []
+    const view = machineModelView(model, machine, (table, key) => { reads.push([table, key]) })
+    const sources = viewSourcesOf(model, reads)
     if (held !== undefined) {
       const changed = viewChanges(held.view, view)
       // The same content read the same keys: the footprint kept with it stands.
-      if (noViewChanges(changed)) return this.#unchanged(machine, held, model, viewSourcesOf(model, machine))
-      this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
+      if (noViewChanges(changed)) return this.#unchanged(machine, held, model, sources)
+      this.#keep(machine, { view, sources }, reads)
       return { ok: true, since: held.view.revision, changed }
     }
-    this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
+    this.#keep(machine, { view, sources }, reads)
     return { ok: true, model: view }
   }
 
@@ -73,9 +75,9 @@ export class MachineViewCache {
     return { ok: true, unchanged: true, revision: model.revision, term: model.term }
   }
 
-  #keep (machine: string, kept: Kept, footprint: string[]): void {
+  #keep (machine: string, kept: Kept, reads: ReadonlyArray<readonly [ViewReadTable, string]>): void {
     this.#views.set(machine, kept)
-    this.#readers.set(machine, footprint)
+    this.#readers.set(machine, reads.map(([table, key]) => readKey(table, key)))
     this.onReplaced?.(machine)
     if (this.#views.size > this.#max) {
       const oldest = this.#views.keys().next().value!
