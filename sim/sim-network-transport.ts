@@ -71,6 +71,8 @@ export interface SimNetworkPort {
   stopped (transport: SimTransport): void
   /** A subscription of `transport` to `topic` came or went (the network indexes subscribers by topic). */
   subscriptionsChanged (transport: SimTransport, topic: string): void
+  /** `transport` has a listener for closed connections (the network tells only those of a crash). */
+  listensForCloses (transport: SimTransport): void
 }
 
 
@@ -203,6 +205,7 @@ export class SimTransport implements Transport {
   onPeerDisconnected (listener: (peer: PeerId) => void): () => void {
     this.#assertRunning()
     this.#disconnectListeners.add(listener)
+    this.#port.listensForCloses(this)
     return () => { this.#disconnectListeners.delete(listener) }
   }
 

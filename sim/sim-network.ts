@@ -58,6 +58,7 @@ import {
   SimNetworkReachability
 } from './sim-network-reachability.ts'
 import { SimTransport, type SimNetworkPort, type SimResponse, type SimStream } from './sim-network-transport.ts'
+import { SimNetworkStreams } from './sim-network-streams.ts'
 
 export type { LatencyDistribution } from './sim-network-latency.ts'
 export { SimTransport } from './sim-network-transport.ts'
@@ -159,7 +160,14 @@ export class SimNetwork {
    */
   readonly #subscribersByTopic = new Map<string, SimTransport[]>()
   /** Requests sent and not yet answered, by id: the streams a reset connection breaks. */
-  readonly #streams = new Map<string, SimStream>()
+  readonly #streams = new SimNetworkStreams()
+  /**
+   * The peers that listen, or listened, for closed connections (the controllers), each
+   * with its place in #transports: a crash is told to those, in that order, without
+   * looking at every transport (which made stopping N agents cost N²).
+   */
+  readonly #closeHearers = new Set<PeerId>()
+  readonly #peerOrder = new Map<PeerId, number>()
 
   #inFlight = 0
   readonly #stats: SimNetworkStats = {
@@ -180,7 +188,7 @@ export class SimNetwork {
       const target = this.#transports.get(to)
       assert(target !== undefined, `sim-network: request "${id}" to unknown peer "${to}" got past the transport`)
       const stream: SimStream = { id, caller: sender, server: to, listens, broken: false, tailAt: 0, unwritten: 0 }
-      this.#streams.set(id, stream)
+      this.#streams.add(stream)
       this.#send({ from: sender.peerId, to: target, leg: { kind: 'request', protocol, id, data, caller: sender, stream }, duplicate: false })
     },
     sendPush: (server, caller, protocol, id, data, stream) => {
@@ -199,12 +207,13 @@ export class SimNetwork {
       this.#streams.delete(id)
     },
     stopped: transport => {
-      this.#forgetStreams(stream => stream.caller === transport || stream.server === transport.peerId)
+      this.#streams.breakAt(transport.peerId, stream => stream.caller === transport || stream.server === transport.peerId)
       this.#subscribersByTopic.clear()
       this.#event(() => `stop ${transport.peerId} incarnation ${transport.incarnation}`)
       this.#closeConnections(transport.peerId)
     },
-    subscriptionsChanged: (_transport, topic) => { this.#subscribersByTopic.delete(topic) }
+    subscriptionsChanged: (_transport, topic) => { this.#subscribersByTopic.delete(topic) },
+    listensForCloses: transport => { this.#closeHearers.add(transport.peerId) }
   }
 
   constructor (options: SimNetworkOptions) {
@@ -236,6 +245,7 @@ export class SimNetwork {
     const incarnation = (current?.incarnation ?? 0) + 1
     const transport = new SimTransport(peerId, incarnation, this.#port, this.#clock)
     this.#transports.set(peerId, transport)
+    if (!this.#peerOrder.has(peerId)) this.#peerOrder.set(peerId, this.#peerOrder.size)
     this.#event(() => `start ${peerId} incarnation ${incarnation}`)
     return transport
   }
@@ -351,7 +361,7 @@ export class SimNetwork {
     checkLink({ from: a, to: b })
     this.#event(() => `reset connection ${a}<->${b}`)
     // What was on the connection is gone: undelivered pushes and answers, and the requests waiting for them.
-    this.#forgetStreams(({ caller, server }) => (caller.peerId === a && server === b) || (caller.peerId === b && server === a))
+    this.#streams.breakAt(a, ({ caller, server }) => (caller.peerId === a && server === b) || (caller.peerId === b && server === a))
     for (const [side, other] of [[a, b], [b, a]] as const) {
       const transport = this.#transports.get(side)
       if (transport !== undefined && !transport.stopped) transport.connectionReset(other)
@@ -415,18 +425,15 @@ export class SimNetwork {
 
   /** `peer` stopped: its connections close at the peers that listen for it (see the model above). */
   #closeConnections (peer: PeerId): void {
-    for (const [id, transport] of this.#transports) {
-      if (id !== peer && transport.hearsCloses) this.#send({ from: peer, to: transport, leg: { kind: 'closed' }, duplicate: false })
+    const hearers: SimTransport[] = []
+    for (const id of this.#closeHearers) {
+      const transport = this.#transports.get(id)
+      // One that stopped listening (or stopped) says so again if it listens again.
+      if (transport === undefined || !transport.hearsCloses) this.#closeHearers.delete(id)
+      else if (id !== peer) hearers.push(transport)
     }
-  }
-
-  /** Breaks and forgets the open streams `which` picks, in the order they were opened. */
-  #forgetStreams (which: (stream: SimStream) => boolean): void {
-    for (const [id, stream] of this.#streams) {
-      if (!which(stream)) continue
-      stream.broken = true
-      this.#streams.delete(id)
-    }
+    hearers.sort((x, y) => this.#peerOrder.get(x.peerId)! - this.#peerOrder.get(y.peerId)!)
+    for (const transport of hearers) this.#send({ from: peer, to: transport, leg: { kind: 'closed' }, duplicate: false })
   }
 
   #connectedPeers (peer: PeerId): PeerId[] {

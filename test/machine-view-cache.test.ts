@@ -102,6 +102,26 @@ test('a model-config change is answered with the config alone, and the view kept
   assert.ok('unchanged' in step(), 'another machine is not in the view')
 })
 
+// Any machine's change replaces the machines table: the records the view read, not the
+// tables, say whether it changed, or a busy model proves almost no view unchanged.
+test('another machine\'s change leaves the view held unchanged without building it', () => {
+  const { c, machine } = world()
+  c.run('add-machine', {})
+  const other = String(c.context.counters.machine - 1)
+  assert.is.not(other, machine)
+  const cache = new MachineViewCache()
+  const first = cache.answer(c.context, machine, undefined)
+  assert.ok('model' in first)
+  const before = c.context
+  c.run('set-machine-status', { machine: other, instanceStatus: 'running', message: 'running', now: 7 }, { kind: 'controller', id: '0' })
+  assert.is.not(c.context.machines, before.machines, 'the machines table moved')
+  assert.ok(sameViewSources(before, c.context, machine), 'no record the view read moved')
+  assert.equal(cache.answer(c.context, machine, first.model.revision), { ok: true, unchanged: true, revision: c.context.revision, term: 1 })
+  const mine = c.context
+  c.run('set-machine-status', { machine, instanceStatus: 'running', message: 'running', now: 8 }, { kind: 'controller', id: '0' })
+  assert.not.ok(sameViewSources(mine, c.context, machine), 'its own machine record is read')
+})
+
 test('a view kept at another revision, or by another cache, is never taken for the one held', () => {
   const { c, machine } = world()
   const cache = new MachineViewCache()

@@ -50,7 +50,7 @@ class ScriptedProvider implements Provider {
   }
 }
 
-function world (provider: ScriptedProvider) {
+function world (provider: ScriptedProvider, reconcileIntervalMs = 1_000) {
   const clock = new SimClock({ startMs: 1_000 })
   const controller = new MemoryController()
   const listeners = new Set<() => void>()
@@ -75,7 +75,7 @@ function world (provider: ScriptedProvider) {
     newSecret: () => (++n).toString(16).padStart(32, '0'),
     bootstrapFor: machine => new TextEncoder().encode(`bootstrap ${machine.id}`),
     policy: { retryDelayMsMin: 100, retryDelayMsMax: 400, provisioningAttemptsMax: 3 },
-    reconcileIntervalMs: 1_000,
+    reconcileIntervalMs,
     retryRoundMs: 5_000
   })
   const admin = (type: Parameters<MemoryController['run']>[0], fields: Record<string, unknown>) => {
@@ -182,6 +182,36 @@ test('a dying machine with no units has its instance stopped and is marked dead 
   assert.ok(provider.calls.includes(`stop ${instanceId}`), provider.calls.join(', '))
   assert.is(tableGet(controller.model().machines, '0'), undefined)
   assert.is(provider.instances.size, 0)
+  provisioner.stop()
+})
+
+// A pass for a change looks only at the machines it changed, and those with something left
+// to do: a write that was refused is one, so it is made again by the next pass for any change,
+// long before the reconcile tick (here 10 minutes away) would look at every machine.
+test('a status write refused is made again by the next pass for a change of another machine', async () => {
+  const provider = new ScriptedProvider()
+  const { controller, provisioner, admin, run } = world(provider, 600_000)
+  const submit = controller.submit.bind(controller)
+  let refusing = true
+  let refused = 0
+  controller.submit = async command => {
+    if (refusing && command.type === 'set-machine-status' && command.machine === '0' && command.instanceStatus === 'running') {
+      refused++
+      return { ok: false, index: 0, error: 'scripted: refused' }
+    }
+    return await submit(command)
+  }
+  admin('add-machine', {})
+  provisioner.start()
+  await run(20)
+  assert.ok(refused >= 1, 'the running status was refused')
+  assert.is(tableGet(controller.model().machines, '0')!.instanceId, provider.instances.keys().next().value, 'its instance is recorded')
+  assert.is.not(tableGet(controller.model().machines, '0')!.instance.status, 'running')
+  refusing = false
+  admin('add-machine', {})
+  await run(20)
+  assert.is(tableGet(controller.model().machines, '0')!.instance.status, 'running', 'the pass for machine 1 wrote it')
+  assert.is(tableGet(controller.model().machines, '1')!.instance.status, 'running')
   provisioner.stop()
 })
 

@@ -11,13 +11,14 @@
  * view at revision R is the view the agent holds when it names R: a kept view answers
  * for any agent that names its revision, whichever controller that agent fetched from.
  * With it are kept the sources of the latest model it was found to be the view of (the
- * parts it reads and its machine's unit records, not the model): when they are still
+ * parts it reads whole and each record it read, not the model): when they are still
  * those (sameViewSourcesAs), the answer is `unchanged` without building a view at all.
  */
 
 import { limits } from '../../runtime/limits.ts'
-import { machineModelView, noViewChanges, sameViewSourcesAs, verbatimViewChanges, viewChanges, viewSourcesOf, type ViewSources } from '../../runtime/model/machine-view.ts'
+import { machineModelView, noViewChanges, sameViewSourcesAs, verbatimViewChanges, viewChanges, viewSourcesOf, withWholeParts, type ViewSources } from '../../runtime/model/machine-view.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { ViewReadTable } from '../../runtime/model/view-footprint.ts'
 import { readKey, ViewReaders } from './view-readers.ts'
 import type { MachineModelReply } from './api-requests.ts'
 
@@ -54,20 +55,22 @@ export class MachineViewCache {
     // change built and compared a view per machine at every controller).
     const verbatim = held === undefined ? undefined : verbatimViewChanges(held.view, held.sources, model)
     if (held !== undefined && verbatim !== undefined) {
-      if (noViewChanges(verbatim)) return this.#unchanged(machine, held, model, viewSourcesOf(model, machine))
-      this.#keep(machine, { view: { ...held.view, ...verbatim }, sources: viewSourcesOf(model, machine) }, undefined)
+      const sources = withWholeParts(held.sources, model)
+      if (noViewChanges(verbatim)) return this.#unchanged(machine, held, model, sources)
+      this.#keep(machine, { view: { ...held.view, ...verbatim }, sources }, undefined)
       return { ok: true, since: held.view.revision, changed: verbatim }
     }
-    const footprint: string[] = []
-    const view = machineModelView(model, machine, (table, key) => { footprint.push(readKey(table, key)) })
+    const reads: Array<readonly [ViewReadTable, string]> = []
+    const view = machineModelView(model, machine, (table, key) => { reads.push([table, key]) })
+    const sources = viewSourcesOf(model, reads)
     if (held !== undefined) {
       const changed = viewChanges(held.view, view)
       // The same content read the same keys: the footprint kept with it stands.
-      if (noViewChanges(changed)) return this.#unchanged(machine, held, model, viewSourcesOf(model, machine))
-      this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
+      if (noViewChanges(changed)) return this.#unchanged(machine, held, model, sources)
+      this.#keep(machine, { view, sources }, reads)
       return { ok: true, since: held.view.revision, changed }
     }
-    this.#keep(machine, { view, sources: viewSourcesOf(model, machine) }, footprint)
+    this.#keep(machine, { view, sources }, reads)
     return { ok: true, model: view }
   }
 
@@ -82,10 +85,10 @@ export class MachineViewCache {
     return { ok: true, unchanged: true, revision: model.revision, term: model.term }
   }
 
-  /** `footprint` undefined: the view read the same keys as the one it replaces. */
-  #keep (machine: string, kept: Kept, footprint: string[] | undefined): void {
+  /** `reads` undefined: the view read the same keys as the one it replaces. */
+  #keep (machine: string, kept: Kept, reads: ReadonlyArray<readonly [ViewReadTable, string]> | undefined): void {
     this.#views.set(machine, kept)
-    if (footprint !== undefined) this.#readers.set(machine, footprint)
+    if (reads !== undefined) this.#readers.set(machine, reads.map(([table, key]) => readKey(table, key)))
     this.onReplaced?.(machine)
     if (this.#views.size > this.#max) {
       const oldest = this.#views.keys().next().value!

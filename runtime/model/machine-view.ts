@@ -26,8 +26,8 @@
  * it for every unit after each of them. Every unit in a view shows `agentStatusNotInView`.
  */
 import { plainEqual } from '../plain-equal.ts'
-import { emptyModel, readerOf, type ModelReader } from './model-draft.ts'
-import { footprintReader, viewReadTables, viewWholeParts, type ViewReads } from './view-footprint.ts'
+import { emptyModel, type ModelReader } from './model-draft.ts'
+import { footprintReader, viewWholeParts, type ViewReads, type ViewReadTable } from './view-footprint.ts'
 import type { ActionRecord, AgentStatus, ApplicationRecord, CharmRecord, LeaseRecord, MachineRecord, ModelContext, RelationRecord, SettingsRecord, StatusRecord, UnitRecord } from './model-types.ts'
 import { keys } from './keys.ts'
 import { readableBy } from './apply/secret-records.ts'
@@ -155,32 +155,59 @@ export function machineModelView (context: ModelContext, machineId: string, read
 }
 
 /**
- * What a machine's view is built from, besides the units table (see `sameViewSources`):
- * everything `machineModelView` reads from the model. Keep the two in step.
- */
-const viewSources = [...viewReadTables.filter(table => table !== 'units'), ...viewWholeParts] as const
-
-/**
  * What the view of one machine was built from, kept without the model it came from: the
- * parts in `viewSources` (each the model's own object) and the records of the machine's
- * units. A controller keeps one of these per machine (machine-view-cache.ts); keeping the
+ * parts it reads whole (`viewWholeParts`, each the model's own object) and every record
+ * it read by key, found or not (its footprint, view-footprint.ts), each as the model held
+ * it. A controller keeps one of these per machine (machine-view-cache.ts); keeping the
  * whole model instead pinned a model version per machine, each with its own copies of
  * the leaves that every commit replaces (units, key revisions, request ids): at 1,000
  * simulated agents the controllers' heap held about as many model versions as machines.
+ *
+ * Records, not whole tables: any machine's change replaces the machines table, so with
+ * the tables as sources a busy model proved almost no view unchanged (300 simulated
+ * agents: 5,843 of 14,105 answers built a view only to find it the same, 8,336 times
+ * because the machines table had moved) and each of those built and compared a view.
  */
 export interface ViewSources {
-  readonly parts: ReadonlyArray<ModelContext[typeof viewSources[number]]>
-  readonly units: ReadonlyArray<UnitRecord | undefined>
+  readonly parts: ReadonlyArray<ModelContext[typeof viewWholeParts[number]]>
+  /** The units read, and each unit's record then (brought forward by `sameViewSourcesAs`). */
   readonly unitNames: readonly string[]
+  readonly units: Array<UnitRecord | undefined>
+  /** Every other record read: its table, its key, and the record then. */
+  readonly tables: ReadonlyArray<Exclude<ViewReadTable, 'units'>>
+  readonly keys: readonly string[]
+  readonly records: readonly unknown[]
 }
 
-export function viewSourcesOf (model: ModelContext, machineId: string): ViewSources {
-  const unitNames = readerOf(model).machine(machineId)?.units ?? []
-  return {
-    parts: viewSources.map(key => model[key]),
-    units: unitNames.map(name => tableGet(model.units, name)),
-    unitNames
+/** The sources of a view of `model` that read `reads` (as `machineModelView` reported them; repeats are kept once). */
+export function viewSourcesOf (model: ModelContext, reads: ReadonlyArray<readonly [ViewReadTable, string]>): ViewSources {
+  const unitNames: string[] = []
+  const units: Array<UnitRecord | undefined> = []
+  const tables: Array<Exclude<ViewReadTable, 'units'>> = []
+  const keys: string[] = []
+  const records: unknown[] = []
+  const seen = new Set<string>()
+  for (const [table, key] of reads) {
+    const read = `${table} ${key}`
+    if (seen.has(read)) continue
+    seen.add(read)
+    if (table === 'units') {
+      unitNames.push(key)
+      units.push(tableGet(model.units, key))
+      continue
+    }
+    tables.push(table)
+    keys.push(key)
+    records.push(tableGet<unknown>(model[table], key))
   }
+  return { parts: viewWholeParts.map(part => model[part]), unitNames, units, tables, keys, records }
+}
+
+/** The sources of `machineId`'s view of `model`, read by building it. */
+export function viewSourcesFor (model: ModelContext, machineId: string): ViewSources {
+  const reads: Array<readonly [ViewReadTable, string]> = []
+  machineModelView(model, machineId, (table, key) => { reads.push([table, key]) })
+  return viewSourcesOf(model, reads)
 }
 
 /**
@@ -200,11 +227,14 @@ const verbatimParts = ['config', 'uuid', 'agentBinaries'] as const
  * per part instead of building and comparing a view per machine (issue 28).
  */
 export function verbatimViewChanges (view: ModelContext, before: ViewSources, after: ModelContext): ViewChanges | undefined {
-  for (let i = 0; i < viewSources.length; i++) {
-    const part = viewSources[i]!
+  for (let i = 0; i < viewWholeParts.length; i++) {
+    const part = viewWholeParts[i]!
     if (before.parts[i] !== after[part] && !(verbatimParts as readonly string[]).includes(part)) return undefined
   }
   if ((view.agentBinaries === undefined) !== (after.agentBinaries === undefined)) return undefined
+  for (let i = 0; i < before.keys.length; i++) {
+    if (before.records[i] !== tableGet<unknown>(after[before.tables[i]!], before.keys[i]!)) return undefined
+  }
   for (let i = 0; i < before.unitNames.length; i++) {
     const a = before.units[i]
     const b = tableGet(after.units, before.unitNames[i]!)
@@ -215,28 +245,44 @@ export function verbatimViewChanges (view: ModelContext, before: ViewSources, af
   return changes as ViewChanges
 }
 
-/**
- * Whether the view of `machineId` taken from `after` is the one taken from `before`,
- * decided without building it: every table the view reads is the same object (tables
- * are immutable values, so an apply that did not touch one hands it on as it was), and
- * each of the machine's units is the same record or differs only in what views leave
- * out, its agent status and status history. A unit's report of its own agent status —
- * most commits on a busy machine — so costs its controller a few lookups, not a view.
- * False means only "not proven": build the view and compare (`sameViewContent`).
- */
-export function sameViewSources (before: ModelContext, after: ModelContext, machineId: string): boolean {
-  return sameViewSourcesAs(viewSourcesOf(before, machineId), after)
+/** `sources` with the parts read whole taken from `model` (the records read stay: verbatimViewChanges found them standing). */
+export function withWholeParts (sources: ViewSources, model: ModelContext): ViewSources {
+  return { ...sources, parts: viewWholeParts.map(part => model[part]) }
 }
 
-/** `sameViewSources` against sources kept from the earlier model (`viewSourcesOf`). */
-export function sameViewSourcesAs (before: ViewSources, after: ModelContext): boolean {
-  for (let i = 0; i < viewSources.length; i++) if (before.parts[i] !== after[viewSources[i]!]) return false
-  // The machine record is the same object (`machines` is among the parts), so is its list of units.
-  for (let i = 0; i < before.unitNames.length; i++) {
-    const a = before.units[i]
-    const b = tableGet(after.units, before.unitNames[i]!)
-    if (a !== b && (a === undefined || b === undefined || !sameButAgentStatus(a, b))) return false
+/**
+ * Whether the view of `machineId` taken from `after` is the one taken from `before`,
+ * decided without building it from `after`: see `sameViewSourcesAs`.
+ */
+export function sameViewSources (before: ModelContext, after: ModelContext, machineId: string): boolean {
+  return sameViewSourcesAs(viewSourcesFor(before, machineId), after)
+}
+
+/**
+ * Whether a view with `sources` is the view `after` gives, decided without building it:
+ * every part read whole is the same object, and every record read is the same object
+ * (records are immutable, so an apply that did not touch one hands it on as it was) or,
+ * for a unit, differs only in what views leave out, its agent status and status history.
+ * The view is a function of what it read, so the same reads give the same view. A
+ * unit's report of its own agent status — most commits on a busy machine — so costs its
+ * controller a few lookups, not a view. When true, the unit records that moved only so
+ * are brought forward in `sources`, so the next look finds them identical. False means
+ * only "not proven": build the view and compare (`sameViewContent`).
+ */
+export function sameViewSourcesAs (sources: ViewSources, after: ModelContext): boolean {
+  for (let i = 0; i < viewWholeParts.length; i++) if (sources.parts[i] !== after[viewWholeParts[i]!]) return false
+  for (let i = 0; i < sources.keys.length; i++) {
+    if (sources.records[i] !== tableGet<unknown>(after[sources.tables[i]!], sources.keys[i]!)) return false
   }
+  const moved: Array<[number, UnitRecord]> = []
+  for (let i = 0; i < sources.unitNames.length; i++) {
+    const a = sources.units[i]
+    const b = tableGet(after.units, sources.unitNames[i]!)
+    if (a === b) continue
+    if (a === undefined || b === undefined || !sameButAgentStatus(a, b)) return false
+    moved.push([i, b])
+  }
+  for (const [i, record] of moved) sources.units[i] = record
   return true
 }
 
