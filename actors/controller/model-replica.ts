@@ -493,16 +493,19 @@ export class ModelReplica {
     const agents = this.#options.agents
     if (agents === undefined) return undefined
     const caller = agents.identify(from)
-    const denied = `${component} "${this.id}": permission denied: peer "${from}"`
-    if (caller === undefined) return `${denied} is not known to this model`
+    // Built only for a refusal: a machine agent's batch of 30 commands is checked command by command.
+    const denied = (): string => `${component} "${this.id}": permission denied: peer "${from}"`
+    if (caller === undefined) return `${denied()} is not known to this model`
     if (caller.kind === 'controller') return undefined
     const proposer = (command as { proposer?: unknown }).proposer
-    if (typeof proposer !== 'object' || proposer === null) return `${denied} sent a command without a proposer`
-    if (quoted(proposer) === JSON.stringify(caller)) return undefined
+    if (typeof proposer !== 'object' || proposer === null) return `${denied()} sent a command without a proposer`
     const p = proposer as { kind?: unknown, name?: unknown }
+    // Most of what a machine agent sends is its units' (status, hook commits): checked first,
+    // by the model's placement, without the JSON of both sides that the agent's own needs.
     if (caller.kind === 'machine' && p.kind === 'unit' && typeof p.name === 'string' &&
       tableGet(this.host.state().units, p.name)?.machine === caller.id) return undefined
-    return `${denied} may not propose as ${quoted(proposer)}`
+    if (quoted(proposer) === JSON.stringify(caller)) return undefined
+    return `${denied()} may not propose as ${quoted(proposer)}`
   }
 
   #retryDelayMs (): number {

@@ -123,6 +123,53 @@ function applyStep (context: UnitContext, step: StepResult, enqueue: StepEnqueue
   return { local: step.local, memory: step.memory }
 }
 
+/**
+ * Resting, idle or waiting, shown by `resolve` with the decision that rests (its `always`
+ * goes on to `idle` or `waiting` unless a stop was requested): one snapshot clone fewer on
+ * every return to idle than an entry action's own assign. Waiting before install for
+ * storage (the one wait that is not shown as idle): Juju's loop leaves the agent as it
+ * was, not idle, and the workload at `agent initialising` (unit-status.ts
+ * statusOnWaitingForInstall); the reason is logged.
+ */
+function showIdle (context: UnitContext, decision: Decision, memory: UniterMemory, changes: Partial<UnitContext>, enqueue: { emit: (e: UnitEmitted) => void }): void {
+  const storageWait = decision.kind === 'waiting' && !context.local.installed && decision.reason.startsWith('waiting for storage')
+  let status = memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
+  if (memory.loopFailed) status = statusOnLoopError(context.status, loopErrorMessage)
+  if (storageWait) status = statusOnWaitingForInstall(context.status)
+  if (context.operationsWithoutIdle !== 0) changes.operationsWithoutIdle = 0
+  if (status === context.status) return
+  changes.status = status
+  // Sent even when the actor already holds it: the model still says `waiting for machine`.
+  if (storageWait) enqueue.emit({ type: 'unit.workloadStatus', workload: status.workload })
+  enqueue.emit({ type: 'unit.status', status })
+  if (storageWait && decision.kind === 'waiting') enqueue.emit({ type: 'uniter.waiting', reason: decision.reason })
+}
+
+/** Where `resolving` goes on a decision, when no stop was requested: the decisions that rest show idle. */
+function rests (decision: Decision): boolean {
+  return decision.kind !== 'terminate' && decision.kind !== 'run' && decision.kind !== 'hook-error' && decision.kind !== 'restart'
+}
+
+/**
+ * The outcome of the operation's execute step and the step it leads to, assigned together
+ * by the invocation's done (or error) transition into `recording`: one snapshot clone for
+ * both, where an assign of the outcome and the step's own assign on entry made two.
+ */
+function recordExecuted (context: UnitContext, outcome: ExecuteOutcome, enqueue: StepEnqueue & { assign: (changes: Partial<UnitContext>) => void }): void {
+  const step = afterExecute(context, context.current!, outcome)
+  enqueue.assign({ ...applyStep(context, step, enqueue), outcome, afterExecute: step.next })
+}
+
+/** The context an operation starts with (`resolve` assigns it with the decision to run it). */
+function beginOperation (context: UnitContext, op: Extract<Decision, { kind: 'run' }>['op']): Partial<UnitContext> {
+  return {
+    current: captureRemote(op, context.remote),
+    outcome: undefined,
+    afterExecute: undefined,
+    operationsWithoutIdle: context.operationsWithoutIdle + 1
+  }
+}
+
 export const unitMachine = setup({
   types: {
     context: {} as UnitContext,
@@ -208,16 +255,11 @@ export const unitMachine = setup({
             break
         }
       }
+      // The operation begins in the same assign when `resolving` will go on to run it (its
+      // `always` stops first on a requested stop): one snapshot clone fewer per operation.
+      if (decision.kind === 'run' && !context.stopRequested) Object.assign(changes, beginOperation(context, decision.op))
+      if (rests(decision) && !context.stopRequested) showIdle(context, decision, changes.memory ?? context.memory, changes, enqueue)
       enqueue.assign(changes)
-    }),
-    beginOperation: assign(({ context }) => {
-      assert(context.decision.kind === 'run', `unit "${context.unit}": beginOperation without an operation`)
-      return {
-        current: captureRemote(context.decision.op, context.remote),
-        outcome: undefined,
-        afterExecute: undefined,
-        operationsWithoutIdle: context.operationsWithoutIdle + 1
-      }
     }),
     restartLoop: assign(({ context }) => ({
       // Juju rebuilds the loop: in-memory state starts again, counters aligned with the new watcher.
@@ -243,10 +285,6 @@ export const unitMachine = setup({
       }
       if (current.op.kind === 'run-hook') enqueue.emit({ type: 'hook.started', hook: current.op.hook })
       enqueue.assign(changes)
-    }),
-    applyAfterExecute: enqueueActions(({ context, enqueue }) => {
-      const step = afterExecute(context, context.current!, context.outcome!)
-      enqueue.assign({ ...applyStep(context, step, enqueue), afterExecute: step.next })
     }),
     applyCommit: enqueueActions(({ context, enqueue }) => {
       const current = context.current!
@@ -302,27 +340,6 @@ export const unitMachine = setup({
       if (status.agent.message === context.status.agent.message && context.status.agent.status === 'error') return
       enqueue.assign({ status })
       enqueue.emit({ type: 'unit.status', status })
-    }),
-    /**
-     * Resting, idle or waiting. Waiting before install for storage (the one wait that is not
-     * shown as idle): Juju's loop leaves the agent as it was, not idle, and the workload at
-     * `agent initialising` (unit-status.ts statusOnWaitingForInstall); the reason is logged.
-     */
-    showIdle: enqueueActions(({ context, enqueue }) => {
-      const decision = context.decision
-      const storageWait = decision.kind === 'waiting' && !context.local.installed && decision.reason.startsWith('waiting for storage')
-      let status = context.memory.conflicted ? statusOnUpgradeConflict(context.status) : statusOnIdle(context.status)
-      if (context.memory.loopFailed) status = statusOnLoopError(context.status, loopErrorMessage)
-      if (storageWait) status = statusOnWaitingForInstall(context.status)
-      if (status === context.status) {
-        if (context.operationsWithoutIdle !== 0) enqueue.assign({ operationsWithoutIdle: 0 })
-        return
-      }
-      enqueue.assign({ status, operationsWithoutIdle: 0 })
-      // Sent even when the actor already holds it: the model still says `waiting for machine`.
-      if (storageWait) enqueue.emit({ type: 'unit.workloadStatus', workload: status.workload })
-      enqueue.emit({ type: 'unit.status', status })
-      if (storageWait) enqueue.emit({ type: 'uniter.waiting', reason: decision.reason })
     }),
     syncRelationActors: enqueueActions(({ context, enqueue }) => {
       const wanted = context.local.relations
@@ -476,8 +493,8 @@ export const unitMachine = setup({
                 { guard: 'decidedTerminate', target: '#unit.terminated' },
                 // Straight into the operation's state: a choosing state in between would be
                 // one more microstep (a snapshot clone) for every operation.
-                { guard: 'decidedRunLocked', target: 'executing.locked', actions: 'beginOperation' },
-                { guard: 'decidedRun', target: 'executing.unlocked', actions: 'beginOperation' },
+                { guard: 'decidedRunLocked', target: 'executing.locked' },
+                { guard: 'decidedRun', target: 'executing.unlocked' },
                 { guard: 'decidedHookError', target: 'hookError' },
                 { guard: 'decidedWaiting', target: 'waiting' },
                 { guard: 'decidedRestart', target: 'resolving', reenter: true, actions: 'restartLoop' },
@@ -485,7 +502,6 @@ export const unitMachine = setup({
               ]
             },
             idle: {
-              entry: 'showIdle',
               on: {
                 'remote.changed': { target: 'resolving', actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
                 'timers.fired': 'resolving',
@@ -493,7 +509,6 @@ export const unitMachine = setup({
               }
             },
             waiting: {
-              entry: 'showIdle',
               on: {
                 'remote.changed': { target: 'resolving', actions: ['recordRemote', 'reassertScope', 'forwardRemoteToRelations'] },
                 'timers.fired': 'resolving',
@@ -557,8 +572,8 @@ export const unitMachine = setup({
                               assert(op.kind === 'run-hook', `unit "${context.unit}": runHook for ${op.kind}`)
                               return { unit: context.unit, hook: op.hook, charm: context.local.charm, local: context.local }
                             },
-                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'hook' as const, outcome: { kind: 'failed' as const, exitCode: null, reason: `cannot run hook: ${errorText(event.error)}` } }) }) }
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'hook' as const, outcome: event.output }, enqueue) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'hook' as const, outcome: { kind: 'failed' as const, exitCode: null, reason: `cannot run hook: ${errorText(event.error)}` } }, enqueue) }) }
                           }
                         },
                         deploy: {
@@ -569,9 +584,9 @@ export const unitMachine = setup({
                               assert(op.kind === 'deploy', `unit "${context.unit}": deployCharm for ${op.kind}`)
                               return { unit: context.unit, charm: op.charm, mode: op.mode }
                             },
-                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: event.output }) }) },
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'deploy' as const, outcome: event.output }, enqueue) }) },
                             // A deployer that throws could not fetch or unpack the charm: not a conflict of files.
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'deploy' as const, outcome: { kind: 'failed' as const, reason: errorText(event.error) } }) }) }
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'deploy' as const, outcome: { kind: 'failed' as const, reason: errorText(event.error) } }, enqueue) }) }
                           }
                         },
                         action: {
@@ -582,8 +597,8 @@ export const unitMachine = setup({
                               assert(op.kind === 'run-action', `unit "${context.unit}": runAction for ${op.kind}`)
                               return { unit: context.unit, action: op.action, local: context.local }
                             },
-                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'action' as const, outcome: { status: 'failed' as const, message: errorText(event.error), results: {} } }) }) }
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'action' as const, outcome: event.output }, enqueue) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'action' as const, outcome: { status: 'failed' as const, message: errorText(event.error), results: {} } }, enqueue) }) }
                           }
                         },
                         command: {
@@ -594,8 +609,8 @@ export const unitMachine = setup({
                               assert(op.kind === 'run-command', `unit "${context.unit}": runCommand for ${op.kind}`)
                               return { unit: context.unit, command: op.command, local: context.local }
                             },
-                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: event.output }) }) },
-                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: assign({ outcome: ({ event }) => ({ type: 'command' as const, outcome: { exitCode: 1, stdout: '', stderr: errorText(event.error) } }) }) }
+                            onDone: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'command' as const, outcome: event.output }, enqueue) }) },
+                            onError: { target: '#unit.running.uniter.executing.locked.recording', actions: enqueueActions(({ context, event, enqueue }) => { recordExecuted(context, { type: 'command' as const, outcome: { exitCode: 1, stdout: '', stderr: errorText(event.error) } }, enqueue) }) }
                           }
                         }
                       }
@@ -610,7 +625,8 @@ export const unitMachine = setup({
                       }
                     },
                     recording: {
-                      entry: ['applyAfterExecute', 'persistStep'],
+                      // The invocation's outcome and the step after it were assigned on the way in (recordExecuted).
+                      entry: 'persistStep',
                       on: {
                         'step.persisted': [
                           { guard: 'nextCommit', target: 'committing' },
