@@ -203,6 +203,11 @@ export const limits = {
   /** Lease duration a claim or extension may ask for. Juju's is one minute. */
   leadershipLeaseDurationMsMin: 10_000,
   leadershipLeaseDurationMsDefault: 60_000,
+  /**
+   * A unit whose view shows another unit's lease run out, yet whose claim lost (the view is
+   * behind an extension), claims again after this long (actors/unit/leadership-claim-schedule.ts).
+   */
+  leadershipReleasedRecheckMs: 5_000,
   leadershipLeaseDurationMsMax: 300_000,
   /**
    * A unit host looks at its remote state again six times per lease (leadership belief
