@@ -159,6 +159,12 @@ export const limits = {
   loggerBufferedBytesMax: 4 * 1024 * 1024,
   /** Timers one `SimClock.advance` may fire; more means a timer loop that never lets time pass. */
   simClockTimersPerAdvanceMax: 1_000_000,
+  /**
+   * Deferred steps (cantripd's setImmediate) one simulated controller may have pending: the
+   * host's apply and leader write and the held-watch check each keep at most one, so more
+   * means a deferral that schedules itself.
+   */
+  simDeferredStepsPerControllerMax: 64,
   /** Unsynced writes `SimStorage` holds before it models an OS writeback making them durable. */
   simStorageUnsyncedOperationsMax: 1_000_000,
   /** Request ids the model remembers (all proposers together) so a retried command applies once: the most recent half at least. */
@@ -197,6 +203,11 @@ export const limits = {
   /** Lease duration a claim or extension may ask for. Juju's is one minute. */
   leadershipLeaseDurationMsMin: 10_000,
   leadershipLeaseDurationMsDefault: 60_000,
+  /**
+   * A unit whose view shows another unit's lease run out, yet whose claim lost (the view is
+   * behind an extension), claims again after this long (actors/unit/leadership-claim-schedule.ts).
+   */
+  leadershipReleasedRecheckMs: 5_000,
   leadershipLeaseDurationMsMax: 300_000,
   /**
    * A unit host looks at its remote state again six times per lease (leadership belief

@@ -10,10 +10,16 @@
  * between timers, as SimNetworkWorld.wait does, so an awaited storage write finishes at
  * the simulated time it was made; `onStep` runs after every one of those steps, which is
  * where the safety checkers look.
+ *
+ * Each controller is given cantripd's deferrals (the Raft host's follower apply and leader
+ * write, the held-watch check: setImmediate there) as a zero-delay step of the simulated
+ * clock, deterministic per seed; a crash between the step's scheduling and its turn drops
+ * it, as a process dying drops its pending setImmediate callbacks.
  */
 import { ModelReplica, type ModelReplicaOptions, type SingularWorkers } from '../actors/controller/model-replica.ts'
 import { assert } from '../runtime/assert.ts'
-import type { Clock } from '../runtime/clock.ts'
+import type { Clock, TimerHandle } from '../runtime/clock.ts'
+import type { Deferral } from '../runtime/deferral.ts'
 import { limits } from '../runtime/limits.ts'
 import type { ModelRaftHost } from '../runtime/model/model-state-machine.ts'
 import type { Message, NodeId } from '../runtime/raft/raft-types.ts'
@@ -69,6 +75,15 @@ interface Seat {
   companion: { stop: () => void } | undefined
   /** Started empty, to be added to a running group. */
   joiner: boolean
+  /** The running node's deferred steps not yet run (a crash drops them). */
+  deferred: Map<TimerHandle, () => void>
+}
+
+/** Deferred steps (cantripd's setImmediate) the controllers scheduled, ran, and lost to a crash. */
+export interface DeferralCounts {
+  scheduled: number
+  ran: number
+  dropped: number
 }
 
 export class SimControllerGroup {
@@ -77,6 +92,7 @@ export class SimControllerGroup {
   readonly #seats: Seat[] = []
   readonly #options: SimControllerGroupOptions
   readonly #clockRandom
+  readonly #deferrals: DeferralCounts = { scheduled: 0, ran: 0, dropped: 0 }
 
   private constructor (sim: Simulation, options: SimControllerGroupOptions) {
     this.sim = sim
@@ -134,6 +150,16 @@ export class SimControllerGroup {
     return this.node(i) !== undefined
   }
 
+  /** Deferred steps so far, for tests. */
+  get deferrals (): Readonly<DeferralCounts> {
+    return { ...this.#deferrals }
+  }
+
+  /** Deferred steps controller `i` has scheduled that have not run yet. */
+  deferredPending (i: number): number {
+    return this.#seats[i]?.deferred.size ?? 0
+  }
+
   isPaused (i: number): boolean {
     return this.#seats[i]?.held !== undefined
   }
@@ -152,6 +178,7 @@ export class SimControllerGroup {
     this.network.crash(seat.id)
     seat.storage.crash()
     seat.node = undefined
+    this.#dropDeferred(seat)
     // A power cut also ends a pause; what was held is lost with the process.
     if (seat.held !== undefined) {
       seat.held = undefined
@@ -168,6 +195,7 @@ export class SimControllerGroup {
     const options = this.#options
     const transport = this.#transportFor(seat)
     seat.companion = options.companion?.(seat.id, transport, seat.clock)
+    const defer = this.#deferral(seat)
     const node = await ModelReplica.start({
       id: seat.id,
       peers: this.founders,
@@ -184,6 +212,9 @@ export class SimControllerGroup {
       ...(options.singularWorkers === undefined ? {} : { singularWorkers: options.singularWorkers }),
       ...(options.plantedBug === undefined ? {} : { commitRule: plantedCommitRule(options.plantedBug) }),
       ...(options.onRaftSend === undefined ? {} : { onSend: (_to: NodeId, messages: readonly Message[]) => { options.onRaftSend!(seat.id, messages) } }),
+      // cantripd's scheduling (agent/roles/hosted-model.ts), not an ordering it never runs.
+      deferApply: defer,
+      deferLeaderWrite: defer,
       ...(options.hostOptions?.(seat.id) ?? {})
     })
     seat.node = node
@@ -280,7 +311,7 @@ export class SimControllerGroup {
       const seat = this.#seats[i]!
       this.resume(i)
       if (seat.node === undefined) continue
-      await seat.node.stop()
+      await this.#stopNode(seat, seat.node)
       seat.companion?.stop()
       seat.companion = undefined
       this.network.crash(seat.id)
@@ -288,11 +319,57 @@ export class SimControllerGroup {
     }
   }
 
+  /**
+   * A zero-delay step of the simulated clock for `seat`'s running process, forgotten
+   * (never run) if that process crashes before its turn; paused with the process, as
+   * AgentClock holds its timers.
+   */
+  #deferral (seat: Seat): Deferral {
+    return run => {
+      assert(seat.deferred.size < limits.simDeferredStepsPerControllerMax,
+        `controller group: more than ${limits.simDeferredStepsPerControllerMax} deferred steps pending on ${seat.id}`)
+      this.#deferrals.scheduled++
+      const handle = seat.clock.setTimeout(() => {
+        // Dropped by a crash (a paused clock may still hold the timer: AgentClock.resume).
+        if (!seat.deferred.delete(handle)) return
+        this.#deferrals.ran++
+        run()
+      }, 0)
+      seat.deferred.set(handle, run)
+    }
+  }
+
+  #dropDeferred (seat: Seat): void {
+    for (const handle of seat.deferred.keys()) seat.clock.clearTimeout(handle)
+    this.#deferrals.dropped += seat.deferred.size
+    seat.deferred.clear()
+  }
+
+  /**
+   * A graceful stop awaits the Ready in hand, which may wait on a deferred step; time does
+   * not move here, so the steps run as setImmediate would while the process winds down.
+   */
+  async #stopNode (seat: Seat, node: ModelReplica): Promise<void> {
+    let stopped = false
+    const stopping = node.stop().finally(() => { stopped = true })
+    for (let round = 0; !stopped && round < limits.simDeferredStepsPerControllerMax; round++) {
+      for (const [handle, run] of [...seat.deferred]) {
+        seat.clock.clearTimeout(handle)
+        seat.deferred.delete(handle)
+        this.#deferrals.ran++
+        run()
+      }
+      await settleMicrotasks()
+    }
+    await stopping
+    this.#dropDeferred(seat)
+  }
+
   #addSeat (joiner: boolean): number {
     const i = this.#seats.length
     const drift = this.#options.clockDriftMax ?? 0
     const clock = new AgentClock(this.sim.clock, { drift: drift === 0 ? 0 : (this.#clockRandom.next() * 2 - 1) * drift })
-    this.#seats.push({ id: `c${i}`, storage: new SimStorage(), clock, held: undefined, node: undefined, companion: undefined, joiner })
+    this.#seats.push({ id: `c${i}`, storage: new SimStorage(), clock, held: undefined, node: undefined, companion: undefined, joiner, deferred: new Map() })
     return i
   }
 

@@ -21,6 +21,7 @@ import { runAddMachine, runRemoveMachine } from '../agent/cli/commands/machines.
 import { actionParameters, type ModelClient, parseCount, parseDuration, parseKeyValues, untilModel } from '../agent/cli/commands/model-common.ts'
 import { runRefresh } from '../agent/cli/commands/refresh.ts'
 import { runAttachResource } from '../agent/cli/commands/attach-resource.ts'
+import { runResources } from '../agent/cli/commands/resources.ts'
 import { runTrust } from '../agent/cli/commands/trust.ts'
 import { runIntegrate, runRemoveRelation } from '../agent/cli/commands/relations.ts'
 import { runAddUnit, runRemoveApplication, runRemoveUnit } from '../agent/cli/commands/units.ts'
@@ -441,6 +442,47 @@ test('deploy --resource, attach-resource and trust (what is sent, and bad input 
   assert.is(app(client, 'res')!.charmModifiedVersion, 1, 'units run upgrade-charm')
   await rejects(runAttachResource(connect, 'res', [`nope=${join(dir, 'b.txt')}`], out), /^cantrip attach-resource: expected a resource charm "res" declares \(image, test-file\), got "nope"$/)
   await rejects(runAttachResource(connect, 'nosuch', [`test-file=${join(dir, 'b.txt')}`], out), /^cantrip attach-resource: expected an application in the model, got "nosuch"$/)
+
+  // What is attached, as Juju's `juju resources`: every declared resource, tabular, yaml, json, per unit.
+  const shown = async (options: { format?: string, details?: boolean }): Promise<string> => {
+    const printed: string[] = []
+    await runResources(connect, 'res', options, s => { printed.push(s) })
+    assert.is(printed.length, 1)
+    return printed[0]!
+  }
+  assert.is(await shown({}), [
+    'Resource   Supplied by  Revision',
+    'image      upload       -',
+    'test-file  upload       2'
+  ].join('\n'))
+  const expected = { applicationId: 'res', name: 'test-file', type: 'file', path: 'test-file.txt', revision: '2', fingerprint: second, size: 7, origin: 'upload', used: true }
+  const image = { applicationId: 'res', name: 'image', type: 'oci-image', path: '', revision: '-', fingerprint: '', size: 0, origin: 'upload', used: false }
+  assert.equal(parse(await shown({ format: 'yaml' })), { resources: [image, expected] })
+  assert.equal(JSON.parse(await shown({ format: 'json' })), { resources: [image, expected] })
+  assert.is(await shown({ details: true }), [
+    'Unit   Resource   Revision  Expected',
+    'res/0  image      unknown   -',
+    'res/0  test-file  unknown   2'
+  ].join('\n'), 'the unit deploy added: what it fetched is not recorded')
+  await runAddUnit(connect, 'res', { n: '1' }, out)
+  assert.is(await shown({ details: true }), [
+    'Unit   Resource   Revision  Expected',
+    'res/0  image      unknown   -',
+    'res/0  test-file  unknown   2',
+    'res/1  image      unknown   -',
+    'res/1  test-file  unknown   2'
+  ].join('\n'))
+  assert.equal(JSON.parse(await shown({ details: true, format: 'json' })).resources.map((r: { unitID: string, expected: { name: string } }) => `${r.unitID} ${r.expected.name}`), ['res/0 image', 'res/0 test-file', 'res/1 image', 'res/1 test-file'])
+  const sent = client.bodies.length
+  await rejects(runResources(connect, 'nosuch', {}, out), /^cantrip resources: expected an application in the model, got "nosuch"$/)
+  await rejects(runResources(connect, 'Bad_Name', {}, out), /^cantrip resources: expected an application name like "web", got "Bad_Name"$/)
+  await rejects(runResources(connect, 'res', { format: 'xml' }, out), /^cantrip resources: expected --format tabular, yaml, json, got "xml"$/)
+  assert.is(client.bodies.length, sent, 'nothing sent for a listing')
+  const plain = setup()
+  await runDeploy(plain.connect, kvDir, undefined, {}, plain.out)
+  const none: string[] = []
+  await runResources(plain.connect, 'kv', {}, s => { none.push(s) })
+  assert.equal(none, ['No resources to display.'], 'a charm that declares none: Juju\'s line')
 
   assert.is(app(client, 'res')!.trust, false)
   await runTrust(connect, 'res', {}, out)

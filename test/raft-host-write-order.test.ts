@@ -15,7 +15,7 @@ import type { StorageOperation, WriteOptions } from '../runtime/storage.ts'
 import { SimControllerGroup } from '../sim/sim-controller-group.ts'
 import { Simulation } from '../sim/simulation.ts'
 import { SimStorageWrapper } from './support/sim-storage-wrapper.ts'
-import type { DeferLeaderWrite } from '../runtime/raft/leader-write-timing.ts'
+import type { Deferral } from '../runtime/deferral.ts'
 
 const admin = { kind: 'user', name: 'admin' } as const
 const addMachine = (requestId: string): ModelCommand => ({ type: 'add-machine', requestId, proposer: admin })
@@ -50,7 +50,7 @@ const writesLogEntry = (operations: readonly StorageOperation[]): boolean => ope
 
 interface Sent { from: NodeId, message: Message }
 
-async function group (sendTimeoutMs?: number, deferLeaderWrite?: DeferLeaderWrite): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
+async function group (sendTimeoutMs?: number, deferLeaderWrite?: Deferral): Promise<{ g: SimControllerGroup, stores: Map<NodeId, HoldableStorage>, sent: Sent[], leader: ModelRaftHost }> {
   const stores = new Map<NodeId, HoldableStorage>()
   const sent: Sent[] = []
   const g = await SimControllerGroup.create(new Simulation({ seed: 3 }), {

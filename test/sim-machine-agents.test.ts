@@ -232,6 +232,38 @@ test('an agent killed mid-deploy and restarted resumes from its disk and converg
   await finish(w)
 })
 
+test('leadership as Juju\'s tracker: followers claim nothing while the leader holds; once its lease runs out one takes over', async () => {
+  const w = await makeWorld(13, 3)
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0', '1', '2'])
+  const problems = await converge(w, 300_000)
+  assert.equal(problems, [], problems.join('\n'))
+  const claims = (): Map<string, number> => new Map(w.agents.flatMap(agent => agent.units().map(unit => [unit, agent.unitState(unit)!.leadershipClaims] as const)))
+  const holder = (): string | undefined => tableValues(w.model().leases).find(l => l.application === 'solo')?.holder
+  const leader = holder()!
+  const before = claims()
+  // Five minutes: ten half-lease extensions by the leader (the lease is the default minute).
+  await w.group.runFor(300_000)
+  const after = claims()
+  const sent = [...after].map(([unit, n]) => [unit, n - (before.get(unit) ?? 0)] as const)
+  for (const [unit, n] of sent) {
+    if (unit === leader) assert.ok(n >= 9 && n <= 11, `the leader ${unit} extended every half lease: ${n} claims`)
+    else assert.is(n, 0, `follower ${unit} claimed while ${leader} held the lease`)
+  }
+  assert.is(holder(), leader)
+  // The leader's agent dies: its lease runs out and a follower, woken by the expiry, claims it.
+  const expiry = tableValues(w.model().leases).find(l => l.application === 'solo')!.expiry
+  w.agents.find(agent => agent.units().includes(leader))!.crash()
+  const took = await w.group.runUntil(() => holder() !== undefined && holder() !== leader, 120_000, 100)
+  assert.ok(took, 'a follower took the lease over')
+  const takenBy = holder()!
+  const granted = tableValues(w.model().leases).find(l => l.application === 'solo')!
+  // Within a few view refreshes of the expiry: before, a follower claimed only on its half-lease timer (up to 30 s late).
+  assert.ok(granted.start - expiry < limits.leadershipReleasedRecheckMs + 2_000, `${takenBy} claimed ${granted.start - expiry} ms after the lease ran out`)
+  invariants(w)
+  await finish(w)
+})
+
 test('each simulated agent heartbeats its presence with the shipped PresenceAgent; a crash silences it, a restart comes back higher', async () => {
   const w = await makeWorld(5, 2)
   const heard: Array<{ sender: string, role: string, incarnation: number, atMs: number }> = []

@@ -29,6 +29,7 @@
  * keeps proving it listens; a push that cannot be sent answers it instead.
  */
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
+import type { Deferral } from '../../runtime/deferral.ts'
 import { limits } from '../../runtime/limits.ts'
 import type { ModelContext } from '../../runtime/model/model-types.ts'
 import type { MachineModelReply } from './api-requests.ts'
@@ -57,13 +58,13 @@ export interface MachineWatchesOptions {
   heldMax?: number
   /**
    * Runs the check of the held watches after an applied batch, once the code running now
-   * and its microtasks are done (cantripd: setImmediate, as RaftHostOptions.deferApply).
-   * Unset (the simulator), the clock's zero-delay timer, so no trajectory moves. Node
+   * and its microtasks are done (cantripd: setImmediate, the simulator a zero-delay step;
+   * as RaftHostOptions.deferApply). Unset, the clock's zero-delay timer. Node
    * runs a zero-delay timer after at least 1 ms and only in the loop's timers phase: on a
    * real controller that was 1-2 ms between applying a commit and pushing it, at every
    * controller, on every notice (issue 28).
    */
-  defer?: (check: () => void) => void
+  defer?: Deferral
   /**
    * Timing a change's way to the agents (bench/notice-stages.ts): `watch-applied` as this
    * controller applies a commit, `watch-check` when the held watches are looked at after

@@ -166,7 +166,7 @@ export class ModelReplica {
     const watches = new MachineWatches({
       clock: options.clock,
       model: () => node!.host.state(),
-      // The same "after the code running now" as the host's deferred apply (cantripd: setImmediate; unset in the simulator).
+      // The same "after the code running now" as the host's deferred apply (cantripd: setImmediate; the simulator a zero-delay step).
       ...(options.deferApply === undefined ? {} : { defer: options.deferApply }),
       ...(options.onStage === undefined ? {} : { onStage: options.onStage })
     })

@@ -7,8 +7,9 @@
  * is dropped) and on a timer, since leadership belief moves with time alone; what the
  * actor emits (enter scope, clear resolved, action results, status, …) goes back as model
  * commands, one after another in the order emitted; and the unit claims its
- * application's leadership lease now and again every half lease, as Juju's leadership
- * tracker does.
+ * application's leadership lease as Juju's leadership tracker does: the leader extends it
+ * every half lease, any other unit claims only once the view shows the lease released
+ * (leadership-claim-schedule.ts).
  */
 import { applicationOf, type UnitName } from '../../runtime/ids.ts'
 import type { Clock, TimerHandle } from '../../runtime/clock.ts'
@@ -19,12 +20,14 @@ import type { Logger } from '../../runtime/logger.ts'
 import { CommandProposer, type ModelCommandBody } from '../../runtime/model/command-proposer.ts'
 import type { ModelLink } from '../../runtime/model/model-link.ts'
 import { modelConfigSettings } from '../../runtime/model/model-config.ts'
-import type { ModelContext } from '../../runtime/model/model-types.ts'
+import type { LeaseRecord, ModelContext } from '../../runtime/model/model-types.ts'
 import { remoteStateFor } from '../../runtime/model/remote-state-view.ts'
+import { tableGet } from '../../runtime/model/table.ts'
 import { plainEqual } from '../../runtime/plain-equal.ts'
 import type { RemoteState } from '../../runtime/unit-remote-state.ts'
 import { commandForEmitted } from './emitted-commands.ts'
 import { hookName } from './hook-info.ts'
+import { planClaim, releaseSeen } from './leadership-claim-schedule.ts'
 import { initialLocalState, type LocalState } from './local-state.ts'
 import type { UnitEmitted } from './unit-effects.ts'
 import type { UnitWorkspace } from './unit-host-effects.ts'
@@ -82,6 +85,10 @@ export class UnitHost {
   #outbox: Promise<void> = Promise.resolve()
   /** A command was refused or lost since the remote state was last sent: the periodic refresh sends it again. */
   #sendFailed = false
+  /** Another unit's lease this unit waits to see released before it claims (Juju's BlockUntilLeadershipReleased). */
+  #waitingOn: LeaseRecord | undefined
+  /** Leadership claims sent (extensions included), for tests. */
+  leadershipClaims = 0
 
   readonly #workloadSent: WorkloadSent
 
@@ -131,7 +138,10 @@ export class UnitHost {
     const host = new UnitHost(options, actor, sent)
     host.#lastConfig = config
     host.#configSource = controller.model().config
-    host.#unsubscribe = controller.onChange(() => { host.#refresh(false) })
+    host.#unsubscribe = controller.onChange(() => {
+      host.#refresh(false)
+      host.#watchRelease()
+    })
     actor.on('*', event => { host.#onEmitted(event as UnitEmitted) })
     actor.subscribe({ complete: () => { host.#dispose() }, error: () => { host.#dispose() } })
     actor.start()
@@ -233,15 +243,46 @@ export class UnitHost {
     return this.#o.leaseDurationMs ?? limits.leadershipLeaseDurationMsDefault
   }
 
-  /** Claims (or extends) the lease now and again at half its duration, as Juju's tracker does. */
+  /**
+   * Claims (or extends) the lease, then plans the next claim as Juju's tracker does: the
+   * holder again at half the lease; another unit once the holder's lease is released.
+   */
   #claimLeadership (): void {
     if (this.#stopped) return
+    this.#waitingOn = undefined
+    this.leadershipClaims++
     const durationMs = this.#leaseDurationMs()
     void this.#send({ type: 'claim-leadership', application: applicationOf(this.unit), unit: this.unit, now: Math.floor(this.#o.clock.now()), durationMs })
       .finally(() => {
         this.#refresh()
-        if (!this.#stopped) this.#leaseTimer = this.#o.clock.setTimeout(() => { this.#claimLeadership() }, Math.floor(durationMs / 2))
+        this.#planClaim()
       })
+  }
+
+  #planClaim (): void {
+    if (this.#stopped) return
+    if (this.#leaseTimer !== undefined) this.#o.clock.clearTimeout(this.#leaseTimer)
+    const plan = planClaim(this.#lease(), this.unit, this.#o.clock.now(), this.#leaseDurationMs())
+    this.#waitingOn = plan.kind === 'until-released' ? plan.lease : undefined
+    this.#leaseTimer = this.#o.clock.setTimeout(() => { this.#claimLeadership() }, Math.ceil(plan.delayMs))
+  }
+
+  /** While waiting for another unit's lease: claim once the view shows it released, wait anew if it moved. */
+  #watchRelease (): void {
+    const waiting = this.#waitingOn
+    if (waiting === undefined || this.#stopped) return
+    const seen = releaseSeen(waiting, this.#lease())
+    if (seen === 'released') {
+      if (this.#leaseTimer !== undefined) this.#o.clock.clearTimeout(this.#leaseTimer)
+      this.#claimLeadership()
+    } else if (seen === 'moved') {
+      this.#planClaim()
+    }
+  }
+
+  /** The application's lease as the machine's view has it. */
+  #lease (): LeaseRecord | undefined {
+    return tableGet(this.#o.controller.model().leases, applicationOf(this.unit))
   }
 
   // -------------------------------------------------------------------------------

@@ -8,9 +8,11 @@
  * body: the caller gave up on that id), `response` (server → caller; body: a response
  * envelope) and `push` (server → caller; body: the handler's bytes as they are, sent
  * ahead of the response of that id: IncomingRequest.push). Answers may come in any
- * order; a request's pushes come in order and before its response. A server pushes only
- * on a request whose handler was asked for pushes by its caller (an application field),
- * so a caller that predates the kind never sees one.
+ * order; a request's pushes come in order and before its response. `listening` (caller →
+ * server; body: a request envelope) is a request whose caller listens for pushes
+ * (RequestOptions.onPush): the server's push of any other request is refused at the
+ * handler (IncomingRequest.push returns false), so a handler never believes it reached a
+ * caller that drops what it sends.
  *
  * The reader is incremental and bounded: it refuses a header announcing more than the
  * maximum, or less than the kind and id, before buffering any of the frame (yamux's
@@ -23,9 +25,9 @@ export const lengthBytes = 4
 /** Kind and id, inside the length. */
 export const frameHeadBytes = 5
 
-export const frameKinds = { request: 0, cancel: 1, response: 2, push: 3 } as const
+export const frameKinds = { request: 0, cancel: 1, response: 2, push: 3, listening: 4 } as const
 export type FrameKind = keyof typeof frameKinds
-const kindNames: readonly FrameKind[] = ['request', 'cancel', 'response', 'push']
+const kindNames: readonly FrameKind[] = ['request', 'cancel', 'response', 'push', 'listening']
 
 export interface ChannelFrame {
   kind: FrameKind
@@ -89,7 +91,7 @@ export class FrameReader {
       const bytes = this.#take(this.#length)
       this.#length = undefined
       const kind = kindNames[bytes[0]!]
-      if (kind === undefined) throw new FrameError(component, 'a frame of kind request, cancel, response or push', `kind ${bytes[0]!}`)
+      if (kind === undefined) throw new FrameError(component, 'a frame of kind request, cancel, response, push or listening', `kind ${bytes[0]!}`)
       frames.push({ kind, id: readU32(bytes, 1), body: bytes.subarray(frameHeadBytes) })
     }
   }

@@ -84,7 +84,8 @@ export class RequestChannel {
     let id = this.#nextId
     while (this.#pending.has(id)) id = (id + 1) >>> 0
     this.#nextId = (id + 1) >>> 0
-    const frame = encodeFrame('request', id, envelope, envelopeBytesMax)
+    // The server must know whether anyone listens, or its pushes would report sent.
+    const frame = encodeFrame(onPush === undefined ? 'request' : 'listening', id, envelope, envelopeBytesMax)
     this.#pending.set(id, answer)
     if (onPush !== undefined) this.#pushes.set(id, onPush)
     this.#occupied++

@@ -81,9 +81,9 @@ export class ServingChannel {
       for await (const chunk of this.#stream.source) {
         const frames = this.#reader.push(chunk instanceof Uint8Array ? chunk : chunk.subarray())
         for (const frame of frames) {
-          if (frame.kind === 'request') this.#start(frame.id, frame.body)
+          if (frame.kind === 'request' || frame.kind === 'listening') this.#start(frame.id, frame.body, frame.kind === 'listening')
           else if (frame.kind === 'cancel') this.#cancel(frame.id)
-          else throw new FrameError('request channel', 'request or cancel frames from the caller', 'a response frame')
+          else throw new FrameError('request channel', 'request, listening or cancel frames from the caller', `a ${frame.kind} frame`)
         }
         this.#watchPartial(frames.length > 0)
       }
@@ -96,7 +96,8 @@ export class ServingChannel {
     }
   }
 
-  #start (id: number, envelope: Uint8Array): void {
+  /** `listening`: the caller gave an onPush; pushes to any other caller are refused. */
+  #start (id: number, envelope: Uint8Array, listening: boolean): void {
     if (this.#active.has(id)) throw new FrameError('request channel', 'a request id not in flight', id)
     if (this.#active.size >= limits.transportChannelRequestsInFlightMax) {
       throw new FrameError('request channel', `at most ${limits.transportChannelRequestsInFlightMax} requests in flight`, 'one more')
@@ -104,7 +105,7 @@ export class ServingChannel {
     const active: Active = { answered: false, pushesUnwritten: 0 }
     this.#active.set(id, active)
     const push = (body: Uint8Array): boolean => {
-      if (this.#closed || active.answered || this.#active.get(id) !== active) return false
+      if (!listening || this.#closed || active.answered || this.#active.get(id) !== active) return false
       if (active.pushesUnwritten >= limits.transportRequestPushesUnwrittenMax || body.byteLength > limits.transportMessageBytesMax) return false
       active.pushesUnwritten++
       this.#writer.write(encodeFrame('push', id, body, envelopeBytesMax), () => { active.pushesUnwritten-- })

@@ -1,8 +1,6 @@
+import type { Deferral } from '../deferral.ts'
 import { limits } from '../limits.ts'
 import type { Entry, RaftRole, Ready } from './raft-types.ts'
-
-/** Runs `apply` later, once the code running now and every microtask it queued are done. */
-export type DeferApply = (apply: () => void) => void
 
 /**
  * When RaftHost applies a Ready's committed entries.
@@ -23,16 +21,17 @@ export type DeferApply = (apply: () => void) => void
  * acknowledgement, which reaches its socket only through many microtasks. Deferred, they
  * apply once those have run, or before anything else applies here, whichever is first, so
  * entries still apply in log order; at most limits.raftDeferredApplyEntriesMax wait.
- * Without `defer` (the simulator) every Ready applies as before, so no trajectory moves.
+ * Without `defer` every Ready applies in it (the simulator defers as cantripd does, with a
+ * zero-delay step of its scheduler).
  */
 export class ApplyTiming {
-  readonly #defer: DeferApply | undefined
+  readonly #defer: Deferral | undefined
   readonly #apply: (entries: readonly Entry[]) => void
   #waiting: Entry[] = []
   #scheduled = false
 
   /** `apply` applies entries in order (skipping those applied already) and serves what waited on them. */
-  constructor (defer: DeferApply | undefined, apply: (entries: readonly Entry[]) => void) {
+  constructor (defer: Deferral | undefined, apply: (entries: readonly Entry[]) => void) {
     this.#defer = defer
     this.#apply = apply
   }

@@ -13,18 +13,16 @@
  * of the two, starts a little later. Nothing else moves: the Ready is still acted on
  * (acknowledged, counted toward a commit, applied) only once its write is done, and
  * Readies are still handled one at a time, so the log the write reads is the one it
- * would have read at once. Without `defer` (the simulator) the write starts at once,
- * as before, so no trajectory moves.
+ * would have read at once. Without `defer` the write starts at once (the simulator
+ * defers as cantripd does, with a zero-delay step of its scheduler).
  */
-
-/** Runs `start` later, once the code running now and every microtask it queued are done. */
-export type DeferLeaderWrite = (start: () => void) => void
+import type { Deferral } from '../deferral.ts'
 
 /**
  * `persist()` now, or once `defer` runs it when `sentEarly` (the Ready's appends or
  * heartbeats went out ahead of its write); the promise settles as `persist()`'s does.
  */
-export async function persistAfterEarlySends (defer: DeferLeaderWrite | undefined, sentEarly: boolean, persist: () => Promise<void>): Promise<void> {
+export async function persistAfterEarlySends (defer: Deferral | undefined, sentEarly: boolean, persist: () => Promise<void>): Promise<void> {
   if (defer === undefined || !sentEarly) return await persist()
   return await new Promise<void>((resolve, reject) => {
     defer(() => { persist().then(resolve, reject) })

@@ -1,10 +1,9 @@
+import type { Deferral } from '../deferral.ts'
 import type { Clock } from '../clock.ts'
 import type { Random } from '../random.ts'
 import type { Storage } from '../storage.ts'
 import type { Transport } from '../transport.ts'
-import type { DeferApply } from './apply-timing.ts'
 import type { CommitRule } from './commit-rule.ts'
-import type { DeferLeaderWrite } from './leader-write-timing.ts'
 import type { Entry, Message, NodeId, RaftRole } from './raft-types.ts'
 import type { ReplicatedStateMachine } from './replicated-state-machine.ts'
 
@@ -65,9 +64,9 @@ export interface RaftHostOptions<Command, Result, State> {
    */
   commitHoldMs?: number
   /** Runs a follower's apply after its acknowledgement has gone (apply-timing.ts); default: in the Ready. */
-  deferApply?: DeferApply
+  deferApply?: Deferral
   /** Starts a leader's synced write after the appends it sent first have reached their sockets (leader-write-timing.ts); default: at once. */
-  deferLeaderWrite?: DeferLeaderWrite
+  deferLeaderWrite?: Deferral
 }
 
 /**

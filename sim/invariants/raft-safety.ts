@@ -309,7 +309,7 @@ export class RaftSafetyChecker {
           break
         }
       }
-      if (commit > previous.commit && commit > first && terms[commit - first] !== term) {
+      if (commit > previous.commit && commit > first && commit <= last && terms[commit - first] !== term) {
         this.#violation(`commit rule: ${id} (term ${term}) committed ${commit} whose entry is of term ${String(terms[commit - first])}`)
       }
     }
@@ -319,7 +319,11 @@ export class RaftSafetyChecker {
       const pending = tail.filter(entry => entry.type === 'config-change').length
       if (pending > 1) this.#violation(`membership: ${id} (term ${term}) has ${pending} uncommitted configuration changes`)
     }
-    this.#leading.set(id, { term, last, commit })
+    // A leader's commit may run ahead of its own disk: with its write deferred until its
+    // appends are out (cantripd's deferLeaderWrite), two followers' acknowledgements commit
+    // an entry the leader is still writing (Raft thesis 10.2.1). Its commit rule is checked
+    // once the entry is on the leader's disk, so the commit seen is held at what it has.
+    this.#leading.set(id, { term, last, commit: Math.min(commit, last) })
   }
 
   #recordCommitted (id: NodeId, hardState: HardState, first: number, terms: number[]): void {

@@ -184,10 +184,10 @@ export class SimMachineAgent implements SimMachineAgentApi {
     return this.#run?.agent.deployer?.units() ?? []
   }
 
-  unitState (unit: string): { running: boolean, state: string, local: LocalState | undefined } | undefined {
+  unitState (unit: string): { running: boolean, state: string, local: LocalState | undefined, leadershipClaims: number } | undefined {
     const host = this.#run?.agent.deployer?.agent(unit)
     if (host === undefined) return undefined
-    return { running: host.running, state: host.state, local: host.local }
+    return { running: host.running, state: host.state, local: host.local, leadershipClaims: host.leadershipClaims }
   }
 
   believedLeaders (): string[] {

@@ -262,6 +262,21 @@ export function transportCompliance (harness: TransportHarness): void {
       await world.wait(2 * deliveryMs)
       assert.equal(pushed, [])
     }))
+
+    test('a push to a caller that gave no onPush is refused, and the request is answered', withWorld(2, async (world, [a, b]) => {
+      let sent: boolean[] = []
+      b!.handle('unheard', async request => {
+        sent = [request.push!(text('one')), request.push!(text('two'))]
+        return text('done')
+      })
+      await world.wait(propagationMs)
+      const answer = track(a!.request(b!.peerId, 'unheard', text('go'), { timeoutMs: generousTimeoutMs }))
+      await world.wait(2 * deliveryMs)
+      assert.ok(answer.settled, 'no answer within two deliveries')
+      assert.is(answer.error, undefined, answer.error?.message)
+      assert.is(decode(answer.value!), 'done')
+      assert.equal(sent, [false, false], 'IncomingRequest.push says false when the caller does not listen')
+    }))
   }
 
   test('a handler that throws gives the caller a RemoteHandlerError with its message', withWorld(2, async (world, [a, b]) => {

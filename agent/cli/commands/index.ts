@@ -43,6 +43,7 @@ export const commandModules: readonly CommandModule[] = [
     load: async () => (await import('./secrets.ts')).registerSecrets
   },
   { names: ['attach-resource'], load: async () => (await import('./attach-resource.ts')).registerAttachResource },
+  { names: ['resources', 'list-resources'], load: async () => (await import('./resources.ts')).registerResources },
   { names: ['resolved', 'run'], load: async () => (await import('./actions.ts')).registerActions },
   { names: ['exec'], load: async () => (await import('./exec.ts')).registerExec },
   { names: ['actions', 'list-actions', 'show-action', 'show-application'], load: async () => (await import('./charm-actions.ts')).registerCharmActions },
