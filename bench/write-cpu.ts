@@ -26,6 +26,12 @@ import { EtcdGroup } from './etcd-group.ts'
  * With `--block N`, the servers' CPU per write is also given for each N writes in turn
  * (/proc counts in 10 ms steps, so a block wants a few hundred writes).
  *
+ * With `--strace DIR`, `strace -c -f` counts each server process's system calls during
+ * the measured writes (ROLE.strace, one table per process, all threads): how many
+ * socket writes, reads, epoll waits and futex calls one write costs. strace slows the
+ * traced processes several times over, so the CPU figures of such a run mean nothing;
+ * only the counts do. With `--strace-log` as well, each call is logged instead of counted.
+ *
  * With `--perf DIR`, `perf record -e cpu-clock` samples each controller during the writes
  * (on-CPU time only, kernel included, so a process waiting for a core is not counted as
  * busy, as V8's wall-clock sampler counts it); the controllers run with
@@ -109,20 +115,35 @@ export async function measureEtcdWriteCpu (writes: number, perfDir?: string, blo
   }
 }
 
+function straceDirArg (): string | undefined {
+  const at = process.argv.indexOf('--strace')
+  return at > 0 ? process.argv[at + 1] : undefined
+}
+
 function startCpuOf (roles: Map<string, number>): Record<string, number> {
   return Object.fromEntries([...roles].map(([role, pid]) => { const c = cpuOf(pid); return [role, round(c.user + c.system, 3)] }))
 }
 
 async function measureSequential ({ roles, write, startCpuMs }: Subject, writes: number, blockWrites: number, perfDir: string | undefined): Promise<WriteCpu> {
   let perf: ChildProcess[] = []
+  const straceDir = straceDirArg()
   try {
     for (let i = 0; i < warmup; i++) await write(i)
     if (perfDir !== undefined) {
       perf = [...roles].map(([role, pid]) => spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', String(pid), '-o', join(perfDir, `${role}.perf.data`)], { stdio: 'ignore' }))
       await new Promise(resolve => setTimeout(resolve, 500))
     }
+    if (straceDir !== undefined) {
+      // With --strace-log, every call with its thread, its fds named (-yy) and its size, to tell sockets from files and eventfds.
+      const mode = process.argv.includes('--strace-log') ? ['-f', '-yy', '-s', '0', '-e', 'trace=!mprotect,madvise,mmap,munmap,getpid,brk'] : ['-c', '-f']
+      perf = [...roles].map(([role, pid]) => spawn('strace', [...mode, '-p', String(pid), '-o', join(straceDir, `${role}.strace`)], { stdio: 'ignore' }))
+      await new Promise(resolve => setTimeout(resolve, 1_000))
+    }
     const sample = (): Map<string, Cpu> => new Map([...roles].map(([role, pid]) => [role, cpuOf(pid)]))
     const clientCpu = (): Cpu => { const u = process.cpuUsage(); return { user: u.user / 1000, system: u.system / 1000 } }
+    // With --signal-counts, each server is sent SIGUSR2 before and after the measured writes and once more after the idle sample (a preload that counts, say, async resources by type answers it; without one, SIGUSR2 ends the process).
+    const signalCounts = process.argv.includes('--signal-counts')
+    if (signalCounts) for (const pid of roles.values()) process.kill(pid, 'SIGUSR2')
     const before = sample()
     const clientBefore = clientCpu()
     const started = performance.now()
@@ -142,6 +163,7 @@ async function measureSequential ({ roles, write, startCpuMs }: Subject, writes:
       }
     }
     const wallMs = performance.now() - started
+    if (signalCounts) for (const pid of roles.values()) process.kill(pid, 'SIGUSR2')
     const after = sample()
     const clientAfter = clientCpu()
     for (const p of perf) p.kill('SIGINT')
@@ -149,6 +171,8 @@ async function measureSequential ({ roles, write, startCpuMs }: Subject, writes:
     perf = []
     await new Promise(resolve => setTimeout(resolve, idleSampleMs))
     const idle = sample()
+    // A third time after the idle sample, so the counts can be taken net of idle work too.
+    if (signalCounts) for (const pid of roles.values()) process.kill(pid, 'SIGUSR2')
     const diff = (a: Cpu, b: Cpu, per: number): Cpu => ({ user: round((b.user - a.user) / per, 3), system: round((b.system - a.system) / per, 3) })
     const perWrite: Record<string, Cpu> = { client: diff(clientBefore, clientAfter, writes) }
     const idlePerSecond: Record<string, Cpu> = {}
