@@ -21,6 +21,7 @@ import { Provisioner } from '../../actors/provisioner/provisioner.ts'
 import type { MachinePolicy } from '../../actors/machine/machine-types.ts'
 import { encodeBootstrapData } from '../../runtime/bootstrap-data.ts'
 import { defaultModelName, type ModelName } from '../../runtime/ids.ts'
+import type { Deferral } from '../../runtime/deferral.ts'
 import type { ActorInspect } from '../../runtime/inspect-hook.ts'
 import type { Logger } from '../../runtime/logger.ts'
 import { readerOf } from '../../runtime/model/model-draft.ts'
@@ -41,6 +42,9 @@ import { modelUuidWorker } from './model-uuid-worker.ts'
 
 /** Per peer, while fetching a missing charm archive: below the machine agents' 2 s request timeout, so their first ask succeeds. */
 const charmFetchPeerTimeoutMs = 1_500
+
+/** cantripd's deferral (runtime/deferral.ts): after the code running now and its microtasks, before timers. */
+const afterCurrentTask: Deferral = run => { setImmediate(run) }
 
 export type Provisioning = NonNullable<ControllerRoleOptions['provisioning']>
 
@@ -159,9 +163,9 @@ export class HostedModel {
         // While writes stream in, a commit rides on the next append (runtime/raft/commit-hold.ts).
         commitHoldMs: limits.raftCommitHoldMsMax,
         // A follower applies after its acknowledgement has reached its socket (runtime/raft/apply-timing.ts).
-        deferApply: apply => { setImmediate(apply) },
+        deferApply: afterCurrentTask,
         // A leader's own synced write starts once its appends have reached their sockets (runtime/raft/leader-write-timing.ts).
-        deferLeaderWrite: start => { setImmediate(start) },
+        deferLeaderWrite: afterCurrentTask,
         // Timing the write path (bench/write-stages.ts); unset in a deployment.
         ...stageTrace(),
         // Elections, votes, step-downs and refusals, one line each: as etcd logs its raft at

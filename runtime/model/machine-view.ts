@@ -232,14 +232,7 @@ export function verbatimViewChanges (view: ModelContext, before: ViewSources, af
     if (before.parts[i] !== after[part] && !(verbatimParts as readonly string[]).includes(part)) return undefined
   }
   if ((view.agentBinaries === undefined) !== (after.agentBinaries === undefined)) return undefined
-  for (let i = 0; i < before.keys.length; i++) {
-    if (before.records[i] !== tableGet<unknown>(after[before.tables[i]!], before.keys[i]!)) return undefined
-  }
-  for (let i = 0; i < before.unitNames.length; i++) {
-    const a = before.units[i]
-    const b = tableGet(after.units, before.unitNames[i]!)
-    if (a !== b && (a === undefined || b === undefined || !sameButAgentStatus(a, b))) return undefined
-  }
+  if (unitsMovedIfRecordsStand(before, after) === undefined) return undefined
   const changes: Record<string, unknown> = { revision: after.revision, term: after.term }
   for (const part of verbatimParts) if (after[part] !== undefined && !samePart(view[part], after[part])) changes[part] = after[part]
   return changes as ViewChanges
@@ -271,19 +264,30 @@ export function sameViewSources (before: ModelContext, after: ModelContext, mach
  */
 export function sameViewSourcesAs (sources: ViewSources, after: ModelContext): boolean {
   for (let i = 0; i < viewWholeParts.length; i++) if (sources.parts[i] !== after[viewWholeParts[i]!]) return false
+  const moved = unitsMovedIfRecordsStand(sources, after)
+  if (moved === undefined) return false
+  for (const [i, record] of moved) sources.units[i] = record
+  return true
+}
+
+/**
+ * Whether every record `sources` read stands in `after` (the same object; a unit's may
+ * differ only in its agent status and status history): the units that moved only so (their
+ * index in `sources.units` and their record now), or undefined when a record moved.
+ */
+function unitsMovedIfRecordsStand (sources: ViewSources, after: ModelContext): Array<[number, UnitRecord]> | undefined {
   for (let i = 0; i < sources.keys.length; i++) {
-    if (sources.records[i] !== tableGet<unknown>(after[sources.tables[i]!], sources.keys[i]!)) return false
+    if (sources.records[i] !== tableGet<unknown>(after[sources.tables[i]!], sources.keys[i]!)) return undefined
   }
   const moved: Array<[number, UnitRecord]> = []
   for (let i = 0; i < sources.unitNames.length; i++) {
     const a = sources.units[i]
     const b = tableGet(after.units, sources.unitNames[i]!)
     if (a === b) continue
-    if (a === undefined || b === undefined || !sameButAgentStatus(a, b)) return false
+    if (a === undefined || b === undefined || !sameButAgentStatus(a, b)) return undefined
     moved.push([i, b])
   }
-  for (const [i, record] of moved) sources.units[i] = record
-  return true
+  return moved
 }
 
 /** Two records of one unit that differ at most in its agent status and status history. */
