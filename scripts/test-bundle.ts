@@ -1,6 +1,6 @@
 /**
  * A test job's files bundled by esbuild, for scripts/run-tests.ts to run under plain node
- * (CANTRIP_TEST_BUNDLED=1) instead of `node --import tsx`: tsx's module hooks run
+ * (the default; CANTRIP_TEST_BUNDLED=0 runs `node --import tsx` instead): tsx's module hooks run
  * off-thread in Node 20 for every module a job loads, node_modules' too, and a job that
  * loads libp2p spent ~1 CPU-s more to import its files under tsx than bundled (cli-e2e
  * 1.40 against 0.56 CPU-s, cantripd-deploy 1.70 against 0.55, cli-exec 0.43 against
@@ -19,8 +19,8 @@
  *
  * Not the same: code splitting may run a shared chunk's top level before a test file's
  * own first import (esbuild's documented caveat); the one module every entry point must
- * run first, runtime/polyfill.ts, is run first by the job's entry point. This is why the
- * mode is opt-in until whole runs have passed in it.
+ * run first, runtime/polyfill.ts, is run first by the job's entry point. A whole run
+ * passed bundled before it became the default.
  */
 import { build, transform, type Plugin } from 'esbuild'
 import { readFileSync, writeFileSync } from 'node:fs'

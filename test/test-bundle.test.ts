@@ -1,5 +1,5 @@
 /**
- * scripts/test-bundle.ts (run-tests' CANTRIP_TEST_BUNDLED=1): a job's files bundled and
+ * scripts/test-bundle.ts (run-tests' default; CANTRIP_TEST_BUNDLED=0 turns it off): a job's files bundled and
  * run under plain node through uvu's runner, each file's header as uvu prints it, each
  * module seeing its own import.meta (a string naming it left alone), the polyfill run
  * first, and stack traces naming the source file.
