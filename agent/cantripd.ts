@@ -375,6 +375,7 @@ async function main (): Promise<void> {
           machineId, model, dataDir, transport: modelTransport(transport, model), controllers, clock, logger, incarnation: nextIncarnation,
           // A machine agent hears only the controllers' heartbeats (presence-agent.ts), and only from the group it follows.
           presence: role === 'machine' ? { version, ...timings } : false,
+          hostsController: role === 'both',
           ...(inspection === undefined ? {} : { inspect: inspection.inspect }),
           flushLogs: async () => await shipper.flushAcknowledged(),
           // Timing a change's way to this agent (bench/notice-stages.ts); unset in a deployment.

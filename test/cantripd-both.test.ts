@@ -1,9 +1,10 @@
 /**
  * `cantripd --role both`: one process that is a controller and the agent of machine 0 (as
  * Juju's bootstrap machine is), beside a plain machine agent for machine 1. Both machines
- * report their agents `started` (the machiner), a unit on each becomes active, and once
- * machine 1 has lost its unit and been removed, its agent marks it dead, says
- * `machine-done` and exits 0, and the machine leaves the model.
+ * report their agents `started` (the machiner), a unit on each becomes active. Removing
+ * machine 1's only unit removes the machine too (as Juju): its agent marks it dead, says
+ * `machine-done` and exits 0, and the machine leaves the model. Removing machine 0's only
+ * unit leaves machine 0, a controller's (Juju keeps a JobManageModel machine).
  */
 import '../runtime/polyfill.ts'
 import { resolve } from 'node:path'
@@ -12,7 +13,7 @@ import * as assert from 'uvu/assert'
 import type { SummaryReply } from '../actors/controller/controller-api.ts'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
 
-test('role both: a controller that is also machine 0, and a machine agent that ends when its machine dies', async () => {
+test('role both: a controller that is also machine 0 outlives its last unit; a machine agent ends when its last unit goes', async () => {
   const cluster = new CantripdCluster()
   try {
     await cluster.prepare(1, 1, { both: 1 })
@@ -40,23 +41,23 @@ test('role both: a controller that is also machine 0, and a machine agent that e
         last.machineStatus['0']?.agent === 'started' && last.machineStatus['1']?.agent === 'started'
     }, describe)
 
-    assert.ok((await cluster.submit({ type: 'remove-unit', unit: 'kv/1' }))?.ok)
-    await waitFor('kv/1 gone', async () => {
-      last = await cluster.summary(controller)
-      return last?.ok === true && last.units['kv/1'] === undefined
-    }, describe)
     const exited = new Promise<number | null>(resolve => { machine1.process!.once('exit', code => { resolve(code) }) })
-    assert.ok((await cluster.submit({ type: 'remove-machine', machine: '1' }))?.ok)
-    await waitFor('machine 1 out of the model', async () => {
+    assert.ok((await cluster.submit({ type: 'remove-unit', unit: 'kv/1' }))?.ok)
+    await waitFor('kv/1 gone and machine 1 with it', async () => {
       last = await cluster.summary(controller)
-      return last?.ok === true && !last.machines.includes('1')
+      return last?.ok === true && last.units['kv/1'] === undefined && !last.machines.includes('1')
     }, describe)
     assert.is(await exited, 0, describe())
     machine1.process = undefined
     assert.match(machine1.output, /"event":"machine-done","machine":"1","outcome":"dead"/)
-    // Machine 0, in the controller's process, carries on.
+    // Machine 0, in the controller's process, carries on without its unit.
+    assert.ok((await cluster.submit({ type: 'remove-unit', unit: 'kv/0' }))?.ok)
+    await waitFor('kv/0 gone', async () => {
+      last = await cluster.summary(controller)
+      return last?.ok === true && last.units['kv/0'] === undefined
+    }, describe)
     last = await cluster.summary(controller)
-    assert.ok(last?.ok === true && last.units['kv/0']?.workload === 'active' && last.machineStatus['0']?.agent === 'started', describe())
+    assert.ok(last?.ok === true && last.machines.includes('0') && last.machineStatus['0']?.life === 'alive' && last.machineStatus['0']?.agent === 'started', describe())
   } finally {
     await cluster.close()
   }

@@ -109,16 +109,18 @@ test(`bootstrap --ha ${controllers}, deploy a bundle, scale up and down, config,
     assert.match(JSON.stringify(put['kv/0']?.results), /stored/)
     assert.is(await get(`http://127.0.0.1:${kvBase}/kv/colour`), 'blue')
 
-    // Scale down: kv/2 and its logship subordinate leave, their workloads stop, and web
-    // has one backend fewer.
+    // Scale down: kv/2 and its logship subordinate leave, their workloads stop, web has one
+    // backend fewer, and the machine they emptied goes too (Juju's remove-unit): out of
+    // status, its agent stopped and its directory removed.
     const kv2Pid = workloadPid(machinesDir, kv2Machine, 'kv/2', 'kv-server.pid')
     const shipperPid = workloadPid(machinesDir, kv2Machine, 'logship/2', 'shipper.pid')
     assert.ok(processAlive(kv2Pid) && processAlive(shipperPid), 'kv/2 and logship/2 workloads run')
     const webUrl = `http://127.0.0.1:${webBase}`
     assert.is((await backendsOf(webUrl))?.length, 3)
     ok(home, 'remove-unit', 'kv/2')
-    doc = await untilStatus('kv/2 to leave and web to show 2 backends', d =>
-      d.applications['kv']!.units!['kv/2'] === undefined && d.applications['web']!['application-status'].message === '2 backends')
+    doc = await untilStatus(`kv/2 to leave, web to show 2 backends and machine ${kv2Machine} to go`, d =>
+      d.applications['kv']!.units!['kv/2'] === undefined && d.applications['web']!['application-status'].message === '2 backends' &&
+      d.machines[kv2Machine] === undefined && !existsSync(join(machinesDir, `machine-${kv2Machine}`)))
     assert.equal(Object.keys(doc.applications['kv']!.units!), ['kv/0', 'kv/1'])
     const beforeRefresh = doc.applications['kv']!
     assert.equal(Object.values(doc.applications['kv']!.units!).flatMap(u => Object.keys(u.subordinates ?? {})), ['logship/0', 'logship/1'], 'logship/2 went with it')

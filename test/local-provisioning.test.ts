@@ -6,8 +6,9 @@
  * failure injected at each step (list, allocate, deploy, stop) is retried and its reason
  * shows in the machine's status. kill -9 of a machine agent gets it restarted by the
  * watchdog. Healthy agents stay `started` past the machine actors' down timeout
- * (shortened with `--agent-down-ms`). Removing a unit leaves its machine (as Juju does); `remove-machine` stops
- * the agent and removes its directory. A credential canary in the provider config
+ * (shortened with `--agent-down-ms`). Removing the last unit of a machine removes the machine
+ * too, as Juju does: its agent is stopped (and reaped) and its directory removed, with no
+ * `remove-machine` (that command's own path is cli-e2e.test.ts's). A credential canary in the provider config
  * appears in no bootstrap data, agent directory, gossip message or agent log.
  */
 import '../runtime/polyfill.ts'
@@ -20,7 +21,7 @@ import type { SummaryReply } from '../actors/controller/controller-api.ts'
 import { changeTopic } from '../actors/controller/change-notices.ts'
 import { presenceTopic } from '../runtime/presence/presence-agent.ts'
 import { CantripdCluster, freePortRun, waitFor } from './support/cantripd-cluster.ts'
-import { killUnitWorkloads, processAlive } from './support/processes.ts'
+import { killUnitWorkloads, processAlive, unitWorkloadPids } from './support/processes.ts'
 
 const canary = `CANARY-${randomBytes(12).toString('hex')}`
 /** The machine actors' down timeout for this test (`cantripd --agent-down-ms`), instead of a minute. */
@@ -49,8 +50,9 @@ function agentPid (machinesDir: string, machine: string): number | undefined {
   return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined
 }
 
-test('local provider: deploy makes machines with running agents; failures retried and explained; kill -9 restarted; remove-machine stops and cleans', async () => {
+test('local provider: deploy makes machines with running agents; failures retried and explained; kill -9 restarted; removing its last unit stops and cleans a machine', async () => {
   const cluster = new CantripdCluster()
+  const workloads2: number[] = []
   const machinesDir = join(cluster.root, 'machines')
   const config = join(cluster.root, 'provider.json')
   writeFileSync(config, JSON.stringify({ credentials: { token: canary }, faults: { list: 1, allocate: 1, deploy: 1, stop: 1 }, retryDelayMs: [1_000, 3_000] }))
@@ -112,19 +114,17 @@ test('local provider: deploy makes machines with running agents; failures retrie
       return last?.ok === true && last.units['kv/1']?.agent === 'idle' && last.units['kv/1']?.workload === 'active'
     }, describe)
 
-    // Removing a unit leaves its machine; remove-machine stops the agent and its directory goes.
-    assert.ok((await cluster.submit({ type: 'remove-unit', unit: 'kv/2' }))?.ok)
-    await waitFor('kv/2 gone, machine 2 still there', async () => {
-      last = await cluster.summary(controller)
-      return last?.ok === true && last.units['kv/2'] === undefined && last.machines.includes('2')
-    }, describe)
+    // Removing the only unit of machine 2 removes the machine (Juju's remove-unit): its
+    // agent marks it dead and exits, the provisioner stops the instance and its directory goes.
     const pid2 = agentPid(machinesDir, '2')!
-    killUnitWorkloads(join(machinesDir, 'machine-2', 'agent'))
-    assert.ok((await cluster.submit({ type: 'remove-machine', machine: '2' }))?.ok)
-    await waitFor('machine 2 out of the model, its agent stopped and its directory removed', async () => {
+    // Its stop hook stops kv-server; these are killed after as well, in case it did not.
+    workloads2.push(...unitWorkloadPids(join(machinesDir, 'machine-2', 'agent')))
+    assert.ok((await cluster.submit({ type: 'remove-unit', unit: 'kv/2' }))?.ok)
+    await waitFor('kv/2 gone and machine 2 with it, its agent stopped and its directory removed', async () => {
       last = await cluster.summary(controller)
-      return last?.ok === true && !last.machines.includes('2') && !processAlive(pid2) && !existsSync(join(machinesDir, 'machine-2'))
+      return last?.ok === true && last.units['kv/2'] === undefined && !last.machines.includes('2') && !processAlive(pid2) && !existsSync(join(machinesDir, 'machine-2'))
     }, describe)
+    assert.ok(last?.ok === true && last.machines.includes('0') && last.machines.includes('1'), 'the other machines stay')
 
     // The canary stayed on the controller.
     const leaks = filesUnder(machinesDir).filter(file => file.text.includes(canary)).map(file => file.path)
@@ -146,6 +146,7 @@ test('local provider: deploy makes machines with running agents; failures retrie
       if (pid !== undefined) try { process.kill(-pid, 'SIGKILL') } catch { /* gone */ }
       killUnitWorkloads(join(machinesDir, `machine-${m}`, 'agent'))
     }
+    for (const pid of workloads2) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
     await cluster.close()
   }
 })

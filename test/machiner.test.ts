@@ -43,6 +43,16 @@ test('reports the agent started once its machine appears in the model, and only 
   const command = controller.submitted[0] as unknown as { requestId: string, proposer: unknown }
   assert.is(command.requestId, 'machine-0/7/1')
   assert.equal(command.proposer, { kind: 'machine', id: '0' })
+  assert.not.ok('controller' in command, 'a plain machine agent does not say it is a controller')
+  await machiner.stop()
+})
+
+test('the agent of a controller (role both) says so in its report, so its machine outlives its last unit', async () => {
+  const controller = fakeController()
+  const machiner = Machiner.start({ machineId: '0', controller, incarnation: 1, hostsController: true })
+  controller.set({})
+  await settle()
+  assert.equal(controller.submitted.map(c => c.type === 'set-machine-status' ? [c.agentStatus, c.controller] : c.type), [['started', true]])
   await machiner.stop()
 })
 

@@ -532,6 +532,57 @@ lifecycle('machines: add, instance and addresses, status, remove (with or withou
   assert.is(model.machine('3'), undefined)
 })
 
+lifecycle('a removal that leaves a machine with no principal makes it dying, as Juju (state/unit.go destroyHostOps)', () => {
+  const model = standard()
+  // web/0 on machine 0, web/1 on 1, db/0 on 2; db/1 beside web/0; logging beside each principal.
+  model.ok('add-unit', { application: 'db', numUnits: 1, placement: ['0'] })
+  model.ok('deploy', { application: 'log', charm: 'local:logging-0', config: {}, constraints: {}, numUnits: 0 })
+  model.ok('integrate', { a: 'web', b: 'log' })
+  assert.equal([model.machine('0')!.units, model.machine('1')!.units], [['web/0', 'db/1', 'log/0'], ['web/1', 'log/1']])
+  for (const name of ['web/0', 'web/1', 'log/0', 'log/1', 'db/0']) model.ok('set-agent-status', { unit: name, status: 'idle', message: '', now: 1 }, machine(model.unit(name)!.machine))
+
+  // remove-application: the units go dying, their machines only once each unit is gone.
+  model.ok('remove-application', { application: 'web' })
+  assert.equal([model.machine('0')!.life, model.machine('1')!.life], ['alive', 'alive'])
+  model.ok('unit-dead', { unit: 'log/1' }, machine('1'))
+  assert.is(model.machine('1')!.life, 'alive', 'a subordinate is not what keeps or frees a machine')
+  model.ok('unit-dead', { unit: 'web/1' }, machine('1'))
+  assert.equal([model.machine('1')!.life, model.machine('1')!.units], ['dying', []], 'its last principal is gone: the machine goes')
+  assert.ok(model.deltaKeys().includes('machine/1'), 'watchers (the machiner, the provisioner) hear of it')
+  model.ok('unit-dead', { unit: 'log/0' }, machine('0'))
+  model.ok('unit-dead', { unit: 'web/0' }, machine('0'))
+  assert.equal([model.machine('0')!.life, model.machine('0')!.units], ['alive', ['db/1']], 'shared with another application\'s unit: it stays')
+  // remove-unit of a unit whose agent never started leaves at once, and takes the machine it emptied.
+  model.ok('remove-unit', { unit: 'db/1' })
+  assert.equal([model.unit('db/1'), model.machine('0')!.life], [undefined, 'dying'])
+  model.refused('add-unit', { application: 'db', numUnits: 1, placement: ['0'] }, 'controller: cannot add unit to "db": machine "0" is dying')
+  // remove-unit --force: at once, and the machine with it.
+  model.ok('remove-unit', { unit: 'db/0', force: true })
+  assert.is(model.machine('2')!.life, 'dying')
+  // What follows is remove-machine's: the machiner (or the provisioner) marks it dead, and it is gone.
+  model.ok('remove-machine', { machine: '2' })
+  assert.equal(model.deltaKeys(), [], 'already dying')
+  model.ok('machine-dead', { machine: '2' }, machine('2'))
+  assert.is(model.machine('2'), undefined)
+
+  // A machine made with add-machine and given a unit with --to goes the same way (Juju does not tell them apart).
+  model.ok('add-machine', { constraints: {} })
+  model.ok('add-unit', { application: 'db', numUnits: 1, placement: ['3'] })
+  model.ok('remove-unit', { unit: 'db/2' })
+  assert.is(model.machine('3')!.life, 'dying')
+  // A machine whose agent is also a controller (cantripd --role both; Juju's JobManageModel) stays.
+  model.ok('add-machine', { constraints: {} })
+  model.refused('set-machine-status', { machine: '4', agentStatus: 'started', message: '', now: 2, controller: false as never }, 'controller: cannot set the status of machine "4": controller is true or absent', machine('4'))
+  model.refused('set-machine-status', { machine: '4', agentStatus: 'started', message: '', now: 2, controller: true }, 'controller: cannot set the status of machine "4": permission denied for machine-0', machine('0'))
+  model.ok('set-machine-status', { machine: '4', agentStatus: 'started', message: '', now: 2, controller: true }, machine('4'))
+  assert.equal([model.machine('4')!.controller, model.deltaKeys()], [true, ['machine/4', 'machine/4/status']])
+  model.ok('set-machine-status', { machine: '4', agentStatus: 'started', message: '', now: 3 }, machine('4'))
+  assert.is(model.machine('4')!.controller, true, 'once said, it stays')
+  model.ok('add-unit', { application: 'db', numUnits: 1, placement: ['4'] })
+  model.ok('remove-unit', { unit: 'db/3' })
+  assert.equal([model.unit('db/3'), model.machine('4')!.life, model.machine('4')!.units], [undefined, 'alive', []])
+})
+
 lifecycle.run()
 
 // ---------------------------------------------------------------------------------

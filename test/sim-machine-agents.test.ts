@@ -64,8 +64,8 @@ interface World {
   model: () => ModelContext
 }
 
-/** `beforeAgents` runs once the machines are added and before any agent starts. */
-async function makeWorld (seed: number, machines: number, beforeAgents?: (group: SimControllerGroup) => Promise<void>): Promise<World> {
+/** `beforeAgents` runs once the machines are added and before any agent starts; `controllerMachines` have agents that are controllers' too (role both). */
+async function makeWorld (seed: number, machines: number, beforeAgents?: (group: SimControllerGroup) => Promise<void>, controllerMachines: readonly string[] = []): Promise<World> {
   const sim = new Simulation({ seed })
   const group = await SimControllerGroup.create(sim, { size: 3, hostOptions: () => ({ agents: { modelUuid: 'default', identify: simIdentifyPeer(controllers) } }) })
   assert.ok(await group.runUntil(() => group.leaderNode() !== undefined, 20_000), 'a controller leads')
@@ -80,7 +80,7 @@ async function makeWorld (seed: number, machines: number, beforeAgents?: (group:
   }
   const agents = Array.from({ length: machines }, (_, i) => new SimMachineAgent({
     sim, network: group.network, machineId: String(i), model: 'default', controllers, charms, hookFaults: book,
-    drift: (i % 3 - 1) * 0.0005, onHook: run => { hooks.push(run) }, onUnitEvent, onUnitRestart: (unit, durable) => { restarts.push(unit); checker.crash(unit, durable) }
+    drift: (i % 3 - 1) * 0.0005, hostsController: controllerMachines.includes(String(i)), onHook: run => { hooks.push(run) }, onUnitEvent, onUnitRestart: (unit, durable) => { restarts.push(unit); checker.crash(unit, durable) }
   }))
   for (let i = 0; i < machines; i++) await submit(group, { type: 'add-machine', requestId: `machine-${i}`, proposer: admin })
   await beforeAgents?.(group)
@@ -325,6 +325,29 @@ test('a machine removed with its units: the units stop and leave, the agents for
   }
   const after = await converge(w, 60_000)
   assert.equal(after, [], after.join('\n'))
+  invariants(w)
+  await finish(w)
+})
+
+test('remove-application takes the machines it empties (as Juju), not one shared with another application\'s unit, nor a controller\'s', async () => {
+  const w = await makeWorld(23, 3, undefined, ['2'])
+  await addCharm(w.group, 'solo')
+  await deploy(w.group, 'solo', ['0', '1', '2'])
+  await submit(w.group, { type: 'deploy', requestId: 'deploy-other', proposer: admin, application: 'other', charm: 'local:solo-0', config: {}, constraints: {}, numUnits: 1, placement: ['1'] })
+  const problems = await converge(w, 120_000)
+  assert.equal(problems, [], problems.join('\n'))
+  assert.equal(tableValues(w.model().machines).map(m => [m.id, m.controller === true]).sort(), [['0', false], ['1', false], ['2', true]], 'machine 2\'s agent said it is a controller\'s')
+  await submit(w.group, { type: 'remove-application', requestId: 'remove-solo', proposer: admin, application: 'solo' })
+  const [emptied, shared, controller] = w.agents as [SimMachineAgent, SimMachineAgent, SimMachineAgent]
+  assert.ok(await w.group.runUntil(() => emptied.finished && w.model().applications.size === 1, 120_000), 'solo gone and the agent of machine 0 finished')
+  assert.equal(tableValues(w.model().machines).map(m => [m.id, m.life, m.units]).sort(), [['1', 'alive', ['other/0']], ['2', 'alive', []]])
+  for (const unit of ['solo/0', 'solo/1', 'solo/2']) {
+    const ran = w.hooks.filter(h => h.unit === unit).map(h => h.hook)
+    assert.equal(ran.slice(-2), ['stop', 'remove'], `${unit} ran ${ran.join(', ')}`)
+  }
+  const after = await converge(w, 60_000)
+  assert.equal(after, [], after.join('\n'))
+  assert.ok(!shared.finished && !controller.finished && shared.state === 'up' && controller.state === 'up', 'the agents of the machines that stay carry on')
   invariants(w)
   await finish(w)
 })

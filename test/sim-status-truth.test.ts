@@ -14,6 +14,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { limits } from '../runtime/limits.ts'
+import type { ModelContext } from '../runtime/model/model-types.ts'
+import { tableValues } from '../runtime/model/table.ts'
 import type { Transport } from '../runtime/transport.ts'
 import { presenceTopic } from '../runtime/presence/presence-agent.ts'
 import { parseScenario } from '../sim/scenario/parse-scenario.ts'
@@ -138,6 +140,62 @@ test('mutation: an agent that claims to have crashed but keeps heartbeating is c
   const { record } = await run(scenario('undead-agent', '  - { at: 20s, kind: crash, target: machine/0 }', '60s'), parts)
   assert.is(record.result.outcome, 'safety')
   assert.match(record.result.failure ?? '', /machine 0 at \d+ ms: status shows unit kv\/0 agent "idle" after \d+ ms \(lostWithinMs\), but the truth is its agent crashed/)
+})
+
+test('remove-application takes the machine it empties (its agent stopped, its instance released) and leaves the one it shares; status stays true', async () => {
+  const s = parseScenario(`
+name: remove-application-machines
+seed: 3
+controllers: 1
+provider:
+  latency: { allocate: 200ms, deploy: 1s, release: 300ms }
+network: { latency: [2ms, 20ms] }
+charms:
+  kv:
+    hooks:
+      '*': { duration: [50ms, 300ms] }
+      start: { status: active }
+  web:
+    hooks:
+      '*': { duration: [20ms, 100ms] }
+      start: { status: active }
+applications:
+  kv: { charm: kv, units: 2 }
+  web: { charm: web, units: 1, to: ['0'] }
+relations: []
+workload:
+  - { at: 40s, do: remove-application, application: kv }
+faults: []
+faults-until: 60s
+liveness: { budget: 120s }
+bugs: []
+`, 'remove-application-machines.yaml')
+  let world: Parameters<NonNullable<Parameters<typeof runScenario>[1]['observe']>>[0] | undefined
+  // The run stops its controllers and agents at the end: keep the last model it sampled
+  // (every slice) and what machine 1's agent was then.
+  let model: ModelContext | undefined
+  let agent1: { state: string, finished: boolean } | undefined
+  const record = await runScenario(s, {
+    seed: s.seed,
+    observe: w => {
+      world = w
+      const read = w.model.bind(w)
+      w.model = () => {
+        const m = read()
+        if (m !== undefined) model = m
+        const agent = w.agents.get('1')
+        if (agent !== undefined) agent1 = { state: agent.state, finished: agent.finished }
+        return m
+      }
+    }
+  }, defaultSystemParts)
+  assert.is(record.result.outcome, 'pass', record.result.failure)
+  assert.ok(model !== undefined)
+  assert.equal(tableValues(model.machines).map(m => [m.id, m.life, m.units]), [['0', 'alive', ['web/0']]], 'machine 1 went with kv/1; machine 0 stays with web/0')
+  // It marked the machine dead and either ended by itself or lost power with its instance first.
+  assert.is(agent1?.state, 'down', `the agent of machine 1 stopped: ${JSON.stringify(agent1)}`)
+  assert.equal(world!.cloud.instancesFor('1').filter(node => node.state === 'DEPLOYED'), [], 'its instance was released')
+  assert.is(world!.cloud.instancesFor('0').filter(node => node.state === 'DEPLOYED').length, 1)
 })
 
 /** An agent the simulator is told crashed while it goes on running and heartbeating. */

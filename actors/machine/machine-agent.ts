@@ -58,6 +58,8 @@ export interface MachineAgentInit {
    * as a controller (cantripd --role both), since one peer has one presence.
    */
   presence: MachinePresenceInit | false
+  /** The process is a controller too (cantripd --role both): the machiner reports it (MachinerOptions.hostsController). */
+  hostsController?: boolean
   /** Creates the units' storage on the machine; the model's locations when absent (the simulator). */
   storageEffects?: StorageProvisionerEffects
   leaseDurationMs?: number
@@ -254,7 +256,7 @@ export class MachineAgent implements Worker {
 
   /** One start of the machiner; when it ends by itself (the machine is dead or gone) the agent's work is over. */
   #startMachiner (): Worker {
-    const machiner = Machiner.start({ machineId: this.machineId, controller: this.client, incarnation: this.#o.incarnation() })
+    const machiner = Machiner.start({ machineId: this.machineId, controller: this.client, incarnation: this.#o.incarnation(), hostsController: this.#o.hostsController === true })
     this.#machiner = machiner
     void machiner.done.then(() => {
       if (machiner.outcome === undefined || this.#ended) return

@@ -28,6 +28,11 @@ export interface MachinerOptions {
   controller: MachinerController
   /** Makes request ids unique across restarts of the agent (e.g. the presence incarnation). */
   incarnation: number
+  /**
+   * The agent is also a controller (cantripd --role both): its report says so, and the model
+   * then keeps the machine when its last unit is removed (Juju keeps a JobManageModel machine).
+   */
+  hostsController?: boolean
 }
 
 /** How the machiner ended by itself: the machine is dead, or no longer in the model. */
@@ -85,7 +90,10 @@ export class Machiner implements Worker {
       // An agent may start before its machine is in the model (role both, or a fast
       // provider): it reports in once the machine appears.
       this.#seen = true
-      void this.#command({ type: 'set-machine-status', machine: this.#o.machineId, agentStatus: 'started', message: '', now: Math.floor(this.#o.controller.now()) })
+      void this.#command({
+        type: 'set-machine-status', machine: this.#o.machineId, agentStatus: 'started', message: '', now: Math.floor(this.#o.controller.now()),
+        ...(this.#o.hostsController === true ? { controller: true as const } : {})
+      })
         .catch(error => { this.#fail(error) })
     }
     if (machine.life === 'alive' || machine.units.length > 0 || this.#markingDead) return

@@ -39,6 +39,8 @@ export interface MachineRoleOptions {
   incarnation: () => number
   /** The machine's presence heartbeat; `false` when the process is a controller too (one peer, one presence). */
   presence: MachinePresenceInit | false
+  /** The process is a controller too (cantripd --role both). */
+  hostsController?: boolean
   /** Each new view of the model, with its revision. */
   onView: (revision: number) => void
   /** Timing a change's way to the agent (agent/write-stage-trace.ts); unset in a deployment. */
@@ -103,6 +105,7 @@ export class MachineRole implements Worker {
       controllers: options.controllers,
       incarnation: options.incarnation,
       presence: options.presence,
+      hostsController: options.hostsController === true,
       unitEffects: client => new ProcessUnitEffects({
         machineId,
         modelName: options.model,

@@ -229,6 +229,11 @@ export interface MachineRecord {
   readonly provisioningRetries?: number
   /** The peer id of the machine agent that registered for this machine. */
   readonly agentPeer: string | null
+  /**
+   * Its agent is also a controller (`cantripd --role both`; Juju's JobManageModel), as its
+   * machiner reported: removing its last unit leaves it alive. Absent: it is not.
+   */
+  readonly controller?: true
   /** Agent (`juju-machine`) and instance (`machine`) status changes, oldest first, bounded like a unit's. */
   readonly statusHistory: readonly StatusHistoryEntry[]
   /** The version its agent reported running, its host's Juju base (`ubuntu@22.04`) and hostname, absent until it does; why its last upgrade failed (absent when none did). */
@@ -642,6 +647,8 @@ export type ModelCommand = CommandBase & (
     readonly instanceStatus?: MachineInstanceStatus
     readonly message: string
     readonly now: number
+    /** The reporting agent is also a controller (`--role both`); once said it stays (MachineRecord.controller). */
+    readonly controller?: true
   }
   /**
    * The leader's provisioner heard a machine's agent go silent (`present: false`) or come

@@ -56,6 +56,8 @@ export interface SimMachineAgentOptions {
   /** Rate error of this agent's clock (0.001 = 0.1 % fast); 0 when absent. */
   drift?: number
   leaseDurationMs?: number
+  /** The agent is also a controller's, as `cantripd --role both` (MachineAgentInit.hostsController). */
+  hostsController?: boolean
   onHook?: (run: HookRunRecord) => void
   /** Every event a unit actor emits, for the hook-order checker. */
   onUnitEvent?: (unit: string, event: UnitEmitted) => void

@@ -137,6 +137,7 @@ export class SimMachineAgent implements SimMachineAgentApi {
       bootId: `${this.peerId}/boot-${this.#boots}`,
       unitEffects: () => new SimUnitEffects({ peerId: this.peerId, seed: this.#o.sim.seed, hooks: this.#hooks }, this.#counters),
       ...(this.#o.leaseDurationMs === undefined ? {} : { leaseDurationMs: this.#o.leaseDurationMs }),
+      ...(this.#o.hostsController === true ? { hostsController: true } : {}),
       inspect: (kind, name) => simInspectOption(this.peerId, kind, name, () => clock.now()).inspect,
       onUnitEvent: (unit, event) => { if (this.#run === run) this.#o.onUnitEvent?.(unit, event) },
       onUnitFailed: (unit, reason, kind) => { this.#onUnitFailed(run, unit, reason, kind) }

@@ -41,15 +41,21 @@ export function killProcessGroup (pid: number): boolean {
  * Juju), so a test ends them here, by pid, never by name.
  */
 export function killUnitWorkloads (dataDir: string): void {
+  for (const pid of unitWorkloadPids(dataDir)) try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+}
+
+/** The pids the units of an agent's data directory recorded for their workloads (`state/*.pid`). */
+export function unitWorkloadPids (dataDir: string): number[] {
   const agents = join(dataDir, 'agents')
-  if (!existsSync(agents)) return
+  if (!existsSync(agents)) return []
+  const pids: number[] = []
   for (const unit of readdirSync(agents)) {
     const state = join(agents, unit, 'state')
     if (!existsSync(state)) continue
     for (const file of readdirSync(state).filter(name => name.endsWith('.pid'))) {
       const pid = Number(readFileSync(join(state, file), 'utf8').trim())
-      if (!Number.isSafeInteger(pid) || pid <= 1) continue
-      try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+      if (Number.isSafeInteger(pid) && pid > 1) pids.push(pid)
     }
   }
+  return pids
 }

@@ -209,7 +209,12 @@ async function emptyModel (connection: Connection, entry: ControllerEntry, name:
   const machines = tableValues(start.machines).filter(machine => machine.life === 'alive').map(machine => machine.id)
   update(`removing ${applications.length} applications and ${machines.length} machines`)
   for (const application of applications) expectOk(await connection.submit({ type: 'remove-application', application }))
-  for (const machine of machines) expectOk(await connection.submit({ type: 'remove-machine', machine, force: true }))
+  for (const machine of machines) {
+    const result = await connection.submit({ type: 'remove-machine', machine, force: true })
+    // Removing its last unit may have taken the machine already (Juju's remove-application does).
+    if (!result.ok && result.error.endsWith(`machine "${machine}" not found`)) continue
+    expectOk(result)
+  }
   // On the local provider the instance directories go when the agents have been stopped.
   const localHome = entry.provider === 'local' ? modelMachinesHome(join(entry.dir, 'machines'), name) : undefined
   const localLeft = (): number => localHome === undefined || !existsSync(localHome) ? 0 : readdirSync(localHome).filter(d => d.startsWith('machine-')).length

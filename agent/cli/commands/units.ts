@@ -56,14 +56,18 @@ export const registerUnits: RegisterCommand = (program, context) => {
     .option('--force', 'remove the units now, even when their agents do not answer (no stop or remove hooks)')
     .option('--no-wait', 'with --force: do not wait for the agents (cantrip never does)')
     .option(controllerFlags, controllerHelp)
-    .addHelpText('after', '\nExamples:\n  cantrip remove-unit web/1\n  cantrip remove-unit --force kv/2   # its machine is gone')
+    .addHelpText('after', '\nRemoving the last unit on a machine removes the machine too (its agent and instance\n' +
+      'stopped), as Juju does, unless a controller runs there.\n' +
+      '\nExamples:\n  cantrip remove-unit web/1\n  cantrip remove-unit --force kv/2   # its machine is gone')
     .action(async (units: string[], options: { force?: boolean, controller?: string }) => {
       await runRemoveUnit(async () => await context.connect(options.controller), units, context.out, options)
     })
 
   program.command('remove-application')
     .description('remove applications, their units and relations')
-    .addHelpText('after', '\nExamples:\n  cantrip remove-application web\n  cantrip remove-application --force web')
+    .addHelpText('after', '\nMachines left with no unit are removed too (their agents and instances stopped), as Juju does;\n' +
+      'a machine that still hosts another application\'s unit, or where a controller runs, stays.\n' +
+      '\nExamples:\n  cantrip remove-application web\n  cantrip remove-application --force web')
     .argument('<applications...>', 'application names')
     .option('--force', 'remove the units now, even when their agents do not answer')
     .option('--no-wait', 'with --force: do not wait for the agents (cantrip never does)')

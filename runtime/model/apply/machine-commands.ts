@@ -110,13 +110,19 @@ export const machineCommands: HandlerTable<'retry-provisioning' | 'add-machine' 
     if (c.instanceStatus !== undefined && !machineInstanceStatuses.includes(c.instanceStatus)) refuse(c, `${q(c.instanceStatus)} is not an instance status (${machineInstanceStatuses.join(', ')})`)
     const message = text(c, 'message', c.message)
     const now = clockReading(c, c.now)
+    // The machine's own agent may say it is a controller too (role both submits through its
+    // own controller as the machine): that only keeps its own machine from being removed with
+    // its last unit, never anything of another's, and remove-machine still removes it.
+    const controller = optionalBoolean(c, 'controller', c.controller)
+    if (controller === false) refuse(c, 'controller is true or absent')
     const agent = c.agentStatus === undefined ? machine.agent : { status: c.agentStatus, message, since: now, data: null }
     const instance = c.instanceStatus === undefined ? machine.instance : { status: c.instanceStatus, message, since: now, data: null }
     let statusHistory = machine.statusHistory
     if (c.agentStatus !== undefined) statusHistory = withStatusChange(statusHistory, 'juju-machine', agent)
     if (c.instanceStatus !== undefined) statusHistory = withStatusChange(statusHistory, 'machine', instance)
-    d.machines.set(id, { ...machine, agent, instance, statusHistory })
+    d.machines.set(id, { ...machine, agent, instance, statusHistory, ...(controller === true ? { controller } : {}) })
     d.touch(keys.machineStatus(id))
+    if (controller === true && machine.controller !== true) d.touch(keys.machine(id))
     return {}
   },
 

@@ -141,8 +141,7 @@ export function removeUnitRecord (d: ModelDraft, unit: UnitRecord): void {
     const principal = d.unit(unit.principal)
     if (principal !== undefined) putUnit(d, { ...principal, subordinates: principal.subordinates.filter(sub => sub !== name) })
   }
-  const machine = d.machine(unit.machine)
-  if (machine !== undefined) putMachine(d, { ...machine, units: machine.units.filter(u => u !== name) })
+  leaveMachine(d, unit)
   if (d.lease(app.name)?.holder === name) {
     // The holder's agent has terminated: nobody believes this lease any more.
     removeKey(d, keys.leadership(app.name))
@@ -160,6 +159,24 @@ export function removeUnitRecord (d: ModelDraft, unit: UnitRecord): void {
   const remainingApp = { ...d.application(app.name)!, units: app.units.filter(u => u !== name) }
   d.applications.set(app.name, remainingApp)
   if (remainingApp.life !== 'alive' && remainingApp.units.length === 0) removeApplication(d, remainingApp)
+}
+
+/**
+ * The unit leaves its machine; when it was the machine's last principal the machine goes
+ * dying with it, as Juju's destroyHostOps (state/unit.go) does when a unit is removed, so
+ * `remove-unit` and `remove-application` take the machines they empty (and the machiner
+ * and provisioner then stop its agent and instance, as after `remove-machine`). A machine
+ * that hosts a controller keeps its life (Juju: JobManageModel or a vote), as does one
+ * that still hosts another principal. Juju's third exception, a machine with containers,
+ * has no counterpart: cantrip's machines hold no containers.
+ */
+function leaveMachine (d: ModelDraft, unit: UnitRecord): void {
+  const machine = d.machine(unit.machine)
+  if (machine === undefined) return
+  const units = machine.units.filter(u => u !== unit.name)
+  const emptied = unit.principal === null && machine.life === 'alive' && machine.controller !== true &&
+    !units.some(u => d.unit(u)?.principal === null)
+  putMachine(d, { ...machine, units, ...(emptied ? { life: 'dying' as const } : {}) })
 }
 
 /**
