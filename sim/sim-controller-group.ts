@@ -93,6 +93,13 @@ export class SimControllerGroup {
   readonly #options: SimControllerGroupOptions
   readonly #clockRandom
   readonly #deferrals: DeferralCounts = { scheduled: 0, ran: 0, dropped: 0 }
+  /**
+   * The seats' ids and storages, rebuilt only when a seat is added: the safety checkers
+   * read both after every simulated step, and building them from the seats each time
+   * was garbage made at every step.
+   */
+  #ids: readonly NodeId[] = []
+  #storages: readonly SimStorage[] = []
 
   private constructor (sim: Simulation, options: SimControllerGroupOptions) {
     this.sim = sim
@@ -114,12 +121,12 @@ export class SimControllerGroup {
     return group
   }
 
-  get ids (): NodeId[] {
-    return this.#seats.map(seat => seat.id)
+  get ids (): readonly NodeId[] {
+    return this.#ids
   }
 
-  get storages (): SimStorage[] {
-    return this.#seats.map(seat => seat.storage)
+  get storages (): readonly SimStorage[] {
+    return this.#storages
   }
 
   /** The founding voters (a joiner becomes one only through a membership change). */
@@ -257,10 +264,14 @@ export class SimControllerGroup {
    * they lead in older terms (cut off, not yet stepped down) are ignored.
    */
   leader (): ModelRaftHost | undefined {
-    // Asked after every simulated step: basicStatus, not status(), which copies progress.
+    // Asked after every simulated step: basicStatus, not status(), which copies progress,
+    // and the seats walked in place rather than through nodes() and hosts(), two new
+    // arrays a step.
     let best: ModelRaftHost | undefined
     let bestTerm = -1
-    for (const host of this.hosts()) {
+    for (let i = 0; i < this.#seats.length; i++) {
+      const host = this.node(i)?.host
+      if (host === undefined) continue
       const status = host.basicStatus()
       if (status.role !== 'leader') continue
       if (best === undefined || status.term > bestTerm) {
@@ -370,6 +381,8 @@ export class SimControllerGroup {
     const drift = this.#options.clockDriftMax ?? 0
     const clock = new AgentClock(this.sim.clock, { drift: drift === 0 ? 0 : (this.#clockRandom.next() * 2 - 1) * drift })
     this.#seats.push({ id: `c${i}`, storage: new SimStorage(), clock, held: undefined, node: undefined, companion: undefined, joiner, deferred: new Map() })
+    this.#ids = this.#seats.map(seat => seat.id)
+    this.#storages = this.#seats.map(seat => seat.storage)
     return i
   }
 

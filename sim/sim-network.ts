@@ -384,7 +384,7 @@ export class SimNetwork {
    * of them (put a leader first to cut it off with the minority). Like `partition`,
    * peers not listed are cut off from everyone.
    */
-  majorityMinority (peers: PeerId[], minoritySize: number): void {
+  majorityMinority (peers: readonly PeerId[], minoritySize: number): void {
     const [majority, minority] = majorityMinorityGroups(peers, minoritySize)
     this.#reachability.setGroups([majority!, minority!])
     this.#event(() => `partition majority ${describeGroup(majority!)} minority ${describeGroup(minority!)}`)

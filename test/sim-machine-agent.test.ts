@@ -74,6 +74,13 @@ const only = process.env['CANTRIP_SEED']
 // inside a whole `npm test` (72 CPU-s for 240 seeds in test-timings.json), where every
 // CPU-second counts double or more; the seed did not get 2.5x cheaper, the estimate was
 // inflated. The whole suite's time is the budget this count answers to.
+// Measured in the bundled worker (bench/ab-seed-cost.ts, 2026-11-28, load 20-30): a seed
+// is ~1,390 steps over ~56 simulated s, ~170 us a step, so the per-step machinery matters
+// little here: the checks after each step are under 1% and all of sim/ ~10% self time.
+// The unit actors' XState work after each persisted step (persistStep's step.persisted:
+// microstep, getAllStateNodes, getAdjList, snapshots) is ~19% of the samples, GC 10-12%,
+// msgpackr ~9%. A young generation held large (--max-semi-space-size=32
+// --min-semi-space-size=16) gave 302 -> 293 and 302 -> 300 CPU-ms a seed: noise.
 const seedCount = long ? 10_000 : 500
 /** Seeds that found a bug, each failing before the fix named: run in npm test whatever the sample. */
 const pinnedSeeds = [

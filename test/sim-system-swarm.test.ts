@@ -31,6 +31,22 @@ import { ensureDist, repoRoot } from './support/dist.ts'
  * (21.5 with 100 seeds at load ~11); the tree before presence every 2 s and the cheaper Raft messages
  * took 70.0 with 500. Inside a whole `npm test` each CPU-second costs more (two cores
  * shared by every job), so the suite's own time is what this count answers to.
+ *
+ * Where a seed's steps and CPU go (2026-11-28; bench/ab-seed-cost.ts runs seeds in the
+ * bundled worker, two trees side by side, which is the only A/B that holds at load 15-35):
+ * a seed is ~2,760 steps, and of the timers behind them 73% are network legs, 11% Raft
+ * ticks, 7% controllers' deferrals (~176: the held-watch look ~103, the leader write ~67),
+ * the rest agents' timers. By phase: building the world 1%, setup 4%, the 20 s of faults
+ * 88%, liveness 7%. The checks after every step are ~6.6% of the worker's samples (Raft
+ * safety ~3%, agents every 10 ms ~1.5%, status truth ~1%), the settle between steps
+ * (setImmediate, ~1.5 us in a worker) ~1.3%: the checks already follow only what changed
+ * (the storage's version, the log from its lowest changed index), so skipping clean steps
+ * could save a few per cent at most, and running the deferrals inline would save ~176
+ * settles and checks (~0.6%) while moving every trajectory. Taking the garbage out of the
+ * checks (cached seat arrays, leader() in place) gave 310.5 -> 302.9 CPU-ms a seed
+ * (median of 3 rounds, seeds 1-20, load ~30, traces unchanged). All of sim/ is ~18% self
+ * time; the rest is the shipped code (XState 15%, msgpackr 9%, Raft 12%, the model 6%).
+ * Each worker's bundle load and cold first seed cost ~1.5-2 CPU-s.
  */
 const long = process.env['CANTRIP_LONG'] === '1'
 const only = process.env['CANTRIP_SEED']

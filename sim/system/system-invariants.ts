@@ -111,16 +111,20 @@ export function agentsProblem (agents: readonly SimMachineAgentApi[]): { check: 
 }
 
 function leadershipProblem (agents: readonly SimMachineAgentApi[]): { check: 'leadership', message: string } | undefined {
-  const leaders = new Map<string, string[]>()
+  // Asked every agentChecksEveryMs of a run, and most agents believe nothing: the map is
+  // made only once some unit believes it leads.
+  let leaders: Map<string, string[]> | undefined
   for (const agent of agents) {
     if (agent.state !== 'up') continue
     for (const unit of agent.believedLeaders()) {
+      leaders ??= new Map()
       const application = applicationOf(unit)
-      const list = leaders.get(application) ?? []
-      list.push(unit)
-      leaders.set(application, list)
+      const list = leaders.get(application)
+      if (list === undefined) leaders.set(application, [unit])
+      else list.push(unit)
     }
   }
+  if (leaders === undefined) return undefined
   for (const [application, units] of leaders) {
     if (units.length > 1) return { check: 'leadership', message: `${units.length} units of ${application} believe they lead: ${units.join(', ')}` }
   }
