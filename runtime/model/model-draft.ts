@@ -155,8 +155,8 @@ export class ModelDraft implements ModelReader {
     this.#touched.set(key, scope)
   }
 
-  /** The new context (without request bookkeeping) and the deltas of this command. */
-  finish (term: number): { context: ModelContext, deltas: Delta[] } {
+  /** The new context and the deltas of this command; `request`, the result it remembers (rememberRequest). */
+  finish (term: number, request?: { key: string, record: RequestRecord }): { context: ModelContext, deltas: Delta[] } {
     const deltas: Delta[] = []
     const revisions = new TableDraft(this.base.keyRevisions)
     const removed: Tombstone[] = []
@@ -202,6 +202,7 @@ export class ModelDraft implements ModelReader {
     context.keyRevisions = revisions.finish()
     context.tombstones = tombstones
     context.tombstoneFloor = tombstoneFloor
+    if (request !== undefined) context.requests = rememberRequest(this.base.requests, request.key, request.record)
     return { context, deltas }
   }
 }
