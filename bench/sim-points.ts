@@ -32,10 +32,15 @@ function simPointHeapMb (): number {
  * most of it, the old space grew to 1.1-1.6 GB between mark-compacts that left 0.3-0.5 GB,
  * and GC was 24 % of the samples. 64 MB lets more of it die young: -4 %, -9 % (1,000 agents)
  * and -4 to -15 % (300) CPU-s in runs side by side, for 50-200 MB more peak RSS.
+ * 256 MB: the deploy allocates ~11 GB at 1,000 agents (55 % of it XState's snapshots and
+ * macrosteps), so a scavenge came every ~50 simulated ms and what lives a hook's length
+ * (10-200 ms) was copied and promoted; scavenges were nearly all of GC. Side by side at
+ * 1,000 agents (load 15-22): 64 MB 59.5 / 60.4 CPU-s, 256 MB 56.0 / 56.7 (128 MB 60.8),
+ * peak RSS +100-170 MB.
  */
 function simPointSemiSpaceMb (): number {
-  const mb = Number(process.env['CANTRIP_BENCH_SIM_SEMI_MB'] ?? 64)
-  return Number.isSafeInteger(mb) && mb > 0 ? mb : 64
+  const mb = Number(process.env['CANTRIP_BENCH_SIM_SEMI_MB'] ?? 256)
+  return Number.isSafeInteger(mb) && mb > 0 ? mb : 256
 }
 
 export interface SimPointResult { agents: number, finished: boolean, simToWall: number | null, convergeWallS: number | null, reason?: string, point?: SimScalePoint }

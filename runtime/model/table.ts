@@ -204,8 +204,11 @@ export function tableWithout<T> (table: Table<T>, key: string): Table<T> {
 export class TableDraft<T> {
   readonly #base: Table<T>
   #root: TableNode<T>
-  /** Nodes this draft made since the last `finish`: the only ones it may change in place. */
-  readonly #owned = new Set<TableNode<T>>()
+  /**
+   * Nodes this draft made since the last `finish`: the only ones it may change in place.
+   * Made at the first write: a command drafts every table and writes one or two.
+   */
+  #owned: Set<TableNode<T>> | undefined
   #size: number
 
   constructor (base: Table<T>) {
@@ -225,9 +228,9 @@ export class TableDraft<T> {
   }
 
   #own (node: TableNode<T>): DraftNode<T> {
-    if (this.#owned.has(node)) return node as DraftNode<T>
+    if (this.#owned?.has(node) === true) return node as DraftNode<T>
     const copy: DraftNode<T> = { bitmap: node.bitmap, slots: node.slots.slice() }
-    this.#owned.add(copy)
+    ;(this.#owned ??= new Set()).add(copy)
     return copy
   }
 
@@ -275,7 +278,7 @@ export class TableDraft<T> {
   /** A node at `depth` holding two entries whose hashes agree on every level above it. */
   #split (a: TableEntry<T>, hashA: number, b: TableEntry<T>, hashB: number, depth: number): DraftNode<T> {
     const node: DraftNode<T> = { bitmap: 0, slots: [] }
-    this.#owned.add(node)
+    ;(this.#owned ??= new Set()).add(node)
     if (depth >= tableLevels) {
       node.slots.push(a, b)
       return node
@@ -346,7 +349,7 @@ export class TableDraft<T> {
   finish (): Table<T> {
     if (this.#root === this.#base.root && this.#size === this.#base.size) return this.#base
     // What this draft made is now part of a table that never changes: later writes copy.
-    this.#owned.clear()
+    this.#owned = undefined
     return { size: this.#size, root: this.#root }
   }
 }
