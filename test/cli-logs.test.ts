@@ -148,7 +148,10 @@ test('remove-unit: the stop and remove hooks\' lines are in debug-log --replay a
   writeMarkerCharm(charm)
   let reader: StatusReader | undefined
   try {
-    ok(home, 'deploy', charm)
+    // Beside kv/0, so that the machine (and the unit's log file on it) outlives the unit:
+    // a machine left with no principal goes with its last unit, as in Juju.
+    const kvMachine = (JSON.parse(ok(home, 'show-unit', 'kv/0', '--format', 'json')) as Record<string, { machine: string }>)['kv/0']!.machine
+    ok(home, 'deploy', charm, '--to', kvMachine)
     ok(home, 'wait-for', 'application', 'marker', '--status', 'active', '--timeout', '4m')
     // Hook output is logged at DEBUG, which Juju's default logging-config (<root>=INFO) leaves
     // out. Set once the unit's agent runs, so the stop and remove hooks' DEBUG lines below show
