@@ -29,10 +29,10 @@ import type { SimStorage } from '../sim/sim-storage.ts'
 
 const bounds = statusTruthBounds()
 
-function scenario (name: string, faults: string, faultsUntil: string, controllers = 3): ReturnType<typeof parseScenario> {
-  return parseScenario(`
-name: ${name}
-seed: 1
+/** The provider, network and kv charm every scenario here shares, as scenario YAML lines. */
+function commonParts (name: string, seed: number, controllers: number): string {
+  return `name: ${name}
+seed: ${seed}
 controllers: ${controllers}
 provider:
   latency: { allocate: 200ms, deploy: 1s, release: 300ms }
@@ -41,7 +41,12 @@ charms:
   kv:
     hooks:
       '*': { duration: [50ms, 300ms] }
-      start: { status: active }
+      start: { status: active }`
+}
+
+function scenario (name: string, faults: string, faultsUntil: string, controllers = 3): ReturnType<typeof parseScenario> {
+  return parseScenario(`
+${commonParts(name, 1, controllers)}
 applications:
   kv: { charm: kv, units: 2 }
 relations: []
@@ -144,17 +149,7 @@ test('mutation: an agent that claims to have crashed but keeps heartbeating is c
 
 test('remove-application takes the machine it empties (its agent stopped, its instance released) and leaves the one it shares; status stays true', async () => {
   const s = parseScenario(`
-name: remove-application-machines
-seed: 3
-controllers: 1
-provider:
-  latency: { allocate: 200ms, deploy: 1s, release: 300ms }
-network: { latency: [2ms, 20ms] }
-charms:
-  kv:
-    hooks:
-      '*': { duration: [50ms, 300ms] }
-      start: { status: active }
+${commonParts('remove-application-machines', 3, 1)}
   web:
     hooks:
       '*': { duration: [20ms, 100ms] }
