@@ -38,9 +38,11 @@ function simPointHeapMb (): number {
  * 1,000 agents (load 15-22): 64 MB 59.5 / 60.4 CPU-s, 256 MB 56.0 / 56.7 (128 MB 60.8),
  * peak RSS +100-170 MB.
  */
+const simPointSemiSpaceMbDefault = 256
+
 function simPointSemiSpaceMb (): number {
-  const mb = Number(process.env['CANTRIP_BENCH_SIM_SEMI_MB'] ?? 256)
-  return Number.isSafeInteger(mb) && mb > 0 ? mb : 256
+  const mb = Number(process.env['CANTRIP_BENCH_SIM_SEMI_MB'] ?? simPointSemiSpaceMbDefault)
+  return Number.isSafeInteger(mb) && mb > 0 ? mb : simPointSemiSpaceMbDefault
 }
 
 export interface SimPointResult { agents: number, finished: boolean, simToWall: number | null, convergeWallS: number | null, reason?: string, point?: SimScalePoint }

@@ -136,7 +136,8 @@ async function measureSequential ({ roles, write, startCpuMs }: Subject, writes:
     if (straceDir !== undefined) {
       // With --strace-log, every call with its thread, its fds named (-yy) and its size, to tell sockets from files and eventfds.
       const mode = process.argv.includes('--strace-log') ? ['-f', '-yy', '-s', '0', '-e', 'trace=!mprotect,madvise,mmap,munmap,getpid,brk'] : ['-c', '-f']
-      perf = [...roles].map(([role, pid]) => spawn('strace', [...mode, '-p', String(pid), '-o', join(straceDir, `${role}.strace`)], { stdio: 'ignore' }))
+      // Beside perf's recorders when both are asked for, so that every tracer is stopped below.
+      perf.push(...[...roles].map(([role, pid]) => spawn('strace', [...mode, '-p', String(pid), '-o', join(straceDir, `${role}.strace`)], { stdio: 'ignore' })))
       await new Promise(resolve => setTimeout(resolve, 1_000))
     }
     const sample = (): Map<string, Cpu> => new Map([...roles].map(([role, pid]) => [role, cpuOf(pid)]))
